@@ -1,0 +1,116 @@
+"""Alert sinks: a Slack incoming webhook (URL from Secrets Manager) and an SNS topic.
+
+Delivery is retried (slack_sdk's retry handlers for 429 with Retry-After, 5xx and connection errors;
+botocore's standard mode for SNS) and each sink's outcome is reported, never raised past the caller
+that already recorded the decision.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.http_retry.handler import RetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.webhook import WebhookClient
+
+from ecs_guardrail.core.alert import Alert
+
+__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "ServerErrorRetryHandler"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One sink's outcome: ``ok``, and ``error`` (one line) when not."""
+
+    sink: str
+    ok: bool
+    error: str | None = None
+
+
+class ServerErrorRetryHandler(RetryHandler):
+    """Retry a webhook POST answered with HTTP 5xx (slack_sdk ships 429 and connection handlers)."""
+
+    def _can_retry(self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+                   error: Exception | None = None) -> bool:
+        return response is not None and 500 <= response.status_code < 600
+
+
+class SlackWebhook:
+    """POST an alert to a Slack incoming webhook with retries; ``timeout_s`` bounds each attempt."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {}
+
+    def __init__(self, url: str, *, timeout_s: float = 5.0, max_retries: int = 2,
+                 backoff_factor_s: float = 0.5) -> None:
+        calc = BackoffRetryIntervalCalculator(backoff_factor=backoff_factor_s)
+        self._client = WebhookClient(
+            url,
+            timeout=int(max(1, timeout_s)),
+            retry_handlers=[
+                ConnectionErrorRetryHandler(max_retry_count=max_retries, interval_calculator=calc),
+                RateLimitErrorRetryHandler(max_retry_count=max_retries),
+                ServerErrorRetryHandler(max_retry_count=max_retries, interval_calculator=calc),
+            ],
+        )
+
+    def send(self, alert: Alert) -> Delivery:
+        try:
+            resp = self._client.send(text=alert.text[:3000], blocks=alert.blocks)
+        except Exception as exc:  # noqa: BLE001 - any transport failure is reported, not raised
+            return Delivery("slack", False, f"{type(exc).__name__}: {exc}"[:300])
+        if resp.status_code == 200:
+            return Delivery("slack", True)
+        return Delivery("slack", False, f"HTTP {resp.status_code}: {str(resp.body)[:200]}")
+
+
+class SnsTopic:
+    """Publish an alert to an SNS topic (subject at most 100 characters, SNS Publish API)."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"alert_topic": frozenset({"sns:Publish"})}
+
+    def __init__(self, client: Any, topic_arn: str) -> None:
+        self._sns = client
+        self.topic_arn = topic_arn
+
+    def send(self, alert: Alert) -> Delivery:
+        body = alert.text + "\n\n" + json.dumps(alert.data, sort_keys=True, default=str)
+        try:
+            self._sns.publish(TopicArn=self.topic_arn, Subject=alert.subject[:100], Message=body[:250_000])
+        except Exception as exc:  # noqa: BLE001 - reported to the caller, which records and re-raises
+            return Delivery("sns", False, f"{type(exc).__name__}: {exc}"[:300])
+        return Delivery("sns", True)
+
+
+class WebhookUrl:
+    """The Slack webhook URL, read from Secrets Manager with Powertools' parameters (cached 5 min).
+
+    The secret is either the URL itself or JSON ``{"url": "https://hooks.slack.com/..."}``.
+    """
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
+        "webhook_secret": frozenset({"secretsmanager:GetSecretValue"}),
+    }
+
+    def __init__(self, client: Any, secret_id: str, max_age_s: int = 300) -> None:
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+        self._provider = SecretsProvider(boto3_client=client)
+        self.secret_id = secret_id
+        self.max_age_s = max_age_s
+
+    def get(self) -> str:
+        """Raises the provider's ``GetParameterError`` when Secrets Manager cannot be read."""
+        value = self._provider.get(self.secret_id, max_age=self.max_age_s)
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        text = text.strip()
+        if text.startswith("{"):
+            text = str(json.loads(text).get("url", "")).strip()
+        if not text.startswith("https://") and not text.startswith("http://127.0.0.1"):
+            raise ValueError("the Slack webhook secret holds no https URL")
+        return text

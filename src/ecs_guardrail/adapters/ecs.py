@@ -1,0 +1,114 @@
+"""Amazon ECS: read a service, count a cluster's services, scale to zero and back.
+
+API reference: DescribeServices (``include=["TAGS"]``), ListServices, UpdateService, TagResource,
+UntagResource. Remediation is minimal and idempotent: read, compare, change only what differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from botocore.exceptions import ClientError
+
+from ecs_guardrail.core.errors import ServiceNotFoundError
+from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
+
+__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG"]
+
+#: service tag that keeps the desired count the watchdog replaced, so ``restore`` works without the table
+PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceFacts:
+    """What DescribeServices says of one service (``desired_count``/``running_count`` are task counts)."""
+
+    arn: str
+    cluster_arn: str
+    name: str
+    status: str
+    desired_count: int
+    running_count: int
+    tags: dict[str, str] = field(default_factory=dict)
+    target_group_arns: tuple[str, ...] = ()
+
+    @property
+    def opted_out(self) -> bool:
+        return self.tags.get(OPT_OUT_TAG, "").strip().lower() == OPT_OUT_VALUE
+
+
+class EcsService:
+    """ECS calls through a client passed in (configure botocore ``adaptive`` retries for storms)."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
+        "ecs_service": frozenset({"ecs:DescribeServices", "ecs:UpdateService", "ecs:TagResource"}),
+        "any": frozenset({"ecs:ListServices"}),
+    }
+    #: what the operator's ``restore`` additionally needs (CLI only, never granted to a function)
+    RESTORE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"ecs:UntagResource"})
+
+    def __init__(self, client: Any) -> None:
+        self._ecs = client
+
+    def describe(self, cluster: str, service: str) -> ServiceFacts:
+        """DescribeServices for one service, with its tags.
+
+        Raises:
+            ServiceNotFoundError: unknown cluster or service, or the service is not ACTIVE.
+        """
+        try:
+            resp = self._ecs.describe_services(cluster=cluster, services=[service], include=["TAGS"])
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("ServiceNotFoundException", "ClusterNotFoundException"):
+                raise ServiceNotFoundError(f"{cluster}/{service}: {code}") from exc
+            raise
+        services = resp.get("services") or []
+        if not services or services[0].get("status") != "ACTIVE":
+            failures = resp.get("failures") or []
+            why = failures[0].get("reason") if failures else (services[0].get("status") if services else "MISSING")
+            raise ServiceNotFoundError(f"{cluster}/{service}: {why}")
+        s = services[0]
+        return ServiceFacts(
+            arn=s["serviceArn"],
+            cluster_arn=s.get("clusterArn", ""),
+            name=s["serviceName"],
+            status=s["status"],
+            desired_count=int(s.get("desiredCount", 0)),
+            running_count=int(s.get("runningCount", 0)),
+            tags={t["key"]: t.get("value", "") for t in s.get("tags") or []},
+            target_group_arns=tuple(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
+                                    if lb.get("targetGroupArn")),
+        )
+
+    def count_services(self, cluster: str) -> int:
+        """Number of services in the cluster (ListServices, all pages)."""
+        paginator = self._ecs.get_paginator("list_services")
+        return sum(len(page.get("serviceArns", [])) for page in paginator.paginate(cluster=cluster))
+
+    def scale_to_zero(self, facts: ServiceFacts, previous_desired_count: int) -> bool:
+        """Tag the service with its previous desired count, then set desiredCount 0.
+
+        Idempotent: a service already at 0 is not updated again. Returns True when UpdateService ran.
+        The tag is written first so that a crash between the two calls never loses the count.
+        """
+        if facts.tags.get(PREVIOUS_COUNT_TAG) != str(previous_desired_count):
+            self._ecs.tag_resource(resourceArn=facts.arn,
+                                   tags=[{"key": PREVIOUS_COUNT_TAG, "value": str(previous_desired_count)}])
+        if facts.desired_count == 0:
+            return False
+        self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+                                 service=facts.name, desiredCount=0)
+        return True
+
+    def restore(self, facts: ServiceFacts, desired_count: int) -> bool:
+        """Set desiredCount back and drop the watchdog's tag. Returns True when UpdateService ran."""
+        changed = False
+        if facts.desired_count != desired_count:
+            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+                                     service=facts.name, desiredCount=desired_count)
+            changed = True
+        if PREVIOUS_COUNT_TAG in facts.tags:
+            self._ecs.untag_resource(resourceArn=facts.arn, tagKeys=[PREVIOUS_COUNT_TAG])
+        return changed

@@ -1,0 +1,119 @@
+"""The operator's command line: ``replay``, ``timeline``, ``restore``.
+
+Exit status: 0 when the command ran (whatever the watchdog decided), 2 for bad input (a scenario
+that cannot be read, an unknown setting), 1 when AWS refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ecs_guardrail import __version__
+from ecs_guardrail.core.errors import GuardrailError, ScenarioError
+
+__all__ = ["main", "build_parser"]
+
+DEFAULT_SCENARIO = "events/scenarios/bad-image-dev"
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ecs-guardrail", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"ecs-guardrail {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("replay", help="replay a scenario folder on the embedded AWS (moto) and report")
+    r.add_argument("scenario", nargs="?", default=None,
+                   help=f"scenario folder (default: the bundled {DEFAULT_SCENARIO})")
+    r.add_argument("--json", action="store_true", help="JSON Lines on stdout: decisions, then one summary")
+    r.add_argument("--set", dest="overrides", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="override a setting of settings.env (repeatable)")
+    r.add_argument("--alerts-out", type=Path, help="write every alert sent (JSON Lines) to this file")
+    r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
+    r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
+
+    s = sub.add_parser("restore", help="put back the desired count the watchdog replaced with 0")
+    s.add_argument("--cluster", required=True)
+    s.add_argument("--service", required=True)
+    s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
+    s.add_argument("--region", default=None)
+    return p
+
+
+def _find_default() -> Path:
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        candidate = base / DEFAULT_SCENARIO
+        if candidate.is_dir():
+            return candidate
+    raise ScenarioError(f"no scenario given and {DEFAULT_SCENARIO} not found (run from the repository)")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from ecs_guardrail.local import load_scenario, replay
+
+    folder = Path(args.scenario) if args.scenario else _find_default()
+    scenario = load_scenario(folder, dict(args.overrides))
+
+    def on_reject(n: int, reason: str) -> None:
+        print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}", file=sys.stderr)
+
+    result = replay(scenario, on_reject=on_reject)
+    if args.alerts_out:
+        with args.alerts_out.open("w") as fh:
+            for a in result.alerts:
+                fh.write(json.dumps(a, sort_keys=True) + "\n")
+    if args.calls:
+        for (svc, op), n in sorted(result.calls.items()):
+            print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)
+    if args.json:
+        out = sys.stdout
+        for d in result.decisions:
+            out.write(json.dumps(d, sort_keys=False) + "\n")
+        out.write(json.dumps(result.summary) + "\n")
+        return 0
+    from ecs_guardrail.report import print_report
+
+    print_report(folder.name, scenario, result)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    import os
+
+    from ecs_guardrail.restore import restore_service
+
+    table = args.table or os.environ.get("HISTORY_TABLE")
+    if not table:
+        raise ScenarioError("restore needs --table or HISTORY_TABLE")
+    outcome = restore_service(args.cluster, args.service, table=table, region=args.region)
+    print(outcome.message)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "replay":
+            return cmd_replay(args)
+        if args.command == "restore":
+            return cmd_restore(args)
+    except ScenarioError as exc:
+        print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return 2
+    except GuardrailError as exc:
+        print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

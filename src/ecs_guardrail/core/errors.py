@@ -1,0 +1,39 @@
+"""The project's error hierarchy: one base, subclasses named ``...Error``."""
+
+from __future__ import annotations
+
+
+class GuardrailError(Exception):
+    """Base of every error ecs-guardrail raises on purpose."""
+
+
+class EventRejectedError(GuardrailError):
+    """An event that cannot be used: malformed JSON, wrong source, a required field missing.
+
+    ``reason`` is one line a human can act on; the raw event is kept by the caller (history table,
+    log or dead-letter queue). A rejected event never counts as a crash.
+    """
+
+    def __init__(self, reason: str, raw: object = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+class SettingsError(GuardrailError):
+    """A setting (environment variable or ``settings.env`` line) is missing, unknown or invalid.
+
+    Raised at start, before any event is handled: an invalid setting never falls back to acting.
+    """
+
+
+class ScenarioError(GuardrailError):
+    """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting)."""
+
+
+class ServiceNotFoundError(GuardrailError):
+    """ECS answered ``ServiceNotFoundException`` (or the service is INACTIVE / draining)."""
+
+
+class RestoreError(GuardrailError):
+    """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""

@@ -1,0 +1,308 @@
+"""Typed models of the ECS events EventBridge delivers, and the one entry point that parses them.
+
+Sources: "Amazon ECS events" in the ECS Developer Guide (task state change, service action and
+deployment state change events) and the ECS API reference (``Task``, ``Container``, ``StopCode``).
+Models are tolerant of unknown fields (AWS adds them) and of missing optional ones, strict where the
+watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn``, ``lastStatus``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ecs_guardrail.core.errors import EventRejectedError
+
+__all__ = [
+    "Container",
+    "TaskDetail",
+    "TaskStateChange",
+    "ServiceActionDetail",
+    "ServiceAction",
+    "DeploymentDetail",
+    "DeploymentStateChange",
+    "EcsEvent",
+    "parse_event",
+    "TASK_STATE_CHANGE",
+    "SERVICE_ACTION",
+    "DEPLOYMENT_STATE_CHANGE",
+    "cluster_name",
+    "service_ref",
+]
+
+TASK_STATE_CHANGE = "ECS Task State Change"
+SERVICE_ACTION = "ECS Service Action"
+DEPLOYMENT_STATE_CHANGE = "ECS Deployment State Change"
+
+# arn:PARTITION:ecs:REGION:ACCOUNT:cluster/NAME ; partitions aws, aws-cn, aws-us-gov, ...
+_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/(?P<name>[A-Za-z0-9_-]{1,255})$")
+# service ARNs: new form service/CLUSTER/NAME, old form service/NAME (no cluster in it)
+_SERVICE_ARN = re.compile(
+    r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:service/(?:(?P<cluster>[A-Za-z0-9_-]{1,255})/)?"
+    r"(?P<name>[A-Za-z0-9_-]{1,255})$"
+)
+_TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}$")
+
+_MAX_TEXT = 4096  # characters kept of one reason string; Fargate truncates near 255 anyway
+
+
+def cluster_name(cluster_arn: str) -> str:
+    """``arn:aws:ecs:eu-west-1:111122223333:cluster/production`` -> ``production``.
+
+    Raises:
+        ValueError: not a cluster ARN.
+    """
+    m = _CLUSTER_ARN.match(cluster_arn)
+    if not m:
+        raise ValueError(f"not an ECS cluster ARN: {cluster_arn[:200]!r}")
+    return m.group("name")
+
+
+def service_ref(service_arn: str) -> tuple[str | None, str]:
+    """A service ARN -> ``(cluster or None for the old ARN form, service name)``.
+
+    Raises:
+        ValueError: not a service ARN.
+    """
+    m = _SERVICE_ARN.match(service_arn)
+    if not m:
+        raise ValueError(f"not an ECS service ARN: {service_arn[:200]!r}")
+    return m.group("cluster"), m.group("name")
+
+
+def _clip(value: object) -> object:
+    if isinstance(value, str) and len(value) > _MAX_TEXT:
+        return value[:_MAX_TEXT]
+    return value
+
+
+class _Tolerant(BaseModel):
+    """Unknown fields are kept (``extra="allow"``) so the raw record loses nothing."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Container(_Tolerant):
+    """One entry of ``detail.containers``. ``exit_code`` ``None`` means unknown, never 0."""
+
+    name: str | None = None
+    last_status: str | None = Field(None, alias="lastStatus")
+    exit_code: int | None = Field(None, alias="exitCode")
+    reason: str | None = None
+    image: str | None = None
+    image_digest: str | None = Field(None, alias="imageDigest")
+
+    _clip_reason = field_validator("reason", "image", mode="before")(lambda cls, v: _clip(v))
+
+    @field_validator("exit_code", mode="before")
+    @classmethod
+    def _exit_code(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("exitCode must be an integer, not a boolean")
+        return value
+
+
+class TaskDetail(_Tolerant):
+    """``detail`` of an ``ECS Task State Change`` event (the ``Task`` shape of the ECS API)."""
+
+    cluster_arn: str = Field(alias="clusterArn")
+    task_arn: str = Field(alias="taskArn")
+    last_status: str = Field(alias="lastStatus", min_length=1, max_length=64)
+    desired_status: str | None = Field(None, alias="desiredStatus", max_length=64)
+    version: int | None = Field(None, ge=0)
+    group: str | None = Field(None, max_length=1024)
+    stop_code: str | None = Field(None, alias="stopCode", max_length=128)
+    stopped_reason: str | None = Field(None, alias="stoppedReason")
+    launch_type: str | None = Field(None, alias="launchType")
+    capacity_provider_name: str | None = Field(None, alias="capacityProviderName")
+    availability_zone: str | None = Field(None, alias="availabilityZone", max_length=64)
+    container_instance_arn: str | None = Field(None, alias="containerInstanceArn")
+    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn")
+    started_by: str | None = Field(None, alias="startedBy")
+    containers: list[Container] = Field(default_factory=list)
+    created_at: datetime | None = Field(None, alias="createdAt")
+    started_at: datetime | None = Field(None, alias="startedAt")
+    stopping_at: datetime | None = Field(None, alias="stoppingAt")
+    stopped_at: datetime | None = Field(None, alias="stoppedAt")
+    execution_stopped_at: datetime | None = Field(None, alias="executionStoppedAt")
+
+    _clip_reason = field_validator("stopped_reason", mode="before")(lambda cls, v: _clip(v))
+
+    @field_validator("cluster_arn")
+    @classmethod
+    def _cluster_arn(cls, value: str) -> str:
+        cluster_name(value)
+        return value
+
+    @field_validator("task_arn")
+    @classmethod
+    def _task_arn(cls, value: str) -> str:
+        if not _TASK_ARN.match(value):
+            raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("version must be an integer")
+        return value
+
+    @property
+    def cluster(self) -> str:
+        return cluster_name(self.cluster_arn)
+
+    @property
+    def service(self) -> str | None:
+        """The service name when ``group`` is ``service:NAME``, else ``None``."""
+        if self.group and self.group.startswith("service:") and len(self.group) > len("service:"):
+            return self.group[len("service:"):]
+        return None
+
+    @property
+    def family(self) -> str | None:
+        """The task definition family when ``group`` is ``family:NAME`` (a standalone task)."""
+        if self.group and self.group.startswith("family:") and len(self.group) > len("family:"):
+            return self.group[len("family:"):]
+        return None
+
+
+class _EcsEnvelope(EventBridgeModel):
+    """The EventBridge envelope (Powertools' model), restricted to ``source`` ``aws.ecs``."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    source: Literal["aws.ecs"]
+
+    @field_validator("time")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class TaskStateChange(_EcsEnvelope):
+    detail_type: Literal["ECS Task State Change"] = Field(alias="detail-type")
+    detail: TaskDetail
+
+
+class ServiceActionDetail(_Tolerant):
+    """``detail`` of an ``ECS Service Action`` event. Key on ``eventName``, not ``eventType``."""
+
+    event_name: str = Field(alias="eventName", min_length=1, max_length=128)
+    event_type: str | None = Field(None, alias="eventType")
+    cluster_arn: str | None = Field(None, alias="clusterArn")
+    reason: str | None = None
+
+    _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
+
+
+class ServiceAction(_EcsEnvelope):
+    detail_type: Literal["ECS Service Action"] = Field(alias="detail-type")
+    detail: ServiceActionDetail
+
+    @field_validator("resources")
+    @classmethod
+    def _service_in_resources(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("a service action names its service in resources[0]; resources is empty")
+        service_ref(value[0])
+        return value
+
+    @property
+    def cluster(self) -> str:
+        cluster, _ = service_ref(self.resources[0])
+        if self.detail.cluster_arn:
+            return cluster_name(self.detail.cluster_arn)
+        if cluster is None:
+            raise ValueError("old-form service ARN and no detail.clusterArn: cluster unknown")
+        return cluster
+
+    @property
+    def service(self) -> str:
+        return service_ref(self.resources[0])[1]
+
+
+class DeploymentDetail(_Tolerant):
+    """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
+
+    event_name: str = Field(alias="eventName", min_length=1, max_length=128)
+    event_type: str | None = Field(None, alias="eventType")
+    deployment_id: str | None = Field(None, alias="deploymentId")
+    reason: str | None = None
+
+    _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
+
+
+class DeploymentStateChange(_EcsEnvelope):
+    detail_type: Literal["ECS Deployment State Change"] = Field(alias="detail-type")
+    detail: DeploymentDetail
+
+    @field_validator("resources")
+    @classmethod
+    def _service_in_resources(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("a deployment event names its service in resources[0]; resources is empty")
+        cluster, _ = service_ref(value[0])
+        if cluster is None:
+            raise ValueError("old-form service ARN without a cluster: deployment cannot be placed")
+        return value
+
+    @property
+    def cluster(self) -> str:
+        cluster, _ = service_ref(self.resources[0])
+        assert cluster is not None  # checked by the validator
+        return cluster
+
+    @property
+    def service(self) -> str:
+        return service_ref(self.resources[0])[1]
+
+
+EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange
+
+_MODELS: dict[str, type[BaseModel]] = {
+    TASK_STATE_CHANGE: TaskStateChange,
+    SERVICE_ACTION: ServiceAction,
+    DEPLOYMENT_STATE_CHANGE: DeploymentStateChange,
+}
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "event"
+        kind = err["type"]
+        msg = "field required" if kind == "missing" else err["msg"]
+        parts.append(f"{loc}: {msg}")
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def parse_event(raw: Any) -> EcsEvent:
+    """Parse one EventBridge event (a decoded JSON object) into its typed model.
+
+    Returns:
+        :class:`TaskStateChange`, :class:`ServiceAction` or :class:`DeploymentStateChange`.
+
+    Raises:
+        EventRejectedError: not an object, ``source`` is not ``aws.ecs``, an unknown ``detail-type``,
+            or a required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
+    """
+    if not isinstance(raw, dict):
+        raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
+    detail_type = raw.get("detail-type")
+    model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
+    if model is None:
+        shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
+        raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
+    try:
+        return model.model_validate(raw)  # type: ignore[return-value]
+    except ValidationError as exc:
+        raise EventRejectedError(f"{detail_type}: {_describe(exc)}", raw) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
+        raise EventRejectedError(f"{detail_type}: {exc}", raw) from None

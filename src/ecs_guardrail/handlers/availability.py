@@ -1,0 +1,14 @@
+"""Availability sampler Lambda (scheduled): ALB HealthyHostCount per target group per minute.
+
+Being built under issue 3; until then the replay reports ``unavailable_service_minutes`` as null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["replay_availability"]
+
+
+def replay_availability(aws: Any, scenario: Any, result: Any) -> None:
+    return None

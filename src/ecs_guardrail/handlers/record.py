@@ -1,0 +1,100 @@
+"""Recorder Lambda: every ECS event written to the history table as it arrives.
+
+Idempotent on redelivery (a task version or an event id is written once); a malformed event is kept
+in the table with its reason (``REJECTED#<day>``) and never fails the invocation.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
+from ecs_guardrail.core.classify import classify_stop, is_stop_event
+from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.events import EcsEvent, TaskStateChange, parse_event
+from ecs_guardrail.handlers.runtime import logger, metrics, runtime
+from ecs_guardrail.settings import load_settings
+
+__all__ = ["handler", "record_event", "USES"]
+
+#: adapters (and the subset of their calls) this function uses; walked by the IAM test
+USES = {"recorder": HistoryStore.RECORDER_ACTIONS}
+
+
+def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
+    d = event.detail
+    attrs: dict[str, Any] = {
+        "type": "task",
+        "event_id": event.id,
+        "detail_type": event.detail_type,
+        "time": iso(event.time),
+        "t": epoch(event.time),
+        "cluster": d.cluster,
+        "group": d.group,
+        "service": d.service,
+        "task_arn": d.task_arn,
+        "last_status": d.last_status,
+        "desired_status": d.desired_status,
+        "version": d.version,
+        "az": d.availability_zone,
+        "launch_type": d.launch_type,
+        "capacity_provider": d.capacity_provider_name,
+        "task_definition": d.task_definition_arn,
+        "stop_code": d.stop_code,
+        "stopped_reason": d.stopped_reason,
+        "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000],
+    }
+    if is_stop_event(d):
+        verdict = classify_stop(d)
+        attrs["kind"] = verdict.kind.value
+        attrs["cause"] = verdict.cause
+        attrs["exit_codes"] = [{"name": n, "code": c} for n, c in verdict.exit_codes if c is not None]
+        attrs["exit_unknown"] = [n for n, c in verdict.exit_codes if c is None]
+    return attrs
+
+
+def record_event(raw: Any, store: HistoryStore, received: datetime | None = None) -> dict[str, Any]:
+    """Parse and write one event.
+
+    Returns ``{"status": "recorded" | "duplicate" | "rejected", ...}``; ``rejected`` carries
+    ``reason``. Raises botocore errors other than a failed condition (Lambda retries, then the
+    on-failure destination keeps the event).
+    """
+    received = received or datetime.now(UTC)
+    try:
+        event: EcsEvent = parse_event(raw)
+        if isinstance(event, TaskStateChange):
+            d = event.detail
+            new = store.record_task_event(task_arn=d.task_arn, version=d.version, event_id=event.id,
+                                          cluster=d.cluster, time=event.time, attrs=_task_attrs(event, raw))
+        else:
+            cluster, service = event.cluster, event.service
+            new = store.record_service_event(
+                cluster=cluster, service=service, event_id=event.id, time=event.time,
+                attrs={"type": "service", "event_id": event.id, "detail_type": event.detail_type,
+                       "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
+                       "service": service, "event_name": event.detail.event_name,
+                       "event_type": event.detail.event_type, "reason": event.detail.reason,
+                       "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
+    except (EventRejectedError, ValueError) as exc:
+        reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
+        store.record_rejected(raw, reason, received)
+        metrics.add_metric(name="EventsRejected", unit="Count", value=1)
+        logger.warning("event rejected", extra={"reason": reason})
+        return {"status": "rejected", "reason": reason}
+    if not new:
+        metrics.add_metric(name="DuplicatesIgnored", unit="Count", value=1)
+        return {"status": "duplicate", "id": event.id}
+    metrics.add_metric(name="EventsRecorded", unit="Count", value=1)
+    return {"status": "recorded", "id": event.id}
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda entry point (EventBridge rule target). Settings are read once per invocation."""
+    settings = load_settings()
+    metrics.add_metric(name="EventsReceived", unit="Count", value=1)
+    return record_event(event, runtime(settings).history)

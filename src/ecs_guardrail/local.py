@@ -1,0 +1,431 @@
+"""The embedded AWS (moto, in process) and ``replay``: a scenario through the same handler code as Lambda.
+
+No credentials and no network: moto intercepts every botocore call in this process. The scenario
+folder format and the output contract are in SCENARIOS.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecs_guardrail.core.errors import ScenarioError, SettingsError
+from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
+
+__all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env"]
+
+TABLE = "ecs-guardrail-history"
+TOPIC = "ecs-guardrail-alerts"
+_FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_SERVICE_NAME": "ecs-guardrail",
+    "POWERTOOLS_METRICS_NAMESPACE": "EcsGuardrail",
+}
+
+
+def read_settings_env(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` lines (``#`` comments, blank lines and surrounding quotes allowed).
+
+    Raises:
+        ScenarioError: a line without ``=``, or a key no function reads.
+    """
+    out: dict[str, str] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            raise ScenarioError(f"{path.name}:{n}: expected KEY=VALUE, got {line[:60]!r}")
+        key, value = (part.strip() for part in line.split("=", 1))
+        if key.startswith("export "):
+            key = key[len("export "):].strip()
+        if key not in SETTING_NAMES:
+            raise ScenarioError(f"{path.name}:{n}: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+        out[key] = value.strip("\"'")
+    return out
+
+
+@dataclass
+class Scenario:
+    """A scenario folder, read and checked (SCENARIOS.md, "Folder")."""
+
+    folder: Path
+    fleet: dict[str, Any]
+    settings_env: dict[str, str]
+    settings: Settings
+
+    @property
+    def events_path(self) -> Path:
+        return self.folder / "events.jsonl"
+
+    @property
+    def healthy_hosts_path(self) -> Path | None:
+        p = self.folder / "healthy_hosts.csv"
+        return p if p.exists() else None
+
+    @property
+    def region(self) -> str:
+        return str(self.fleet.get("region") or "us-east-1")
+
+    @property
+    def account(self) -> str:
+        return str(self.fleet.get("account") or "123456789012")
+
+
+def _check_fleet(fleet: Any) -> None:
+    if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
+        raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
+    for c in fleet["clusters"]:
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
+            raise ScenarioError("fleet.json: every cluster needs a 'name'")
+        for s in c.get("services", []):
+            if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
+                raise ScenarioError(f"fleet.json: a service of {c['name']} has no 'name'")
+            dc = s.get("desiredCount", 1)
+            if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
+                raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: desiredCount must be a count >= 0")
+            if not isinstance(s.get("targetGroups", []), list) or not isinstance(s.get("tags", {}), dict):
+                raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: targetGroups is a list, tags an object")
+
+
+def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scenario:
+    """Read ``fleet.json`` and ``settings.env``, apply ``overrides`` (``--set``), validate.
+
+    Raises:
+        ScenarioError: missing or malformed ``fleet.json``/``events.jsonl``, an unknown or invalid setting.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScenarioError(f"{folder}: not a scenario folder")
+    fleet_path = folder / "fleet.json"
+    if not fleet_path.exists():
+        raise ScenarioError(f"{folder}: missing fleet.json")
+    if not (folder / "events.jsonl").exists():
+        raise ScenarioError(f"{folder}: missing events.jsonl")
+    try:
+        fleet = json.loads(fleet_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
+    _check_fleet(fleet)
+    env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
+    for key, value in (overrides or {}).items():
+        if key not in SETTING_NAMES:
+            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+        env[key] = value
+    try:
+        settings = load_settings({**env, "HISTORY_TABLE": TABLE})
+    except SettingsError as exc:
+        raise ScenarioError(str(exc)) from None
+    return Scenario(folder, fleet, env, settings)
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class CallCounter:
+    """Counts AWS API calls (service, operation) through botocore's ``before-call`` event."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[tuple[str, str]] = Counter()
+
+    def attach(self, client: Any) -> Any:
+        service = client.meta.service_model.service_name
+
+        def count(model: Any, **_: Any) -> None:
+            self.calls[(service, model.name)] += 1
+
+        client.meta.events.register("before-call.*.*", count)
+        return client
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+class EmbeddedAws:
+    """moto for one scenario: the history table, alert topic (with an SQS queue to read alerts back),
+    the fleet's clusters, services and target groups.
+
+    Use as a context manager; inside it every boto3 client in this process talks to moto.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.region = scenario.region
+        self.counter = CallCounter()
+        self._stack = contextlib.ExitStack()
+        self.topic_arn = ""
+        self.queue_url = ""
+        self.target_groups: dict[str, dict[str, str]] = {}  # name -> {"arn", "lb_arn", "dimension", "lb_dimension"}
+
+    def client(self, service: str) -> Any:
+        import boto3
+
+        from ecs_guardrail.adapters.aws import client_config
+
+        return boto3.client(service, region_name=self.region, config=client_config())
+
+    def __enter__(self) -> EmbeddedAws:
+        from moto import mock_aws
+
+        self._stack.enter_context(_environ({**_FAKE_ENV, "AWS_DEFAULT_REGION": self.region,
+                                            "MOTO_ACCOUNT_ID": self.scenario.account}))
+        self._stack.enter_context(mock_aws())
+        self._build()
+        from ecs_guardrail.handlers import runtime as rt
+
+        rt.set_client_factory(lambda service: self.counter.attach(self.client(service)))
+        self._stack.callback(rt.set_client_factory, None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _build(self) -> None:
+        create_history_table(self.client("dynamodb"), TABLE)
+        sns, sqs = self.client("sns"), self.client("sqs")
+        self.topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
+        self.queue_url = sqs.create_queue(QueueName="ecs-guardrail-alerts-readback")["QueueUrl"]
+        qarn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=qarn,
+                      Attributes={"RawMessageDelivery": "true"})
+        self._build_fleet()
+
+    def _build_fleet(self) -> None:
+        ecs = self.client("ecs")
+        groups = {tg for c in self.scenario.fleet["clusters"] for s in c.get("services", [])
+                  for tg in s.get("targetGroups", [])}
+        if groups:
+            self._build_target_groups(sorted(groups))
+        for c in self.scenario.fleet["clusters"]:
+            ecs.create_cluster(clusterName=c["name"])
+            for s in c.get("services", []):
+                family = f"{c['name']}-{s['name']}"
+                ecs.register_task_definition(
+                    family=family,
+                    containerDefinitions=[{"name": "app", "image": f"example/{s['name']}:latest", "memory": 512,
+                                           "portMappings": [{"containerPort": 8080}]}])
+                lbs = [{"targetGroupArn": self.target_groups[tg]["arn"], "containerName": "app",
+                        "containerPort": 8080} for tg in s.get("targetGroups", [])]
+                kwargs: dict[str, Any] = {}
+                if lbs:
+                    kwargs["loadBalancers"] = lbs
+                if s.get("tags"):
+                    kwargs["tags"] = [{"key": k, "value": str(v)} for k, v in s["tags"].items()]
+                ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=family,
+                                   desiredCount=s.get("desiredCount", 1), **kwargs)
+
+    def _build_target_groups(self, names: list[str]) -> None:
+        ec2, elb = self.client("ec2"), self.client("elbv2")
+        vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+        zones = [z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]][:2]
+        subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
+                   for i, z in enumerate(zones)]
+        lb = elb.create_load_balancer(Name="guardrail-replay", Subnets=subnets, Type="application",
+                                      Scheme="internal")["LoadBalancers"][0]
+        for name in names:
+            tg = elb.create_target_group(Name=name[:32], Protocol="HTTP", Port=8080, VpcId=vpc,
+                                         TargetType="ip")["TargetGroups"][0]
+            elb.create_listener(LoadBalancerArn=lb["LoadBalancerArn"], Protocol="HTTP",
+                                Port=1024 + len(self.target_groups),
+                                DefaultActions=[{"Type": "forward", "TargetGroupArn": tg["TargetGroupArn"]}])
+            self.target_groups[name] = {
+                "arn": tg["TargetGroupArn"],
+                "lb_arn": lb["LoadBalancerArn"],
+                # CloudWatch dimension values are the ARN suffixes (targetgroup/NAME/ID, app/NAME/ID)
+                "dimension": tg["TargetGroupArn"].split(":", 5)[5],
+                "lb_dimension": lb["LoadBalancerArn"].split(":loadbalancer/", 1)[1],
+            }
+
+    def alerts(self) -> list[dict[str, Any]]:
+        """Every message published to the alert topic, read back through the SQS subscription."""
+        sqs = self.client("sqs")
+        out = []
+        while True:
+            msgs = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            if not msgs:
+                return out
+            for m in msgs:
+                out.append({"body": m["Body"]})
+                sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
+
+    def desired_counts(self) -> dict[str, int]:
+        """``{"cluster/service": desiredCount}`` read back from the embedded ECS."""
+        ecs = self.client("ecs")
+        out: dict[str, int] = {}
+        for c in self.scenario.fleet["clusters"]:
+            names = [s["name"] for s in c.get("services", [])]
+            for i in range(0, len(names), 10):
+                for s in ecs.describe_services(cluster=c["name"], services=names[i:i + 10])["services"]:
+                    out[f"{c['name']}/{s['serviceName']}"] = int(s["desiredCount"])
+        return out
+
+
+def create_history_table(ddb: Any, name: str) -> None:
+    """The history table as template.yaml defines it (keys, GSI ``gsi1``, on-demand, TTL)."""
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "gsi1pk", "gsi1sk")],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "gsi1",
+            "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                          {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }],
+    )
+    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+
+
+@dataclass
+class ReplayResult:
+    """What a replay produced: decisions in order, the summary line, alerts and call counts."""
+
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    job_failures: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+    availability: Any = None
+    timeline: Any = None
+
+
+def _quiet_logs() -> None:
+    """Powertools logs go to stderr at WARNING in a replay: stdout carries only the report."""
+    log = logging.getLogger("ecs-guardrail")
+    for h in log.handlers:
+        if isinstance(h, logging.StreamHandler):
+            h.setStream(sys.stderr)
+    if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
+        log.setLevel(logging.WARNING)
+
+
+def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
+           keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None) -> ReplayResult:
+    """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS.
+
+    Each line goes where the EventBridge rules would send it (:mod:`ecs_guardrail.routing`); both
+    handlers run exactly as in Lambda. Malformed lines are counted, reported through ``on_reject(line
+    number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
+    timeline is read there).
+    """
+    from ecs_guardrail.handlers import availability as availability_handler
+    from ecs_guardrail.handlers import record, watchdog
+    from ecs_guardrail.handlers.runtime import LambdaContextStub
+    from ecs_guardrail.routing import targets
+
+    result = ResultBuilder()
+    env = {**scenario.settings_env, "HISTORY_TABLE": TABLE}
+    env.setdefault("ALERT_ONLY_CLUSTERS", "")
+    with EmbeddedAws(scenario) as aws, _environ({**env, "ALERT_TOPIC_ARN": aws.topic_arn}):
+        if "ALERT_ONLY_CLUSTERS" not in scenario.settings_env:
+            os.environ.pop("ALERT_ONLY_CLUSTERS", None)
+        _quiet_logs()
+        ctx = LambdaContextStub()
+        read = 0
+        # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
+        with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
+                contextlib.redirect_stdout(sink):
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                read += 1
+                try:
+                    raw = json.loads(line)
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
+                    continue
+                routes = targets(raw)
+                out = record.handler(raw, ctx) if "recorder" in routes or not routes else None
+                if out is not None and out["status"] == "rejected":
+                    result.reject(n, out["reason"], on_reject)
+                    continue
+                if out is not None and out["status"] == "duplicate":
+                    result.duplicates += 1
+                    if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
+                        result.add(_invoke_watchdog(watchdog, raw, ctx))
+                    continue
+                if "watchdog" in routes:
+                    result.add(_invoke_watchdog(watchdog, raw, ctx))
+        res = result.build(read)
+        res.calls = aws.counter.calls
+        if scenario.healthy_hosts_path is not None:
+            res.availability = availability_handler.replay_availability(aws, scenario, res)
+        res.summary["unavailable_service_minutes"] = (
+            res.availability.unavailable_service_minutes if res.availability is not None else None)
+        res.alerts = aws.alerts()
+        res.summary["alerts_sent"] = len(res.alerts)
+        res.summary["desired_counts"] = aws.desired_counts()
+        if keep_open is not None:
+            keep_open(aws, res)
+    return res
+
+
+def _invoke_watchdog(watchdog: Any, raw: Any, ctx: Any) -> dict[str, Any]:
+    try:
+        return watchdog.handler(raw, ctx)
+    except watchdog.AlertDeliveryError as exc:
+        return exc.outcome
+
+
+class ResultBuilder:
+    def __init__(self) -> None:
+        self.decisions: list[dict[str, Any]] = []
+        self.job_failures: list[dict[str, Any]] = []
+        self.rejected: list[tuple[int, str]] = []
+        self.duplicates = 0
+
+    def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
+        self.rejected.append((n, reason))
+        if on_reject:
+            on_reject(n, reason)
+
+    def add(self, outcome: dict[str, Any]) -> None:
+        self.decisions.extend(outcome.get("decisions", []))
+        if outcome.get("status") == "job_failed":
+            self.job_failures.append({"type": "job_failure", "cluster": outcome["cluster"],
+                                      "family": outcome["family"]})
+
+    def build(self, read: int) -> ReplayResult:
+        scaled = sorted({f"{d['cluster']}/{d['service']}" for d in self.decisions if d["action"] == "scale_to_zero"})
+        return ReplayResult(
+            decisions=self.decisions,
+            job_failures=self.job_failures,
+            rejected=self.rejected,
+            summary={
+                "type": "summary",
+                "events_read": read,
+                "events_rejected": len(self.rejected),
+                "duplicates_ignored": self.duplicates,
+                "decisions": len(self.decisions),
+                "scaled_to_zero": scaled,
+                "alerts_sent": 0,
+                "unavailable_service_minutes": None,
+                "desired_counts": {},
+            },
+        )

@@ -1,0 +1,51 @@
+"""Which events reach which function: the EventBridge rule patterns, as data.
+
+``template.yaml`` and ``terraform/`` carry the same patterns (a test checks it), and ``replay`` routes
+the scenario's events with :func:`matches`, so the watchdog sees in a replay exactly what the bus would
+deliver to it. Pattern syntax: EventBridge's exact-value lists and nested objects (EventBridge User
+Guide, "Event patterns"); that subset is all these patterns use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PATTERNS", "matches", "targets"]
+
+ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
+
+PATTERNS: dict[str, dict[str, Any]] = {
+    # every task, service-action and deployment event: the evidence
+    "recorder": {"source": ["aws.ecs"], "detail-type": ECS_DETAIL_TYPES},
+    # only what the watchdog reads: stopping/stopped tasks (Spot notices included) ...
+    "watchdog": {"source": ["aws.ecs"], "detail-type": ["ECS Task State Change"],
+                 "detail": {"desiredStatus": ["STOPPED"]}},
+    # ... and the service actions it reads (a second rule: EventBridge patterns AND their fields)
+    "watchdog_service_actions": {"source": ["aws.ecs"], "detail-type": ["ECS Service Action"],
+                                 "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}},
+}
+
+#: rule name -> function that receives it
+RULE_TARGETS = {"recorder": "recorder", "watchdog": "watchdog", "watchdog_service_actions": "watchdog"}
+
+
+def matches(pattern: dict[str, Any], event: Any) -> bool:
+    """True when ``event`` matches ``pattern`` (value lists and nested objects)."""
+    if not isinstance(event, dict):
+        return False
+    for key, want in pattern.items():
+        got = event.get(key)
+        if isinstance(want, dict):
+            if not matches(want, got):
+                return False
+        elif isinstance(got, list):
+            if not any(g in want for g in got if isinstance(g, str | int | float | bool)):
+                return False
+        elif got not in want:
+            return False
+    return True
+
+
+def targets(event: Any) -> set[str]:
+    """The functions (``recorder``, ``watchdog``) the bus would invoke for ``event``."""
+    return {RULE_TARGETS[name] for name, pattern in PATTERNS.items() if matches(pattern, event)}

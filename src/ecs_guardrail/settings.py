@@ -1,0 +1,108 @@
+"""Runtime settings, read from the environment once per invocation with pydantic-settings.
+
+The same names are the SAM parameters' and Terraform variables' targets and the keys of a scenario's
+``settings.env``. An invalid value raises :class:`~ecs_guardrail.core.errors.SettingsError` at start;
+nothing falls back to acting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.core.policy import PolicyConfig
+
+__all__ = ["Settings", "load_settings", "SETTING_NAMES"]
+
+
+class Settings(BaseSettings):
+    """Every environment variable the functions read.
+
+    Policy (see ARCHITECTURE.md, "Decision policy"):
+
+    - ``ALERT_ONLY_CLUSTERS``: comma-separated cluster names, ARNs or globs that only ever get alerts.
+      Unset or empty means *every* cluster is alert-only: acting must be asked for.
+    - ``CRASH_THRESHOLD`` (count, default 5) genuine crashes within ``CRASH_WINDOW_MINUTES`` (minutes,
+      default 30) of event time make a crash loop.
+    - ``MAX_ACTION_FRACTION`` (0..1, default 0.2) and ``MIN_ACTIONS_ALLOWED`` (count, default 1) bound
+      the blast radius: ``max(MIN_ACTIONS_ALLOWED, floor(MAX_ACTION_FRACTION * services_in_cluster))``.
+    - ``FLEET_SIGNAL_MIN_FAILURES`` (count, default 2): failures in the window that make a service
+      count as failing in the fleet test.
+    - ``DRY_RUN`` (bool): decide and alert, change nothing.
+
+    Plumbing: ``HISTORY_TABLE`` (DynamoDB table name), ``HISTORY_TTL_DAYS`` (days, default 90),
+    ``ALERT_TOPIC_ARN`` (SNS topic, optional), ``SLACK_WEBHOOK_SECRET_ARN`` (Secrets Manager secret
+    holding the webhook URL, optional), ``SAMPLE_LOOKBACK_MINUTES`` (minutes the availability sampler
+    reads back, default 5: CloudWatch publishes ALB metrics with a delay).
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=True, frozen=True)
+
+    ALERT_ONLY_CLUSTERS: Annotated[tuple[str, ...], NoDecode] = ()
+    CRASH_THRESHOLD: int = Field(5, ge=1, le=1000)
+    CRASH_WINDOW_MINUTES: int = Field(30, ge=1, le=1440)
+    MAX_ACTION_FRACTION: float = Field(0.2, ge=0.0, le=1.0)
+    MIN_ACTIONS_ALLOWED: int = Field(1, ge=0, le=1000)
+    FLEET_SIGNAL_MIN_FAILURES: int = Field(2, ge=1, le=1000)
+    DRY_RUN: bool = False
+
+    HISTORY_TABLE: str = Field("ecs-guardrail-history", min_length=3, max_length=255,
+                               pattern=r"^[A-Za-z0-9_.-]+$")
+    HISTORY_TTL_DAYS: int = Field(90, ge=1, le=3650)
+    ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$")
+    SLACK_WEBHOOK_SECRET_ARN: str | None = Field(None, min_length=1, max_length=2048)
+    SAMPLE_LOOKBACK_MINUTES: int = Field(5, ge=1, le=180)
+
+    @field_validator("ALERT_ONLY_CLUSTERS", mode="before")
+    @classmethod
+    def _split_clusters(cls, value: object) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, list | tuple):
+            return tuple(str(v).strip() for v in value if str(v).strip())
+        raise ValueError("expected a comma-separated list of cluster names, ARNs or globs")
+
+    @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def policy(self) -> PolicyConfig:
+        """The core's view of these settings (no environment, no I/O)."""
+        return PolicyConfig(
+            alert_only_clusters=self.ALERT_ONLY_CLUSTERS,
+            crash_threshold=self.CRASH_THRESHOLD,
+            window_minutes=self.CRASH_WINDOW_MINUTES,
+            max_action_fraction=self.MAX_ACTION_FRACTION,
+            min_actions_allowed=self.MIN_ACTIONS_ALLOWED,
+            fleet_signal_min_failures=self.FLEET_SIGNAL_MIN_FAILURES,
+            dry_run=self.DRY_RUN,
+        )
+
+
+SETTING_NAMES: frozenset[str] = frozenset(Settings.model_fields)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Build :class:`Settings` from ``environ`` (default: the process environment).
+
+    Raises:
+        SettingsError: one line per invalid value, naming the variable and what it accepts.
+    """
+    try:
+        if environ is None:
+            return Settings()
+        # model_validate skips the environment sources: only ``environ`` counts.
+        return Settings.model_validate({k: v for k, v in environ.items() if k in SETTING_NAMES})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}={err.get('input')!r}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise SettingsError(f"invalid setting: {problems}") from exc
