@@ -8,11 +8,13 @@ Layout (single table, ``pk``/``sk`` strings, GSI ``gsi1`` on ``gsi1pk``/``gsi1sk
 | service/deployment event | ``SVC#<cluster>#<service>`` | ``EV#<time>#<event id>`` | |
 | decision | ``SVC#<cluster>#<service>`` | ``DEC#<time>`` | written before any alert or action |
 | rejected event | ``REJECTED#<day>`` | ``<received>#<sha256/16>`` | raw text and reason kept |
-| task verdict | ``WD#<cluster>`` | ``F#<taskArn>`` | one per task ARN: its verdict, counted once; the fleet test reads these |
-| service failure | ``WD#<cluster>#<service>`` | ``F#<epoch:010d>#<taskArn>`` | time-sorted, so a service's window is one small Query |
-| episode | ``WD#<cluster>#<service>`` | ``E#episode`` | the service's current episode and decision |
+| task verdict | ``WD#<cluster>`` | ``F#<taskArn>`` | once per task ARN; the fleet test reads these |
+| service window | ``WD#<cluster>#<service>`` | ``W#`` | recent failures (``f_<task id>``) and the episode |
 | action slot | ``WD#<cluster>`` | ``S#<n>`` | ``n < bound``: the blast-radius cap as conditional writes |
 | mass event | ``WD#<cluster>`` | ``M#mass`` | one cluster alert per mass event |
+
+The service window is one item so that counting a failure and reading the window is one UpdateItem
+(``ReturnValues=ALL_NEW``): atomic under concurrent invocations, and O(1) for DynamoDB and for moto.
 
 Timeline items (events, decisions, availability samples) carry ``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DD>``
 and ``gsi1sk`` = ``<ISO time>#<kind>#<id>``, so one day of one cluster is one Query.
@@ -88,6 +90,19 @@ def _to_item(attrs: dict[str, Any]) -> dict[str, Any]:
 
 def _from_item(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _plain(_DE.deserialize(v)) for k, v in item.items()}
+
+
+def _failure_attr(task_arn: str) -> str:
+    """``f_<task id>``: a top-level attribute name per task in the service window."""
+    return "f_" + task_arn.rsplit("/", 1)[-1]
+
+
+def _unescape(task_id: str) -> str:
+    return task_id
+
+
+def _compact(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if v not in (None, "", [], {})}
 
 
 def _is_condition_failure(exc: ClientError) -> bool:
@@ -235,17 +250,18 @@ class HistoryStore:
         return _from_item(items[0]) if items else None
 
     # ------------------------------------------------------------------ watchdog
-    def record_failure(self, cluster: str, failure: Failure, *, spot: bool = False) -> tuple[bool, dict | None]:
-        """Remember one task's verdict once per task ARN, and file the failure under its service.
+    def record_failure(self, cluster: str, failure: Failure, *, spot: bool = False,
+                       prune_before: datetime | None = None) -> tuple[bool, dict | None, ServiceState | None]:
+        """Remember one task's verdict once per task ARN and file a failure in its service's window.
 
-        Two PutItems: the verdict ``WD#<cluster>`` / ``F#<taskArn>`` (only if absent), then, for a crash or
-        health-check kill, the time-sorted copy ``WD#<cluster>#<service>`` / ``F#<epoch>#<taskArn>``
-        (rewritten on redelivery, so a crash between the two writes loses nothing). A Spot verdict is
-        only remembered, so that the task's later STOPPED event never counts. (Not a transaction:
-        TransactWriteItems costs twice the write units for the same guarantee here.)
+        1. PutItem ``WD#<cluster>`` / ``F#<taskArn>`` only if absent: the verdict, counted once (a Spot
+           verdict stops here, so the task's later STOPPED event never counts);
+        2. for a crash or health-check kill (the first time or a redelivery), UpdateItem the service
+           window ``SET f_<task id> = entry`` with ``ReturnValues=ALL_NEW``: idempotent, and the answer
+           is the window and episode the decision needs. Entries older than ``prune_before`` are
+           removed in the same call once the window holds more than 64 of them.
 
-        Returns ``(new, old)``: ``new`` False means the task was classified before (``old`` is that
-        item, e.g. a Spot verdict that must win over a later STOPPED event).
+        Returns ``(new, old_verdict, service_state)``; ``service_state`` is ``None`` when nothing counts.
         """
         attrs = {
             "kind": "spot" if spot else failure.kind.value,
@@ -254,7 +270,7 @@ class HistoryStore:
             "time": iso(failure.time),
             "az": failure.availability_zone,
             "stop_code": failure.stop_code,
-            "reason": (failure.reason or "")[:500],
+            "reason": (failure.reason or "")[:300],
             "cause": failure.cause,
             "exit_codes": [{"name": n, "code": c} for n, c in failure.exit_codes if c is not None],
             "expires_at": epoch(max(failure.time, datetime.now(UTC)) + timedelta(days=2)),
@@ -270,31 +286,51 @@ class HistoryStore:
                 raise
             item = exc.response.get("Item")
             new, old = False, (_from_item(item) if item else None)
-        counted = (old or attrs)["kind"] in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)
-        if counted:
-            # idempotent (same key, same content): a redelivery after a crash between the two writes
-            # completes the copy instead of losing the failure
-            copy = {"pk": f"WD#{cluster}#{failure.service}",
-                    "sk": f"F#{epoch(failure.time):010d}#{failure.task_arn}", **attrs}
-            if old:
-                copy.update({k: old[k] for k in ("t", "time", "kind") if k in old})
-                copy["sk"] = f"F#{int(old['t']):010d}#{failure.task_arn}"
-            self._ddb.put_item(TableName=self.table, Item=_to_item(copy))
-        return new, old
+        source = old or attrs
+        if source.get("kind") not in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value):
+            return new, old, None
+        entry = {k: source.get(k) for k in ("kind", "t", "az", "stop_code", "reason", "cause", "exit_codes")}
+        state = self._update_window(cluster, failure.service, "SET #f = :e",
+                                    {"#f": _failure_attr(failure.task_arn)}, {":e": _SER.serialize(_compact(entry))})
+        if prune_before is not None and len(state.failures) > 64:
+            stale = [f.task_arn for f in state.failures if f.time < prune_before]
+            if stale:
+                names = {f"#r{i}": _failure_attr(arn) for i, arn in enumerate(stale[:100])}
+                self._update_window(cluster, failure.service, "REMOVE " + ", ".join(names), names, None)
+        return new, old, state
 
-    @staticmethod
-    def _failure_from(item: dict[str, Any], task_arn: str) -> Failure:
-        return Failure(
-            service=item["service"],
-            time=from_epoch(item["t"]),
-            kind=StopKind(item["kind"]),
-            task_arn=task_arn,
-            availability_zone=item.get("az"),
-            stop_code=item.get("stop_code"),
-            reason=item.get("reason"),
-            cause=item.get("cause"),
-            exit_codes=tuple((e["name"], e.get("code")) for e in item.get("exit_codes", [])),
+    def _update_window(self, cluster: str, service: str, expression: str, names: dict[str, str],
+                       values: dict[str, Any] | None) -> ServiceState:
+        kwargs: dict[str, Any] = {"ExpressionAttributeNames": names}
+        if values:
+            kwargs["ExpressionAttributeValues"] = values
+        resp = self._ddb.update_item(
+            TableName=self.table,
+            Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "W#"}),
+            UpdateExpression=expression,
+            ReturnValues="ALL_NEW",
+            **kwargs,
         )
+        return self._service_state(service, _from_item(resp.get("Attributes", {})))
+
+    def _service_state(self, service: str, item: dict[str, Any]) -> ServiceState:
+        failures = []
+        for key, entry in item.items():
+            if key.startswith("f_") and isinstance(entry, dict):
+                failures.append(Failure(
+                    service=service,
+                    time=from_epoch(entry["t"]),
+                    kind=StopKind(entry["kind"]),
+                    task_arn=_unescape(key[2:]),
+                    availability_zone=entry.get("az"),
+                    stop_code=entry.get("stop_code"),
+                    reason=entry.get("reason"),
+                    cause=entry.get("cause"),
+                    exit_codes=tuple((e["name"], e.get("code")) for e in entry.get("exit_codes", [])),
+                ))
+        failures.sort(key=lambda f: (f.time, f.task_arn))
+        episode = self._episode_from(service, item) if "decision_t" in item else None
+        return ServiceState(failures, episode)
 
     @staticmethod
     def _episode_from(service: str, item: dict[str, Any]) -> Episode:
@@ -311,25 +347,16 @@ class HistoryStore:
             decision=json.loads(item.get("decision", "{}")),
         )
 
-    def load_service(self, cluster: str, service: str, around: datetime, window: timedelta) -> ServiceState:
-        """One Query of ``WD#<cluster>#<service>``: its episode and its failures within ``around ± window``."""
-        lo, hi = epoch(around - window), epoch(around + window)
-        failures: list[Failure] = []
-        episode = None
-        for item in self._query(
-            KeyConditionExpression="pk = :pk AND sk BETWEEN :e AND :hi",
-            FilterExpression="sk = :e OR t >= :lo",
-            ExpressionAttributeValues={
-                ":pk": {"S": f"WD#{cluster}#{service}"}, ":e": {"S": "E#episode"},
-                ":hi": {"S": f"F#{hi:010d}~"}, ":lo": {"N": str(lo)},
-            },
+    def load_service(self, cluster: str, service: str) -> ServiceState:
+        """The service window and episode (a Query on its key, strongly consistent)."""
+        resp = self._ddb.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND sk = :sk",
+            ExpressionAttributeValues={":pk": {"S": f"WD#{cluster}#{service}"}, ":sk": {"S": "W#"}},
             ConsistentRead=True,
-        ):
-            if item["sk"] == "E#episode":
-                episode = self._episode_from(service, item)
-            else:
-                failures.append(self._failure_from(item, item["sk"].split("#", 2)[2]))
-        return ServiceState(failures, episode)
+        )
+        items = resp.get("Items", [])
+        return self._service_state(service, _from_item(items[0]) if items else {})
 
     def load_cluster(self, cluster: str, around: datetime, window: timedelta) -> ClusterState:
         """One Query of ``WD#<cluster>``: failures within ``around ± window``, action slots, mass state."""
@@ -364,7 +391,7 @@ class HistoryStore:
         try:
             self._ddb.update_item(
                 TableName=self.table,
-                Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "E#episode"}),
+                Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "W#"}),
                 UpdateExpression="SET last_t = :t",
                 ConditionExpression="attribute_exists(pk) AND last_t < :t",
                 ExpressionAttributeValues={":t": {"N": str(epoch(at))}},
@@ -375,15 +402,14 @@ class HistoryStore:
 
     def claim_episode(self, decision: Decision, record: dict[str, Any], *, status: str,
                       previous_desired_count: int | None, open_after: datetime) -> tuple[bool, dict | None]:
-        """Open the service's episode (conditional PutItem), then write the decision's timeline copy.
+        """Open the service's episode (a conditional UpdateItem), then write the decision's timeline copy.
 
-        The episode is claimed only if none is open: no item, a closed one, or one whose last failure
-        is before ``open_after`` (decision time minus the window). Returns ``(won, winner_item)``.
+        The episode is claimed only if none is open: none yet, a closed one, or one whose last failure
+        is before ``open_after`` (decision time minus the window). Returns ``(won, winner_item)``; the
+        loser gets the winner's item (``ReturnValuesOnConditionCheckFailure=ALL_OLD``).
         """
         cluster, service, t = decision.cluster, decision.service, decision.time
         episode = {
-            "pk": f"WD#{cluster}#{service}",
-            "sk": "E#episode",
             "decision_t": epoch(t),
             "last_t": max([epoch(t)] + [epoch(f.time) for f in decision.last_failures]),
             "action": decision.action.value,
@@ -395,6 +421,27 @@ class HistoryStore:
             "decision": json.dumps(record, sort_keys=True),
             "expires_at": self._expires(t),
         }
+        if previous_desired_count is None:
+            episode.pop("previous_desired_count")
+        names = {f"#a{i}": k for i, k in enumerate(episode)}
+        values = {f":v{i}": _SER.serialize(v) for i, v in enumerate(episode.values())}
+        values.update({":true": {"BOOL": True}, ":after": {"N": str(epoch(open_after))}})
+        try:
+            self._ddb.update_item(
+                TableName=self.table,
+                Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "W#"}),
+                UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(episode)))
+                + (" REMOVE previous_desired_count" if previous_desired_count is None else ""),
+                ConditionExpression="attribute_not_exists(decision_t) OR closed = :true OR last_t < :after",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            winner = exc.response.get("Item")
+            return False, _from_item(winner) if winner else None
         history = {
             "pk": f"SVC#{cluster}#{service}",
             "sk": f"DEC#{iso(t)}",
@@ -411,19 +458,6 @@ class HistoryStore:
             "decision": json.dumps(record, sort_keys=True),
             "expires_at": self._expires(t),
         }
-        try:
-            self._ddb.put_item(
-                TableName=self.table,
-                Item=_to_item(episode),
-                ConditionExpression="attribute_not_exists(pk) OR closed = :true OR last_t < :after",
-                ExpressionAttributeValues={":true": {"BOOL": True}, ":after": {"N": str(epoch(open_after))}},
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
-            winner = exc.response.get("Item")
-            return False, _from_item(winner) if winner else None
         self._ddb.put_item(TableName=self.table, Item=_to_item(history))
         return True, None
 
@@ -434,7 +468,7 @@ class HistoryStore:
                   for i, v in enumerate(changes.values())}
         self._ddb.update_item(
             TableName=self.table,
-            Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "E#episode"}),
+            Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "W#"}),
             UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(changes))),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
@@ -515,7 +549,7 @@ class HistoryStore:
         try:
             self._ddb.update_item(
                 TableName=self.table,
-                Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "E#episode"}),
+                Key=_to_item({"pk": f"WD#{cluster}#{service}", "sk": "W#"}),
                 UpdateExpression="SET closed = :true, #s = :restored",
                 ConditionExpression="attribute_exists(pk)",
                 ExpressionAttributeNames={"#s": "status"},
@@ -526,15 +560,8 @@ class HistoryStore:
                 raise
 
     def latest_episode(self, cluster: str, service: str) -> Episode | None:
-        """The service's episode item, read strongly consistent (``restore`` uses it)."""
-        resp = self._ddb.query(
-            TableName=self.table,
-            KeyConditionExpression="pk = :pk AND sk = :sk",
-            ExpressionAttributeValues={":pk": {"S": f"WD#{cluster}#{service}"}, ":sk": {"S": "E#episode"}},
-            ConsistentRead=True,
-        )
-        items = resp.get("Items", [])
-        return self._episode_from(service, _from_item(items[0])) if items else None
+        """The service's episode, read strongly consistent (``restore`` uses it)."""
+        return self.load_service(cluster, service).episode
 
     # ------------------------------------------------------------------ reading back
     def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:

@@ -137,18 +137,17 @@ class Watchdog:
         if d.service is None:
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         failure = _failure(event, kind, verdict.cause, verdict.exit_codes)
-        new, old = self.rt.history.record_failure(d.cluster, failure, spot=kind is StopKind.SPOT)
+        new, old, svc = self.rt.history.record_failure(
+            d.cluster, failure, spot=kind is StopKind.SPOT, prune_before=event.time - 2 * self.config.window)
         if kind is StopKind.SPOT:
             return {"status": "spot", "new": new}
+        if svc is None:
+            return {"status": "ignored", "why": f"task already classified as {old and old.get('kind')}"}
         if not new:
-            if not old or old.get("kind") not in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value):
-                return {"status": "ignored", "why": f"task already classified as {old and old.get('kind')}"}
             # a redelivery: the counting happened; only resume unfinished work
-            svc = self.rt.history.load_service(d.cluster, d.service, event.time, self.config.window)
             return self._resume(d.cluster, d.service, svc.episode) or {"status": "duplicate"}
         metrics.add_metric(name="CrashesCounted" if kind is StopKind.CRASH else "HealthCheckKills",
                            unit="Count", value=1)
-        svc = self.rt.history.load_service(d.cluster, d.service, event.time, self.config.window)
         return self._evaluate(d.cluster, d.cluster_arn, d.service, event.time, svc, impaired=False)
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
@@ -156,7 +155,7 @@ class Watchdog:
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
         cluster, service = event.cluster, event.service
-        svc = self.rt.history.load_service(cluster, service, event.time, self.config.window)
+        svc = self.rt.history.load_service(cluster, service)
         resumed = self._resume(cluster, service, svc.episode)
         if resumed:
             return resumed
@@ -171,7 +170,7 @@ class Watchdog:
         if kind is not StopKind.CRASH or (exit_codes and all(c == 0 for _, c in exit_codes)):
             return {"status": "ignored", "why": "standalone task finished normally"}
         failure = replace(_failure(event, kind, cause, exit_codes), service=f"family:{family}")
-        new, _ = self.rt.history.record_failure(d.cluster, failure)
+        new, _, _ = self.rt.history.record_failure(d.cluster, failure)
         if not new:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
