@@ -135,7 +135,7 @@ variable "sample_schedule" {
   default     = "rate(1 minute)"
 
   validation {
-    condition     = can(regex("^(rate\\((1 minute|[1-9][0-9]* minutes|1 hour|[1-9][0-9]* hours)\\)|cron\\([0-9A-Za-z*?/,# -]+\\))$", var.sample_schedule))
+    condition     = can(regex("^(rate\\((1 minute|([2-9]|[1-9][0-9]+) minutes|1 hour|([2-9]|[1-9][0-9]+) hours)\\)|cron\\([0-9A-Za-z*?/,# -]+\\))$", var.sample_schedule))
     error_message = "sample_schedule: rate(1 minute), rate(N minutes), rate(1 hour), rate(N hours) or cron(...)."
   }
 }
