@@ -231,7 +231,7 @@ resource "aws_lambda_function" "this" {
   source_code_hash = filebase64sha256(var.lambda_zip_path)
 
   tracing_config {
-    mode = "Active"
+    mode = var.tracing_mode
   }
 
   logging_config {

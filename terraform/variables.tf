@@ -107,6 +107,17 @@ variable "log_level" {
   }
 }
 
+variable "tracing_mode" {
+  description = "X-Ray tracing of the three functions (Active traces sampled invocations; see docs/deploy.md for its cost)."
+  type        = string
+  default     = "Active"
+
+  validation {
+    condition     = contains(["Active", "PassThrough"], var.tracing_mode)
+    error_message = "tracing_mode: Active or PassThrough."
+  }
+}
+
 variable "log_retention_days" {
   description = "Retention of the function log groups and of the raw ECS event log group."
   type        = number

@@ -142,6 +142,7 @@ VALIDATION_CASES = [
     ("FleetSignalMinFailures", "1", True), ("FleetSignalMinFailures", "0", False),
     ("DryRun", "true", True), ("DryRun", "false", True), ("DryRun", "yes", False),
     ("LogLevel", "DEBUG", True), ("LogLevel", "TRACE", False),
+    ("TracingMode", "Active", True), ("TracingMode", "PassThrough", True), ("TracingMode", "active", False),
     ("LogRetentionDays", "14", True), ("LogRetentionDays", "15", False),
     ("ArchiveRetentionDays", "0", True), ("ArchiveRetentionDays", "3650", True), ("ArchiveRetentionDays", "3651", False),
     ("SampleSchedule", "rate(1 minute)", True), ("SampleSchedule", "rate(5 minutes)", True),
@@ -299,7 +300,8 @@ def test_same_function_configuration(function: str) -> None:
     assert iac.function_property(TEMPLATE, logical, "Runtime") == tf_fn["runtime"] == "python3.12"
     assert iac.function_property(TEMPLATE, logical, "Architectures") == tf_fn["architectures"] == ["arm64"]
     assert iac.function_property(TEMPLATE, logical, "MemorySize") == tf_fn["memory_size"]
-    assert iac.function_property(TEMPLATE, logical, "Tracing") == tf_fn["tracing_config"][0]["mode"] == "Active"
+    assert iac.function_property(TEMPLATE, logical, "Tracing") == {"Ref": "TracingMode"}
+    assert tf_fn["tracing_config"][0]["mode"] == "${var.tracing_mode}"
     assert props["Timeout"] == spec["timeout"]
     invoke = props["EventInvokeConfig"]
     assert invoke["MaximumRetryAttempts"] == spec["max_retry_attempt"]

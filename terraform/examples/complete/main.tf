@@ -25,6 +25,7 @@ module "ecs_guardrail" {
 
   # plumbing
   log_level                = "INFO"
+  tracing_mode             = "Active"
   log_retention_days       = 30
   archive_retention_days   = 30
   sample_schedule          = "rate(1 minute)"
