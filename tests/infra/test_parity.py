@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ import pytest
 
 from ecs_guardrail import iam
 
-import iac
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, any import mode
+import iac  # noqa: E402
 
 TEMPLATE = iac.load_template()
 TF = iac.load_terraform()
@@ -582,6 +584,28 @@ def test_cross_account_mode_on_both_sides() -> None:
     assert tf["for_each"] == "${toset(local.source_account_ids)}" and tf["action"] == "events:PutEvents"
     assert (iac.ROOT / "terraform" / "examples" / "member-account" / "main.tf").is_file()
     assert (iac.ROOT / "deploy" / "member-account.yaml").is_file()
+
+
+def test_lambda_lock_satisfies_pyproject() -> None:
+    """deploy/lambda-requirements.txt (what `make package` installs) meets pyproject's dependencies."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (iac.ROOT / "deploy" / "lambda-requirements.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    project = tomllib.loads((iac.ROOT / "pyproject.toml").read_text())["project"]
+    for spec in project["dependencies"]:
+        requirement = Requirement(spec)
+        name = re.sub(r"[-_.]+", "-", requirement.name).lower()
+        if name in {"boto3", "botocore", "s3transfer"}:
+            assert name not in pins, f"{name} ships with the Lambda runtime"
+            continue
+        assert name in pins, f"{spec} missing from the Lambda lock"
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} vs {spec}"
 
 
 def test_outputs_match() -> None:
