@@ -30,9 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "deploy" / "lambda-requirements.txt"
 PIP_TARGET_ARGS = [
-    "--platform", "manylinux2014_aarch64",
-    "--implementation", "cp",
-    "--python-version", "3.12",
+    "--platform",
+    "manylinux2014_aarch64",
+    "--implementation",
+    "cp",
+    "--python-version",
+    "3.12",
     "--only-binary=:all:",
     "--no-compile",
     "--disable-pip-version-check",

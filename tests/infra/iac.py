@@ -30,12 +30,18 @@ TERRAFORM = ROOT / "terraform"
 PATTERNS = ROOT / "events" / "patterns.json"
 
 # Values for the pseudo parameters when a test evaluates the template.
-PSEUDO = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "111122223333",
-          "AWS::StackName": "ecs-guardrail", "AWS::URLSuffix": "amazonaws.com"}
+PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": "eu-west-1",
+    "AWS::AccountId": "111122223333",
+    "AWS::StackName": "ecs-guardrail",
+    "AWS::URLSuffix": "amazonaws.com",
+}
 NO_VALUE = object()
 
 
-# ---------------------------------------------------------------------------------------------- CloudFormation
+# ------------------------------------------------------------------------------------- CloudFormation
+
 
 class _CfnLoader(yaml.SafeLoader):
     pass
@@ -58,8 +64,26 @@ def _tag(name: str):
     return construct
 
 
-for _name in ("Ref", "Condition", "GetAtt", "Sub", "Join", "Split", "Select", "If", "Equals", "Not",
-              "And", "Or", "FindInMap", "Base64", "GetAZs", "ImportValue", "Cidr", "Transform"):
+for _name in (
+    "Ref",
+    "Condition",
+    "GetAtt",
+    "Sub",
+    "Join",
+    "Split",
+    "Select",
+    "If",
+    "Equals",
+    "Not",
+    "And",
+    "Or",
+    "FindInMap",
+    "Base64",
+    "GetAZs",
+    "ImportValue",
+    "Cidr",
+    "Transform",
+):
     _CfnLoader.add_constructor(f"!{_name}", _tag(_name))
 
 
@@ -95,7 +119,7 @@ class Evaluator:
         if not isinstance(node, dict):
             return node
         if len(node) == 1:
-            (key, arg), = node.items()
+            ((key, arg),) = node.items()
             if key == "Ref":
                 if arg == "AWS::NoValue":
                     return NO_VALUE
@@ -112,7 +136,9 @@ class Evaluator:
                     raise KeyError(f"GetAtt of unknown {logical}")
                 return f"{{getatt:{logical}.{attr}}}"
             if key == "Fn::Sub":
-                text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
+                text, extra = (
+                    (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
+                )
 
                 def sub(match: re.Match[str]) -> str:
                     ref = match.group(1)
@@ -169,12 +195,14 @@ def function_property(template: Mapping[str, Any], logical: str, name: str) -> A
 
 # ---------------------------------------------------------------------------------------------- Terraform
 
+
 def _hcl_options():
     import hcl2
     from hcl2.utils import SerializationOptions
 
-    return hcl2, SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=True,
-                                      strip_string_quotes=True)
+    return hcl2, SerializationOptions(
+        with_comments=False, explicit_blocks=False, preserve_heredocs=True, strip_string_quotes=True
+    )
 
 
 def load_terraform(folder: Path = TERRAFORM) -> dict[str, Any]:
@@ -219,8 +247,15 @@ def run_terraform(workdir: Path, *args: str, stdin: str | None = None) -> subpro
     env.pop("TF_PLUGIN_CACHE_DIR", None)
     binary = terraform_binary()
     assert binary, "terraform is not on PATH"
-    return subprocess.run([binary, *args, "-no-color"] if args[0] != "console" else [binary, *args],
-                          cwd=workdir, env=env, input=stdin, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [binary, *args, "-no-color"] if args[0] != "console" else [binary, *args],
+        cwd=workdir,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def terraform_module_copy(tmp: Path, *names: str) -> Path:

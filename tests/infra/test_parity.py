@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-
 from ecs_guardrail import iam
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, any import mode
@@ -27,9 +26,17 @@ TF = iac.load_terraform()
 PATTERNS = json.loads(iac.PATTERNS.read_text())
 
 # function name -> logical ids in template.yaml
-CFN_FUNCTION = {"recorder": "RecorderFunction", "watchdog": "WatchdogFunction", "availability": "AvailabilityFunction"}
+CFN_FUNCTION = {
+    "recorder": "RecorderFunction",
+    "watchdog": "WatchdogFunction",
+    "availability": "AvailabilityFunction",
+}
 CFN_ROLE = {"recorder": "RecorderRole", "watchdog": "WatchdogRole", "availability": "AvailabilityRole"}
-CFN_LOG_GROUP = {"recorder": "RecorderLogGroup", "watchdog": "WatchdogLogGroup", "availability": "AvailabilityLogGroup"}
+CFN_LOG_GROUP = {
+    "recorder": "RecorderLogGroup",
+    "watchdog": "WatchdogLogGroup",
+    "availability": "AvailabilityLogGroup",
+}
 TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "availability"}
 
 # Terraform-only inputs, each with the SAM counterpart that is not a parameter.
@@ -56,10 +63,13 @@ def snake(pascal: str) -> str:
 
 
 def declared(function: str) -> set[tuple[str, str]]:
-    return {(kind, action) for kind, actions in iam.handler_permissions(function).items() for action in actions}
+    return {
+        (kind, action) for kind, actions in iam.handler_permissions(function).items() for action in actions
+    }
 
 
 # ---------------------------------------------------------------------------------------------- patterns
+
 
 def test_rule_patterns_equal_events_patterns_json() -> None:
     assert set(PATTERNS) == {"recorder", "watchdog"}
@@ -80,16 +90,26 @@ def test_watchdog_is_filtered_at_the_bus() -> None:
         ("ECS Service Action",): {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]},
     }
     assert PATTERNS["recorder"]["detail-type"] == [
-        "ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
+        "ECS Task State Change",
+        "ECS Service Action",
+        "ECS Deployment State Change",
+    ]
 
 
 def test_raw_copy_and_archive_take_every_ecs_event() -> None:
     everything = {"source": ["aws.ecs"]}
     assert TEMPLATE["Resources"]["EcsEventsLogRule"]["Properties"]["EventPattern"] == everything
     assert TEMPLATE["Resources"]["EcsEventsArchive"]["Properties"]["EventPattern"] == everything
-    assert json.loads(iac.heredoc(TF["resource"]["aws_cloudwatch_event_rule"]["ecs_events_log"]["event_pattern"])) \
+    assert (
+        json.loads(
+            iac.heredoc(TF["resource"]["aws_cloudwatch_event_rule"]["ecs_events_log"]["event_pattern"])
+        )
         == everything
-    assert json.loads(iac.heredoc(TF["resource"]["aws_cloudwatch_event_archive"]["ecs"]["event_pattern"])) == everything
+    )
+    assert (
+        json.loads(iac.heredoc(TF["resource"]["aws_cloudwatch_event_archive"]["ecs"]["event_pattern"]))
+        == everything
+    )
     # log targets must live under /aws/events/, and both keep them for the retention parameter
     cfn_group = TEMPLATE["Resources"]["EcsEventsLogGroup"]["Properties"]
     assert cfn_group["LogGroupName"]["Fn::Sub"].startswith("/aws/events/")
@@ -100,6 +120,7 @@ def test_raw_copy_and_archive_take_every_ecs_event() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- parameters
+
 
 def _normal_default(value: Any) -> str:
     if isinstance(value, bool):
@@ -114,7 +135,9 @@ def test_same_parameters_and_defaults() -> None:
     tf = {name: spec for name, spec in TF["variable"].items() if name not in TF_ONLY_VARIABLES}
     assert set(cfn) == set(tf), "parameters present on one side only"
     for name in cfn:
-        assert _normal_default(cfn[name].get("Default", "")) == _normal_default(tf[name].get("default", "")), name
+        assert _normal_default(cfn[name].get("Default", "")) == _normal_default(
+            tf[name].get("default", "")
+        ), name
     assert cfn["alert_only_clusters"]["Default"] == "production"
 
 
@@ -131,34 +154,66 @@ def test_every_input_is_validated_and_described() -> None:
 
 # One row per case: (parameter, value, accepted?). Both sides must agree with the expectation.
 VALIDATION_CASES = [
-    ("AlertOnlyClusters", "production", True), ("AlertOnlyClusters", "", True),
-    ("AlertOnlyClusters", "prod-*,staging_eu,team?", True), ("AlertOnlyClusters", "prod, staging", False),
+    ("AlertOnlyClusters", "production", True),
+    ("AlertOnlyClusters", "", True),
+    ("AlertOnlyClusters", "prod-*,staging_eu,team?", True),
+    ("AlertOnlyClusters", "prod, staging", False),
     ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:111122223333:cluster/prod", False),
     ("AlertOnlyClusters", "prod,,staging", False),
-    ("CrashThreshold", "1", True), ("CrashThreshold", "1000", True), ("CrashThreshold", "0", False),
-    ("CrashThreshold", "1001", False), ("CrashThreshold", "2.5", False),
-    ("CrashWindowMinutes", "1440", True), ("CrashWindowMinutes", "1441", False), ("CrashWindowMinutes", "0", False),
-    ("MaxActionFraction", "0", True), ("MaxActionFraction", "1", True), ("MaxActionFraction", "0.35", True),
-    ("MaxActionFraction", "1.5", False), ("MaxActionFraction", "-0.1", False),
-    ("MinActionsAllowed", "0", True), ("MinActionsAllowed", "1000", True), ("MinActionsAllowed", "-1", False),
-    ("FleetSignalMinFailures", "1", True), ("FleetSignalMinFailures", "0", False),
-    ("DryRun", "true", True), ("DryRun", "false", True), ("DryRun", "yes", False),
-    ("LogLevel", "DEBUG", True), ("LogLevel", "TRACE", False),
-    ("TracingMode", "Active", True), ("TracingMode", "PassThrough", True), ("TracingMode", "active", False),
-    ("LogRetentionDays", "14", True), ("LogRetentionDays", "15", False),
-    ("ArchiveRetentionDays", "0", True), ("ArchiveRetentionDays", "3650", True), ("ArchiveRetentionDays", "3651", False),
-    ("SampleSchedule", "rate(1 minute)", True), ("SampleSchedule", "rate(5 minutes)", True),
-    ("SampleSchedule", "cron(0/2 * * * ? *)", True), ("SampleSchedule", "rate(1 minutes)", False),
-    ("SampleSchedule", "every minute", False), ("SampleSchedule", "rate(12 minutes)", True),
+    ("CrashThreshold", "1", True),
+    ("CrashThreshold", "1000", True),
+    ("CrashThreshold", "0", False),
+    ("CrashThreshold", "1001", False),
+    ("CrashThreshold", "2.5", False),
+    ("CrashWindowMinutes", "1440", True),
+    ("CrashWindowMinutes", "1441", False),
+    ("CrashWindowMinutes", "0", False),
+    ("MaxActionFraction", "0", True),
+    ("MaxActionFraction", "1", True),
+    ("MaxActionFraction", "0.35", True),
+    ("MaxActionFraction", "1.5", False),
+    ("MaxActionFraction", "-0.1", False),
+    ("MinActionsAllowed", "0", True),
+    ("MinActionsAllowed", "1000", True),
+    ("MinActionsAllowed", "-1", False),
+    ("FleetSignalMinFailures", "1", True),
+    ("FleetSignalMinFailures", "0", False),
+    ("DryRun", "true", True),
+    ("DryRun", "false", True),
+    ("DryRun", "yes", False),
+    ("LogLevel", "DEBUG", True),
+    ("LogLevel", "TRACE", False),
+    ("TracingMode", "Active", True),
+    ("TracingMode", "PassThrough", True),
+    ("TracingMode", "active", False),
+    ("LogRetentionDays", "14", True),
+    ("LogRetentionDays", "15", False),
+    ("ArchiveRetentionDays", "0", True),
+    ("ArchiveRetentionDays", "3650", True),
+    ("ArchiveRetentionDays", "3651", False),
+    ("SampleSchedule", "rate(1 minute)", True),
+    ("SampleSchedule", "rate(5 minutes)", True),
+    ("SampleSchedule", "cron(0/2 * * * ? *)", True),
+    ("SampleSchedule", "rate(1 minutes)", False),
+    ("SampleSchedule", "every minute", False),
+    ("SampleSchedule", "rate(12 minutes)", True),
     ("SampleSchedule", "rate(1 hours)", False),
-    ("SampleLookbackMinutes", "180", True), ("SampleLookbackMinutes", "181", False),
-    ("HistoryTtlDays", "3650", True), ("HistoryTtlDays", "0", False),
-    ("HeartbeatMinutes", "5", True), ("HeartbeatMinutes", "1440", True), ("HeartbeatMinutes", "4", False),
+    ("SampleLookbackMinutes", "180", True),
+    ("SampleLookbackMinutes", "181", False),
+    ("HistoryTtlDays", "3650", True),
+    ("HistoryTtlDays", "0", False),
+    ("HeartbeatMinutes", "5", True),
+    ("HeartbeatMinutes", "1440", True),
+    ("HeartbeatMinutes", "4", False),
     ("HeartbeatMinutes", "1441", False),
-    ("SlackWebhookSecretArn", SLACK_ARN, True), ("SlackWebhookSecretArn", "", True),
+    ("SlackWebhookSecretArn", SLACK_ARN, True),
+    ("SlackWebhookSecretArn", "", True),
     ("SlackWebhookSecretArn", "https://hooks.slack.com/services/T000/B000/XXXX", False),
-    ("AlertEmail", "oncall@example.com", True), ("AlertEmail", "", True), ("AlertEmail", "a@b,c@d.e", False),
-    ("SourceAccountIds", "111122223333,444455556666", True), ("SourceAccountIds", "", True),
+    ("AlertEmail", "oncall@example.com", True),
+    ("AlertEmail", "", True),
+    ("AlertEmail", "a@b,c@d.e", False),
+    ("SourceAccountIds", "111122223333,444455556666", True),
+    ("SourceAccountIds", "", True),
     ("SourceAccountIds", "1234", False),
 ]
 
@@ -193,9 +248,16 @@ def test_cloudformation_validation(name: str, value: str, accepted: bool) -> Non
 
 @pytest.mark.parametrize(
     ("name", "low", "high"),
-    [("CrashThreshold", 1, 1000), ("CrashWindowMinutes", 1, 1440), ("MinActionsAllowed", 0, 1000),
-     ("FleetSignalMinFailures", 1, 1000), ("ArchiveRetentionDays", 0, 3650), ("SampleLookbackMinutes", 1, 180),
-     ("HistoryTtlDays", 1, 3650), ("HeartbeatMinutes", 5, 1440)],
+    [
+        ("CrashThreshold", 1, 1000),
+        ("CrashWindowMinutes", 1, 1440),
+        ("MinActionsAllowed", 0, 1000),
+        ("FleetSignalMinFailures", 1, 1000),
+        ("ArchiveRetentionDays", 0, 3650),
+        ("SampleLookbackMinutes", 1, 180),
+        ("HistoryTtlDays", 1, 3650),
+        ("HeartbeatMinutes", 5, 1440),
+    ],
 )
 def test_integer_patterns_accept_exactly_their_range(name: str, low: int, high: int) -> None:
     accepted = {n for n in range(-2, 4000) if cfn_accepts(name, str(n))}
@@ -206,8 +268,10 @@ def test_integer_patterns_accept_exactly_their_range(name: str, low: int, high: 
 @pytest.fixture(scope="module")
 def tf_variables_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if iac.terraform_binary() is None:
-        pytest.skip("terraform is not on PATH: variable validation and the Terraform deny are proven by "
-                    "the template side only (install terraform to run these)")
+        pytest.skip(
+            "terraform is not on PATH: variable validation and the Terraform deny are proven by "
+            "the template side only (install terraform to run these)"
+        )
     return iac.terraform_module_copy(tmp_path_factory.mktemp("tfvars"), "variables.tf", "alert_only.tf")
 
 
@@ -225,9 +289,13 @@ def test_terraform_validation_agrees(tf_variables_only: Path) -> None:
         args = [a for n, (v, _) in round_.items() for a in ("-var", f"{snake(n)}={v}")]
         result = iac.run_terraform(tf_variables_only, "plan", "-input=false", "-lock=false", *args)
         output = result.stdout + result.stderr
-        rejected = set(re.findall(
-            r'Error: Invalid value for (?:input )?variable\s+on variables\.tf line \d+:\n\s*\d+: variable "(\w+)"',
-            output))
+        rejected = set(
+            re.findall(
+                r"Error: Invalid value for (?:input )?variable\s+"
+                r'on variables\.tf line \d+:\n\s*\d+: variable "(\w+)"',
+                output,
+            )
+        )
         assert rejected or result.returncode == 0, output
         for name, (value, accepted) in round_.items():
             assert (snake(name) not in rejected) is accepted, f"{name}={value!r}: terraform said\n{output}"
@@ -236,6 +304,7 @@ def test_terraform_validation_agrees(tf_variables_only: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- functions
+
 
 def _cfn_value(value: Any) -> str:
     if isinstance(value, dict) and "Ref" in value:
@@ -253,8 +322,10 @@ def _tf_value_ref(value: Any) -> str:
     match = re.fullmatch(r"\$\{(?:tostring\()?var\.(\w+)\)?\}", value)
     if match:
         return f"var:{match.group(1)}"
-    resources = {"${aws_dynamodb_table.history.name}": "resource:history_table",
-                 "${aws_sns_topic.alerts.arn}": "resource:alert_topic"}
+    resources = {
+        "${aws_dynamodb_table.history.name}": "resource:history_table",
+        "${aws_sns_topic.alerts.arn}": "resource:alert_topic",
+    }
     if value in resources:
         return resources[value]
     assert "${" not in value, f"unexpected expression {value}"
@@ -264,9 +335,19 @@ def _tf_value_ref(value: Any) -> str:
 # What the brief's contract says each function reads (plus Powertools').
 CONTRACT_ENV = {
     "recorder": {"HISTORY_TABLE", "HISTORY_TTL_DAYS"},
-    "watchdog": {"ALERT_ONLY_CLUSTERS", "CRASH_THRESHOLD", "CRASH_WINDOW_MINUTES", "MAX_ACTION_FRACTION",
-                 "MIN_ACTIONS_ALLOWED", "FLEET_SIGNAL_MIN_FAILURES", "DRY_RUN", "HISTORY_TABLE", "HISTORY_TTL_DAYS",
-                 "ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN"},
+    "watchdog": {
+        "ALERT_ONLY_CLUSTERS",
+        "CRASH_THRESHOLD",
+        "CRASH_WINDOW_MINUTES",
+        "MAX_ACTION_FRACTION",
+        "MIN_ACTIONS_ALLOWED",
+        "FLEET_SIGNAL_MIN_FAILURES",
+        "DRY_RUN",
+        "HISTORY_TABLE",
+        "HISTORY_TTL_DAYS",
+        "ALERT_TOPIC_ARN",
+        "SLACK_WEBHOOK_SECRET_ARN",
+    },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }
 POWERTOOLS_ENV = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
@@ -308,8 +389,10 @@ def test_same_function_configuration(function: str) -> None:
     invoke = props["EventInvokeConfig"]
     assert invoke["MaximumRetryAttempts"] == spec["max_retry_attempt"]
     assert invoke["MaximumEventAgeInSeconds"] == spec["max_event_age"]
-    assert invoke["DestinationConfig"]["OnFailure"] == {"Type": "SQS",
-                                                        "Destination": {"Fn::GetAtt": ["FunctionFailureQueue", "Arn"]}}
+    assert invoke["DestinationConfig"]["OnFailure"] == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["FunctionFailureQueue", "Arn"]},
+    }
     assert props["LoggingConfig"]["LogGroup"] == {"Ref": CFN_LOG_GROUP[function]}
     # one code artifact on both sides
     code_uri = iac.function_property(TEMPLATE, logical, "CodeUri")
@@ -320,12 +403,15 @@ def test_same_function_configuration(function: str) -> None:
 def test_tf_function_wiring() -> None:
     res = TF["resource"]
     assert res["aws_lambda_function"]["this"]["for_each"] == "${local.functions}"
-    on_failure = res["aws_lambda_function_event_invoke_config"]["this"]["destination_config"][0]["on_failure"][0]
+    on_failure = res["aws_lambda_function_event_invoke_config"]["this"]["destination_config"][0][
+        "on_failure"
+    ][0]
     assert on_failure["destination"] == "${aws_sqs_queue.function_failures.arn}"
     assert set(TF["locals"]["functions"]) == set(iam.FUNCTIONS)
 
 
 # ---------------------------------------------------------------------------------------------- IAM
+
 
 def _classify_cfn(resource: str, function: str) -> str:
     own_log = f"{{getatt:{CFN_LOG_GROUP[function]}.Arn}}"
@@ -377,7 +463,9 @@ def tf_statements(function: str) -> list[dict[str, Any]]:
     return statements
 
 
-def granted(statements: list[dict[str, Any]], classify, function: str, effect: str = "Allow") -> set[tuple[str, str]]:
+def granted(
+    statements: list[dict[str, Any]], classify, function: str, effect: str = "Allow"
+) -> set[tuple[str, str]]:
     pairs = set()
     for s in statements:
         if s.get("Effect", s.get("effect", "Allow")) != effect:
@@ -391,16 +479,23 @@ def granted(statements: list[dict[str, Any]], classify, function: str, effect: s
 @pytest.mark.parametrize("function", sorted(iam.FUNCTIONS))
 def test_granted_actions_equal_declared_actions(function: str) -> None:
     expected = declared(function) | PLATFORM
-    assert granted(cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN), _classify_cfn, function) == expected
+    assert (
+        granted(cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN), _classify_cfn, function)
+        == expected
+    )
     assert granted(tf_statements(function), _classify_tf, function) == expected
 
 
 def test_slack_secret_is_granted_only_when_configured() -> None:
     without = granted(cfn_statements("watchdog", SlackWebhookSecretArn=""), _classify_cfn, "watchdog")
-    assert without == (declared("watchdog") | PLATFORM) - {("webhook_secret", "secretsmanager:GetSecretValue")}
+    assert without == (declared("watchdog") | PLATFORM) - {
+        ("webhook_secret", "secretsmanager:GetSecretValue")
+    }
     dynamic = TF["data"]["aws_iam_policy_document"]["watchdog"]["dynamic"]
-    assert iac.as_list(dynamic)[0]["statement"]["for_each"] == \
-        "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}"
+    assert (
+        iac.as_list(dynamic)[0]["statement"]["for_each"]
+        == "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}"
+    )
     assert TF["locals"]["has_slack_webhook"] == '${var.slack_webhook_secret_arn != ""}'
 
 
@@ -414,10 +509,14 @@ def test_no_write_on_a_wildcard_resource() -> None:
 
 
 def test_ecs_service_arn_is_this_account_and_region_long_format() -> None:
-    assert TF["locals"]["ecs_service_arns"] == "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+    assert (
+        TF["locals"]["ecs_service_arns"]
+        == "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the deny
+
 
 def iam_match(pattern: str, arn: str) -> bool:
     """IAM ARN matching: * any run of characters (slashes included), ? one character."""
@@ -437,15 +536,23 @@ def svc(cluster: str, service: str = "web", region: str = "eu-west-1", account: 
 @pytest.mark.parametrize(
     ("alert_only", "denied", "allowed"),
     [
-        ("production", [svc("production"), svc("production", "api", "us-east-1", "444455556666")],
-         [svc("staging"), svc("production-canary")]),
-        ("production,prod-*", [svc("production"), svc("prod-eu"), svc("prod-")], [svc("dev"), svc("preprod")]),
+        (
+            "production",
+            [svc("production"), svc("production", "api", "us-east-1", "444455556666")],
+            [svc("staging"), svc("production-canary")],
+        ),
+        (
+            "production,prod-*",
+            [svc("production"), svc("prod-eu"), svc("prod-")],
+            [svc("dev"), svc("preprod")],
+        ),
         ("team?", [svc("team1")], [svc("team12"), svc("team")]),
         ("", [svc("production"), svc("dev"), svc("anything", "at-all")], []),
     ],
 )
-def test_deny_covers_every_service_of_alert_only_clusters(alert_only: str, denied: list[str],
-                                                          allowed: list[str]) -> None:
+def test_deny_covers_every_service_of_alert_only_clusters(
+    alert_only: str, denied: list[str], allowed: list[str]
+) -> None:
     deny = cfn_deny(alert_only)
     assert set(iac.as_list(deny["Action"])) == {"ecs:UpdateService", "ecs:TagResource"}
     patterns = iac.as_list(deny["Resource"])
@@ -458,27 +565,34 @@ def test_deny_covers_every_service_of_alert_only_clusters(alert_only: str, denie
 
 
 def test_deny_covers_every_mutating_ecs_action_the_watchdog_has() -> None:
-    mutating = {a for kind, a in declared("watchdog") if a.startswith("ecs:")
-                and not a.split(":", 1)[1].startswith(("Describe", "List"))}
+    mutating = {
+        a
+        for kind, a in declared("watchdog")
+        if a.startswith("ecs:") and not a.split(":", 1)[1].startswith(("Describe", "List"))
+    }
     assert mutating <= set(iac.as_list(cfn_deny("production")["Action"]))
     tf_deny = TF["data"]["aws_iam_policy_document"]["watchdog_deny_alert_only"]["statement"][0]
     assert tf_deny["effect"] == "Deny"
     assert mutating <= set(tf_deny["actions"])
     assert tf_deny["resources"] == "${local.alert_only_service_arns}"
     attachment = TF["resource"]["aws_iam_role_policy"]["watchdog_deny_alert_only"]
-    assert attachment["role"] == '${aws_iam_role.function["watchdog"].id}' or \
-        attachment["role"] == '${aws_iam_role.function[\\"watchdog\\"].id}'
+    assert (
+        attachment["role"] == '${aws_iam_role.function["watchdog"].id}'
+        or attachment["role"] == '${aws_iam_role.function[\\"watchdog\\"].id}'
+    )
     assert attachment["policy"] == "${data.aws_iam_policy_document.watchdog_deny_alert_only.json}"
 
 
 @pytest.mark.parametrize("alert_only", ["production", "production,prod-*,team?", ""])
 def test_terraform_deny_equals_template_deny(tf_variables_only: Path, alert_only: str) -> None:
-    tf = iac.terraform_console(tf_variables_only, "local.alert_only_service_arns",
-                               {"alert_only_clusters": alert_only})
+    tf = iac.terraform_console(
+        tf_variables_only, "local.alert_only_service_arns", {"alert_only_clusters": alert_only}
+    )
     assert tf == iac.as_list(cfn_deny(alert_only)["Resource"])
 
 
 # ---------------------------------------------------------------------------------------------- failure paths
+
 
 def test_every_rule_target_has_dlq_and_retry_policy() -> None:
     cfn_rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
@@ -486,9 +600,13 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
     cfn_retry = {}
     for name, rule in cfn_rules.items():
         for target in rule["Properties"]["Targets"]:
-            assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, name
-            cfn_retry[name] = (target["RetryPolicy"]["MaximumRetryAttempts"],
-                               target["RetryPolicy"]["MaximumEventAgeInSeconds"])
+            assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, (
+                name
+            )
+            cfn_retry[name] = (
+                target["RetryPolicy"]["MaximumRetryAttempts"],
+                target["RetryPolicy"]["MaximumEventAgeInSeconds"],
+            )
     tf_targets = TF["resource"]["aws_cloudwatch_event_target"]
     assert set(tf_targets) == {"recorder", "watchdog", "ecs_events_log", "availability"}
     tf_retry = {}
@@ -496,12 +614,20 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
         assert target["dead_letter_config"][0]["arn"] == "${aws_sqs_queue.events_dlq.arn}", name
         policy = target["retry_policy"][0]
         tf_retry[name] = (policy["maximum_retry_attempts"], policy["maximum_event_age_in_seconds"])
-    names = {"RecorderRule": "recorder", "WatchdogRule": "watchdog", "EcsEventsLogRule": "ecs_events_log",
-             "AvailabilityScheduleRule": "availability"}
+    names = {
+        "RecorderRule": "recorder",
+        "WatchdogRule": "watchdog",
+        "EcsEventsLogRule": "ecs_events_log",
+        "AvailabilityScheduleRule": "availability",
+    }
     assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
     # the DLQ lets exactly these rules in
-    condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
-    assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(cfn_rules)
+    condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"][
+        "Statement"
+    ][0]
+    assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(
+        cfn_rules
+    )
 
 
 def _cfn_alarms() -> set[tuple[str, str, str]]:
@@ -543,14 +669,18 @@ def test_alarms_cover_both_failure_paths_errors_throttles_and_heartbeat() -> Non
 
 # ---------------------------------------------------------------------------------------------- state
 
+
 def test_history_table_is_the_same() -> None:
     cfn = TEMPLATE["Resources"]["HistoryTable"]["Properties"]
     tf = TF["resource"]["aws_dynamodb_table"]["history"]
     assert cfn["BillingMode"] == tf["billing_mode"] == "PAY_PER_REQUEST"
     assert {(k["AttributeName"], k["KeyType"]) for k in cfn["KeySchema"]} == {("pk", "HASH"), ("sk", "RANGE")}
     assert (tf["hash_key"], tf["range_key"]) == ("pk", "sk")
-    assert {(a["AttributeName"], a["AttributeType"]) for a in cfn["AttributeDefinitions"]} == \
-        {(a["name"], a["type"]) for a in tf["attribute"]} == {("pk", "S"), ("sk", "S"), ("gsi1pk", "S"), ("gsi1sk", "S")}
+    assert (
+        {(a["AttributeName"], a["AttributeType"]) for a in cfn["AttributeDefinitions"]}
+        == {(a["name"], a["type"]) for a in tf["attribute"]}
+        == {("pk", "S"), ("sk", "S"), ("gsi1pk", "S"), ("gsi1sk", "S")}
+    )
     (gsi,) = cfn["GlobalSecondaryIndexes"]
     (tf_gsi,) = tf["global_secondary_index"]
     assert gsi["IndexName"] == tf_gsi["name"] == "gsi1"
@@ -560,7 +690,9 @@ def test_history_table_is_the_same() -> None:
     assert tf["ttl"][0] == {"attribute_name": "expires_at", "enabled": True}
     assert cfn["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert tf["point_in_time_recovery"][0]["enabled"] is True
-    assert cfn["SSESpecification"]["SSEEnabled"] is True and tf["server_side_encryption"][0]["enabled"] is True
+    assert (
+        cfn["SSESpecification"]["SSEEnabled"] is True and tf["server_side_encryption"][0]["enabled"] is True
+    )
     assert cfn["DeletionProtectionEnabled"] is True and tf["deletion_protection_enabled"] is True
 
 
@@ -576,8 +708,9 @@ def test_slack_webhook_is_only_a_secret_reference() -> None:
 def test_cross_account_mode_on_both_sides() -> None:
     policy = TEMPLATE["Resources"]["CrossAccountBusPolicy"]
     assert policy["Condition"] == "HasSourceAccounts"
-    statement = iac.Evaluator(TEMPLATE, iac.parameter_values(
-        TEMPLATE, SourceAccountIds="111111111111,222222222222"))(policy["Properties"]["Statement"])
+    statement = iac.Evaluator(
+        TEMPLATE, iac.parameter_values(TEMPLATE, SourceAccountIds="111111111111,222222222222")
+    )(policy["Properties"]["Statement"])
     assert statement["Principal"] == {"AWS": ["111111111111", "222222222222"]}
     assert statement["Action"] == "events:PutEvents"
     tf = TF["resource"]["aws_cloudwatch_event_permission"]["member_accounts"]
