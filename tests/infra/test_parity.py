@@ -110,6 +110,13 @@ def test_raw_copy_and_archive_take_every_ecs_event() -> None:
         json.loads(iac.heredoc(TF["resource"]["aws_cloudwatch_event_archive"]["ecs"]["event_pattern"]))
         == everything
     )
+    cfn_target = iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE))(
+        TEMPLATE["Resources"]["EcsEventsLogRule"]["Properties"]["Targets"][0]["Arn"]
+    )
+    assert cfn_target == "arn:aws:logs:eu-west-1:111122223333:log-group:{ref:EcsEventsLogGroup}"
+    assert TF["resource"]["aws_cloudwatch_event_target"]["ecs_events_log"]["arn"] == (
+        "${aws_cloudwatch_log_group.ecs_events.arn}"
+    )
     # log targets must live under /aws/events/, and both keep them for the retention parameter
     cfn_group = TEMPLATE["Resources"]["EcsEventsLogGroup"]["Properties"]
     assert cfn_group["LogGroupName"]["Fn::Sub"].startswith("/aws/events/")
