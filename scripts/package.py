@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Build the one Lambda code artifact of ecs-guardrail, reproducibly.
+
+The zip holds the ``ecs_guardrail`` package (from ``src/``) and its runtime dependencies for the
+Lambda Python 3.12 runtime on arm64 (``manylinux2014_aarch64`` wheels only), without boto3, botocore
+and s3transfer, which the runtime ships. Entries are sorted, timestamps fixed (1980-01-01, or
+``SOURCE_DATE_EPOCH``), permissions normalised and no ``.pyc`` is included, so the same sources and
+the same pinned dependencies give a byte-identical zip (and the same sha256 on any machine).
+
+Dependencies come from ``deploy/lambda-requirements.txt`` (exact pins, installed with ``--no-deps``)
+when it exists; ``--update-lock`` resolves ``pyproject.toml``'s dependencies afresh and rewrites it.
+
+Prints the path, the size in bytes and the sha256 of the zip. Exit status 0 on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "deploy" / "lambda-requirements.txt"
+PIP_TARGET_ARGS = [
+    "--platform",
+    "manylinux2014_aarch64",
+    "--implementation",
+    "cp",
+    "--python-version",
+    "3.12",
+    "--only-binary=:all:",
+    "--no-compile",
+    "--disable-pip-version-check",
+    "--quiet",
+]
+# Shipped by the Lambda Python runtime (https://docs.aws.amazon.com/lambda/latest/dg/lambda-python.html).
+RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer"}
+EXCLUDED_PARTS = {"__pycache__", "tests", "test"}
+EXCLUDED_SUFFIXES = {".pyc", ".pyo"}
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(spec: str) -> str:
+    return _normalise(re.split(r"[\s\[<>=!~;]", spec.strip(), maxsplit=1)[0])
+
+
+def runtime_requirements() -> list[str]:
+    """pyproject.toml's ``[project].dependencies`` minus what the Lambda runtime ships."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return [d for d in project["dependencies"] if _requirement_name(d) not in RUNTIME_PROVIDED]
+
+
+def _pip(*args: str) -> None:
+    cmd = [sys.executable, "-m", "pip", "install", *PIP_TARGET_ARGS, *args]
+    subprocess.run(cmd, check=True)
+
+
+def _installed(target: Path) -> list[tuple[str, str]]:
+    found = []
+    for meta in sorted(target.glob("*.dist-info")):
+        name, _, version = meta.name.removesuffix(".dist-info").partition("-")
+        found.append((_normalise(name), version))
+    return found
+
+
+def install_dependencies(target: Path, update_lock: bool) -> list[tuple[str, str]]:
+    if update_lock or not LOCK.exists():
+        _pip("--target", str(target), *runtime_requirements())
+        pins = [(n, v) for n, v in _installed(target) if n not in RUNTIME_PROVIDED]
+        LOCK.parent.mkdir(parents=True, exist_ok=True)
+        LOCK.write_text(
+            "# Pinned runtime dependencies of the Lambda artifact (python 3.12, manylinux2014_aarch64).\n"
+            "# Regenerate with: python scripts/package.py --update-lock\n"
+            + "".join(f"{n}=={v}\n" for n, v in pins)
+        )
+    else:
+        _pip("--target", str(target), "--no-deps", "-r", str(LOCK))
+    for name in RUNTIME_PROVIDED:  # a transitive pull of the SDK would only add weight
+        for path in list(target.glob(f"{name}")) + list(target.glob(f"{name}-*.dist-info")):
+            shutil.rmtree(path)
+    return _installed(target)
+
+
+def _included(rel: Path) -> bool:
+    return not (set(rel.parts) & EXCLUDED_PARTS) and rel.suffix not in EXCLUDED_SUFFIXES
+
+
+def write_zip(sources: list[tuple[Path, Path]], out: Path) -> None:
+    """Write ``(file, archive name)`` pairs sorted by name with fixed metadata."""
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))  # 1980-01-01, the zip minimum
+    stamp = time.gmtime(max(epoch, 315532800))[:6]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for path, arcname in sorted(sources, key=lambda pair: pair[1].as_posix()):
+            info = zipfile.ZipInfo(arcname.as_posix(), date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # unix, so external_attr means the same everywhere
+            info.external_attr = (0o100644 if not os.access(path, os.X_OK) else 0o100755) << 16
+            zf.writestr(info, path.read_bytes(), compresslevel=9)
+    tmp.replace(out)
+
+
+def collect(build: Path) -> list[tuple[Path, Path]]:
+    pairs = []
+    package = ROOT / "src" / "ecs_guardrail"
+    for path in package.rglob("*"):
+        rel = path.relative_to(package.parent)
+        if path.is_file() and _included(rel):
+            pairs.append((path, rel))
+    for path in build.rglob("*"):
+        rel = path.relative_to(build)
+        if path.is_file() and _included(rel) and rel.parts[0] != "bin":
+            pairs.append((path, rel))
+    names = [rel.as_posix() for _, rel in pairs]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise SystemExit(f"package: {sorted(duplicates)} come from both src/ and the dependencies")
+    return pairs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "dist" / "ecs-guardrail-lambda.zip")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "lambda")
+    parser.add_argument("--update-lock", action="store_true", help="resolve pyproject deps, rewrite the lock")
+    args = parser.parse_args(argv)
+
+    if args.build_dir.exists():
+        shutil.rmtree(args.build_dir)
+    args.build_dir.mkdir(parents=True)
+    installed = install_dependencies(args.build_dir, args.update_lock)
+    write_zip(collect(args.build_dir), args.out)
+
+    data = args.out.read_bytes()
+    print("dependencies: " + ", ".join(f"{n}=={v}" for n, v in installed))
+    print(f"path: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    print(f"size_bytes: {len(data)}")
+    print(f"sha256: {hashlib.sha256(data).hexdigest()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

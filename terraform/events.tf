@@ -1,0 +1,134 @@
+# EventBridge on the default bus. Patterns mirror events/patterns.json (tests/infra checks it).
+
+resource "aws_cloudwatch_event_rule" "recorder" {
+  name          = "${var.name}-recorder"
+  description   = "ECS task, service-action and deployment events to the recorder."
+  event_pattern = <<-EOT
+    {
+      "source": ["aws.ecs"],
+      "detail-type": ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
+    }
+  EOT
+  tags          = var.tags
+}
+
+resource "aws_cloudwatch_event_rule" "watchdog" {
+  name          = "${var.name}-watchdog"
+  description   = "Only what the watchdog reads, filtered at the bus - stopped tasks and two service actions."
+  event_pattern = <<-EOT
+    {
+      "source": ["aws.ecs"],
+      "$or": [
+        {"detail-type": ["ECS Task State Change"], "detail": {"desiredStatus": ["STOPPED"]}},
+        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}}
+      ]
+    }
+  EOT
+  tags          = var.tags
+}
+
+resource "aws_cloudwatch_event_rule" "ecs_events_log" {
+  name          = "${var.name}-ecs-events-log"
+  description   = "Raw copy of every ECS event to CloudWatch Logs; its MatchedEvents metric is the heartbeat."
+  event_pattern = <<-EOT
+    {"source": ["aws.ecs"]}
+  EOT
+  tags          = var.tags
+}
+
+resource "aws_cloudwatch_event_rule" "availability" {
+  name                = "${var.name}-availability"
+  description         = "Runs the availability sampler."
+  schedule_expression = var.sample_schedule
+  tags                = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "recorder" {
+  rule      = aws_cloudwatch_event_rule.recorder.name
+  target_id = "recorder"
+  arn       = aws_lambda_function.this["recorder"].arn
+
+  dead_letter_config {
+    arn = aws_sqs_queue.events_dlq.arn
+  }
+  retry_policy {
+    maximum_retry_attempts       = 185
+    maximum_event_age_in_seconds = 86400
+  }
+}
+
+resource "aws_cloudwatch_event_target" "watchdog" {
+  rule      = aws_cloudwatch_event_rule.watchdog.name
+  target_id = "watchdog"
+  arn       = aws_lambda_function.this["watchdog"].arn
+
+  dead_letter_config {
+    arn = aws_sqs_queue.events_dlq.arn
+  }
+  retry_policy {
+    maximum_retry_attempts       = 185
+    maximum_event_age_in_seconds = 86400
+  }
+}
+
+resource "aws_cloudwatch_event_target" "ecs_events_log" {
+  rule      = aws_cloudwatch_event_rule.ecs_events_log.name
+  target_id = "raw-log"
+  arn       = aws_cloudwatch_log_group.ecs_events.arn
+
+  dead_letter_config {
+    arn = aws_sqs_queue.events_dlq.arn
+  }
+  retry_policy {
+    maximum_retry_attempts       = 185
+    maximum_event_age_in_seconds = 86400
+  }
+}
+
+resource "aws_cloudwatch_event_target" "availability" {
+  rule      = aws_cloudwatch_event_rule.availability.name
+  target_id = "availability"
+  arn       = aws_lambda_function.this["availability"].arn
+
+  dead_letter_config {
+    arn = aws_sqs_queue.events_dlq.arn
+  }
+  retry_policy {
+    maximum_retry_attempts       = 3
+    maximum_event_age_in_seconds = 900
+  }
+}
+
+resource "aws_lambda_permission" "events" {
+  for_each = {
+    recorder     = aws_cloudwatch_event_rule.recorder.arn
+    watchdog     = aws_cloudwatch_event_rule.watchdog.arn
+    availability = aws_cloudwatch_event_rule.availability.arn
+  }
+
+  statement_id  = "AllowEventBridge"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.this[each.key].function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = each.value
+}
+
+resource "aws_cloudwatch_event_archive" "ecs" {
+  name             = "${var.name}-ecs"
+  description      = "Every ECS event, for `aws events start-replay`."
+  event_source_arn = local.default_bus_arn
+  retention_days   = var.archive_retention_days
+  event_pattern    = <<-EOT
+    {"source": ["aws.ecs"]}
+  EOT
+}
+
+# Cross-account mode: member accounts forward their ECS events here (examples/member-account).
+resource "aws_cloudwatch_event_permission" "member_accounts" {
+  for_each = toset(local.source_account_ids)
+
+  principal      = each.key
+  statement_id   = "${var.name}-member-${each.key}"
+  action         = "events:PutEvents"
+  event_bus_name = "default"
+}

@@ -1,0 +1,42 @@
+# Complete example: every input of the module set explicitly, with the defaults a first production
+# rollout should keep (alert-only production, dry run on for the first week).
+#
+#   make package                       # builds ../../../dist/ecs-guardrail-lambda.zip
+#   terraform init && terraform apply -var slack_webhook_secret_arn=arn:aws:secretsmanager:...
+
+provider "aws" {
+  region = var.region
+}
+
+module "ecs_guardrail" {
+  source = "../.."
+
+  name            = "ecs-guardrail"
+  lambda_zip_path = "${path.module}/../../../dist/ecs-guardrail-lambda.zip"
+
+  # policy (ARCHITECTURE.md, "Decision policy")
+  alert_only_clusters       = "production,prod-*"
+  crash_threshold           = 5
+  crash_window_minutes      = 30
+  max_action_fraction       = 0.2
+  min_actions_allowed       = 1
+  fleet_signal_min_failures = 2
+  dry_run                   = true
+
+  # plumbing
+  log_level                = "INFO"
+  tracing_mode             = "Active"
+  log_retention_days       = 30
+  archive_retention_days   = 30
+  sample_schedule          = "rate(1 minute)"
+  sample_lookback_minutes  = 5
+  history_ttl_days         = 90
+  heartbeat_minutes        = 60
+  slack_webhook_secret_arn = var.slack_webhook_secret_arn
+  alert_email              = var.alert_email
+  source_account_ids       = var.source_account_ids
+
+  tags = {
+    Project = "ecs-guardrail"
+  }
+}

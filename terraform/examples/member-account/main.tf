@@ -1,0 +1,80 @@
+# Cross-account mode, member side: forward this account's ECS events to the central account's default
+# bus, where ecs-guardrail runs with source_account_ids including this account.
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_partition" "current" {}
+
+data "aws_iam_policy_document" "assume_events" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "forward" {
+  name               = "ecs-guardrail-forward"
+  assume_role_policy = data.aws_iam_policy_document.assume_events.json
+}
+
+data "aws_iam_policy_document" "forward" {
+  statement {
+    actions   = ["events:PutEvents"]
+    resources = [var.central_event_bus_arn]
+  }
+}
+
+resource "aws_iam_role_policy" "forward" {
+  name   = "put-events-to-central-bus"
+  role   = aws_iam_role.forward.id
+  policy = data.aws_iam_policy_document.forward.json
+}
+
+resource "aws_cloudwatch_event_rule" "forward" {
+  name          = "ecs-guardrail-forward"
+  description   = "Every ECS event to the central ecs-guardrail account."
+  event_pattern = <<-EOT
+    {"source": ["aws.ecs"]}
+  EOT
+}
+
+resource "aws_sqs_queue" "forward_dlq" {
+  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled), which checkov does not recognise.
+  name                      = "ecs-guardrail-forward-dlq"
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = true
+}
+
+resource "aws_sqs_queue_policy" "forward_dlq" {
+  queue_url = aws_sqs_queue.forward_dlq.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "events.amazonaws.com" }
+      Action    = "sqs:SendMessage"
+      Resource  = aws_sqs_queue.forward_dlq.arn
+      Condition = { ArnEquals = { "aws:SourceArn" = aws_cloudwatch_event_rule.forward.arn } }
+    }]
+  })
+}
+
+resource "aws_cloudwatch_event_target" "forward" {
+  rule      = aws_cloudwatch_event_rule.forward.name
+  target_id = "central-bus"
+  arn       = var.central_event_bus_arn
+  role_arn  = aws_iam_role.forward.arn
+
+  dead_letter_config {
+    arn = aws_sqs_queue.forward_dlq.arn
+  }
+  retry_policy {
+    maximum_retry_attempts       = 185
+    maximum_event_age_in_seconds = 86400
+  }
+}

@@ -1,0 +1,15 @@
+variable "region" {
+  description = "Region of this member account's ECS fleet (same region as the central account)."
+  type        = string
+  default     = "eu-west-1"
+}
+
+variable "central_event_bus_arn" {
+  description = "event_bus_arn output of the central ecs-guardrail deployment."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/default$", var.central_event_bus_arn))
+    error_message = "central_event_bus_arn: the ARN of the central account's default event bus."
+  }
+}

@@ -1,0 +1,262 @@
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+
+locals {
+  account_id       = data.aws_caller_identity.current.account_id
+  partition        = data.aws_partition.current.partition
+  region           = data.aws_region.current.name
+  default_bus_arn  = "arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"
+  ecs_service_arns = "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+
+  has_slack_webhook  = var.slack_webhook_secret_arn != ""
+  source_account_ids = compact(split(",", var.source_account_ids))
+
+  # One code artifact, three handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
+  # template.yaml (Globals.Function.Environment merged with the function's own).
+  functions = {
+    recorder = {
+      description       = "Records every ECS task, service-action and deployment event in the history table."
+      handler           = "ecs_guardrail.handlers.record.handler"
+      timeout           = 30
+      max_event_age     = 21600
+      max_retry_attempt = 2
+      environment = {
+        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
+        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
+        POWERTOOLS_LOG_LEVEL         = var.log_level
+        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
+      }
+    }
+    watchdog = {
+      description       = "Decides on stopped tasks and ECS service actions; scales crash loops to zero where allowed, alerts otherwise."
+      handler           = "ecs_guardrail.handlers.watchdog.handler"
+      timeout           = 60
+      max_event_age     = 21600
+      max_retry_attempt = 2
+      environment = {
+        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
+        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
+        POWERTOOLS_LOG_LEVEL         = var.log_level
+        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
+        ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
+        CRASH_THRESHOLD              = tostring(var.crash_threshold)
+        CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
+        MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
+        MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
+        FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
+        DRY_RUN                      = tostring(var.dry_run)
+        ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
+        SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+      }
+    }
+    availability = {
+      description       = "Samples HealthyHostCount of every ECS service behind an ALB target group."
+      handler           = "ecs_guardrail.handlers.availability.handler"
+      timeout           = 120
+      max_event_age     = 900
+      max_retry_attempt = 2
+      environment = {
+        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
+        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
+        POWERTOOLS_LOG_LEVEL         = var.log_level
+        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
+        SAMPLE_LOOKBACK_MINUTES      = tostring(var.sample_lookback_minutes)
+      }
+    }
+  }
+}
+
+# ------------------------------------------------------------------ state and sinks
+
+resource "aws_dynamodb_table" "history" {
+  #checkov:skip=CKV_AWS_119:SSE with the AWS owned/managed key; a customer managed key adds $1/month and key-policy upkeep for operational metadata only.
+  name                        = "${var.name}-history"
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "pk"
+  range_key                   = "sk"
+  deletion_protection_enabled = true
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+  attribute {
+    name = "gsi1pk"
+    type = "S"
+  }
+  attribute {
+    name = "gsi1sk"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "gsi1"
+    hash_key        = "gsi1pk"
+    range_key       = "gsi1sk"
+    projection_type = "ALL"
+  }
+
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = true
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+resource "aws_sns_topic" "alerts" {
+  #checkov:skip=CKV_AWS_26:Alert text only, no secrets. SSE with the AWS managed key would stop CloudWatch alarm actions from publishing; a CMK needs a key policy for cloudwatch.amazonaws.com and kms grants beyond the calls the code declares.
+  name = "${var.name}-alerts"
+  tags = var.tags
+}
+
+resource "aws_sns_topic_subscription" "alert_email" {
+  count     = var.alert_email == "" ? 0 : 1
+  topic_arn = aws_sns_topic.alerts.arn
+  protocol  = "email"
+  endpoint  = var.alert_email
+}
+
+# Delivery failures of every EventBridge rule target (rule DLQ), kept 14 days.
+resource "aws_sqs_queue" "events_dlq" {
+  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled); the AWS managed KMS key would stop EventBridge from delivering dead letters.
+  name                      = "${var.name}-events-dlq"
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = true
+  tags                      = var.tags
+}
+
+resource "aws_sqs_queue_policy" "events_dlq" {
+  queue_url = aws_sqs_queue.events_dlq.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "EventBridgeRuleDeadLetters"
+      Effect    = "Allow"
+      Principal = { Service = "events.amazonaws.com" }
+      Action    = "sqs:SendMessage"
+      Resource  = aws_sqs_queue.events_dlq.arn
+      Condition = {
+        ArnEquals = {
+          "aws:SourceArn" = [
+            aws_cloudwatch_event_rule.recorder.arn,
+            aws_cloudwatch_event_rule.watchdog.arn,
+            aws_cloudwatch_event_rule.ecs_events_log.arn,
+            aws_cloudwatch_event_rule.availability.arn,
+          ]
+        }
+      }
+    }]
+  })
+}
+
+# Invocations that failed after Lambda's own retries (on-failure destination of the three functions).
+resource "aws_sqs_queue" "function_failures" {
+  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled), which checkov does not recognise.
+  name                      = "${var.name}-function-failures"
+  message_retention_seconds = 1209600
+  sqs_managed_sse_enabled   = true
+  tags                      = var.tags
+}
+
+# ------------------------------------------------------------------ log groups
+
+resource "aws_cloudwatch_log_group" "function" {
+  #checkov:skip=CKV_AWS_158:CloudWatch Logs encrypts at rest by default; a KMS CMK adds cost and key-policy upkeep, logs hold no secrets.
+  #checkov:skip=CKV_AWS_338:Retention is the log_retention_days variable (default 30 days, cost); decisions live in the history table for history_ttl_days.
+  for_each          = local.functions
+  name              = "/aws/lambda/${var.name}-${each.key}"
+  retention_in_days = var.log_retention_days
+  tags              = var.tags
+}
+
+# Raw copy of every ECS event (EventBridge log targets must live under /aws/events/).
+resource "aws_cloudwatch_log_group" "ecs_events" {
+  #checkov:skip=CKV_AWS_158:CloudWatch Logs encrypts at rest by default; a KMS CMK adds cost and key-policy upkeep, logs hold no secrets.
+  #checkov:skip=CKV_AWS_338:Retention is the log_retention_days variable (default 30 days, cost); the EventBridge archive keeps replays.
+  name              = "/aws/events/${var.name}/ecs"
+  retention_in_days = var.log_retention_days
+  tags              = var.tags
+}
+
+resource "aws_cloudwatch_log_resource_policy" "ecs_events" {
+  policy_name = "${var.name}-ecs-events-to-logs"
+  policy_document = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "EventBridgeToLogs"
+      Effect    = "Allow"
+      Principal = { Service = ["events.amazonaws.com", "delivery.logs.amazonaws.com"] }
+      Action    = ["logs:CreateLogStream", "logs:PutLogEvents"]
+      Resource  = "${aws_cloudwatch_log_group.ecs_events.arn}:*"
+    }]
+  })
+}
+
+# ------------------------------------------------------------------ functions
+
+resource "aws_lambda_function" "this" {
+  #checkov:skip=CKV_AWS_116:Failed async invocations go to the on-failure destination (function_failures queue), the successor of a function DLQ that also keeps the error and the response.
+  #checkov:skip=CKV_AWS_117:The functions call public AWS APIs only; a VPC would add NAT cost and a failure mode without protecting any private resource.
+  #checkov:skip=CKV_AWS_115:Reserved concurrency would throttle recording during ECS event bursts; throttles are alarmed and async retries absorb them.
+  #checkov:skip=CKV_AWS_173:Environment holds names, numbers and ARNs only; the Slack webhook URL stays in Secrets Manager.
+  #checkov:skip=CKV_AWS_272:The artifact is built reproducibly by `make package` and its sha256 is printed; code signing needs a signing profile outside this module.
+  for_each = local.functions
+
+  function_name    = "${var.name}-${each.key}"
+  description      = each.value.description
+  role             = aws_iam_role.function[each.key].arn
+  handler          = each.value.handler
+  runtime          = "python3.12"
+  architectures    = ["arm64"]
+  memory_size      = 256
+  timeout          = each.value.timeout
+  filename         = var.lambda_zip_path
+  source_code_hash = filebase64sha256(var.lambda_zip_path)
+
+  tracing_config {
+    mode = var.tracing_mode
+  }
+
+  logging_config {
+    log_format = "Text"
+    log_group  = aws_cloudwatch_log_group.function[each.key].name
+  }
+
+  environment {
+    variables = each.value.environment
+  }
+
+  tags       = var.tags
+  depends_on = [aws_iam_role_policy.function]
+}
+
+resource "aws_lambda_function_event_invoke_config" "this" {
+  for_each = local.functions
+
+  function_name                = aws_lambda_function.this[each.key].function_name
+  maximum_retry_attempts       = each.value.max_retry_attempt
+  maximum_event_age_in_seconds = each.value.max_event_age
+
+  destination_config {
+    on_failure {
+      destination = aws_sqs_queue.function_failures.arn
+    }
+  }
+}

@@ -1,0 +1,218 @@
+# Names and defaults match template.yaml's Parameters (PascalCase there, snake_case here);
+# tests/infra/test_parity.py proves it, and proves both sides accept and reject the same values.
+
+variable "name" {
+  description = "Prefix of every resource name (the SAM stack name plays this role)."
+  type        = string
+  default     = "ecs-guardrail"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9-]{0,39}$", var.name))
+    error_message = "name: a letter, then up to 39 letters, digits or hyphens."
+  }
+}
+
+variable "lambda_zip_path" {
+  description = "Path of the code artifact built by `make package` (the SAM template's CodeUri)."
+  type        = string
+  default     = "../dist/ecs-guardrail-lambda.zip"
+}
+
+variable "tags" {
+  description = "Tags for every resource that takes them."
+  type        = map(string)
+  default     = {}
+}
+
+variable "alert_only_clusters" {
+  description = "Comma-separated ECS cluster names or globs (* and ?) that only ever get alerts. Empty means EVERY cluster is alert-only. The watchdog's role denies ecs:UpdateService and ecs:TagResource on every service of these clusters."
+  type        = string
+  default     = "production"
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9_*?-]{1,255}(,[A-Za-z0-9_*?-]{1,255})*)?$", var.alert_only_clusters))
+    error_message = "alert_only_clusters: cluster names or globs (letters, digits, - _ * ?), comma-separated, no spaces."
+  }
+}
+
+variable "crash_threshold" {
+  description = "Genuine crashes within crash_window_minutes that make a crash loop."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.crash_threshold >= 1 && var.crash_threshold <= 1000 && floor(var.crash_threshold) == var.crash_threshold
+    error_message = "crash_threshold: an integer from 1 to 1000."
+  }
+}
+
+variable "crash_window_minutes" {
+  description = "Crash-loop window in minutes of event time."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.crash_window_minutes >= 1 && var.crash_window_minutes <= 1440 && floor(var.crash_window_minutes) == var.crash_window_minutes
+    error_message = "crash_window_minutes: an integer from 1 to 1440."
+  }
+}
+
+variable "max_action_fraction" {
+  description = "Blast radius: max(min_actions_allowed, floor(max_action_fraction x services in the cluster))."
+  type        = number
+  default     = 0.2
+
+  validation {
+    condition     = var.max_action_fraction >= 0 && var.max_action_fraction <= 1
+    error_message = "max_action_fraction: a number from 0 to 1."
+  }
+}
+
+variable "min_actions_allowed" {
+  description = "Lower bound of the blast radius, in services per window."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.min_actions_allowed >= 0 && var.min_actions_allowed <= 1000 && floor(var.min_actions_allowed) == var.min_actions_allowed
+    error_message = "min_actions_allowed: an integer from 0 to 1000."
+  }
+}
+
+variable "fleet_signal_min_failures" {
+  description = "Failures in the window that make a service count as failing in the fleet test."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.fleet_signal_min_failures >= 1 && var.fleet_signal_min_failures <= 1000 && floor(var.fleet_signal_min_failures) == var.fleet_signal_min_failures
+    error_message = "fleet_signal_min_failures: an integer from 1 to 1000."
+  }
+}
+
+variable "dry_run" {
+  description = "true decides and alerts but changes nothing."
+  type        = bool
+  default     = false
+}
+
+variable "log_level" {
+  description = "POWERTOOLS_LOG_LEVEL of the three functions."
+  type        = string
+  default     = "INFO"
+
+  validation {
+    condition     = contains(["DEBUG", "INFO", "WARNING", "ERROR"], var.log_level)
+    error_message = "log_level: DEBUG, INFO, WARNING or ERROR."
+  }
+}
+
+variable "tracing_mode" {
+  description = "X-Ray tracing of the three functions (Active traces sampled invocations; see docs/deploy.md for its cost)."
+  type        = string
+  default     = "Active"
+
+  validation {
+    condition     = contains(["Active", "PassThrough"], var.tracing_mode)
+    error_message = "tracing_mode: Active or PassThrough."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Retention of the function log groups and of the raw ECS event log group."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days: one of the CloudWatch Logs retention values (1, 3, 5, 7, 14, 30, 60, 90, ... 3653)."
+  }
+}
+
+variable "archive_retention_days" {
+  description = "Retention of the EventBridge archive of ECS events (0 keeps them indefinitely)."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.archive_retention_days >= 0 && var.archive_retention_days <= 3650 && floor(var.archive_retention_days) == var.archive_retention_days
+    error_message = "archive_retention_days: an integer from 0 to 3650."
+  }
+}
+
+variable "sample_schedule" {
+  description = "Schedule of the availability sampler (EventBridge rate() or cron() expression)."
+  type        = string
+  default     = "rate(1 minute)"
+
+  validation {
+    condition     = can(regex("^(rate\\((1 minute|([2-9]|[1-9][0-9]+) minutes|1 hour|([2-9]|[1-9][0-9]+) hours)\\)|cron\\([0-9A-Za-z*?/,# -]+\\))$", var.sample_schedule))
+    error_message = "sample_schedule: rate(1 minute), rate(N minutes), rate(1 hour), rate(N hours) or cron(...)."
+  }
+}
+
+variable "sample_lookback_minutes" {
+  description = "Minutes of ALB metrics the sampler reads back (CloudWatch publishes with a delay)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.sample_lookback_minutes >= 1 && var.sample_lookback_minutes <= 180 && floor(var.sample_lookback_minutes) == var.sample_lookback_minutes
+    error_message = "sample_lookback_minutes: an integer from 1 to 180."
+  }
+}
+
+variable "history_ttl_days" {
+  description = "Days a history item lives before DynamoDB TTL removes it."
+  type        = number
+  default     = 90
+
+  validation {
+    condition     = var.history_ttl_days >= 1 && var.history_ttl_days <= 3650 && floor(var.history_ttl_days) == var.history_ttl_days
+    error_message = "history_ttl_days: an integer from 1 to 3650."
+  }
+}
+
+variable "heartbeat_minutes" {
+  description = "Alarm when no ECS event at all reached the bus for this many minutes (who watches the watchdog)."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.heartbeat_minutes >= 5 && var.heartbeat_minutes <= 1440 && floor(var.heartbeat_minutes) == var.heartbeat_minutes
+    error_message = "heartbeat_minutes: an integer from 5 to 1440 (CloudWatch evaluates at most one day of 1-minute periods)."
+  }
+}
+
+variable "slack_webhook_secret_arn" {
+  description = "Full ARN of an existing Secrets Manager secret whose SecretString is the Slack incoming-webhook URL. Empty disables Slack. The URL itself is never a variable."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)?$", var.slack_webhook_secret_arn))
+    error_message = "slack_webhook_secret_arn: the full ARN of a Secrets Manager secret, or empty."
+  }
+}
+
+variable "alert_email" {
+  description = "Optional e-mail subscription to the alert topic (alerts and alarms)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([^@\\s,]+@[^@\\s,]+\\.[^@\\s,]+)?$", var.alert_email))
+    error_message = "alert_email: one e-mail address, or empty."
+  }
+}
+
+variable "source_account_ids" {
+  description = "Cross-account mode: comma-separated accounts allowed to put events on this account's default bus (see examples/member-account). Empty disables it."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([0-9]{12}(,[0-9]{12})*)?$", var.source_account_ids))
+    error_message = "source_account_ids: comma-separated 12-digit account ids, or empty."
+  }
+}

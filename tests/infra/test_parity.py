@@ -1,0 +1,753 @@
+"""template.yaml and terraform/ deploy the same system, and grant exactly what the code calls.
+
+Everything here runs without AWS. Tests that need the terraform binary (variable validation, the
+alert-only deny evaluated by terraform itself) skip with a reason where none is on PATH; pytest's
+``-ra`` prints it, so nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecs_guardrail import iam
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, any import mode
+import iac  # noqa: E402
+
+TEMPLATE = iac.load_template()
+TF = iac.load_terraform()
+PATTERNS = json.loads(iac.PATTERNS.read_text())
+
+# function name -> logical ids in template.yaml
+CFN_FUNCTION = {
+    "recorder": "RecorderFunction",
+    "watchdog": "WatchdogFunction",
+    "availability": "AvailabilityFunction",
+}
+CFN_ROLE = {"recorder": "RecorderRole", "watchdog": "WatchdogRole", "availability": "AvailabilityRole"}
+CFN_LOG_GROUP = {
+    "recorder": "RecorderLogGroup",
+    "watchdog": "WatchdogLogGroup",
+    "availability": "AvailabilityLogGroup",
+}
+TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "availability"}
+
+# Terraform-only inputs, each with the SAM counterpart that is not a parameter.
+TF_ONLY_VARIABLES = {
+    "name": "the stack name (AWS::StackName) prefixes every resource",
+    "lambda_zip_path": "Globals.Function.CodeUri",
+    "tags": "sam deploy --tags",
+}
+
+# What the Lambda platform needs besides the code's calls: the function's own log group, X-Ray
+# segments (Tracing: Active) and the on-failure destination, which Lambda sends to with the role.
+PLATFORM = {
+    ("own_log_group", "logs:CreateLogStream"),
+    ("own_log_group", "logs:PutLogEvents"),
+    ("any", "xray:PutTraceSegments"),
+    ("any", "xray:PutTelemetryRecords"),
+    ("failure_queue", "sqs:SendMessage"),
+}
+SLACK_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:ecs-guardrail/slack-AbCdEf"
+
+
+def snake(pascal: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", pascal).lower()
+
+
+def declared(function: str) -> set[tuple[str, str]]:
+    return {
+        (kind, action) for kind, actions in iam.handler_permissions(function).items() for action in actions
+    }
+
+
+# ---------------------------------------------------------------------------------------------- patterns
+
+
+def test_rule_patterns_equal_events_patterns_json() -> None:
+    assert set(PATTERNS) == {"recorder", "watchdog"}
+    rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
+    assert rules["RecorderRule"]["Properties"]["EventPattern"] == PATTERNS["recorder"]
+    assert rules["WatchdogRule"]["Properties"]["EventPattern"] == PATTERNS["watchdog"]
+
+    tf_rules = TF["resource"]["aws_cloudwatch_event_rule"]
+    assert json.loads(iac.heredoc(tf_rules["recorder"]["event_pattern"])) == PATTERNS["recorder"]
+    assert json.loads(iac.heredoc(tf_rules["watchdog"]["event_pattern"])) == PATTERNS["watchdog"]
+
+
+def test_watchdog_is_filtered_at_the_bus() -> None:
+    watchdog = PATTERNS["watchdog"]
+    shapes = {tuple(branch["detail-type"]): branch["detail"] for branch in watchdog["$or"]}
+    assert shapes == {
+        ("ECS Task State Change",): {"desiredStatus": ["STOPPED"]},
+        ("ECS Service Action",): {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]},
+    }
+    assert PATTERNS["recorder"]["detail-type"] == [
+        "ECS Task State Change",
+        "ECS Service Action",
+        "ECS Deployment State Change",
+    ]
+
+
+def test_raw_copy_and_archive_take_every_ecs_event() -> None:
+    everything = {"source": ["aws.ecs"]}
+    assert TEMPLATE["Resources"]["EcsEventsLogRule"]["Properties"]["EventPattern"] == everything
+    assert TEMPLATE["Resources"]["EcsEventsArchive"]["Properties"]["EventPattern"] == everything
+    assert (
+        json.loads(
+            iac.heredoc(TF["resource"]["aws_cloudwatch_event_rule"]["ecs_events_log"]["event_pattern"])
+        )
+        == everything
+    )
+    assert (
+        json.loads(iac.heredoc(TF["resource"]["aws_cloudwatch_event_archive"]["ecs"]["event_pattern"]))
+        == everything
+    )
+    cfn_target = iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE))(
+        TEMPLATE["Resources"]["EcsEventsLogRule"]["Properties"]["Targets"][0]["Arn"]
+    )
+    assert cfn_target == "arn:aws:logs:eu-west-1:111122223333:log-group:{ref:EcsEventsLogGroup}"
+    assert TF["resource"]["aws_cloudwatch_event_target"]["ecs_events_log"]["arn"] == (
+        "${aws_cloudwatch_log_group.ecs_events.arn}"
+    )
+    # log targets must live under /aws/events/, and both keep them for the retention parameter
+    cfn_group = TEMPLATE["Resources"]["EcsEventsLogGroup"]["Properties"]
+    assert cfn_group["LogGroupName"]["Fn::Sub"].startswith("/aws/events/")
+    assert cfn_group["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    tf_group = TF["resource"]["aws_cloudwatch_log_group"]["ecs_events"]
+    assert tf_group["name"].startswith("/aws/events/")
+    assert tf_group["retention_in_days"] == "${var.log_retention_days}"
+
+
+# ---------------------------------------------------------------------------------------------- parameters
+
+
+def _normal_default(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def test_same_parameters_and_defaults() -> None:
+    cfn = {snake(name): spec for name, spec in TEMPLATE["Parameters"].items()}
+    tf = {name: spec for name, spec in TF["variable"].items() if name not in TF_ONLY_VARIABLES}
+    assert set(cfn) == set(tf), "parameters present on one side only"
+    for name in cfn:
+        assert _normal_default(cfn[name].get("Default", "")) == _normal_default(
+            tf[name].get("default", "")
+        ), name
+    assert cfn["alert_only_clusters"]["Default"] == "production"
+
+
+def test_every_input_is_validated_and_described() -> None:
+    for name, spec in TEMPLATE["Parameters"].items():
+        assert {"AllowedPattern", "AllowedValues"} & set(spec), f"{name} has no AllowedPattern/AllowedValues"
+        assert spec.get("Description"), name
+    for name, spec in TF["variable"].items():
+        assert spec.get("description") and spec.get("type"), name
+        if name in TF_ONLY_VARIABLES or spec["type"] == "bool":
+            continue  # a bool is validated by its type; the artifact path and tags are free-form
+        assert spec.get("validation"), f"variable {name} has no validation block"
+
+
+# One row per case: (parameter, value, accepted?). Both sides must agree with the expectation.
+VALIDATION_CASES = [
+    ("AlertOnlyClusters", "production", True),
+    ("AlertOnlyClusters", "", True),
+    ("AlertOnlyClusters", "prod-*,staging_eu,team?", True),
+    ("AlertOnlyClusters", "prod, staging", False),
+    ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:111122223333:cluster/prod", False),
+    ("AlertOnlyClusters", "prod,,staging", False),
+    ("CrashThreshold", "1", True),
+    ("CrashThreshold", "1000", True),
+    ("CrashThreshold", "0", False),
+    ("CrashThreshold", "1001", False),
+    ("CrashThreshold", "2.5", False),
+    ("CrashWindowMinutes", "1440", True),
+    ("CrashWindowMinutes", "1441", False),
+    ("CrashWindowMinutes", "0", False),
+    ("MaxActionFraction", "0", True),
+    ("MaxActionFraction", "1", True),
+    ("MaxActionFraction", "0.35", True),
+    ("MaxActionFraction", "1.5", False),
+    ("MaxActionFraction", "-0.1", False),
+    ("MinActionsAllowed", "0", True),
+    ("MinActionsAllowed", "1000", True),
+    ("MinActionsAllowed", "-1", False),
+    ("FleetSignalMinFailures", "1", True),
+    ("FleetSignalMinFailures", "0", False),
+    ("DryRun", "true", True),
+    ("DryRun", "false", True),
+    ("DryRun", "yes", False),
+    ("LogLevel", "DEBUG", True),
+    ("LogLevel", "TRACE", False),
+    ("TracingMode", "Active", True),
+    ("TracingMode", "PassThrough", True),
+    ("TracingMode", "active", False),
+    ("LogRetentionDays", "14", True),
+    ("LogRetentionDays", "15", False),
+    ("ArchiveRetentionDays", "0", True),
+    ("ArchiveRetentionDays", "3650", True),
+    ("ArchiveRetentionDays", "3651", False),
+    ("SampleSchedule", "rate(1 minute)", True),
+    ("SampleSchedule", "rate(5 minutes)", True),
+    ("SampleSchedule", "cron(0/2 * * * ? *)", True),
+    ("SampleSchedule", "rate(1 minutes)", False),
+    ("SampleSchedule", "every minute", False),
+    ("SampleSchedule", "rate(12 minutes)", True),
+    ("SampleSchedule", "rate(1 hours)", False),
+    ("SampleLookbackMinutes", "180", True),
+    ("SampleLookbackMinutes", "181", False),
+    ("HistoryTtlDays", "3650", True),
+    ("HistoryTtlDays", "0", False),
+    ("HeartbeatMinutes", "5", True),
+    ("HeartbeatMinutes", "1440", True),
+    ("HeartbeatMinutes", "4", False),
+    ("HeartbeatMinutes", "1441", False),
+    ("SlackWebhookSecretArn", SLACK_ARN, True),
+    ("SlackWebhookSecretArn", "", True),
+    ("SlackWebhookSecretArn", "https://hooks.slack.com/services/T000/B000/XXXX", False),
+    ("AlertEmail", "oncall@example.com", True),
+    ("AlertEmail", "", True),
+    ("AlertEmail", "a@b,c@d.e", False),
+    ("SourceAccountIds", "111122223333,444455556666", True),
+    ("SourceAccountIds", "", True),
+    ("SourceAccountIds", "1234", False),
+]
+
+
+def cfn_accepts(name: str, value: str) -> bool:
+    spec = TEMPLATE["Parameters"][name]
+    if "AllowedValues" in spec and value not in {str(v) for v in spec["AllowedValues"]}:
+        return False
+    if "AllowedPattern" in spec and not re.fullmatch(spec["AllowedPattern"], value):
+        return False
+    if spec["Type"] == "Number":
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        if "MinValue" in spec and number < float(spec["MinValue"]):
+            return False
+        if "MaxValue" in spec and number > float(spec["MaxValue"]):
+            return False
+    return True
+
+
+def test_every_parameter_has_validation_cases() -> None:
+    assert {name for name, _, _ in VALIDATION_CASES} == set(TEMPLATE["Parameters"])
+    assert {(n, ok) for n, _, ok in VALIDATION_CASES} >= {(n, False) for n in TEMPLATE["Parameters"]}
+
+
+@pytest.mark.parametrize(("name", "value", "accepted"), VALIDATION_CASES)
+def test_cloudformation_validation(name: str, value: str, accepted: bool) -> None:
+    assert cfn_accepts(name, value) is accepted
+
+
+@pytest.mark.parametrize(
+    ("name", "low", "high"),
+    [
+        ("CrashThreshold", 1, 1000),
+        ("CrashWindowMinutes", 1, 1440),
+        ("MinActionsAllowed", 0, 1000),
+        ("FleetSignalMinFailures", 1, 1000),
+        ("ArchiveRetentionDays", 0, 3650),
+        ("SampleLookbackMinutes", 1, 180),
+        ("HistoryTtlDays", 1, 3650),
+        ("HeartbeatMinutes", 5, 1440),
+    ],
+)
+def test_integer_patterns_accept_exactly_their_range(name: str, low: int, high: int) -> None:
+    accepted = {n for n in range(-2, 4000) if cfn_accepts(name, str(n))}
+    assert accepted == set(range(low, high + 1))
+    assert not cfn_accepts(name, f"0{max(low, 1)}")  # no leading zeros
+
+
+@pytest.fixture(scope="module")
+def tf_variables_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if iac.terraform_binary() is None:
+        pytest.skip(
+            "terraform is not on PATH: variable validation and the Terraform deny are proven by "
+            "the template side only (install terraform to run these)"
+        )
+    return iac.terraform_module_copy(tmp_path_factory.mktemp("tfvars"), "variables.tf", "alert_only.tf")
+
+
+def test_terraform_validation_agrees(tf_variables_only: Path) -> None:
+    """Terraform reports every invalid variable of a run, so rounds of one case per variable suffice."""
+    rounds: list[dict[str, tuple[str, bool]]] = []
+    for name, value, accepted in VALIDATION_CASES:
+        for round_ in rounds:
+            if name not in round_:
+                round_[name] = (value, accepted)
+                break
+        else:
+            rounds.append({name: (value, accepted)})
+    for round_ in rounds:
+        args = [a for n, (v, _) in round_.items() for a in ("-var", f"{snake(n)}={v}")]
+        result = iac.run_terraform(tf_variables_only, "plan", "-input=false", "-lock=false", *args)
+        output = result.stdout + result.stderr
+        rejected = set(
+            re.findall(
+                r"Error: Invalid value for (?:input )?variable\s+"
+                r'on variables\.tf line \d+:\n\s*\d+: variable "(\w+)"',
+                output,
+            )
+        )
+        assert rejected or result.returncode == 0, output
+        for name, (value, accepted) in round_.items():
+            assert (snake(name) not in rejected) is accepted, f"{name}={value!r}: terraform said\n{output}"
+        if all(ok for _, ok in round_.values()):
+            assert result.returncode == 0, output
+
+
+# ---------------------------------------------------------------------------------------------- functions
+
+
+def _cfn_value(value: Any) -> str:
+    if isinstance(value, dict) and "Ref" in value:
+        ref = value["Ref"]
+        if ref in TEMPLATE["Parameters"]:
+            return f"var:{snake(ref)}"
+        return {"HistoryTable": "resource:history_table", "AlertTopic": "resource:alert_topic"}[ref]
+    assert isinstance(value, str), value
+    return value
+
+
+def _tf_value_ref(value: Any) -> str:
+    if isinstance(value, bool | int | float):
+        return _normal_default(value)
+    match = re.fullmatch(r"\$\{(?:tostring\()?var\.(\w+)\)?\}", value)
+    if match:
+        return f"var:{match.group(1)}"
+    resources = {
+        "${aws_dynamodb_table.history.name}": "resource:history_table",
+        "${aws_sns_topic.alerts.arn}": "resource:alert_topic",
+    }
+    if value in resources:
+        return resources[value]
+    assert "${" not in value, f"unexpected expression {value}"
+    return value
+
+
+# What the brief's contract says each function reads (plus Powertools').
+CONTRACT_ENV = {
+    "recorder": {"HISTORY_TABLE", "HISTORY_TTL_DAYS"},
+    "watchdog": {
+        "ALERT_ONLY_CLUSTERS",
+        "CRASH_THRESHOLD",
+        "CRASH_WINDOW_MINUTES",
+        "MAX_ACTION_FRACTION",
+        "MIN_ACTIONS_ALLOWED",
+        "FLEET_SIGNAL_MIN_FAILURES",
+        "DRY_RUN",
+        "HISTORY_TABLE",
+        "HISTORY_TTL_DAYS",
+        "ALERT_TOPIC_ARN",
+        "SLACK_WEBHOOK_SECRET_ARN",
+    },
+    "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
+}
+POWERTOOLS_ENV = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
+
+
+@pytest.mark.parametrize("function", sorted(CFN_FUNCTION))
+def test_same_environment_reaches_each_function(function: str) -> None:
+    cfn = {k: _cfn_value(v) for k, v in iac.function_environment(TEMPLATE, CFN_FUNCTION[function]).items()}
+    tf = {k: _tf_value_ref(v) for k, v in TF["locals"]["functions"][function]["environment"].items()}
+    assert cfn == tf
+    assert set(cfn) == CONTRACT_ENV[function] | POWERTOOLS_ENV
+    assert cfn["POWERTOOLS_SERVICE_NAME"] == "ecs-guardrail"
+    assert cfn["POWERTOOLS_METRICS_NAMESPACE"] == "EcsGuardrail"
+
+
+def test_environment_names_are_settings_the_code_reads() -> None:
+    try:
+        from ecs_guardrail.settings import SETTING_NAMES
+    except ImportError as exc:  # settings.py lives on main; at merge this runs
+        pytest.skip(f"ecs_guardrail.settings not importable on this branch ({exc})")
+    for function in CFN_FUNCTION:
+        names = set(TF["locals"]["functions"][function]["environment"]) - POWERTOOLS_ENV
+        assert names <= SETTING_NAMES, names - SETTING_NAMES
+
+
+@pytest.mark.parametrize("function", sorted(CFN_FUNCTION))
+def test_same_function_configuration(function: str) -> None:
+    logical = CFN_FUNCTION[function]
+    props = TEMPLATE["Resources"][logical]["Properties"]
+    tf_fn = TF["resource"]["aws_lambda_function"]["this"]
+    spec = TF["locals"]["functions"][function]
+    assert props["Handler"] == spec["handler"] == iam.FUNCTIONS[function]
+    assert iac.function_property(TEMPLATE, logical, "Runtime") == tf_fn["runtime"] == "python3.12"
+    assert iac.function_property(TEMPLATE, logical, "Architectures") == tf_fn["architectures"] == ["arm64"]
+    assert iac.function_property(TEMPLATE, logical, "MemorySize") == tf_fn["memory_size"]
+    assert iac.function_property(TEMPLATE, logical, "Tracing") == {"Ref": "TracingMode"}
+    assert tf_fn["tracing_config"][0]["mode"] == "${var.tracing_mode}"
+    assert props["Timeout"] == spec["timeout"]
+    invoke = props["EventInvokeConfig"]
+    assert invoke["MaximumRetryAttempts"] == spec["max_retry_attempt"]
+    assert invoke["MaximumEventAgeInSeconds"] == spec["max_event_age"]
+    assert invoke["DestinationConfig"]["OnFailure"] == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["FunctionFailureQueue", "Arn"]},
+    }
+    assert props["LoggingConfig"]["LogGroup"] == {"Ref": CFN_LOG_GROUP[function]}
+    # one code artifact on both sides
+    code_uri = iac.function_property(TEMPLATE, logical, "CodeUri")
+    assert Path(code_uri).name == Path(TF["variable"]["lambda_zip_path"]["default"]).name
+    assert tf_fn["filename"] == "${var.lambda_zip_path}"
+
+
+def test_tf_function_wiring() -> None:
+    res = TF["resource"]
+    assert res["aws_lambda_function"]["this"]["for_each"] == "${local.functions}"
+    on_failure = res["aws_lambda_function_event_invoke_config"]["this"]["destination_config"][0][
+        "on_failure"
+    ][0]
+    assert on_failure["destination"] == "${aws_sqs_queue.function_failures.arn}"
+    assert set(TF["locals"]["functions"]) == set(iam.FUNCTIONS)
+
+
+# ---------------------------------------------------------------------------------------------- IAM
+
+
+def _classify_cfn(resource: str, function: str) -> str:
+    own_log = f"{{getatt:{CFN_LOG_GROUP[function]}.Arn}}"
+    exact = {
+        "{getatt:HistoryTable.Arn}": "history_table",
+        "{getatt:HistoryTable.Arn}/index/*": "history_table",
+        "arn:aws:ecs:eu-west-1:111122223333:service/*/*": "ecs_service",
+        "*": "any",
+        "{ref:AlertTopic}": "alert_topic",
+        SLACK_ARN: "webhook_secret",
+        own_log: "own_log_group",
+        "{getatt:FunctionFailureQueue.Arn}": "failure_queue",
+    }
+    assert resource in exact, f"{function}: unclassified resource {resource}"
+    return exact[resource]
+
+
+def _classify_tf(resource: str, function: str) -> str:
+    exact = {
+        "${aws_dynamodb_table.history.arn}": "history_table",
+        "${aws_dynamodb_table.history.arn}/index/*": "history_table",
+        "${local.ecs_service_arns}": "ecs_service",
+        "*": "any",
+        "${aws_sns_topic.alerts.arn}": "alert_topic",
+        "${statement.value}": "webhook_secret",
+        f'${{aws_cloudwatch_log_group.function[\\"{function}\\"].arn}}:*': "own_log_group",
+        f'${{aws_cloudwatch_log_group.function["{function}"].arn}}:*': "own_log_group",
+        "${aws_sqs_queue.function_failures.arn}": "failure_queue",
+    }
+    assert resource in exact, f"{function}: unclassified resource {resource}"
+    return exact[resource]
+
+
+def cfn_statements(function: str, **params: str) -> list[dict[str, Any]]:
+    evaluator = iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE, **params))
+    role = evaluator(TEMPLATE["Resources"][CFN_ROLE[function]]["Properties"])
+    return [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+
+
+def tf_statements(function: str) -> list[dict[str, Any]]:
+    """Statements of the function's policy documents; a dynamic statement counts as present."""
+    docs = TF["data"]["aws_iam_policy_document"]
+    names = [TF_POLICY[function]] + (["watchdog_deny_alert_only"] if function == "watchdog" else [])
+    statements = []
+    for name in names:
+        statements += iac.as_list(docs[name].get("statement", []))
+        for dynamic in iac.as_list(docs[name].get("dynamic", [])):
+            statements += iac.as_list(dynamic["statement"]["content"])
+    return statements
+
+
+def granted(
+    statements: list[dict[str, Any]], classify, function: str, effect: str = "Allow"
+) -> set[tuple[str, str]]:
+    pairs = set()
+    for s in statements:
+        if s.get("Effect", s.get("effect", "Allow")) != effect:
+            continue
+        actions = iac.as_list(s.get("Action", s.get("actions")))
+        resources = iac.as_list(s.get("Resource", s.get("resources")))
+        pairs |= {(classify(r, function), a) for r in resources for a in actions}
+    return pairs
+
+
+@pytest.mark.parametrize("function", sorted(iam.FUNCTIONS))
+def test_granted_actions_equal_declared_actions(function: str) -> None:
+    expected = declared(function) | PLATFORM
+    assert (
+        granted(cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN), _classify_cfn, function)
+        == expected
+    )
+    assert granted(tf_statements(function), _classify_tf, function) == expected
+
+
+def test_slack_secret_is_granted_only_when_configured() -> None:
+    without = granted(cfn_statements("watchdog", SlackWebhookSecretArn=""), _classify_cfn, "watchdog")
+    assert without == (declared("watchdog") | PLATFORM) - {
+        ("webhook_secret", "secretsmanager:GetSecretValue")
+    }
+    dynamic = TF["data"]["aws_iam_policy_document"]["watchdog"]["dynamic"]
+    assert (
+        iac.as_list(dynamic)[0]["statement"]["for_each"]
+        == "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}"
+    )
+    assert TF["locals"]["has_slack_webhook"] == '${var.slack_webhook_secret_arn != ""}'
+
+
+def test_no_write_on_a_wildcard_resource() -> None:
+    for function in iam.FUNCTIONS:
+        for kind, action in declared(function) | PLATFORM:
+            if kind == "any":
+                verb = action.split(":", 1)[1]
+                assert verb.startswith(("List", "Describe", "Get", "Put")), action
+                assert not verb.startswith("Put") or action.startswith("xray:"), action
+
+
+def test_ecs_service_arn_is_this_account_and_region_long_format() -> None:
+    assert (
+        TF["locals"]["ecs_service_arns"]
+        == "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the deny
+
+
+def iam_match(pattern: str, arn: str) -> bool:
+    """IAM ARN matching: * any run of characters (slashes included), ? one character."""
+    return fnmatch.fnmatchcase(arn, pattern.replace("[", "[[]"))
+
+
+def cfn_deny(alert_only: str) -> dict[str, Any]:
+    denies = [s for s in cfn_statements("watchdog", AlertOnlyClusters=alert_only) if s["Effect"] == "Deny"]
+    assert len(denies) == 1
+    return denies[0]
+
+
+def svc(cluster: str, service: str = "web", region: str = "eu-west-1", account: str = "111122223333") -> str:
+    return f"arn:aws:ecs:{region}:{account}:service/{cluster}/{service}"
+
+
+@pytest.mark.parametrize(
+    ("alert_only", "denied", "allowed"),
+    [
+        (
+            "production",
+            [svc("production"), svc("production", "api", "us-east-1", "444455556666")],
+            [svc("staging"), svc("production-canary")],
+        ),
+        (
+            "production,prod-*",
+            [svc("production"), svc("prod-eu"), svc("prod-")],
+            [svc("dev"), svc("preprod")],
+        ),
+        ("team?", [svc("team1")], [svc("team12"), svc("team")]),
+        ("", [svc("production"), svc("dev"), svc("anything", "at-all")], []),
+    ],
+)
+def test_deny_covers_every_service_of_alert_only_clusters(
+    alert_only: str, denied: list[str], allowed: list[str]
+) -> None:
+    deny = cfn_deny(alert_only)
+    assert set(iac.as_list(deny["Action"])) == {"ecs:UpdateService", "ecs:TagResource"}
+    patterns = iac.as_list(deny["Resource"])
+    for arn in denied:
+        assert any(iam_match(p, arn) for p in patterns), (arn, patterns)
+    for arn in allowed:
+        assert not any(iam_match(p, arn) for p in patterns), (arn, patterns)
+        # and the watchdog could act there: its allow matches the same service
+        assert iam_match("arn:aws:ecs:eu-west-1:111122223333:service/*/*", arn)
+
+
+def test_deny_covers_every_mutating_ecs_action_the_watchdog_has() -> None:
+    mutating = {
+        a
+        for kind, a in declared("watchdog")
+        if a.startswith("ecs:") and not a.split(":", 1)[1].startswith(("Describe", "List"))
+    }
+    assert mutating <= set(iac.as_list(cfn_deny("production")["Action"]))
+    tf_deny = TF["data"]["aws_iam_policy_document"]["watchdog_deny_alert_only"]["statement"][0]
+    assert tf_deny["effect"] == "Deny"
+    assert mutating <= set(tf_deny["actions"])
+    assert tf_deny["resources"] == "${local.alert_only_service_arns}"
+    attachment = TF["resource"]["aws_iam_role_policy"]["watchdog_deny_alert_only"]
+    assert (
+        attachment["role"] == '${aws_iam_role.function["watchdog"].id}'
+        or attachment["role"] == '${aws_iam_role.function[\\"watchdog\\"].id}'
+    )
+    assert attachment["policy"] == "${data.aws_iam_policy_document.watchdog_deny_alert_only.json}"
+
+
+@pytest.mark.parametrize("alert_only", ["production", "production,prod-*,team?", ""])
+def test_terraform_deny_equals_template_deny(tf_variables_only: Path, alert_only: str) -> None:
+    tf = iac.terraform_console(
+        tf_variables_only, "local.alert_only_service_arns", {"alert_only_clusters": alert_only}
+    )
+    assert tf == iac.as_list(cfn_deny(alert_only)["Resource"])
+
+
+# ---------------------------------------------------------------------------------------------- failure paths
+
+
+def test_every_rule_target_has_dlq_and_retry_policy() -> None:
+    cfn_rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
+    assert set(cfn_rules) == {"RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule"}
+    cfn_retry = {}
+    for name, rule in cfn_rules.items():
+        for target in rule["Properties"]["Targets"]:
+            assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, (
+                name
+            )
+            cfn_retry[name] = (
+                target["RetryPolicy"]["MaximumRetryAttempts"],
+                target["RetryPolicy"]["MaximumEventAgeInSeconds"],
+            )
+    tf_targets = TF["resource"]["aws_cloudwatch_event_target"]
+    assert set(tf_targets) == {"recorder", "watchdog", "ecs_events_log", "availability"}
+    tf_retry = {}
+    for name, target in tf_targets.items():
+        assert target["dead_letter_config"][0]["arn"] == "${aws_sqs_queue.events_dlq.arn}", name
+        policy = target["retry_policy"][0]
+        tf_retry[name] = (policy["maximum_retry_attempts"], policy["maximum_event_age_in_seconds"])
+    names = {
+        "RecorderRule": "recorder",
+        "WatchdogRule": "watchdog",
+        "EcsEventsLogRule": "ecs_events_log",
+        "AvailabilityScheduleRule": "availability",
+    }
+    assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
+    # the DLQ lets exactly these rules in
+    condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"][
+        "Statement"
+    ][0]
+    assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(
+        cfn_rules
+    )
+
+
+def _cfn_alarms() -> set[tuple[str, str, str]]:
+    alarms = set()
+    for alarm in iac.resources_of_type(TEMPLATE, "AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        (dimension,) = props["Dimensions"]
+        value = dimension["Value"]
+        target = value.get("Ref") or value["Fn::GetAtt"][0]
+        alarms.add((props["Namespace"], props["MetricName"], target))
+        assert props["AlarmActions"] == [{"Ref": "AlertTopic"}]
+    return alarms
+
+
+def test_alarms_cover_both_failure_paths_errors_throttles_and_heartbeat() -> None:
+    expected = {
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "EventsDeadLetterQueue"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "FunctionFailureQueue"),
+        ("AWS/Events", "MatchedEvents", "EcsEventsLogRule"),
+    } | {("AWS/Lambda", metric, fn) for metric in ("Errors", "Throttles") for fn in CFN_FUNCTION.values()}
+    assert _cfn_alarms() == expected
+
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
+    assert tf["events_dlq"]["dimensions"] == {"QueueName": "${aws_sqs_queue.events_dlq.name}"}
+    assert tf["function_failures"]["dimensions"] == {"QueueName": "${aws_sqs_queue.function_failures.name}"}
+    for name, metric in (("errors", "Errors"), ("throttles", "Throttles")):
+        assert tf[name]["for_each"] == "${local.functions}" and tf[name]["metric_name"] == metric
+    heartbeat = tf["heartbeat"]
+    assert (heartbeat["namespace"], heartbeat["metric_name"]) == ("AWS/Events", "MatchedEvents")
+    assert heartbeat["dimensions"] == {"RuleName": "${aws_cloudwatch_event_rule.ecs_events_log.name}"}
+    assert heartbeat["evaluation_periods"] == "${var.heartbeat_minutes}"
+    assert heartbeat["treat_missing_data"] == "breaching"
+    cfn_heartbeat = TEMPLATE["Resources"]["HeartbeatAlarm"]["Properties"]
+    assert cfn_heartbeat["EvaluationPeriods"] == {"Ref": "HeartbeatMinutes"}
+    assert cfn_heartbeat["TreatMissingData"] == "breaching"
+    assert cfn_heartbeat["Period"] == heartbeat["period"] == 60
+    assert len(tf) == 5  # events_dlq, function_failures, errors x3, throttles x3, heartbeat
+
+
+# ---------------------------------------------------------------------------------------------- state
+
+
+def test_history_table_is_the_same() -> None:
+    cfn = TEMPLATE["Resources"]["HistoryTable"]["Properties"]
+    tf = TF["resource"]["aws_dynamodb_table"]["history"]
+    assert cfn["BillingMode"] == tf["billing_mode"] == "PAY_PER_REQUEST"
+    assert {(k["AttributeName"], k["KeyType"]) for k in cfn["KeySchema"]} == {("pk", "HASH"), ("sk", "RANGE")}
+    assert (tf["hash_key"], tf["range_key"]) == ("pk", "sk")
+    assert (
+        {(a["AttributeName"], a["AttributeType"]) for a in cfn["AttributeDefinitions"]}
+        == {(a["name"], a["type"]) for a in tf["attribute"]}
+        == {("pk", "S"), ("sk", "S"), ("gsi1pk", "S"), ("gsi1sk", "S")}
+    )
+    (gsi,) = cfn["GlobalSecondaryIndexes"]
+    (tf_gsi,) = tf["global_secondary_index"]
+    assert gsi["IndexName"] == tf_gsi["name"] == "gsi1"
+    assert gsi["Projection"]["ProjectionType"] == tf_gsi["projection_type"] == "ALL"
+    assert (tf_gsi["hash_key"], tf_gsi["range_key"]) == ("gsi1pk", "gsi1sk")
+    assert cfn["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert tf["ttl"][0] == {"attribute_name": "expires_at", "enabled": True}
+    assert cfn["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert tf["point_in_time_recovery"][0]["enabled"] is True
+    assert (
+        cfn["SSESpecification"]["SSEEnabled"] is True and tf["server_side_encryption"][0]["enabled"] is True
+    )
+    assert cfn["DeletionProtectionEnabled"] is True and tf["deletion_protection_enabled"] is True
+
+
+def test_slack_webhook_is_only_a_secret_reference() -> None:
+    for name, spec in TEMPLATE["Parameters"].items():
+        if "slack" in name.lower() or "webhook" in name.lower():
+            assert name == "SlackWebhookSecretArn" and "secretsmanager" in spec["AllowedPattern"]
+            assert spec.get("NoEcho") is None  # an ARN is not a secret; the URL never passes here
+    assert not [n for n in TF["variable"] if "webhook" in n and n != "slack_webhook_secret_arn"]
+    assert "AWS::SecretsManager::Secret" not in {r["Type"] for r in TEMPLATE["Resources"].values()}
+
+
+def test_cross_account_mode_on_both_sides() -> None:
+    policy = TEMPLATE["Resources"]["CrossAccountBusPolicy"]
+    assert policy["Condition"] == "HasSourceAccounts"
+    statement = iac.Evaluator(
+        TEMPLATE, iac.parameter_values(TEMPLATE, SourceAccountIds="111111111111,222222222222")
+    )(policy["Properties"]["Statement"])
+    assert statement["Principal"] == {"AWS": ["111111111111", "222222222222"]}
+    assert statement["Action"] == "events:PutEvents"
+    tf = TF["resource"]["aws_cloudwatch_event_permission"]["member_accounts"]
+    assert tf["for_each"] == "${toset(local.source_account_ids)}" and tf["action"] == "events:PutEvents"
+    assert (iac.ROOT / "terraform" / "examples" / "member-account" / "main.tf").is_file()
+    assert (iac.ROOT / "deploy" / "member-account.yaml").is_file()
+
+
+def test_lambda_lock_satisfies_pyproject() -> None:
+    """deploy/lambda-requirements.txt (what `make package` installs) meets pyproject's dependencies."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (iac.ROOT / "deploy" / "lambda-requirements.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    project = tomllib.loads((iac.ROOT / "pyproject.toml").read_text())["project"]
+    for spec in project["dependencies"]:
+        requirement = Requirement(spec)
+        name = re.sub(r"[-_.]+", "-", requirement.name).lower()
+        if name in {"boto3", "botocore", "s3transfer"}:
+            assert name not in pins, f"{name} ships with the Lambda runtime"
+            continue
+        assert name in pins, f"{spec} missing from the Lambda lock"
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} vs {spec}"
+
+
+def test_outputs_match() -> None:
+    cfn = {snake(name) for name in TEMPLATE["Outputs"]}
+    assert cfn == set(TF["output"])
