@@ -1,18 +1,22 @@
-"""IAM permissions each Lambda handler's code uses (stub from the deploy branch; replaced at merge).
+"""IAM permissions each Lambda function's code uses, walked from the adapters' declarations.
 
-``handler_permissions(name)`` maps a resource kind to the IAM actions the handler's adapters call:
+Each adapter class declares ``IAM_ACTIONS`` (resource kind -> actions) and each handler module lists
+what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kinds:
 
 - ``history_table``: the DynamoDB history table (and its indexes)
 - ``ecs_service``: ECS services (long ARN format, ``service/CLUSTER/NAME``)
 - ``alert_topic``: the SNS alert topic
 - ``webhook_secret``: the Secrets Manager secret holding the Slack webhook URL
-- ``any``: actions without resource-level permissions (``Resource: "*"``)
+- ``any``: actions without resource-level permissions (``Resource: "*"``; Service Authorization
+  Reference: ecs:ListServices, ecs:ListClusters, elasticloadbalancing:DescribeTargetGroups,
+  cloudwatch:GetMetricData)
 
 tests/infra/test_parity.py checks that template.yaml and terraform/ grant exactly these.
 """
 
 from __future__ import annotations
 
+import importlib
 from types import MappingProxyType
 
 __all__ = ["FUNCTIONS", "handler_permissions"]
@@ -25,36 +29,16 @@ FUNCTIONS = MappingProxyType(
     }
 )
 
-_PERMISSIONS: dict[str, dict[str, frozenset[str]]] = {
-    "recorder": {
-        "history_table": frozenset({"dynamodb:PutItem"}),
-    },
-    "watchdog": {
-        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}),
-        "ecs_service": frozenset({"ecs:DescribeServices", "ecs:UpdateService", "ecs:TagResource"}),
-        "any": frozenset({"ecs:ListServices"}),
-        "alert_topic": frozenset({"sns:Publish"}),
-        "webhook_secret": frozenset({"secretsmanager:GetSecretValue"}),
-    },
-    "availability": {
-        "history_table": frozenset({"dynamodb:PutItem"}),
-        "ecs_service": frozenset({"ecs:DescribeServices"}),
-        "any": frozenset(
-            {
-                "ecs:ListClusters",
-                "ecs:ListServices",
-                "elasticloadbalancing:DescribeTargetGroups",
-                "cloudwatch:GetMetricData",
-            }
-        ),
-    },
-}
-
 
 def handler_permissions(name: str) -> dict[str, frozenset[str]]:
-    """Resource kind -> IAM actions the code of function ``name`` calls.
+    """Resource kind -> IAM actions the code of function ``name`` calls (union of its ``USES``).
 
     Raises:
         KeyError: ``name`` is not one of :data:`FUNCTIONS`.
     """
-    return dict(_PERMISSIONS[name])
+    module = importlib.import_module(FUNCTIONS[name].rsplit(".", 1)[0])
+    out: dict[str, set[str]] = {}
+    for declared in module.USES.values():
+        for kind, actions in declared.items():
+            out.setdefault(kind, set()).update(actions)
+    return {kind: frozenset(actions) for kind, actions in out.items() if actions}

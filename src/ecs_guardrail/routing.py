@@ -17,23 +17,27 @@ ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployme
 PATTERNS: dict[str, dict[str, Any]] = {
     # every task, service-action and deployment event: the evidence
     "recorder": {"source": ["aws.ecs"], "detail-type": ECS_DETAIL_TYPES},
-    # only what the watchdog reads: stopping/stopped tasks (Spot notices included) ...
-    "watchdog": {"source": ["aws.ecs"], "detail-type": ["ECS Task State Change"],
-                 "detail": {"desiredStatus": ["STOPPED"]}},
-    # ... and the service actions it reads (a second rule: EventBridge patterns AND their fields)
-    "watchdog_service_actions": {"source": ["aws.ecs"], "detail-type": ["ECS Service Action"],
-                                 "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}},
+    # only what the watchdog reads: stopping/stopped tasks (Spot notices included) and two service actions
+    "watchdog": {
+        "source": ["aws.ecs"],
+        "$or": [
+            {"detail-type": ["ECS Task State Change"], "detail": {"desiredStatus": ["STOPPED"]}},
+            {"detail-type": ["ECS Service Action"],
+             "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}},
+        ],
+    },
 }
-
-#: rule name -> function that receives it
-RULE_TARGETS = {"recorder": "recorder", "watchdog": "watchdog", "watchdog_service_actions": "watchdog"}
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:
-    """True when ``event`` matches ``pattern`` (value lists and nested objects)."""
+    """True when ``event`` matches ``pattern`` (value lists, nested objects and ``$or``)."""
     if not isinstance(event, dict):
         return False
     for key, want in pattern.items():
+        if key == "$or":
+            if not any(matches(alternative, event) for alternative in want):
+                return False
+            continue
         got = event.get(key)
         if isinstance(want, dict):
             if not matches(want, got):
@@ -48,4 +52,4 @@ def matches(pattern: dict[str, Any], event: Any) -> bool:
 
 def targets(event: Any) -> set[str]:
     """The functions (``recorder``, ``watchdog``) the bus would invoke for ``event``."""
-    return {RULE_TARGETS[name] for name, pattern in PATTERNS.items() if matches(pattern, event)}
+    return {name for name, pattern in PATTERNS.items() if matches(pattern, event)}
