@@ -1,0 +1,112 @@
+"""Event models: every real sample parses, documentation snippets are rejected with a reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.events import (
+    DeploymentStateChange,
+    ServiceAction,
+    TaskStateChange,
+    cluster_name,
+    parse_event,
+    service_ref,
+)
+from tests.conftest import EVENTS, load_event
+
+SAMPLES = sorted(p.name for p in (EVENTS / "ecs").glob("*.json"))
+PARTIAL = {  # AWS documentation snippets without the envelope's time and region
+    "task-fargate-spot-notice-running-spotinterruption.docs-current.json",
+    "task-fargate-spot-notice-running-terminationnotice.docs2023.json",
+}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_sample_parses_or_is_rejected_with_a_reason(name):
+    raw = load_event(name)
+    if name in PARTIAL:
+        with pytest.raises(EventRejectedError) as err:
+            parse_event(raw)
+        assert "time: field required" in err.value.reason
+        assert err.value.raw is raw
+        return
+    event = parse_event(raw)
+    kind = {"task": TaskStateChange, "service": ServiceAction, "deployment": DeploymentStateChange}
+    assert isinstance(event, kind[name.split("-")[0]])
+    assert event.time.tzinfo is not None
+
+
+def test_unknown_fields_are_kept_and_missing_optional_ones_tolerated():
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["detail"]["someFieldAwsAddsNextYear"] = {"x": 1}
+    del raw["detail"]["availabilityZone"]
+    e = parse_event(raw)
+    assert e.detail.availability_zone is None
+    assert e.detail.model_extra["someFieldAwsAddsNextYear"] == {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda r: r["detail"].pop("taskArn"), "detail.taskArn: field required"),
+        (lambda r: r["detail"].update(clusterArn="not-an-arn"), "not an ECS cluster ARN"),
+        (lambda r: r.update(source="aws.ec2"), "source"),
+        (lambda r: r.update({"detail-type": "EC2 Instance State-change Notification"}), "is not an ECS event"),
+        (lambda r: r["detail"].update(version=True), "version"),
+        (lambda r: r["detail"]["containers"][0].update(exitCode="137x"), "exitCode"),
+        (lambda r: r.update(time="yesterday"), "time"),
+    ],
+)
+def test_bad_input_is_rejected_with_its_reason(mutate, reason):
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    mutate(raw)
+    with pytest.raises(EventRejectedError) as err:
+        parse_event(raw)
+    assert reason in err.value.reason
+
+
+@pytest.mark.parametrize("raw", [None, [], "text", 3, {"detail-type": ["x"]}])
+def test_non_objects_are_rejected(raw):
+    with pytest.raises(EventRejectedError):
+        parse_event(raw)
+
+
+@pytest.mark.parametrize("stamp", ["2025-08-21T10:00:00Z", "2025-08-21T10:00:00.1Z", "2025-08-21T10:00:00.12Z",
+                                   "2025-08-21T10:00:00.123Z"])
+def test_timestamps_with_zero_to_three_fractional_digits(stamp):
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["time"] = stamp
+    raw["detail"]["stoppedAt"] = stamp
+    assert parse_event(raw).time.year == 2025
+
+
+@pytest.mark.parametrize("partition", ["aws", "aws-cn", "aws-us-gov"])
+def test_partitions_and_both_task_arn_forms(partition):
+    raw = json.loads(json.dumps(load_event("task-fargate-stopped-essential-oom-exit137.derived")).replace(
+        "arn:aws:", f"arn:{partition}:"))
+    assert parse_event(raw).detail.cluster == "example-web_cluster-dev"
+    raw["detail"]["taskArn"] = f"arn:{partition}:ecs:us-east-1:111122223333:task/0123456789abcdef"
+    assert parse_event(raw).detail.task_arn.endswith("/0123456789abcdef")
+
+
+def test_arn_helpers():
+    assert cluster_name("arn:aws:ecs:eu-west-1:111122223333:cluster/prod") == "prod"
+    assert service_ref("arn:aws:ecs:eu-west-1:111122223333:service/prod/api") == ("prod", "api")
+    assert service_ref("arn:aws:ecs:eu-west-1:111122223333:service/api") == (None, "api")
+    with pytest.raises(ValueError):
+        cluster_name("arn:aws:ecs:eu-west-1:111122223333:service/prod/api")
+
+
+def test_service_action_names_its_service_and_cluster():
+    e = parse_event(load_event("service-action-task-start-impaired"))
+    assert (e.cluster, e.service, e.detail.event_name) == ("example-cluster", "example-service",
+                                                          "SERVICE_TASK_START_IMPAIRED")
+
+
+def test_huge_reason_is_clipped_not_rejected():
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["detail"]["stoppedReason"] = "x" * 1_000_000
+    assert len(parse_event(raw).detail.stopped_reason) == 4096
