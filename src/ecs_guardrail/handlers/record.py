@@ -14,8 +14,7 @@ from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import EcsEvent, TaskStateChange, parse_event
-from ecs_guardrail.handlers.runtime import logger, metrics, runtime
-from ecs_guardrail.settings import load_settings
+from ecs_guardrail.handlers.runtime import load_settings_or_fail, logger, metrics, runtime
 
 __all__ = ["handler", "record_event", "USES"]
 
@@ -95,6 +94,6 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point (EventBridge rule target). Settings are read once per invocation."""
-    settings = load_settings()
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
+    settings = load_settings_or_fail()
     return record_event(event, runtime(settings).history)

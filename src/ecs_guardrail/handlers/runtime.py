@@ -18,9 +18,10 @@ from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.alert import Alert
-from ecs_guardrail.settings import Settings
+from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.settings import Settings, load_settings
 
-__all__ = ["Runtime", "runtime", "reset", "set_client_factory", "logger", "metrics", "LambdaContextStub"]
+__all__ = ["Runtime", "runtime", "load_settings_or_fail", "reset", "set_client_factory", "logger", "metrics", "LambdaContextStub"]
 
 logger = Logger(service="ecs-guardrail")
 metrics = Metrics(namespace="EcsGuardrail", service="ecs-guardrail")
@@ -84,6 +85,21 @@ class Runtime:
                                                              "alert_subject": alert.subject})
         self.deliveries.extend(out)
         return out
+
+
+def load_settings_or_fail() -> Settings:
+    """Read the settings once per invocation; an invalid one is logged, counted and raised.
+
+    Raises:
+        SettingsError: the invocation fails (Lambda retries, then the on-failure destination keeps
+            the event); nothing is decided on a guessed value.
+    """
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        metrics.add_metric(name="SettingsInvalid", unit="Count", value=1)
+        logger.error("invalid settings: refusing to run", extra={"error": str(exc)})
+        raise
 
 
 def runtime(settings: Settings, *, watchdog: bool = False) -> Runtime:

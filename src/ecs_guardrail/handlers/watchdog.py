@@ -37,8 +37,7 @@ from ecs_guardrail.core.policy import (
     episode_is_open,
     fleet_view,
 )
-from ecs_guardrail.handlers.runtime import Runtime, logger, metrics, runtime
-from ecs_guardrail.settings import load_settings
+from ecs_guardrail.handlers.runtime import Runtime, load_settings_or_fail, logger, metrics, runtime
 
 __all__ = ["handler", "process", "decision_record", "AlertDeliveryError", "USES"]
 
@@ -351,8 +350,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         SettingsError: an invalid setting; nothing is decided (the event goes to the retry / DLQ path).
         AlertDeliveryError: every alert sink failed after the decision was recorded (retried by Lambda).
     """
-    settings = load_settings()
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
+    settings = load_settings_or_fail()
     outcome, wd = process(event, runtime(settings, watchdog=True))
     outcome = dict(outcome)
     outcome["decisions"] = wd.decisions
