@@ -55,7 +55,8 @@ class EcsService:
         """DescribeServices for one service, with its tags.
 
         Raises:
-            ServiceNotFoundError: unknown cluster or service, or the service is not ACTIVE.
+            ServiceNotFoundError: unknown cluster or service, the service is not ACTIVE, or this role may
+                not read it (another account's service in cross-account mode).
         """
         try:
             resp = self._ecs.describe_services(cluster=cluster, services=[service], include=["TAGS"])
@@ -63,6 +64,9 @@ class EcsService:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("ServiceNotFoundException", "ClusterNotFoundException"):
                 raise ServiceNotFoundError(f"{cluster}/{service}: {code}") from exc
+            if code in ("AccessDeniedException", "AccessDenied"):
+                # a member account's service in cross-account mode: readable only there
+                raise ServiceNotFoundError(f"{cluster}/{service}: access denied (another account?)") from exc
             raise
         services = resp.get("services") or []
         if not services or services[0].get("status") != "ACTIVE":

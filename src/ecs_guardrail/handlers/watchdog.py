@@ -19,6 +19,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.history import Episode, HistoryStore, ServiceState, iso
@@ -230,7 +232,12 @@ class Watchdog:
         except ServiceNotFoundError as exc:
             logger.warning("service not found; deciding without its tags", extra={"error": str(exc)})
             facts = None
-        services = ecs.count_services(cluster)
+        try:
+            services = ecs.count_services(cluster)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("AccessDeniedException", "ClusterNotFoundException"):
+                raise
+            services = 0  # unknown: the bound falls to MIN_ACTIONS_ALLOWED, and facts is None -> alert only
         state = self.rt.history.load_cluster(cluster, trigger.time, self.config.window)
         fleet = fleet_view(self.config, state.failures, state.scaled_down(), trigger.time, services)
         used = sum(1 for n, (_, t) in state.slots.items() if n < fleet.bound and t >= trigger.time - self.config.window)
