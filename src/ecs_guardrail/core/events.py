@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecs_guardrail.core.errors import EventRejectedError
 
@@ -201,30 +201,35 @@ class ServiceActionDetail(_Tolerant):
     _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
 
 
-class ServiceAction(_EcsEnvelope):
-    detail_type: Literal["ECS Service Action"] = Field(alias="detail-type")
-    detail: ServiceActionDetail
+class _ServiceScoped(_EcsEnvelope):
+    """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
+    the old ``service/NAME`` form with ``detail.clusterArn``)."""
 
-    @field_validator("resources")
-    @classmethod
-    def _service_in_resources(cls, value: list[str]) -> list[str]:
-        if not value:
-            raise ValueError("a service action names its service in resources[0]; resources is empty")
-        service_ref(value[0])
-        return value
+    @model_validator(mode="after")
+    def _names_a_service(self) -> _ServiceScoped:
+        if not self.resources:
+            raise ValueError(f"{self.detail_type} names its service in resources[0]; resources is empty")
+        cluster, _ = service_ref(self.resources[0])
+        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        if cluster_arn:
+            cluster_name(cluster_arn)
+        elif cluster is None:
+            raise ValueError("old-form service ARN and no detail.clusterArn: the cluster is unknown")
+        return self
 
     @property
     def cluster(self) -> str:
-        cluster, _ = service_ref(self.resources[0])
-        if self.detail.cluster_arn:
-            return cluster_name(self.detail.cluster_arn)
-        if cluster is None:
-            raise ValueError("old-form service ARN and no detail.clusterArn: cluster unknown")
-        return cluster
+        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        return cluster_name(cluster_arn) if cluster_arn else str(service_ref(self.resources[0])[0])
 
     @property
     def service(self) -> str:
         return service_ref(self.resources[0])[1]
+
+
+class ServiceAction(_ServiceScoped):
+    detail_type: Literal["ECS Service Action"] = Field(alias="detail-type")
+    detail: ServiceActionDetail
 
 
 class DeploymentDetail(_Tolerant):
@@ -238,29 +243,11 @@ class DeploymentDetail(_Tolerant):
     _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
 
 
-class DeploymentStateChange(_EcsEnvelope):
+class DeploymentStateChange(_ServiceScoped):
+    """No ``clusterArn`` in ``detail``: the cluster comes from the service ARN in ``resources[0]``."""
+
     detail_type: Literal["ECS Deployment State Change"] = Field(alias="detail-type")
     detail: DeploymentDetail
-
-    @field_validator("resources")
-    @classmethod
-    def _service_in_resources(cls, value: list[str]) -> list[str]:
-        if not value:
-            raise ValueError("a deployment event names its service in resources[0]; resources is empty")
-        cluster, _ = service_ref(value[0])
-        if cluster is None:
-            raise ValueError("old-form service ARN without a cluster: deployment cannot be placed")
-        return value
-
-    @property
-    def cluster(self) -> str:
-        cluster, _ = service_ref(self.resources[0])
-        assert cluster is not None  # checked by the validator
-        return cluster
-
-    @property
-    def service(self) -> str:
-        return service_ref(self.resources[0])[1]
 
 
 EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange
