@@ -322,7 +322,7 @@ def _quiet_logs() -> None:
         if isinstance(h, logging.StreamHandler):
             h.setStream(sys.stderr)
     if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
-        log.setLevel(logging.WARNING)
+        log.setLevel(logging.ERROR)
 
 
 def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
