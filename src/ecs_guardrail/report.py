@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -24,14 +25,15 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         f"blast radius = max({st.MIN_ACTIONS_ALLOWED}, floor({st.MAX_ACTION_FRACTION} x services))"
         + ("; [bold]DRY RUN[/]" if st.DRY_RUN else ""))
     if result.decisions:
-        t = Table(title=f"Decisions ({result.decisions[0]['time'][:10]})", title_justify="left")
-        for col in ("#", "UTC", "service", "action", "reason", "crashes", "hc kills"):
-            t.add_column(col, no_wrap=True, min_width=len(col))
+        t = Table(title=f"Decisions ({result.decisions[0]['time'][:10]}, UTC)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in ("#", "time", "service", "action", "reason", "crash/hc"):
+            t.add_column(col, no_wrap=col != "service", min_width=len(col))
         for i, d in enumerate(result.decisions, 1):
             style = _STYLE.get(d["action"], "")
             t.add_row(str(i), d["time"][11:19], f"{d['cluster']}/{d['service']}",
-                      f"[{style}]{d['action']}[/]", d["reason"], str(d["crashes_in_window"]),
-                      str(d["health_check_kills_in_window"]))
+                      f"[{style}]{d['action']}[/]", d["reason"],
+                      f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
         console.print(t)
         for i, d in enumerate(result.decisions, 1):
             console.print(f"  {i}. {d['message']}", highlight=False)
