@@ -11,9 +11,9 @@ import http.server
 import tempfile
 import threading
 import time
-from datetime import timedelta
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 

@@ -136,7 +136,10 @@ def _parse(text: str):
 EXAMPLES = int(os.environ.get("ECS_GUARDRAIL_PROPERTY_EXAMPLES", "12"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=SLOW)
 @given(storm=storms())
 def test_storm_invariants_and_duplicate_delivery(storm: dict) -> None:
     once = _run(storm, storm["events"])
@@ -149,7 +152,7 @@ def test_storm_invariants_and_duplicate_delivery(storm: dict) -> None:
     assert twice.summary["events_rejected"] == once.summary["events_rejected"] == 0
 
 
-@settings(max_examples=max(3, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=max(3, EXAMPLES // 3), deadline=None, suppress_health_check=SLOW)
 @given(storm=storms())
 def test_whole_stream_redelivered_changes_nothing(storm: dict) -> None:
     once = _run(storm, storm["events"])
