@@ -145,8 +145,17 @@ class Watchdog:
         if svc is None:
             return {"status": "ignored", "why": f"task already classified as {old and old.get('kind')}"}
         if not new:
-            # a redelivery: the counting happened; only resume unfinished work
-            return self._resume(d.cluster, d.service, svc.episode) or {"status": "duplicate"}
+            # a redelivery: the counting happened; resume unfinished work, and decide if the first
+            # delivery failed between counting and deciding (no episode yet; claim_episode keeps it once)
+            resumed = self._resume(d.cluster, d.service, svc.episode)
+            if resumed:
+                return resumed
+            ep = svc.episode
+            if ep is None or not (ep.closed or episode_is_open(ep.last_failure, ep.closed, event.time, self.config)):
+                out = self._evaluate(d.cluster, d.cluster_arn, d.service, event.time, svc, impaired=False)
+                if out["status"] != "counted":
+                    return out
+            return {"status": "duplicate"}
         metrics.add_metric(name="CrashesCounted" if kind is StopKind.CRASH else "HealthCheckKills",
                            unit="Count", value=1)
         return self._evaluate(d.cluster, d.cluster_arn, d.service, event.time, svc, impaired=False)

@@ -1,0 +1,294 @@
+"""Fault injection: races, throttling, ECS errors, alert sinks down, a Lambda killed mid-action.
+
+Rule under test (ARCHITECTURE.md "Data flow"): every decision is written to the history table before
+any alert or action; an AWS error the code does not understand propagates to the retry / DLQ path;
+a redelivered event finishes unfinished work exactly once.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+from faultkit import SlackStandIn, client_error, embedded_fleet
+
+from ecs_guardrail.adapters import alerts
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.handlers import runtime as runtime_module
+from ecs_guardrail.handlers.watchdog import AlertDeliveryError, process
+
+
+def _loop(fleet, rt, service="svc0", crashes=3, start=0):
+    """Deliver ``crashes`` crash events; returns the outcome of the last one and the events."""
+    events = [fleet.crash(service, start + i) for i in range(crashes)]
+    out = None
+    for e in events:
+        out, _ = process(e, rt)
+    return out, events
+
+
+# ------------------------------------------------------------------ races
+def test_two_invocations_race_on_one_service_exactly_one_acts(monkeypatch):
+    with embedded_fleet() as fleet:
+        rt_a, rt_b = fleet.runtime(), fleet.runtime()
+        _loop(fleet, rt_a, crashes=2)
+        ev_a, ev_b = fleet.crash("svc0", 3), fleet.crash("svc0", 4)
+        real_claim = HistoryStore.claim_episode
+        outcomes = {}
+
+        def interleaved(self, *args, **kwargs):
+            # A has loaded the same state and is about to claim: B runs all the way first
+            if "b" not in outcomes:
+                outcomes["b"] = None
+                outcomes["b"] = process(ev_b, rt_b)[0]
+            return real_claim(self, *args, **kwargs)
+
+        monkeypatch.setattr(HistoryStore, "claim_episode", interleaved)
+        outcomes["a"] = process(ev_a, rt_a)[0]
+        assert outcomes["b"]["status"] == "decided"
+        assert outcomes["b"]["decision"]["action"] == "scale_to_zero"
+        assert outcomes["a"] == {"status": "lost_race", "winner": "scale_to_zero"}
+        assert fleet.ecs.ok_calls["update_service"] == 1
+        assert fleet.desired("svc0") == 0
+        assert len(fleet.decision_items("svc0")) == 1
+
+
+def test_two_services_race_for_the_clusters_last_action_slot(monkeypatch):
+    """Both saw a free slot (same pre-loaded cluster state); the loser holds and records why."""
+    with embedded_fleet(FLEET_SIGNAL_MIN_FAILURES="3") as fleet:
+        rt = fleet.runtime()
+        real_acquire = HistoryStore.acquire_slot
+        taken = {}
+
+        def interleaved(self, cluster, service, at, bound, window, state):
+            if not taken:  # another invocation, same state, takes the last slot first
+                taken["other"] = real_acquire(self, cluster, "svc1", at, bound, window, state)
+            return real_acquire(self, cluster, service, at, bound, window, state)
+
+        monkeypatch.setattr(HistoryStore, "acquire_slot", interleaved)
+        out, _ = _loop(fleet, rt, "svc0")
+        assert taken["other"] == 0
+        assert out["decision"]["action"] == "hold"
+        assert out["decision"]["reason"] == "blast_radius_cap"
+        assert fleet.desired("svc0") == 2
+        assert fleet.ecs.calls["update_service"] == 0
+        ep = fleet.episode("svc0")
+        assert (ep.action, ep.reason) == ("hold", "blast_radius_cap")
+        [item] = fleet.decision_items("svc0")
+        assert (item["action"], item["reason"]) == ("hold", "blast_radius_cap")
+        assert "blast-radius cap" in item["message"]
+
+
+def test_store_level_slot_race_gives_the_bound_exactly():
+    with embedded_fleet() as fleet:
+        from datetime import timedelta
+
+        import ecsgen
+
+        store = HistoryStore(fleet.aws.client("dynamodb"), "ecs-guardrail-history")
+        state = store.load_cluster("development", ecsgen.T0, timedelta(minutes=30))
+        got = [store.acquire_slot("development", s, ecsgen.T0, 2, timedelta(minutes=30), state)
+               for s in ("svc0", "svc1", "svc2", "svc3")]
+        assert sorted(g for g in got if g is not None) == [0, 1]
+        assert got.count(None) == 2
+        # the winner's redelivery reuses its slot, never takes a second one
+        fresh = store.load_cluster("development", ecsgen.T0, timedelta(minutes=30))
+        assert store.acquire_slot("development", "svc0", ecsgen.T0, 2, timedelta(minutes=30), fresh) == got[0]
+
+
+# ------------------------------------------------------------------ DynamoDB throttling
+@pytest.mark.parametrize("op", ["put_item", "update_item", "query"])
+def test_dynamodb_throttling_propagates_and_nothing_is_acted(op):
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        _loop(fleet, rt, crashes=2)
+        event = fleet.crash("svc0", 5)
+        fleet.ddb.fail(op, client_error("ProvisionedThroughputExceededException", op), times=1)
+        with pytest.raises(ClientError) as info:
+            process(event, rt)
+        assert info.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+        assert fleet.ecs.calls["update_service"] == 0
+        assert fleet.desired("svc0") == 2
+        # Lambda's retry delivers the same event again: it decides and acts once
+        out, _ = process(event, rt)
+        assert fleet.desired("svc0") == 0
+        assert fleet.ecs.ok_calls["update_service"] == 1
+        process(event, rt)
+        assert fleet.ecs.ok_calls["update_service"] == 1
+        assert len(fleet.decision_items("svc0")) == 1
+
+
+def test_recorder_throttled_by_stubber_raises_for_retry():
+    from botocore.stub import Stubber
+
+    from ecs_guardrail.handlers.record import record_event
+
+    with embedded_fleet() as fleet:
+        ddb = fleet.aws.client("dynamodb")
+        with Stubber(ddb) as stub:
+            stub.add_client_error("put_item", "ProvisionedThroughputExceededException", http_status_code=400)
+            with pytest.raises(ClientError):
+                record_event(fleet.crash("svc0", 0), HistoryStore(ddb, "ecs-guardrail-history"))
+            stub.assert_no_pending_responses()
+
+
+# ------------------------------------------------------------------ ECS errors and a killed Lambda
+@pytest.mark.parametrize("code", ["ThrottlingException", "ServiceNotFoundException", "AccessDeniedException"])
+def test_update_service_error_keeps_the_decision_and_propagates(code):
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        fleet.ecs.fail("update_service", client_error(code, "UpdateService"))
+        with pytest.raises(ClientError) as info:
+            _loop(fleet, rt)
+        assert info.value.response["Error"]["Code"] == code
+        [item] = fleet.decision_items("svc0")
+        assert item["action"] == "scale_to_zero"
+        ep = fleet.episode("svc0")
+        assert ep.status == "acting" and ep.previous_desired_count == 2
+        assert fleet.desired("svc0") == 2
+
+
+def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery():
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        fleet.ecs.fail("update_service", RuntimeError("Lambda killed (timeout) mid-invocation"))
+        with pytest.raises(RuntimeError):
+            _, events = _loop(fleet, rt)
+        assert fleet.desired("svc0") == 2
+        # EventBridge redelivers the killed invocation's event
+        redelivered = {**_event_of(fleet, "svc0")}
+        out, _ = process(redelivered, rt)
+        assert out["status"] == "resumed"
+        assert fleet.desired("svc0") == 0
+        assert fleet.ecs.ok_calls["update_service"] == 1
+        assert fleet.episode("svc0").status == "done"
+        assert len(fleet.aws.alerts()) == 1
+        # a second redelivery changes nothing and alerts no more
+        process(redelivered, rt)
+        assert fleet.ecs.ok_calls["update_service"] == 1
+        assert fleet.aws.alerts() == []
+
+
+def _event_of(fleet, service):
+    """The last crash event generated for ``service`` (the one whose invocation was killed)."""
+    import ecsgen
+
+    from ecs_guardrail.core.events import parse_event
+
+    n = fleet.n
+    event = ecsgen.task_event("development", service, f"{n:032x}", "crash_exit",
+                              ecsgen.T0 + _minutes(2))
+    assert parse_event(event).detail.task_arn.endswith(f"{n:032x}")
+    return event
+
+
+def _minutes(m):
+    from datetime import timedelta
+
+    return timedelta(minutes=m)
+
+
+# ------------------------------------------------------------------ alert sinks down
+def test_sns_failing_records_then_raises_and_redelivery_sends_once():
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        fleet.sns.fail("publish", client_error("InternalError", "Publish", 500))
+        events = [fleet.crash("svc0", i) for i in range(3)]
+        for e in events[:2]:
+            process(e, rt)
+        out, wd = process(events[2], rt)
+        assert wd.alerts_failed == ["development/svc0"]  # the handler raises AlertDeliveryError on this
+        assert fleet.decision_items("svc0") and fleet.episode("svc0").alert_status == "failed"
+        assert fleet.desired("svc0") == 0  # the action does not wait for the alert
+        assert fleet.aws.alerts() == []
+        out, _ = process(events[2], rt)
+        assert out["status"] == "alert_resent"
+        assert len(fleet.aws.alerts()) == 1
+        out, _ = process(events[2], rt)
+        assert out["status"] == "duplicate"
+        assert fleet.aws.alerts() == []
+
+
+def test_handler_raises_alert_delivery_error_after_recording(monkeypatch):
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        for k, v in fleet.env.items():
+            monkeypatch.setenv(k, v)
+        fleet.sns.fail("publish", client_error("InternalError", "Publish", 500))
+        from ecs_guardrail.handlers import watchdog
+        from ecs_guardrail.handlers.runtime import LambdaContextStub
+
+        monkeypatch.setattr(watchdog, "runtime", lambda settings, watchdog=False: rt)
+        events = [fleet.crash("svc0", i) for i in range(3)]
+        for e in events[:2]:
+            watchdog.handler(e, LambdaContextStub())
+        with pytest.raises(AlertDeliveryError) as info:
+            watchdog.handler(events[2], LambdaContextStub())
+        assert info.value.outcome["decisions"][0]["action"] == "scale_to_zero"
+        assert len(fleet.decision_items("svc0")) == 1
+
+
+@pytest.fixture
+def fast_slack(monkeypatch):
+    """SlackWebhook with a 1 s timeout and quick backoff, so hangs and retries stay bounded in tests."""
+    monkeypatch.setattr(runtime_module, "SlackWebhook",
+                        functools.partial(alerts.SlackWebhook, timeout_s=1, max_retries=1, backoff_factor_s=0.01))
+
+
+def _secret(fleet, url):
+    return fleet.aws.client("secretsmanager").create_secret(Name="slack", SecretString=url)["ARN"]
+
+
+@pytest.mark.parametrize("script,ok,requests", [
+    ([(500, {}, 0.0), (500, {}, 0.0)], False, 2),          # 5xx, retried once, still down
+    ([(429, {"Retry-After": "1"}, 0.0)], True, 2),          # rate limited: waits Retry-After, then 200
+    ([(200, {}, 2.5)], False, 1),                          # hanging: times out after 1 s (no retry on a timeout)
+])
+def test_slack_failures(fast_slack, script, ok, requests):
+    with embedded_fleet() as fleet, SlackStandIn(script) as slack:
+        rt = fleet.runtime(sns=False, slack_secret=_secret(fleet, slack.url))
+        began = time.monotonic()
+        out, wd = _loop_wd(fleet, rt)
+        elapsed = time.monotonic() - began
+        assert fleet.decision_items("svc0")
+        assert (wd.alerts_failed == []) is ok
+        assert len(slack.requests) == requests
+        assert fleet.episode("svc0").alert_status == ("sent" if ok else "failed")
+        if script[0][0] == 429:
+            assert slack.requests[1] - slack.requests[0] >= 1.0  # Retry-After honoured
+        assert elapsed < 10
+        if not ok:  # redelivery re-sends exactly once (the stand-in answers 200 now)
+            slack.script.clear()
+            before = len(slack.requests)
+            out, wd = process(_last(fleet), rt)
+            assert out["status"] == "alert_resent" and wd.alerts_failed == []
+            assert len(slack.requests) == before + 1
+
+
+def _loop_wd(fleet, rt):
+    events = [fleet.crash("svc0", i) for i in range(3)]
+    fleet.last_event = events[-1]
+    for e in events:
+        out, wd = process(e, rt)
+    return out, wd
+
+
+def _last(fleet):
+    return fleet.last_event
+
+
+def test_secrets_manager_unavailable_records_and_resends_on_redelivery():
+    with embedded_fleet() as fleet:
+        arn = _secret(fleet, "http://127.0.0.1:9/never-called")
+        rt = fleet.runtime(sns=True, slack_secret=arn)
+        fleet.secrets.fail("get_secret_value", client_error("InternalServiceError", "GetSecretValue", 500))
+        fleet.sns.fail("publish", client_error("InternalError", "Publish", 500))
+        out, wd = _loop_wd(fleet, rt)
+        assert wd.alerts_failed == ["development/svc0"]
+        assert fleet.decision_items("svc0")
+        rt2 = fleet.runtime(sns=True)  # next invocation: SNS is back
+        out, _ = process(_last(fleet), rt2)
+        assert out["status"] == "alert_resent"
+        assert len(fleet.aws.alerts()) == 1
