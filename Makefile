@@ -37,3 +37,4 @@ clean:
 	rm -rf $(VENV) .venv-iac dist build .pytest_cache .hypothesis
 
 include mk/deploy.mk
+include mk/bench.mk

@@ -14,13 +14,15 @@ resource "aws_cloudwatch_event_rule" "recorder" {
 
 resource "aws_cloudwatch_event_rule" "watchdog" {
   name          = "${var.name}-watchdog"
-  description   = "Only what the watchdog reads, filtered at the bus - stopped tasks and two service actions."
+  description   = "Only what the watchdog reads, filtered at the bus - stopped tasks, Spot notices and SERVICE_TASK_START_IMPAIRED."
   event_pattern = <<-EOT
     {
       "source": ["aws.ecs"],
       "$or": [
-        {"detail-type": ["ECS Task State Change"], "detail": {"desiredStatus": ["STOPPED"]}},
-        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}}
+        {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
+        {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
+        {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
+        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}}
       ]
     }
   EOT

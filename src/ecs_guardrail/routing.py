@@ -3,7 +3,8 @@
 ``template.yaml`` and ``terraform/`` carry the same patterns (a test checks it), and ``replay`` routes
 the scenario's events with :func:`matches`, so the watchdog sees in a replay exactly what the bus would
 deliver to it. Pattern syntax: EventBridge's exact-value lists and nested objects (EventBridge User
-Guide, "Event patterns"); that subset is all these patterns use.
+Guide, "Event patterns": exact values, ``prefix``, nested objects, ``$or``); that subset is all these
+patterns use.
 """
 
 from __future__ import annotations
@@ -21,16 +22,19 @@ PATTERNS: dict[str, dict[str, Any]] = {
     "watchdog": {
         "source": ["aws.ecs"],
         "$or": [
-            {"detail-type": ["ECS Task State Change"], "detail": {"desiredStatus": ["STOPPED"]}},
-            {"detail-type": ["ECS Service Action"],
-             "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]}},
+            # stopped tasks (one event per task reaches the watchdog, not the notice and DEPROVISIONING too)
+            {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
+            # Spot notices: their verdict is remembered so the task's STOPPED event never counts as a crash
+            {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
+            {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
+            {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
         ],
     },
 }
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:
-    """True when ``event`` matches ``pattern`` (value lists, nested objects and ``$or``)."""
+    """True when ``event`` matches ``pattern`` (value lists, ``prefix``, nested objects and ``$or``)."""
     if not isinstance(event, dict):
         return False
     for key, want in pattern.items():
@@ -43,11 +47,22 @@ def matches(pattern: dict[str, Any], event: Any) -> bool:
             if not matches(want, got):
                 return False
         elif isinstance(got, list):
-            if not any(g in want for g in got if isinstance(g, str | int | float | bool)):
+            if not any(_value_matches(want, g) for g in got):
                 return False
-        elif got not in want:
+        elif not _value_matches(want, got):
             return False
     return True
+
+
+def _value_matches(want: list[Any], got: Any) -> bool:
+    """One value against a pattern's list: exact values, or ``{"prefix": "..."}`` (case-sensitive)."""
+    for w in want:
+        if isinstance(w, dict):
+            if "prefix" in w and isinstance(got, str) and got.startswith(w["prefix"]):
+                return True
+        elif isinstance(got, str | int | float | bool | None) and w == got and type(w) is type(got):
+            return True
+    return False
 
 
 def targets(event: Any) -> set[str]:

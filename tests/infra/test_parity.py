@@ -84,11 +84,13 @@ def test_rule_patterns_equal_events_patterns_json() -> None:
 
 def test_watchdog_is_filtered_at_the_bus() -> None:
     watchdog = PATTERNS["watchdog"]
-    shapes = {tuple(branch["detail-type"]): branch["detail"] for branch in watchdog["$or"]}
-    assert shapes == {
-        ("ECS Task State Change",): {"desiredStatus": ["STOPPED"]},
-        ("ECS Service Action",): {"eventName": ["SERVICE_TASK_START_IMPAIRED", "SERVICE_STEADY_STATE"]},
-    }
+    shapes = [(tuple(branch["detail-type"]), branch["detail"]) for branch in watchdog["$or"]]
+    assert shapes == [
+        (("ECS Task State Change",), {"lastStatus": ["STOPPED"]}),
+        (("ECS Task State Change",), {"stopCode": ["SpotInterruption", "TerminationNotice"]}),
+        (("ECS Task State Change",), {"stoppedReason": [{"prefix": "Your Spot Task"}]}),
+        (("ECS Service Action",), {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}),
+    ]
     assert PATTERNS["recorder"]["detail-type"] == [
         "ECS Task State Change",
         "ECS Service Action",

@@ -11,17 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
-from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
-from slack_sdk.http_retry.handler import RetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
-from slack_sdk.webhook import WebhookClient
-
 from ecs_guardrail.core.alert import Alert
 
-__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "ServerErrorRetryHandler"]
+__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +25,18 @@ class Delivery:
     error: str | None = None
 
 
-class ServerErrorRetryHandler(RetryHandler):
-    """Retry a webhook POST answered with HTTP 5xx (slack_sdk ships 429 and connection handlers)."""
+def _server_error_handler(max_retry_count: int, interval_calculator: Any) -> Any:
+    """A slack_sdk ``RetryHandler`` for HTTP 5xx (slack_sdk ships 429 and connection-error handlers).
 
-    def _can_retry(self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
-                   error: Exception | None = None) -> bool:
-        return response is not None and 500 <= response.status_code < 600
+    Built on first use: slack_sdk is imported only when a Slack alert is sent (120 ms of cold start).
+    """
+    from slack_sdk.http_retry.handler import RetryHandler
+
+    class ServerErrorRetryHandler(RetryHandler):
+        def _can_retry(self, *, state: Any, request: Any, response: Any = None, error: Exception | None = None) -> bool:
+            return response is not None and 500 <= response.status_code < 600
+
+    return ServerErrorRetryHandler(max_retry_count=max_retry_count, interval_calculator=interval_calculator)
 
 
 class SlackWebhook:
@@ -48,6 +46,10 @@ class SlackWebhook:
 
     def __init__(self, url: str, *, timeout_s: float = 5.0, max_retries: int = 2,
                  backoff_factor_s: float = 0.5) -> None:
+        from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+        from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+        from slack_sdk.webhook import WebhookClient
+
         calc = BackoffRetryIntervalCalculator(backoff_factor=backoff_factor_s)
         self._client = WebhookClient(
             url,
@@ -55,7 +57,7 @@ class SlackWebhook:
             retry_handlers=[
                 ConnectionErrorRetryHandler(max_retry_count=max_retries, interval_calculator=calc),
                 RateLimitErrorRetryHandler(max_retry_count=max_retries),
-                ServerErrorRetryHandler(max_retry_count=max_retries, interval_calculator=calc),
+                _server_error_handler(max_retries, calc),
             ],
         )
 

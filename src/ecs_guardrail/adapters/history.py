@@ -9,7 +9,7 @@ Layout (single table, ``pk``/``sk`` strings, GSI ``gsi1`` on ``gsi1pk``/``gsi1sk
 | decision | ``SVC#<cluster>#<service>`` | ``DEC#<time>`` | written before any alert or action |
 | rejected event | ``REJECTED#<day>`` | ``<received>#<sha256/16>`` | raw text and reason kept |
 | task verdict | ``WD#<cluster>`` | ``F#<taskArn>`` | once per task ARN; the fleet test reads these |
-| service window | ``WD#<cluster>#<service>`` | ``W#`` | recent failures (``f_<task id>``) and the episode |
+| service window | ``WD#<cluster>#<service>`` | ``W#`` | recent failures (``f_<task id>``: JSON) and the episode |
 | action slot | ``WD#<cluster>`` | ``S#<n>`` | ``n < bound``: the blast-radius cap as conditional writes |
 | mass event | ``WD#<cluster>`` | ``M#mass`` | one cluster alert per mass event |
 
@@ -290,8 +290,10 @@ class HistoryStore:
         if source.get("kind") not in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value):
             return new, old, None
         entry = {k: source.get(k) for k in ("kind", "t", "az", "stop_code", "reason", "cause", "exit_codes")}
+        # one compact JSON string per failure: a map would cost DynamoDB (and moto) an attribute each
         state = self._update_window(cluster, failure.service, "SET #f = :e",
-                                    {"#f": _failure_attr(failure.task_arn)}, {":e": _SER.serialize(_compact(entry))})
+                                    {"#f": _failure_attr(failure.task_arn)},
+                                    {":e": {"S": json.dumps(_compact(entry), separators=(",", ":"), default=str)}})
         if prune_before is not None and len(state.failures) > 64:
             stale = [f.task_arn for f in state.failures if f.time < prune_before]
             if stale:
@@ -315,8 +317,9 @@ class HistoryStore:
 
     def _service_state(self, service: str, item: dict[str, Any]) -> ServiceState:
         failures = []
-        for key, entry in item.items():
-            if key.startswith("f_") and isinstance(entry, dict):
+        for key, value in item.items():
+            if key.startswith("f_") and isinstance(value, str):
+                entry = json.loads(value)
                 failures.append(Failure(
                     service=service,
                     time=from_epoch(entry["t"]),
