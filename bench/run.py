@@ -16,9 +16,9 @@ Usage: ``python bench/run.py [--services 1000] [--events 2000] [--out docs/bench
 from __future__ import annotations
 
 import argparse
-import json
 import contextlib
 import io
+import json
 import os
 import random
 import resource

@@ -25,7 +25,8 @@ PATTERNS: dict[str, dict[str, Any]] = {
             # stopped tasks (one event per task reaches the watchdog, not the notice and DEPROVISIONING too)
             {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
             # Spot notices: their verdict is remembered so the task's STOPPED event never counts as a crash
-            {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
+            {"detail-type": ["ECS Task State Change"],
+             "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
             {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
         ],

@@ -4,7 +4,7 @@ Layout (single table, ``pk``/``sk`` strings, GSI ``gsi1`` on ``gsi1pk``/``gsi1sk
 
 | item | pk | sk | notes |
 | --- | --- | --- | --- |
-| task event | ``TASK#<taskArn>`` | ``V#<version:010d>`` | one item per task version: the newest state is the highest sk, so a late older version can never overwrite it |
+| task event | ``TASK#<taskArn>`` | ``V#<version:010d>`` | one per task version: the newest state is the highest |
 | service/deployment event | ``SVC#<cluster>#<service>`` | ``EV#<time>#<event id>`` | |
 | decision | ``SVC#<cluster>#<service>`` | ``DEC#<time>`` | written before any alert or action |
 | rejected event | ``REJECTED#<day>`` | ``<received>#<sha256/16>`` | raw text and reason kept |
@@ -15,6 +15,8 @@ Layout (single table, ``pk``/``sk`` strings, GSI ``gsi1`` on ``gsi1pk``/``gsi1sk
 
 The service window is one item so that counting a failure and reading the window is one UpdateItem
 (``ReturnValues=ALL_NEW``): atomic under concurrent invocations, and O(1) for DynamoDB and for moto.
+
+A late older version of a task can never overwrite its newer state: each version is its own item.
 
 Timeline items (events, decisions, availability samples) carry ``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DD>``
 and ``gsi1sk`` = ``<ISO time>#<kind>#<id>``, so one day of one cluster is one Query.

@@ -21,7 +21,10 @@ from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.settings import Settings, load_settings
 
-__all__ = ["Runtime", "runtime", "load_settings_or_fail", "reset", "set_client_factory", "logger", "metrics", "LambdaContextStub"]
+__all__ = [
+    "Runtime", "runtime", "load_settings_or_fail", "reset", "set_client_factory", "logger", "metrics",
+    "LambdaContextStub",
+]
 
 logger = Logger(service="ecs-guardrail")
 metrics = Metrics(namespace="EcsGuardrail", service="ecs-guardrail")
