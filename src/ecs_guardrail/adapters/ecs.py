@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.core.errors import ServiceNotFoundError
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
-__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG"]
+__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "EcsFleet", "LoadBalancedService"]
 
 #: service tag that keeps the desired count the watchdog replaced, so ``restore`` works without the table
 PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
@@ -116,3 +116,49 @@ class EcsService:
         if PREVIOUS_COUNT_TAG in facts.tags:
             self._ecs.untag_resource(resourceArn=facts.arn, tagKeys=[PREVIOUS_COUNT_TAG])
         return changed
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBalancedService:
+    """A service of the fleet with its target groups (DescribeServices ``loadBalancers``)."""
+
+    cluster: str
+    name: str
+    desired_count: int
+    running_count: int
+    target_group_arns: tuple[str, ...]
+
+
+class EcsFleet:
+    """Read-only walk of every cluster's services (the availability sampler's view of ECS).
+
+    API reference: ListClusters, ListServices (100 a page), DescribeServices (10 services a call).
+    """
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
+        "ecs_service": frozenset({"ecs:DescribeServices"}),
+        "any": frozenset({"ecs:ListClusters", "ecs:ListServices"}),
+    }
+
+    def __init__(self, client: Any) -> None:
+        self._ecs = client
+
+    def clusters(self) -> list[str]:
+        """Cluster names (ListClusters, all pages)."""
+        paginator = self._ecs.get_paginator("list_clusters")
+        return [arn.rsplit("/", 1)[-1] for page in paginator.paginate() for arn in page.get("clusterArns", [])]
+
+    def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
+        """ACTIVE services of ``cluster`` that have at least one target group."""
+        paginator = self._ecs.get_paginator("list_services")
+        arns = [a for page in paginator.paginate(cluster=cluster) for a in page.get("serviceArns", [])]
+        out: list[LoadBalancedService] = []
+        for i in range(0, len(arns), 10):
+            resp = self._ecs.describe_services(cluster=cluster, services=arns[i:i + 10])
+            for s in resp.get("services") or []:
+                tgs = tuple(dict.fromkeys(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
+                                          if lb.get("targetGroupArn")))
+                if s.get("status") == "ACTIVE" and tgs:
+                    out.append(LoadBalancedService(cluster, s["serviceName"], int(s.get("desiredCount", 0)),
+                                                   int(s.get("runningCount", 0)), tgs))
+        return out

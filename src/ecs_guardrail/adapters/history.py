@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.core.availability import Sample
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Decision, Failure
 
@@ -164,6 +165,8 @@ class HistoryStore:
     }
     #: the calls the recorder makes (a subset)
     RECORDER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_table": frozenset({"dynamodb:PutItem"})}
+    #: the calls the availability sampler makes (a subset)
+    SAMPLER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_table": frozenset({"dynamodb:PutItem"})}
 
     def __init__(self, client: Any, table_name: str, ttl_days: int = 90) -> None:
         self._ddb = client
@@ -593,3 +596,54 @@ class HistoryStore:
         """Rejected events received on ``day`` (UTC), oldest first."""
         return list(self._query(KeyConditionExpression="pk = :pk",
                                 ExpressionAttributeValues={":pk": {"S": f"REJECTED#{day:%Y-%m-%d}"}}))
+
+    # ------------------------------------------------------------------ availability samples
+    def record_sample(self, sample: Sample, *, target_group_dimension: str, load_balancers: int) -> bool:
+        """Write one target group's healthy hosts for one minute, once (conditional PutItem).
+
+        Item ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` / ``<minute ISO>``, ``type`` ``healthy_hosts``,
+        on the timeline index (``gsi1sk`` ``<minute>#healthy_hosts#<service>#<target group>``).
+        ``no_data`` is True when the minute had no datapoint. Returns False when the minute was
+        written before (a re-run or a retried schedule writes nothing new).
+        """
+        t = sample.minute
+        item = {
+            "pk": f"HH#{sample.cluster}#{sample.service}#{target_group_dimension}",
+            "sk": iso(t),
+            "gsi1pk": timeline_key(sample.cluster, t),
+            "gsi1sk": f"{iso(t)}#healthy_hosts#{sample.service}#{sample.target_group}",
+            "type": "healthy_hosts",
+            "time": iso(t),
+            "t": epoch(t),
+            "cluster": sample.cluster,
+            "service": sample.service,
+            "target_group": sample.target_group,
+            "target_group_dimension": target_group_dimension,
+            "load_balancers": load_balancers,
+            "healthy_host_count": (int(sample.healthy_host_count) if sample.healthy_host_count is not None
+                                   and float(sample.healthy_host_count).is_integer() else sample.healthy_host_count),
+            "no_data": sample.healthy_host_count is None,
+            "desired_count": sample.desired_count,
+            "running_count": sample.running_count,
+            "sampled_at": iso(sample.sampled_at) if sample.sampled_at else None,
+            "expires_at": self._expires(t),
+        }
+        return self._put_new(item)
+
+    @staticmethod
+    def sample_from_item(item: dict[str, Any]) -> Sample:
+        """A ``healthy_hosts`` timeline item (as :meth:`timeline_items` yields it) as a core sample."""
+        def when(text: str | None) -> datetime | None:
+            return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+        hh = item.get("healthy_host_count")
+        return Sample(
+            cluster=item["cluster"],
+            service=item["service"],
+            target_group=item["target_group"],
+            minute=when(item["time"]),  # type: ignore[arg-type]
+            healthy_host_count=None if item.get("no_data") or hh is None else float(hh),
+            desired_count=item.get("desired_count"),
+            running_count=item.get("running_count"),
+            sampled_at=when(item.get("sampled_at")),
+        )
