@@ -629,21 +629,3 @@ class HistoryStore:
             "expires_at": self._expires(t),
         }
         return self._put_new(item)
-
-    @staticmethod
-    def sample_from_item(item: dict[str, Any]) -> Sample:
-        """A ``healthy_hosts`` timeline item (as :meth:`timeline_items` yields it) as a core sample."""
-        def when(text: str | None) -> datetime | None:
-            return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
-
-        hh = item.get("healthy_host_count")
-        return Sample(
-            cluster=item["cluster"],
-            service=item["service"],
-            target_group=item["target_group"],
-            minute=when(item["time"]),  # type: ignore[arg-type]
-            healthy_host_count=None if item.get("no_data") or hh is None else float(hh),
-            desired_count=item.get("desired_count"),
-            running_count=item.get("running_count"),
-            sampled_at=when(item.get("sampled_at")),
-        )

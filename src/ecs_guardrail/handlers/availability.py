@@ -34,21 +34,13 @@ from ecs_guardrail.adapters.elb import (
     target_group_name,
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
-from ecs_guardrail.core.availability import (
-    AvailabilityReport,
-    Sample,
-    ScaleDown,
-    availability_report,
-    minute_floor,
-    minutes_between,
-    running_tasks_by_minute,
-)
+from ecs_guardrail.core.availability import AvailabilityReport, Sample, minute_floor, minutes_between
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.timeline import availability_from_items
 from ecs_guardrail.handlers.runtime import client, logger, metrics
 from ecs_guardrail.settings import load_settings
 
-__all__ = ["handler", "sample_minute", "SampleOutcome", "replay_availability", "report_from_items",
-           "scheduled_time", "USES"]
+__all__ = ["handler", "sample_minute", "SampleOutcome", "replay_availability", "scheduled_time", "USES"]
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
@@ -143,18 +135,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- reading back, replay
-def report_from_items(items: list[dict[str, Any]], start: datetime, end: datetime) -> AvailabilityReport:
-    """The availability report from timeline items (as ``HistoryStore.timeline_items`` yields them):
-    ``healthy_hosts`` samples, ``scale_to_zero`` decisions and task events (for running tasks)."""
-    samples = [HistoryStore.sample_from_item(i) for i in items if i.get("type") == "healthy_hosts"]
-    downs = [ScaleDown(i["cluster"], i["service"], _parse(i["time"])) for i in items
-             if i.get("type") == "decision" and i.get("action") == "scale_to_zero"]
-    tasks = [(i["cluster"], i.get("service") or "", i["task_arn"], _parse(i["time"]), i.get("last_status", ""))
-             for i in items if i.get("type") == "task" and i.get("service")]
-    running = running_tasks_by_minute(tasks, start, end)
-    return availability_report(samples, start, end, scale_downs=downs, running_tasks=running)
-
-
 def _parse(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -229,4 +209,4 @@ def replay_availability(aws: Any, scenario: Any, result: Any) -> AvailabilityRep
     for c in scenario.fleet["clusters"]:
         # task events from before the period tell which tasks were running at its start
         items.extend(store.timeline_items(c["name"], start - timedelta(days=1), end + timedelta(seconds=59)))
-    return report_from_items(items, start, end)
+    return availability_from_items(items, start, end)

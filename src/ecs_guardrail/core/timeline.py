@@ -1,0 +1,449 @@
+"""The incident timeline: what the history table recorded, minute by minute, as a postmortem reads it.
+
+Input is the cluster's timeline items as :meth:`HistoryStore.timeline_items` yields them (plain dicts:
+``type`` ``task`` / ``service`` / ``decision`` / ``healthy_hosts``, fields as written by the recorder,
+the watchdog and the sampler). Output is a :class:`Timeline`: grouped lines (first crash, first
+health-check kill, runs of stops, decisions with their reason, healthy hosts dropping to zero and coming
+back, recovery), the attribution table and the availability totals, rendered as text, markdown, JSON
+or CSV. Grouping keeps a two-hour incident on one screen: stops of one kind less than
+``gap_minutes`` apart are one line whatever the number of services; same decisions in the same minute
+are one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ecs_guardrail.core.attribution import Attribution, attribute
+from ecs_guardrail.core.availability import (
+    AvailabilityReport,
+    MinuteState,
+    Sample,
+    ScaleDown,
+    availability_report,
+    minute_floor,
+    running_tasks_by_minute,
+)
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.policy import Failure, PolicyConfig
+
+__all__ = ["Line", "Timeline", "build_timeline", "availability_from_items", "render", "FORMATS"]
+
+FORMATS = ("text", "markdown", "json", "csv")
+
+_STOP_TITLES = {
+    "crash": "crashes",
+    "health_check_kill": "health-check kills",
+    "spot": "Spot interruptions",
+    "scheduler": "scheduler stops (deployments, scale-in)",
+    "user": "stops by a user",
+    "infrastructure": "infrastructure stops",
+    "unknown": "stops of unknown cause",
+}
+# same-time ordering: what happened, then what the watchdog made of it, then what clients saw
+_ORDER = {"first_health_check_kill": 0, "first_crash": 0, "stops": 1, "service_event": 2, "decision": 3,
+          "healthy_hosts": 4, "recovery": 5}
+
+
+def _t(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the timeline: from ``start`` (to ``end`` for a run), a ``category``
+    (``first_crash``, ``first_health_check_kill``, ``stops``, ``decision``, ``service_event``,
+    ``healthy_hosts``, ``recovery``), the services involved, a count and the words."""
+
+    start: datetime
+    category: str
+    title: str
+    text: str
+    services: tuple[str, ...] = ()
+    count: int = 1
+    end: datetime | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": _iso(self.start), "end": _iso(self.end) if self.end else None, "category": self.category,
+                "title": self.title, "text": self.text, "services": list(self.services), "count": self.count,
+                **({"detail": self.detail} if self.detail else {})}
+
+
+@dataclass(slots=True)
+class Timeline:
+    """A cluster's incident between ``since`` and ``until``."""
+
+    cluster: str
+    since: datetime
+    until: datetime
+    service: str | None
+    lines: list[Line]
+    services_in_cluster: int
+    attribution: Attribution
+    availability: AvailabilityReport | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "timeline",
+            "cluster": self.cluster,
+            "since": _iso(self.since),
+            "until": _iso(self.until),
+            "service": self.service,
+            "lines": [ln.to_dict() for ln in self.lines],
+            "attribution": self.attribution.to_dict(),
+            "availability": self.availability.to_dict() if self.availability else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    time: datetime
+    service: str
+    kind: str
+    task_arn: str
+    az: str | None
+    cause: str | None
+    reason: str | None
+    exit_codes: tuple[str, ...]
+
+
+def _stops(items: Iterable[dict[str, Any]]) -> list[_Stop]:
+    """One stop per task ARN: its earliest classified event (the notice, DEPROVISIONING or STOPPED)."""
+    first: dict[str, _Stop] = {}
+    for i in items:
+        if i.get("type") != "task" or not i.get("kind") or not i.get("task_arn"):
+            continue
+        s = _Stop(_t(i["time"]), i.get("service") or i.get("group") or "?", i["kind"], i["task_arn"],
+                  i.get("az"), i.get("cause"), i.get("stopped_reason"),
+                  tuple(f"{e.get('name')}={e.get('code')}" for e in i.get("exit_codes") or []))
+        if s.task_arn not in first or s.time < first[s.task_arn].time:
+            first[s.task_arn] = s
+    return sorted(first.values(), key=lambda s: (s.time, s.service))
+
+
+def _names(services: Iterable[str], total: int, limit: int = 6) -> str:
+    names = sorted(set(services))
+    head = f"{len(names)} service{'s' if len(names) != 1 else ''}"
+    if total and len(names) == total and total > 1:
+        head += " (all)"
+    shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    return f"{head}: {shown}" if len(names) > 1 else names[0] if names else "no service"
+
+
+def _stop_words(s: _Stop) -> str:
+    reason = s.reason or s.kind
+    bits = [reason if len(reason) <= 90 else reason[:89] + "\u2026"]
+    if s.cause:
+        bits.append(s.cause)
+    if s.exit_codes:
+        bits.append("exit " + ", ".join(s.exit_codes))
+    if s.az:
+        bits.append(s.az)
+    return f"{s.service}: " + "; ".join(b for b in bits if b)
+
+
+def _stop_lines(stops: list[_Stop], total: int, gap: timedelta) -> list[Line]:
+    lines: list[Line] = []
+    for kind in ("crash", "health_check_kill"):
+        mine = [s for s in stops if s.kind == kind]
+        if mine:
+            f = mine[0]
+            title = "first crash" if kind == "crash" else "first health-check kill"
+            lines.append(Line(f.time, f"first_{kind}", title, _stop_words(f), (f.service,), 1,
+                              detail={"task_arn": f.task_arn}))
+    by_kind: dict[str, list[_Stop]] = defaultdict(list)
+    for s in stops:
+        by_kind[s.kind].append(s)
+    for kind, mine in by_kind.items():
+        run: list[_Stop] = []
+        for s in [*mine, None]:
+            if s is not None and (not run or s.time - run[-1].time <= gap):
+                run.append(s)
+                continue
+            if run:
+                services = {r.service for r in run}
+                zones = sorted({r.az for r in run if r.az})
+                causes = sorted({r.cause for r in run if r.cause})
+                text = f"{len(run)} task{'s' if len(run) != 1 else ''} of {_names(services, total)}"
+                if zones:
+                    text += f"; {len(zones)} zone{'s' if len(zones) != 1 else ''} ({', '.join(zones)})"
+                if causes:
+                    text += f"; causes {', '.join(causes)}"
+                lines.append(Line(run[0].time, "stops", _STOP_TITLES.get(kind, kind), text, tuple(sorted(services)),
+                                  len(run), run[-1].time if len(run) > 1 else None, {"kind": kind}))
+            run = [s] if s is not None else []
+    return lines
+
+
+def _decision_lines(items: list[dict[str, Any]], total: int) -> list[Line]:
+    groups: dict[tuple[datetime, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for d in items:
+        groups[(minute_floor(_t(d["time"])), d.get("action", "?"), d.get("reason", "?"))].append(d)
+    lines = []
+    for (_m, action, reason), ds in sorted(groups.items()):
+        ds.sort(key=lambda d: d["time"])
+        message = ds[0].get("message") or ""
+        if len(ds) > 1:
+            message = message.split(". ", 1)[0]
+        text = f"{action} ({reason}) for {_names([d['service'] for d in ds], total)}. {message}".rstrip()
+        lines.append(Line(_t(ds[0]["time"]), "decision", f"decision: {action}", text,
+                          tuple(sorted({d["service"] for d in ds})), len(ds),
+                          _t(ds[-1]["time"]) if len(ds) > 1 else None, {"action": action, "reason": reason}))
+    return lines
+
+
+def _service_event_lines(items: list[dict[str, Any]], total: int) -> list[Line]:
+    groups: dict[tuple[datetime, str], list[dict[str, Any]]] = defaultdict(list)
+    for e in items:
+        groups[(minute_floor(_t(e["time"])), e.get("event_name") or e.get("detail_type") or "?")].append(e)
+    return [Line(_t(es[0]["time"]), "service_event", f"ECS {name}", _names([e["service"] for e in es], total),
+                 tuple(sorted({e["service"] for e in es})), len(es))
+            for (_m, name), es in sorted(groups.items())]
+
+
+_TRANSITIONS = {
+    MinuteState.DOWN: "healthy hosts dropped to 0",
+    MinuteState.NO_DATA: "healthy hosts: no datapoint (counted as down)",
+    MinuteState.ZERO_BY_WATCHDOG: "scaled to 0 by the watchdog",
+    MinuteState.ZERO_BY_OPERATOR: "set to 0 by an operator (out of the count)",
+    MinuteState.UP: "healthy hosts back",
+}
+
+
+def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
+    per: dict[str, list] = defaultdict(list)
+    for sm in report.minutes:
+        per[sm.service].append(sm)
+    changes: dict[tuple[datetime, MinuteState], list[tuple[str, float | None, int]]] = defaultdict(list)
+    for service, ms in per.items():
+        prev_state, since = MinuteState.UP, None
+        for sm in ms:
+            if sm.state is not prev_state:
+                length = int((sm.minute - since).total_seconds() // 60) if since is not None else 0
+                changes[(sm.minute, sm.state)].append((service, sm.healthy_host_count, length))
+                prev_state, since = sm.state, sm.minute
+    lines = []
+    for (m, state), svcs in sorted(changes.items()):
+        text = _names([s for s, _, _ in svcs], total)
+        if state is MinuteState.UP:
+            lengths = sorted({n for _, _, n in svcs if n})
+            if lengths:
+                text += f" after {lengths[0]}" + (f"-{lengths[-1]}" if len(lengths) > 1 else "") + " min"
+        values = sorted({v for _, v, _ in svcs if v is not None})
+        if values and state is MinuteState.UP:
+            text += f" (minimum {int(values[0]) if float(values[0]).is_integer() else values[0]})"
+        lines.append(Line(m, "healthy_hosts", _TRANSITIONS[state], text, tuple(sorted(s for s, _, _ in svcs)),
+                          len(svcs), detail={"state": state.value}))
+    # recovery: the first minute every service is up again after some were not
+    by_minute: dict[datetime, list] = defaultdict(list)
+    for sm in report.minutes:
+        by_minute[sm.minute].append(sm)
+    outage_start, lost = None, 0
+    for m in sorted(by_minute):
+        bad = [sm for sm in by_minute[m] if sm.state not in (MinuteState.UP, MinuteState.ZERO_BY_OPERATOR)]
+        if bad and outage_start is None:
+            outage_start, lost = m, 0
+        lost += len(bad)
+        if not bad and outage_start is not None:
+            minutes = int((m - outage_start).total_seconds() // 60)
+            lines.append(Line(m, "recovery", "recovery",
+                              f"every service healthy again; outage {outage_start:%H:%M}-"
+                              f"{m - timedelta(minutes=1):%H:%M} ({minutes} min), {lost} service-minutes lost",
+                              detail={"outage_start": _iso(outage_start), "minutes": minutes,
+                                      "service_minutes_lost": lost}))
+            outage_start = None
+    return lines
+
+
+def availability_from_items(items: list[dict[str, Any]], start: datetime | None = None,
+                            end: datetime | None = None) -> AvailabilityReport | None:
+    """The availability report from timeline items: ``healthy_hosts`` samples, ``scale_to_zero``
+    decisions and task events (running tasks). ``start``/``end`` default to the first and last sampled
+    minute; ``None`` when there is no sample at all."""
+    samples = [Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
+                      None if i.get("no_data") or i.get("healthy_host_count") is None
+                      else float(i["healthy_host_count"]),
+                      i.get("desired_count"), i.get("running_count"),
+                      _t(i["sampled_at"]) if i.get("sampled_at") else None)
+               for i in items if i.get("type") == "healthy_hosts"]
+    if not samples:
+        return None
+    start = start or min(s.minute for s in samples)
+    end = end or max(s.minute for s in samples)
+    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"])) for d in items
+             if d.get("type") == "decision" and d.get("action") == "scale_to_zero"]
+    running = running_tasks_by_minute(
+        [(i["cluster"], i["service"], i["task_arn"], _t(i["time"]), i.get("last_status", ""))
+         for i in items if i.get("type") == "task" and i.get("service") and i.get("task_arn")], start, end)
+    return availability_report(samples, start, end, scale_downs=downs, running_tasks=running)
+
+
+def build_timeline(
+    items: Iterable[dict[str, Any]],
+    cluster: str,
+    since: datetime,
+    until: datetime,
+    *,
+    service: str | None = None,
+    config: PolicyConfig | None = None,
+    gap_minutes: int = 5,
+) -> Timeline:
+    """Build the timeline of ``cluster`` from its items in ``[since, until]``.
+
+    ``service`` narrows the lines and the availability figures to one service; attribution always
+    weighs the whole cluster (the verdict needs the fleet). Availability covers the minutes where
+    the sampler wrote samples (services without a target group have no figure).
+    """
+    config = config or PolicyConfig()
+    items = [i for i in items if i.get("cluster") in (cluster, None) and "time" in i
+             and since <= _t(i["time"]) <= until]
+    tasks = [i for i in items if i.get("type") == "task"]
+    stops = _stops(tasks)
+    decisions = [i for i in items if i.get("type") == "decision"]
+    known = {i["service"] for i in items if i.get("service")}
+    counted = [int(d["services_in_cluster"]) for d in decisions if d.get("services_in_cluster")]
+    for d in decisions:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            counted.append(int(json.loads(d.get("decision") or "{}").get("services_in_cluster") or 0))
+    services_in_cluster = max([len(known), *counted])
+
+    seen: dict[str, set[str]] = defaultdict(set)
+    zones = set()
+    for i in tasks:
+        if i.get("service") and i.get("task_arn"):
+            seen[i["service"]].add(i["task_arn"])
+        if i.get("az"):
+            zones.add(i["az"])
+    failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
+                if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)]
+    span = (failures[0].time, failures[-1].time) if failures else (since, until)
+    attribution = attribute(config, failures, seen, zones, services_in_cluster, span[0], span[1])
+
+    def mine(i: dict[str, Any]) -> bool:
+        return service is None or i.get("service") == service
+
+    report = availability_from_items([i for i in items if mine(i)])
+    total = services_in_cluster if service is None else 1
+    gap = timedelta(minutes=gap_minutes)
+    lines = _stop_lines([s for s in stops if mine({"service": s.service})], total, gap)
+    lines += _decision_lines([d for d in decisions if mine(d)], total)
+    lines += _service_event_lines([e for e in items if e.get("type") == "service" and mine(e)], total)
+    if report is not None:
+        lines += _availability_lines(report, len({(sm.service) for sm in report.minutes}) if service is None else 1)
+    lines.sort(key=lambda ln: (ln.start, _ORDER.get(ln.category, 9)))
+    return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report)
+
+
+# ------------------------------------------------------------------------------------------- rendering
+def _clock(t: datetime, day: bool) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S" if day else "%H:%M:%S")
+
+
+def _when(line: Line, day: bool) -> str:
+    if line.end and line.end != line.start:
+        end = line.end.strftime("%H:%M:%S")
+        return f"{_clock(line.start, day)}-{end}"
+    return _clock(line.start, day)
+
+
+def _totals(tl: Timeline) -> list[str]:
+    r = tl.availability
+    if r is None:
+        return ["availability: no samples in this window (no target group, or the sampler was not running)"]
+    c = r.by_cause
+    return [
+        f"service-minutes lost: {r.unavailable_service_minutes} (healthy hosts 0: {c['down']}, no datapoint: "
+        f"{c['no_data']}, scaled to 0 by the watchdog: {c['zero_by_watchdog']})",
+        f"availability {r.availability_pct}% of {r.denominator} service-minutes, {r.start:%H:%M}-{r.end:%H:%M} UTC; "
+        f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "
+        f"{sum(s.minutes[MinuteState.ZERO_BY_OPERATOR] for s in r.services)}",
+        f"tasks running but no healthy target: {r.divergent_service_minutes} service-minutes",
+    ]
+
+
+def _attribution_rows(a: Attribution) -> list[tuple[str, str, str, str, str]]:
+    return [(r.service, f"{r.failed_tasks}/{r.tasks_seen}", f"{r.share:.0%}",
+             f"{r.crashes}/{r.health_check_kills}", ", ".join(r.zones) or "-") for r in a.rows]
+
+
+def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
+    day = tl.since.date() != tl.until.date()
+    head = (f"Incident timeline: cluster {tl.cluster}" + (f", service {tl.service}" if tl.service else "")
+            + f", {_iso(tl.since)} to {_iso(tl.until)} (UTC)")
+    out = [head, "=" * min(len(head), 100)]
+    if not tl.lines:
+        out.append("nothing recorded in this window")
+    width = max((len(_when(ln, day)) for ln in tl.lines), default=8)
+    twidth = max((len(ln.title) for ln in tl.lines), default=10)
+    for ln in tl.lines:
+        out.append(f"{_when(ln, day):<{width}}  {ln.title:<{twidth}}  {ln.text}")
+    a = tl.attribution
+    out += ["", f"Attribution {a.start:%H:%M:%S}-{a.end:%H:%M:%S}: {a.verdict.value.upper()} - {a.why}"]
+    if a.rows:
+        out.append(f"  {'service':<20} {'failed/seen':>11} {'share':>6} {'crash/hc':>9}  zones")
+        for svc, fs, share, ch, zones in _attribution_rows(a)[:max_attribution_rows]:
+            out.append(f"  {svc:<20} {fs:>11} {share:>6} {ch:>9}  {zones}")
+        if len(a.rows) > max_attribution_rows:
+            out.append(f"  ... and {len(a.rows) - max_attribution_rows} more services")
+    out += ["", "Totals"] + [f"  {t}" for t in _totals(tl)]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(tl: Timeline) -> str:
+    day = tl.since.date() != tl.until.date()
+    out = [f"### Incident timeline: `{tl.cluster}`" + (f" / `{tl.service}`" if tl.service else ""),
+           "", f"{_iso(tl.since)} to {_iso(tl.until)} (UTC)", "",
+           "| time (UTC) | what | detail |", "| --- | --- | --- |"]
+    for ln in tl.lines:
+        title = f"**{ln.title}**" if ln.category in ("first_crash", "first_health_check_kill", "decision",
+                                                       "recovery") else ln.title
+        out.append(f"| {_when(ln, day)} | {_md(title)} | {_md(ln.text)} |")
+    a = tl.attribution
+    out += ["", f"**Attribution** ({a.start:%H:%M:%S}-{a.end:%H:%M:%S}): **{a.verdict.value}**. {_md(a.why)}.", ""]
+    if a.rows:
+        out += ["| service | failed / seen tasks | share | crashes / hc kills | zones |",
+                "| --- | --- | --- | --- | --- |"]
+        out += [f"| {' | '.join(_md(c) for c in row)} |" for row in _attribution_rows(a)]
+        out.append("")
+    out += ["**Totals**", ""] + [f"- {t}" for t in _totals(tl)]
+    return "\n".join(out) + "\n"
+
+
+def render_csv(tl: Timeline) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["start", "end", "category", "title", "count", "services", "text"])
+    for ln in tl.lines:
+        w.writerow([_iso(ln.start), _iso(ln.end) if ln.end else "", ln.category, ln.title, ln.count,
+                    " ".join(ln.services), ln.text])
+    return buf.getvalue()
+
+
+def render(tl: Timeline, fmt: str = "text") -> str:
+    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines)."""
+    if fmt == "text":
+        return render_text(tl)
+    if fmt == "markdown":
+        return render_markdown(tl)
+    if fmt == "json":
+        return json.dumps(tl.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        return render_csv(tl)
+    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
