@@ -10,6 +10,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from ecs_guardrail import __version__
 from ecs_guardrail.core.errors import GuardrailError, ScenarioError
@@ -41,12 +44,31 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
 
+    t = sub.add_parser("timeline", help="the incident timeline of a cluster, read from the history table")
+    t.add_argument("--cluster", required=True)
+    t.add_argument("--since", required=True, type=_time, help="ISO 8601 start (UTC unless an offset is given)")
+    t.add_argument("--until", required=True, type=_time, help="ISO 8601 end")
+    t.add_argument("--service", default=None, help="only this service's lines and availability")
+    t.add_argument("--format", choices=("text", "markdown", "json", "csv"), default="text")
+    t.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw healthy hosts per service (needs [plot])")
+    t.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
+    t.add_argument("--region", default=None)
+
     s = sub.add_parser("restore", help="put back the desired count the watchdog replaced with 0")
     s.add_argument("--cluster", required=True)
     s.add_argument("--service", required=True)
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     s.add_argument("--region", default=None)
     return p
+
+
+def _time(text: str) -> Any:
+    from ecs_guardrail.incident import parse_time
+
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO 8601 time, got {text!r}") from None
 
 
 def _find_default() -> Path:
@@ -66,7 +88,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def on_reject(n: int, reason: str) -> None:
         print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}", file=sys.stderr)
 
-    result = replay(scenario, on_reject=on_reject)
+    timelines: list[Any] = []
+
+    def keep_open(aws: Any, res: Any) -> None:
+        from ecs_guardrail.adapters.history import HistoryStore
+        from ecs_guardrail.incident import load_timeline, scenario_span
+        from ecs_guardrail.local import TABLE
+
+        span = scenario_span(scenario)
+        if span is None:
+            return
+        store = HistoryStore(aws.client("dynamodb"), TABLE)
+        for c in scenario.fleet["clusters"]:
+            timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
+        res.timeline = timelines
+
+    result = replay(scenario, on_reject=on_reject, keep_open=keep_open if args.timeline else None)
     if args.alerts_out:
         with args.alerts_out.open("w") as fh:
             for a in result.alerts:
@@ -78,11 +115,46 @@ def cmd_replay(args: argparse.Namespace) -> int:
         out = sys.stdout
         for d in result.decisions:
             out.write(json.dumps(d, sort_keys=False) + "\n")
+        for tl in timelines:
+            out.write(json.dumps(tl.to_dict()) + "\n")
         out.write(json.dumps(result.summary) + "\n")
         return 0
     from ecs_guardrail.report import print_report
 
     print_report(folder.name, scenario, result)
+    if timelines:
+        from ecs_guardrail.core.timeline import render
+
+        for tl in timelines:
+            if tl.lines:
+                print()
+                sys.stdout.write(render(tl, "text"))
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    import os
+
+    from ecs_guardrail.adapters.aws import make_client
+    from ecs_guardrail.adapters.history import HistoryStore
+    from ecs_guardrail.core.timeline import render
+    from ecs_guardrail.incident import load_timeline
+    from ecs_guardrail.settings import load_settings
+
+    table = args.table or os.environ.get("HISTORY_TABLE")
+    if not table:
+        raise ScenarioError("timeline needs --table or HISTORY_TABLE")
+    if args.until <= args.since:
+        raise ScenarioError("--until must be after --since")
+    store = HistoryStore(make_client("dynamodb", region=args.region), table)
+    tl = load_timeline(store, args.cluster, args.since, args.until, service=args.service,
+                       config=load_settings().policy())
+    sys.stdout.write(render(tl, args.format))
+    if args.plot:
+        from ecs_guardrail.plot import plot_timeline
+
+        plot_timeline(tl, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 
@@ -104,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "replay":
             return cmd_replay(args)
+        if args.command == "timeline":
+            return cmd_timeline(args)
         if args.command == "restore":
             return cmd_restore(args)
     except ScenarioError as exc:
@@ -111,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return 1
+    except ClientError as exc:
+        print(f"ecs-guardrail: AWS refused: {exc}", file=sys.stderr)
         return 1
     return 2
 

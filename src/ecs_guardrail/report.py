@@ -48,3 +48,11 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     console.print(f"scaled to zero: {', '.join(s['scaled_to_zero']) or 'none'}", highlight=False)
     console.print("unavailable service-minutes: "
                   + ("n/a (no healthy_hosts.csv)" if minutes is None else str(minutes)), highlight=False)
+    avail = getattr(result, "availability", None)
+    if avail is not None:
+        c = avail.by_cause
+        console.print(f"availability {avail.availability_pct}% over {avail.denominator} service-minutes "
+                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%: lost to "
+                      f"healthy hosts 0: {c['down']}, no datapoint: {c['no_data']}, the watchdog's scale-downs: "
+                      f"{c['zero_by_watchdog']}; tasks running but no healthy target: "
+                      f"{avail.divergent_service_minutes} service-minutes", highlight=False)

@@ -94,6 +94,8 @@ class Timeline:
     services_in_cluster: int
     attribution: Attribution
     availability: AvailabilityReport | None
+    #: ``(time, service, what)`` for plots: each stop's kind, and ``decision:<action>``
+    marks: list[tuple[datetime, str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -344,7 +346,9 @@ def build_timeline(
     if report is not None:
         lines += _availability_lines(report, len({(sm.service) for sm in report.minutes}) if service is None else 1)
     lines.sort(key=lambda ln: (ln.start, _ORDER.get(ln.category, 9)))
-    return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report)
+    marks = [(s.time, s.service, s.kind) for s in stops if mine({"service": s.service})]
+    marks += [(_t(d["time"]), d["service"], f"decision:{d.get('action')}") for d in decisions if mine(d)]
+    return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report, sorted(marks))
 
 
 # ------------------------------------------------------------------------------------------- rendering

@@ -1,0 +1,94 @@
+"""PNG of a timeline: healthy hosts per service over time, with stops and decisions marked.
+
+matplotlib is an optional extra (``pip install ecs-guardrail[plot]``) so the Lambda package stays
+small; :func:`plot_timeline` raises :class:`PlotUnavailableError` without it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from pathlib import Path
+
+from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.timeline import Timeline
+
+__all__ = ["plot_timeline", "PlotUnavailableError"]
+
+_MARKS = {"crash": ("x", "tab:red", "crash"), "health_check_kill": ("v", "tab:orange", "health-check kill")}
+
+
+class PlotUnavailableError(GuardrailError):
+    """matplotlib is not installed (``pip install ecs-guardrail[plot]``)."""
+
+
+def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Path:
+    """Write ``path`` (PNG): one small panel per service (at most ``max_services``), healthy hosts as
+    a step line (grey band where there was no datapoint), stops as markers, decisions as vertical lines.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.dates as mdates
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise PlotUnavailableError("the PNG needs matplotlib: pip install 'ecs-guardrail[plot]'") from exc
+
+    per: dict[str, list] = defaultdict(list)
+    if tl.availability is not None:
+        for sm in tl.availability.minutes:
+            per[sm.service].append(sm)
+    marks = [m for m in tl.marks if m[2] in _MARKS or m[2].startswith("decision:")]
+    services = sorted(per) or sorted({m[1] for m in marks})
+    services = services[:max_services]
+    times = [sm.minute for s in services for sm in per.get(s, [])] + [m[0] for m in marks if m[1] in services]
+    if not services or not times:
+        raise GuardrailError("nothing to plot: no healthy-host samples or stops in this window")
+    lo, hi = min(times) - timedelta(minutes=1), max(times) + timedelta(minutes=2)
+    fig, axes = plt.subplots(len(services), 1, sharex=True, squeeze=False,
+                             figsize=(11, 1.0 + 0.75 * len(services)))
+    top = max([sm.healthy_host_count or 0 for s in services for sm in per.get(s, [])] + [1])
+    for ax, service in zip(axes[:, 0], services, strict=False):
+        ms = per.get(service, [])
+        if ms:
+            xs = [sm.minute for sm in ms] + [ms[-1].minute + timedelta(minutes=1)]
+            ys = [sm.healthy_host_count if sm.healthy_host_count is not None else float("nan") for sm in ms]
+            ax.step(xs, ys + ys[-1:], where="post", color="tab:blue", linewidth=1.5)
+            for sm in ms:
+                if sm.healthy_host_count is None:
+                    ax.axvspan(sm.minute, sm.minute + timedelta(minutes=1), color="0.85", linewidth=0)
+                elif sm.healthy_host_count < 1:
+                    ax.axvspan(sm.minute, sm.minute + timedelta(minutes=1), color="tab:red", alpha=0.12,
+                               linewidth=0)
+        for t, svc, what in marks:
+            if svc != service:
+                continue
+            if what in _MARKS:
+                marker, color, _ = _MARKS[what]
+                ax.plot([t], [top * 1.15], marker=marker, color=color, markersize=5, linestyle="none")
+            else:
+                ax.axvline(t, color="tab:purple", linestyle="--", linewidth=1)
+        ax.set_ylim(-0.2, top * 1.35)
+        ax.set_yticks([0, top])
+        ax.set_ylabel(service, rotation=0, ha="right", va="center", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="x", color="0.92")
+    ax = axes[-1, 0]
+    ax.set_xlim(lo, hi)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+    ax.set_xlabel("UTC")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="tab:blue", label="healthy hosts (min per minute)")]
+    handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label) for m, c, label in _MARKS.values()]
+    handles += [Line2D([], [], color="tab:purple", linestyle="--", label="watchdog decision")]
+    fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=4, frameon=False)
+    a = tl.attribution
+    fig.suptitle(f"{tl.cluster}: healthy hosts per service; attribution: {a.verdict.value}", x=0.01, ha="left",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
