@@ -1,0 +1,117 @@
+"""Availability arithmetic (core, no AWS): each service-minute's state, the totals, divergence."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ecs_guardrail.core.availability import (
+    MinuteState,
+    Sample,
+    ScaleDown,
+    availability_report,
+    classify_service_minutes,
+    running_tasks_by_minute,
+)
+
+T0 = datetime(2025, 8, 21, 15, 0, tzinfo=UTC)
+
+
+def m(i: int) -> datetime:
+    return T0 + timedelta(minutes=i)
+
+
+def s(i: int, value: float | None, tg: str = "web", service: str = "api", desired: int | None = 2,
+      running: int | None = None, sampled_at: datetime | None = None) -> Sample:
+    return Sample("prod", service, tg, m(i), value, desired, running, sampled_at or m(i + 5))
+
+
+def states(minutes) -> list[str]:
+    return [x.state.value for x in minutes]
+
+
+def test_up_down_and_no_data() -> None:
+    got = classify_service_minutes([s(0, 2), s(1, 0), s(3, 1)], m(0), m(3))
+    assert states(got) == ["up", "down", "no_data", "up"]  # minute 2 has no sample at all
+
+
+def test_a_no_data_sample_is_never_up() -> None:
+    got = classify_service_minutes([s(0, None)], m(0), m(0))
+    assert states(got) == ["no_data"]
+    assert not got[0].has_data
+
+
+def test_every_target_group_must_have_a_healthy_host() -> None:
+    samples = [s(0, 3, "web"), s(0, 0, "admin"), s(1, 3, "web"), s(2, 3, "web"), s(2, 1, "admin")]
+    got = classify_service_minutes(samples, m(0), m(2))
+    assert states(got) == ["down", "no_data", "up"]  # minute 1: admin reported nothing
+
+
+def test_watchdog_scale_down_counts_against_it_until_restored() -> None:
+    samples = [s(0, 2), s(1, 0, desired=0), s(2, None, desired=0), s(3, None, desired=0),
+               s(4, 2, desired=2, sampled_at=m(9))]
+    got = classify_service_minutes(samples, m(0), m(4),
+                                   scale_downs=[ScaleDown("prod", "api", m(1) + timedelta(seconds=3))])
+    assert states(got) == ["up", "zero_by_watchdog", "zero_by_watchdog", "zero_by_watchdog", "up"]
+
+
+def test_restore_ends_the_watchdog_period() -> None:
+    # restored at 15:03 (the first sample taken after the scale-down that shows desired 2), still failing
+    samples = [s(0, 0, desired=0, sampled_at=m(1)), s(1, 0, desired=2, sampled_at=m(3)), s(2, 0, desired=2),
+               s(3, 0, desired=2)]
+    got = classify_service_minutes(samples, m(0), m(3), scale_downs=[ScaleDown("prod", "api", m(0))])
+    assert states(got) == ["zero_by_watchdog", "zero_by_watchdog", "zero_by_watchdog", "down"]
+
+
+def test_operator_zero_is_out_of_the_denominator() -> None:
+    report = availability_report([s(0, 2), s(1, None, desired=0), s(2, None, desired=0), s(3, 2)], m(0), m(3))
+    api = report.services[0]
+    assert api.minutes[MinuteState.ZERO_BY_OPERATOR] == 2
+    assert api.denominator == 2 and api.unavailable == 0 and api.availability_pct == 100.0
+    assert report.unavailable_service_minutes == 0
+
+
+def test_report_totals_coverage_and_divergence() -> None:
+    samples = [s(i, 2, running=2) for i in range(6)] + [s(i, 2, service="web", running=2) for i in (0, 1, 5)]
+    samples += [s(2, 0, service="web", running=2), s(3, 0, service="web", running=2)]
+    report = availability_report(samples, m(0), m(5))
+    assert report.unavailable_service_minutes == 3  # web: 2 down + 1 no data
+    assert report.by_cause == {"down": 2, "no_data": 1, "zero_by_watchdog": 0}
+    assert report.denominator == 12
+    assert report.availability_pct == 75.0
+    assert report.coverage_pct == round(100 * 11 / 12, 3)
+    assert report.divergent_service_minutes == 2  # tasks ran, nobody healthy; minute 4: running unknown
+    d = report.to_dict()
+    assert d["unavailable_service_minutes"] == 3 and {x["service"] for x in d["services"]} == {"api", "web"}
+
+
+def test_services_without_samples_have_no_figure() -> None:
+    assert availability_report([], m(0), m(5)).services == []
+
+
+def test_running_tasks_from_events() -> None:
+    states_ = [("prod", "api", "t1", m(0) + timedelta(seconds=10), "PENDING"),
+               ("prod", "api", "t1", m(0) + timedelta(seconds=40), "RUNNING"),
+               ("prod", "api", "t2", m(1) + timedelta(seconds=5), "RUNNING"),
+               ("prod", "api", "t1", m(2) + timedelta(seconds=30), "STOPPED")]
+    got = running_tasks_by_minute(states_, m(0), m(3))
+    assert [got.get(("prod", "api", m(i)), 0) for i in range(4)] == [1, 2, 1, 1]
+
+
+def test_divergence_uses_the_best_known_running_count() -> None:
+    got = classify_service_minutes([s(0, 0, running=0)], m(0), m(0), running_tasks={("prod", "api", m(0)): 2})
+    assert got[0].divergent and got[0].running_tasks == 2
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(min_value=0, max_value=3)), min_size=1, max_size=30),
+       st.lists(st.booleans(), min_size=30, max_size=30))
+def test_every_minute_is_counted_once_and_missing_data_is_never_up(values, operator_zero) -> None:
+    samples = [s(i, v, desired=0 if operator_zero[i] else 2) for i, v in enumerate(values)]
+    report = availability_report(samples, m(0), m(len(values) - 1))
+    api = report.services[0]
+    assert sum(api.minutes.values()) == len(values)
+    up = api.minutes[MinuteState.UP]
+    assert up == sum(1 for v in values if v is not None and v >= 1)
+    assert api.denominator == up + api.unavailable
