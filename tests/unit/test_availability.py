@@ -66,11 +66,21 @@ def test_restore_ends_the_watchdog_period() -> None:
 
 
 def test_operator_zero_is_out_of_the_denominator() -> None:
-    report = availability_report([s(0, 2), s(1, None, desired=0), s(2, None, desired=0), s(3, 2)], m(0), m(3))
+    samples = [s(i, v, desired=d, sampled_at=m(i)) for i, v, d in ((0, 2, 2), (1, None, 0), (2, None, 0), (3, 2, 2))]
+    report = availability_report(samples, m(0), m(3))
     api = report.services[0]
     assert api.minutes[MinuteState.ZERO_BY_OPERATOR] == 2
     assert api.denominator == 2 and api.unavailable == 0 and api.availability_pct == 100.0
     assert report.unavailable_service_minutes == 0
+
+
+def test_desired_count_is_read_at_the_time_it_was_sampled() -> None:
+    # the sampler reads minute M five minutes later: the watchdog's 12:05 scale-down must not make
+    # minutes 12:02-12:04 look like an operator's zero
+    samples = [s(i, 0 if i >= 2 else 1, desired=1 if i == 0 else 0) for i in range(8)]
+    got = classify_service_minutes(samples, m(0), m(7), scale_downs=[ScaleDown("prod", "api", m(5))])
+    assert states(got) == ["up", "up", "down", "down", "down", "zero_by_watchdog", "zero_by_watchdog",
+                           "zero_by_watchdog"]
 
 
 def test_report_totals_coverage_and_divergence() -> None:

@@ -16,6 +16,7 @@ group have no figure.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -134,6 +135,15 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown], samples: list[Sample]
     return out
 
 
+def _desired_at(points: list[tuple[datetime, int]], t: datetime) -> int | None:
+    """The desired count DescribeServices last reported before ``t`` (the first one reported when
+    none was before: samples are taken a few minutes after the minute they describe)."""
+    if not points:
+        return None
+    i = bisect.bisect_left(points, (t, -1))
+    return points[i - 1][1] if i else points[0][1]
+
+
 def classify_service_minutes(
     samples: Iterable[Sample],
     start: datetime,
@@ -145,8 +155,10 @@ def classify_service_minutes(
     """Classify every minute from ``start`` to ``end`` (both included) of every service that has
     a sample in that span (a service is known by its samples: no target group, no figure).
 
-    A target group missing from a minute is a missing datapoint. Returns the minutes sorted by
-    service, then time.
+    A target group missing from a minute is a missing datapoint. The desired count of a minute is
+    the one DescribeServices reported last by that minute's end (samples carry it with their
+    ``sampled_at``), so the sampler's delay never makes the watchdog's zero look like an operator's.
+    Returns the minutes sorted by service, then time.
     """
     minutes = minutes_between(start, end)
     if not minutes:
@@ -159,6 +171,12 @@ def classify_service_minutes(
         groups[(s.cluster, s.service)].add(s.target_group)
         by_minute[(s.cluster, s.service, minute_floor(s.minute))][s.target_group] = s
     periods = _watchdog_periods(scale_downs, samples)
+    desired_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
+    for s in samples:
+        if s.desired_count is not None:
+            desired_points[(s.cluster, s.service)].append((s.sampled_at or s.minute, s.desired_count))
+    for points in desired_points.values():
+        points.sort()
     running_tasks = running_tasks or {}
     out: list[ServiceMinute] = []
     for (cluster, service), tgs in sorted(groups.items()):
@@ -166,7 +184,7 @@ def classify_service_minutes(
             seen = by_minute.get((cluster, service, m), {})
             values = [seen[tg].healthy_host_count if tg in seen else None for tg in sorted(tgs)]
             known = [v for v in values if v is not None]
-            desired = next((s.desired_count for s in seen.values() if s.desired_count is not None), None)
+            desired = _desired_at(desired_points.get((cluster, service), []), m + MINUTE)
             running = [s.running_count for s in seen.values() if s.running_count is not None]
             from_events = running_tasks.get((cluster, service, m))
             candidates = running + ([from_events] if from_events is not None else [])

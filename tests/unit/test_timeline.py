@@ -1,0 +1,158 @@
+"""The incident timeline and attribution (core, no AWS), from hand-written history items."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ecs_guardrail.core.attribution import Verdict, attribute
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.policy import Failure, PolicyConfig
+from ecs_guardrail.core.timeline import build_timeline, render
+
+T0 = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
+CFG = PolicyConfig()
+
+
+def iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(seconds=round(minutes * 60))
+
+
+def stop(minutes: float, service: str, kind: str, n: int, az: str = "eu-west-1a", **extra) -> dict:
+    return {"type": "task", "cluster": "dev", "service": service, "task_arn": f"arn:task/dev/{service}-{n}",
+            "time": iso(at(minutes)), "last_status": "STOPPED", "kind": kind, "az": az,
+            "stopped_reason": {"crash": "Essential container in task exited",
+                               "health_check_kill": "Task failed ELB health checks in (target-group x)"}.get(kind),
+            "cause": extra.get("cause"), "exit_codes": extra.get("exit_codes", [])}
+
+
+def running(minutes: float, service: str, n: int, az: str = "eu-west-1a") -> dict:
+    return {"type": "task", "cluster": "dev", "service": service, "task_arn": f"arn:task/dev/{service}-{n}",
+            "time": iso(at(minutes)), "last_status": "RUNNING", "az": az}
+
+
+def hh(minute: int, service: str, value: int | None, desired: int = 1) -> dict:
+    return {"type": "healthy_hosts", "cluster": "dev", "service": service, "target_group": f"{service}-tg",
+            "time": iso(at(minute)), "healthy_host_count": value, "no_data": value is None,
+            "desired_count": desired, "running_count": 1, "sampled_at": iso(at(minute + 5))}
+
+
+def crash_loop_items() -> list[dict]:
+    """api crash-loops from 12:01, the watchdog scales it down at 12:05; web stays healthy."""
+    items = [running(0, "api", 0), running(0, "web", 0, "eu-west-1b")]
+    items += [stop(1 + i, "api", "crash", i, cause="OutOfMemoryError",
+                   exit_codes=[{"name": "app", "code": 137}]) for i in range(5)]
+    items.append({"type": "decision", "cluster": "dev", "service": "api", "time": iso(at(5.05)),
+                  "action": "scale_to_zero", "reason": "crash_loop", "services_in_cluster": 2,
+                  "message": "scaled to 0 to stop the crash loop. crash loop: 5 crashes in 30 min."})
+    # each sample carries the desired count seen when it was taken, 5 minutes after its minute
+    items += [hh(i, "api", 1 if i < 2 else 0, desired=1 if i == 0 else 0) for i in range(10)]
+    items += [hh(i, "web", 2) for i in range(10)]
+    return items
+
+
+def test_postmortem_lines_in_order() -> None:
+    tl = build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG)
+    cats = [ln.category for ln in tl.lines]
+    assert cats[0] == "first_crash"
+    assert tl.lines[0].services == ("api",) and "OutOfMemoryError" in tl.lines[0].text and "137" in tl.lines[0].text
+    runs = [ln for ln in tl.lines if ln.category == "stops"]
+    assert len(runs) == 1 and runs[0].count == 5 and runs[0].end == at(5)  # one line for the whole run
+    decision = next(ln for ln in tl.lines if ln.category == "decision")
+    assert "scale_to_zero (crash_loop)" in decision.text and "scaled to 0 to stop the crash loop" in decision.text
+    drops = [ln for ln in tl.lines if ln.category == "healthy_hosts"]
+    assert [(ln.start, ln.title) for ln in drops] == [
+        (at(2), "healthy hosts dropped to 0"), (at(5), "scaled to 0 by the watchdog")]
+    assert tl.availability is not None
+    assert tl.availability.by_cause == {"down": 3, "no_data": 0, "zero_by_watchdog": 5}
+
+
+def test_text_has_attribution_and_totals() -> None:
+    text = render(build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG), "text")
+    assert "first crash" in text and "decision: scale_to_zero" in text
+    assert "Attribution" in text and "SERVICE" in text
+    assert "service-minutes lost: 8 (healthy hosts 0: 3, no datapoint: 0, scaled to 0 by the watchdog: 5)" in text
+    assert len(text.splitlines()) < 25
+
+
+def test_recovery_line_after_healthy_hosts_come_back() -> None:
+    items = [hh(i, s, 0 if 3 <= i < 6 else 2) for i in range(10) for s in ("a", "b", "c")]
+    tl = build_timeline(items, "dev", T0, T0 + timedelta(hours=1), config=CFG)
+    back = [ln for ln in tl.lines if ln.title == "healthy hosts back"]
+    assert len(back) == 1 and back[0].start == at(6) and "3 services (all)" in back[0].text
+    recovery = [ln for ln in tl.lines if ln.category == "recovery"]
+    assert len(recovery) == 1 and recovery[0].start == at(6)
+    assert recovery[0].detail == {"outage_start": iso(at(3)), "minutes": 3, "service_minutes_lost": 9}
+
+
+def test_service_filter_keeps_fleet_attribution() -> None:
+    tl = build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), service="web", config=CFG)
+    assert all(set(ln.services) <= {"web"} for ln in tl.lines)
+    assert tl.attribution.rows[0].service == "api"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "csv"])
+def test_other_formats(fmt: str) -> None:
+    tl = build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG)
+    out = render(tl, fmt)
+    if fmt == "json":
+        doc = json.loads(out)
+        assert doc["type"] == "timeline" and doc["attribution"]["verdict"] == "service"
+        assert doc["availability"]["unavailable_service_minutes"] == 8
+        assert doc["lines"][0]["category"] == "first_crash"
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert rows[0]["category"] == "first_crash" and len(rows) == len(tl.lines)
+    else:
+        assert out.startswith("### Incident timeline") and "| time (UTC) | what | detail |" in out
+        assert "**Attribution**" in out
+
+
+def test_unknown_format() -> None:
+    tl = build_timeline([], "dev", T0, T0 + timedelta(hours=1))
+    with pytest.raises(ValueError):
+        render(tl, "yaml")
+    assert "nothing recorded" in render(tl, "text")
+
+
+# ----------------------------------------------------------------------------------- attribution
+def fail(service: str, n: int, az: str, kind: StopKind = StopKind.CRASH) -> Failure:
+    return Failure(service, T0 + timedelta(minutes=n), kind, f"{service}-{n}", az)
+
+
+def verdict(failures, tasks, zones=("a", "b", "c"), services=10) -> Verdict:
+    return attribute(CFG, failures, tasks, zones, services, T0, T0 + timedelta(hours=1)).verdict
+
+
+def test_one_task_of_one_service_is_an_instance() -> None:
+    tasks = {"api": {f"api-{i}" for i in range(6)}}
+    assert verdict([fail("api", 0, "a"), fail("api", 0, "a")], tasks) is Verdict.INSTANCE
+
+
+def test_most_tasks_of_one_service_is_the_service() -> None:
+    tasks = {"api": {"api-0", "api-1", "api-2"}}
+    assert verdict([fail("api", i, "abc"[i]) for i in range(3)], tasks) is Verdict.SERVICE
+
+
+def test_many_services_in_one_zone_is_the_zone() -> None:
+    failures = [fail(s, i, "b") for s in ("a1", "a2", "a3", "a4") for i in range(2)]
+    assert verdict(failures, {}) is Verdict.ZONE
+
+
+def test_many_services_across_zones_is_shared_dependency_or_checker() -> None:
+    failures = [fail(s, i, "abc"[i], StopKind.HEALTH_CHECK_KILL) for s in ("a1", "a2", "a3", "a4") for i in range(3)]
+    a = attribute(CFG, failures, {}, ("a", "b", "c"), 10, T0, T0 + timedelta(hours=1))
+    assert a.verdict is Verdict.SHARED and a.verdict.value == "shared dependency or checker"
+    assert len(a.failing) == 4 and a.bound == 2 and a.zones == ("a", "b", "c")
+
+
+def test_nothing_failed() -> None:
+    assert verdict([], {}) is Verdict.NONE
