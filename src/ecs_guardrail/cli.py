@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--alerts-out", type=Path, help="write every alert sent (JSON Lines) to this file")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
+    r.add_argument("--plot", type=Path, metavar="FILE.png",
+                   help="draw healthy hosts per service with stops and decisions (needs [plot])")
 
     t = sub.add_parser("timeline", help="the incident timeline of a cluster, read from the history table")
     t.add_argument("--cluster", required=True)
@@ -103,7 +105,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
             timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
         res.timeline = timelines
 
-    result = replay(scenario, on_reject=on_reject, keep_open=keep_open if args.timeline else None)
+    result = replay(scenario, on_reject=on_reject, keep_open=keep_open if args.timeline or args.plot else None)
+    if args.plot:
+        from ecs_guardrail.plot import plot_timeline
+
+        drawn = [tl for tl in timelines if tl.availability is not None] or timelines[:1]
+        for n, tl in enumerate(drawn):
+            path = args.plot if n == 0 else args.plot.with_name(f"{args.plot.stem}-{tl.cluster}{args.plot.suffix}")
+            plot_timeline(tl, path)
+            print(f"wrote {path}", file=sys.stderr)
+    if not args.timeline:
+        timelines = []
     if args.alerts_out:
         with args.alerts_out.open("w") as fh:
             for a in result.alerts:
