@@ -31,7 +31,7 @@ def parse_time(text: str) -> datetime:
 def load_timeline(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
                   service: str | None = None, config: PolicyConfig | None = None) -> Timeline:
     """Read the cluster's timeline items for ``[since, until]`` and build its :class:`Timeline`."""
-    items = list(store.timeline_items(cluster, since, until))
+    items = list(store.timeline_brief(cluster, since, until))
     return build_timeline(items, cluster, since, until, service=service, config=config)
 
 

@@ -51,6 +51,11 @@ USES = {
 }
 
 
+#: what the availability report reads of each timeline item
+AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
+                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at")
+
+
 def scheduled_time(event: Any, fallback: datetime | None = None) -> datetime:
     """The schedule's own time: ``time`` of an EventBridge scheduled event (``"2025-08-21T15:05:00Z"``),
     or ``scheduled_time`` for an EventBridge Scheduler target whose input carries
@@ -208,5 +213,6 @@ def replay_availability(aws: Any, scenario: Any, result: Any) -> AvailabilityRep
     items: list[dict[str, Any]] = []
     for c in scenario.fleet["clusters"]:
         # task events from before the period tell which tasks were running at its start
-        items.extend(store.timeline_items(c["name"], start - timedelta(days=1), end + timedelta(seconds=59)))
+        items.extend(store.timeline_brief(c["name"], start - timedelta(days=1), end + timedelta(seconds=59),
+                                          fields=AVAILABILITY_FIELDS))
     return availability_from_items(items, start, end)
