@@ -170,40 +170,46 @@ def _stop_lines(stops: list[_Stop], total: int, gap: timedelta) -> list[Line]:
     for s in stops:
         by_kind[s.kind].append(s)
     for kind, mine in by_kind.items():
-        run: list[_Stop] = []
-        for s in [*mine, None]:
-            if s is not None and (not run or s.time - run[-1].time <= gap):
-                run.append(s)
-                continue
-            if run:
-                services = {r.service for r in run}
-                zones = sorted({r.az for r in run if r.az})
-                causes = sorted({r.cause for r in run if r.cause})
-                text = f"{len(run)} task{'s' if len(run) != 1 else ''} of {_names(services, total)}"
-                if zones:
-                    text += f"; {len(zones)} zone{'s' if len(zones) != 1 else ''} ({', '.join(zones)})"
-                if causes:
-                    text += f"; causes {', '.join(causes)}"
-                lines.append(Line(run[0].time, "stops", _STOP_TITLES.get(kind, kind), text, tuple(sorted(services)),
-                                  len(run), run[-1].time if len(run) > 1 else None, {"kind": kind}))
-            run = [s] if s is not None else []
+        for run in _runs(mine, lambda r: r.time, gap):
+            services = {r.service for r in run}
+            zones = sorted({r.az for r in run if r.az})
+            causes = sorted({r.cause for r in run if r.cause})
+            text = f"{len(run)} task{'s' if len(run) != 1 else ''} of {_names(services, total)}"
+            if zones:
+                text += f"; {len(zones)} zone{'s' if len(zones) != 1 else ''} ({', '.join(zones)})"
+            if causes:
+                text += f"; causes {', '.join(causes)}"
+            lines.append(Line(run[0].time, "stops", _STOP_TITLES.get(kind, kind), text, tuple(sorted(services)),
+                              len(run), run[-1].time if len(run) > 1 else None, {"kind": kind}))
     return lines
 
 
-def _decision_lines(items: list[dict[str, Any]], total: int) -> list[Line]:
-    groups: dict[tuple[datetime, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for d in items:
-        groups[(minute_floor(_t(d["time"])), d.get("action", "?"), d.get("reason", "?"))].append(d)
+def _runs(rows: list[Any], when: Any, gap: timedelta) -> list[list[Any]]:
+    """Split time-sorted ``rows`` where two neighbours are more than ``gap`` apart."""
+    out: list[list[Any]] = []
+    for r in rows:
+        if out and when(r) - when(out[-1][-1]) <= gap:
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
+
+
+def _decision_lines(items: list[dict[str, Any]], total: int, gap: timedelta) -> list[Line]:
+    """Same action and reason less than ``gap`` apart: one line (a mass hold is one line, not twelve)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for d in sorted(items, key=lambda d: d["time"]):
+        groups[(d.get("action", "?"), d.get("reason", "?"))].append(d)
     lines = []
-    for (_m, action, reason), ds in sorted(groups.items()):
-        ds.sort(key=lambda d: d["time"])
-        message = ds[0].get("message") or ""
-        if len(ds) > 1:
-            message = message.split(". ", 1)[0]
-        text = f"{action} ({reason}) for {_names([d['service'] for d in ds], total)}. {message}".rstrip()
-        lines.append(Line(_t(ds[0]["time"]), "decision", f"decision: {action}", text,
-                          tuple(sorted({d["service"] for d in ds})), len(ds),
-                          _t(ds[-1]["time"]) if len(ds) > 1 else None, {"action": action, "reason": reason}))
+    for (action, reason), rows in groups.items():
+        for ds in _runs(rows, lambda d: _t(d["time"]), gap):
+            message = ds[0].get("message") or ""
+            if len(ds) > 1:
+                message = message.split(". ", 1)[0]
+            text = f"{action} ({reason}) for {_names([d['service'] for d in ds], total)}. {message}".rstrip()
+            lines.append(Line(_t(ds[0]["time"]), "decision", f"decision: {action}", text,
+                              tuple(sorted({d["service"] for d in ds})), len(ds),
+                              _t(ds[-1]["time"]) if len(ds) > 1 else None, {"action": action, "reason": reason}))
     return lines
 
 
@@ -341,7 +347,7 @@ def build_timeline(
     total = services_in_cluster if service is None else 1
     gap = timedelta(minutes=gap_minutes)
     lines = _stop_lines([s for s in stops if mine({"service": s.service})], total, gap)
-    lines += _decision_lines([d for d in decisions if mine(d)], total)
+    lines += _decision_lines([d for d in decisions if mine(d)], total, gap)
     lines += _service_event_lines([e for e in items if e.get("type") == "service" and mine(e)], total)
     if report is not None:
         lines += _availability_lines(report, len({(sm.service) for sm in report.minutes}) if service is None else 1)
