@@ -1,7 +1,7 @@
 """Glue for ``ecs-guardrail timeline`` and ``replay --timeline``: read the history table, build, render.
 
 The decisions about what a timeline says are in :mod:`ecs_guardrail.core.timeline`; this module only
-reads (``HistoryStore.timeline_items``: one Query per cluster-day on the ``gsi1`` index) and writes.
+reads (``HistoryStore.timeline_brief``: one Query per cluster-day on the ``gsi1`` index) and writes.
 """
 
 from __future__ import annotations

@@ -578,8 +578,15 @@ class HistoryStore:
             for item in page.get("Items", []):
                 yield _from_item(item)
 
-    def timeline_items(self, cluster: str, since: datetime, until: datetime) -> Iterator[dict[str, Any]]:
-        """Every timeline item of ``cluster`` with ``since <= time <= until``, in time order (GSI ``gsi1``)."""
+    def timeline_items(self, cluster: str, since: datetime, until: datetime,
+                       fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        """Every timeline item of ``cluster`` with ``since <= time <= until``, in time order: one Query per
+        cluster-day on GSI ``gsi1``. ``fields`` projects the items (``ProjectionExpression``); ``None``
+        returns them whole, raw event text included."""
+        projection: dict[str, Any] = {}
+        if fields:
+            names = {f"#f{i}": f for i, f in enumerate(fields)}
+            projection = {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
         day = since.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         while day <= until:
             yield from self._query(
@@ -589,6 +596,7 @@ class HistoryStore:
                     ":pk": {"S": timeline_key(cluster, day)},
                     ":lo": {"S": iso(since)}, ":hi": {"S": iso(until) + "~"},
                 },
+                **projection,
             )
             day += timedelta(days=1)
 
@@ -640,20 +648,5 @@ class HistoryStore:
 
     def timeline_brief(self, cluster: str, since: datetime, until: datetime,
                        fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
-        """:meth:`timeline_items` without the raw event text (``ProjectionExpression`` on ``fields``,
-        default :attr:`TIMELINE_FIELDS`): the same Queries, a fraction of the bytes."""
-        fields = fields or self.TIMELINE_FIELDS
-        names = {f"#f{i}": f for i, f in enumerate(fields)}
-        day = since.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        while day <= until:
-            yield from self._query(
-                IndexName="gsi1",
-                KeyConditionExpression="gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi",
-                ProjectionExpression=", ".join(names),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues={
-                    ":pk": {"S": timeline_key(cluster, day)},
-                    ":lo": {"S": iso(since)}, ":hi": {"S": iso(until) + "~"},
-                },
-            )
-            day += timedelta(days=1)
+        """:meth:`timeline_items` without the raw event text (``fields``, default :attr:`TIMELINE_FIELDS`)."""
+        return self.timeline_items(cluster, since, until, fields or self.TIMELINE_FIELDS)
