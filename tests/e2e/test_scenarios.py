@@ -26,11 +26,19 @@ def run_replay(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_scenario_meets_expected(name):
-    proc = run_replay(SCENARIOS / name)
+    with_timeline = (SCENARIOS / name / "healthy_hosts.csv").exists()  # and `replay --timeline` on those
+    proc = run_replay(SCENARIOS / name, *(["--timeline"] if with_timeline else []))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
-    assert all(json.loads(line)["type"] in ("decision", "summary") for line in lines)
+    objs = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert objs[-1]["type"] == "summary"  # the summary stays last
+    assert {o["type"] for o in objs} <= {"decision", "summary", "timeline"}
+    lines = [line for line, o in zip(proc.stdout.splitlines(), objs, strict=True) if o["type"] != "timeline"]
     assert check(SCENARIOS / name, lines) == []
+    if with_timeline:
+        timelines = [o for o in objs if o["type"] == "timeline"]
+        assert timelines and all(t["attribution"]["verdict"] for t in timelines)
+        if name == "shared-cache-brownout":
+            assert timelines[0]["attribution"]["verdict"] == "shared dependency or checker"
 
 
 def test_malformed_lines_are_counted_named_and_skipped(tmp_path):
