@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, PartialCredentialsError
 
 from ecs_guardrail import __version__
 from ecs_guardrail.core.errors import GuardrailError, ScenarioError
@@ -105,7 +105,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
         res.timeline = timelines
 
-    result = replay(scenario, on_reject=on_reject, keep_open=keep_open if args.timeline or args.plot else None)
+    def on_warning(text: str) -> None:
+        print(f"{folder.name}: warning: {text}", file=sys.stderr)
+
+    result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
+                    keep_open=keep_open if args.timeline or args.plot else None)
     if args.plot:
         from ecs_guardrail.plot import plot_timeline
 
@@ -200,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ClientError as exc:
         print(f"ecs-guardrail: AWS refused: {exc}", file=sys.stderr)
+        return 1
+    except (NoRegionError, NoCredentialsError, PartialCredentialsError) as exc:
+        print(f"ecs-guardrail: {exc} (set AWS_REGION or --region, and AWS credentials)", file=sys.stderr)
+        return 2
+    except BotoCoreError as exc:  # endpoint unreachable, bad profile, ...: one line, not a traceback
+        print(f"ecs-guardrail: AWS unreachable: {exc}", file=sys.stderr)
         return 1
     return 2
 

@@ -84,6 +84,22 @@ class Scenario:
         return str(self.fleet.get("account") or "123456789012")
 
 
+_FLEET_KEYS = {"account", "region", "clusters"}
+_CLUSTER_KEYS = {"name", "services"}
+_SERVICE_KEYS = {"name", "desiredCount", "targetGroups", "tags"}
+
+
+def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
+    """Keys of ``fleet.json`` this tool does not read (a typo is otherwise silently ignored)."""
+    out = [f"fleet.json: unknown key {k!r} ignored" for k in sorted(set(fleet) - _FLEET_KEYS)]
+    for c in fleet.get("clusters", []):
+        out += [f"fleet.json: {c['name']}: unknown key {k!r} ignored" for k in sorted(set(c) - _CLUSTER_KEYS)]
+        for svc in c.get("services", []):
+            out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored (known: "
+                    f"{', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
+    return out
+
+
 def _check_fleet(fleet: Any) -> None:
     if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
         raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
@@ -210,8 +226,7 @@ class EmbeddedAws:
         self.topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
         self.queue_url = sqs.create_queue(QueueName="ecs-guardrail-alerts-readback")["QueueUrl"]
         qarn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=qarn,
-                      Attributes={"RawMessageDelivery": "true"})
+        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=qarn)  # SNS envelope: subject kept
         self._build_fleet()
 
     def _build_fleet(self) -> None:
@@ -261,7 +276,8 @@ class EmbeddedAws:
             }
 
     def alerts(self) -> list[dict[str, Any]]:
-        """Every message published to the alert topic, read back through the SQS subscription."""
+        """Every message published to the alert topic, read back through the SQS subscription:
+        ``{"channel": "sns", "subject": ..., "message": ..., "time": ...}`` in publication order."""
         sqs = self.client("sqs")
         out = []
         while True:
@@ -269,7 +285,9 @@ class EmbeddedAws:
             if not msgs:
                 return out
             for m in msgs:
-                out.append({"body": m["Body"]})
+                envelope = json.loads(m["Body"])
+                out.append({"channel": "sns", "subject": envelope.get("Subject"), "message": envelope.get("Message"),
+                            "time": envelope.get("Timestamp")})
                 sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
 
     def desired_counts(self) -> dict[str, int]:
@@ -325,8 +343,28 @@ def _quiet_logs() -> None:
         log.setLevel(logging.ERROR)
 
 
+def _fleet_names(fleet: dict[str, Any]) -> tuple[set[str], set[tuple[str, str]]]:
+    clusters = {c["name"] for c in fleet["clusters"]}
+    return clusters, {(c["name"], s["name"]) for c in fleet["clusters"] for s in c.get("services", [])}
+
+
+def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str]]) -> str | None:
+    """A one-line warning when a task event names a cluster or service that ``fleet.json`` lacks."""
+    detail = raw.get("detail") if isinstance(raw, dict) else None
+    if not isinstance(detail, dict) or not isinstance(detail.get("clusterArn"), str):
+        return None
+    cluster = detail["clusterArn"].rsplit("/", 1)[-1]
+    group = detail.get("group")
+    if cluster not in clusters:
+        return f"cluster {cluster!r} is not in fleet.json: its services cannot be read or scaled"
+    if isinstance(group, str) and group.startswith("service:") and (cluster, group[8:]) not in services:
+        return f"service {cluster}/{group[8:]} is not in fleet.json: it can be alerted on, never scaled"
+    return None
+
+
 def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
-           keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None) -> ReplayResult:
+           keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
+           on_warning: Callable[[str], None] | None = None) -> ReplayResult:
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS.
 
     Each line goes where the EventBridge rules would send it (:mod:`ecs_guardrail.routing`); both
@@ -340,6 +378,17 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.routing import targets
 
     result = ResultBuilder()
+    warned: set[str] = set()
+
+    def warn(text: str | None) -> None:
+        if text and text not in warned:
+            warned.add(text)
+            if on_warning:
+                on_warning(text)
+
+    for text in fleet_warnings(scenario.fleet):
+        warn(text)
+    fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
     env = {**scenario.settings_env, "HISTORY_TABLE": TABLE}
     env.setdefault("ALERT_ONLY_CLUSTERS", "")
     with EmbeddedAws(scenario) as aws, _environ({**env, "ALERT_TOPIC_ARN": aws.topic_arn}):
@@ -361,10 +410,13 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
                     continue
                 routes = targets(raw)
+                warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
                 out = record.handler(raw, ctx) if "recorder" in routes or not routes else None
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
+                if out is not None and out.get("stop_kind"):
+                    result.stops[out["stop_kind"]] += 1
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
@@ -399,6 +451,7 @@ class ResultBuilder:
         self.job_failures: list[dict[str, Any]] = []
         self.rejected: list[tuple[int, str]] = []
         self.duplicates = 0
+        self.stops: Counter[str] = Counter()
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
@@ -427,5 +480,7 @@ class ResultBuilder:
                 "alerts_sent": 0,
                 "unavailable_service_minutes": None,
                 "desired_counts": {},
+                # added field: how the stopped tasks were classified (why there was, or was not, a decision)
+                "stops_by_kind": dict(sorted(self.stops.items())),
             },
         )

@@ -13,6 +13,28 @@ __all__ = ["print_report"]
 _STYLE = {"scale_to_zero": "bold red", "alert_only": "yellow", "hold": "cyan"}
 
 
+def _why(decisions: list[dict[str, Any]]) -> list[str]:
+    """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services."""
+    lines: list[str] = []
+    held: dict[str, list[int]] = {}
+    for i, d in enumerate(decisions, 1):
+        if d["reason"] == "mass_unhealthy":
+            held.setdefault(d["cluster"], []).append(i)
+            if len(held[d["cluster"]]) > 1:
+                continue
+        lines.append(f"  {i}. {d['message']}")
+        if d["action"] == "scale_to_zero":
+            lines.append(f"     previous desired count {d.get('previous_desired_count')}; undo: ecs-guardrail "
+                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE")
+    for cluster, numbers in held.items():
+        if len(numbers) > 1:
+            first = numbers[0]
+            lines[[n for n, ln in enumerate(lines) if ln.startswith(f"  {first}. ")][0]] = (
+                f"  {first}-{numbers[-1]}. {len(numbers)} services of {cluster} held together: "
+                f"{decisions[first - 1]['message']}")
+    return lines
+
+
 def print_report(name: str, scenario: Any, result: Any, console: Console | None = None) -> None:
     """Print the report of one replay to ``console`` (default: stdout)."""
     console = console or Console()
@@ -35,10 +57,14 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"[{style}]{d['action']}[/]", d["reason"],
                       f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
         console.print(t)
-        for i, d in enumerate(result.decisions, 1):
-            console.print(f"  {i}. {d['message']}", highlight=False)
+        for line in _why(result.decisions):
+            console.print(line, highlight=False)
     else:
         console.print("No decisions: nothing crossed a threshold.")
+    stops = s.get("stops_by_kind") or {}
+    if stops:
+        console.print("stopped tasks by kind (only crashes count toward a loop): "
+                      + ", ".join(f"{k} {v}" for k, v in stops.items()), highlight=False)
     for j in result.job_failures:
         console.print(f"job failed (alerted, never acted on): {j['cluster']}/{j['family']}")
     minutes = s["unavailable_service_minutes"]
@@ -52,7 +78,7 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     if avail is not None:
         c = avail.by_cause
         console.print(f"availability {avail.availability_pct}% over {avail.denominator} service-minutes "
-                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%: lost to "
-                      f"healthy hosts 0: {c['down']}, no datapoint: {c['no_data']}, the watchdog's scale-downs: "
-                      f"{c['zero_by_watchdog']}; tasks running but no healthy target: "
+                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%; minutes lost: "
+                      f"{c['down']} with no healthy host, {c['no_data']} with no datapoint, "
+                      f"{c['zero_by_watchdog']} scaled to 0 by the watchdog; tasks running but no healthy target: "
                       f"{avail.divergent_service_minutes} service-minutes", highlight=False)

@@ -82,7 +82,7 @@ def test_brownout_timeline_reads_like_a_postmortem(brownout) -> None:
     recovery = next(ln for ln in lines if "every service healthy again" in ln)
     assert recovery.startswith("15:09:00") and "60 service-minutes lost" in recovery
     assert "SHARED DEPENDENCY OR CHECKER" in text
-    assert "service-minutes lost: 60 (healthy hosts 0: 60" in text
+    assert "service-minutes lost: 60 (no healthy host: 60" in text
     assert len(text[:text.index("Attribution")].splitlines()) <= 20  # a screen
 
 

@@ -109,6 +109,7 @@ def test_readable_report_and_alerts_out(tmp_path):
     assert "alert_only_cluster" in proc.stdout and "production/billing" in proc.stdout
     sent = [json.loads(line) for line in alerts.read_text().splitlines()]
     assert len(sent) == 1
-    body = sent[0]["body"]
+    assert sent[0]["channel"] == "sns" and sent[0]["subject"] == "ecs-guardrail alert only: production/billing"
+    body = sent[0]["message"]
     assert "alert-only: production is in ALERT_ONLY_CLUSTERS" in body
     assert "OutOfMemoryError" in body and "app=137" in body  # last stop reasons and exit codes

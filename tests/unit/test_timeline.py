@@ -79,7 +79,7 @@ def test_text_has_attribution_and_totals() -> None:
     text = render(build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG), "text")
     assert "first crash" in text and "decision: scale_to_zero" in text
     assert "Attribution" in text and "SERVICE" in text
-    assert "service-minutes lost: 8 (healthy hosts 0: 3, no datapoint: 0, scaled to 0 by the watchdog: 5)" in text
+    assert "service-minutes lost: 8 (no healthy host: 3, no datapoint: 0, scaled to 0 by the watchdog: 5)" in text
     assert len(text.splitlines()) < 25
 
 

@@ -81,7 +81,7 @@ class SnsTopic:
         self.topic_arn = topic_arn
 
     def send(self, alert: Alert) -> Delivery:
-        body = alert.text + "\n\n" + json.dumps(alert.data, sort_keys=True, default=str)
+        body = alert.text + "\n\ndecision (JSON): " + json.dumps(alert.data, sort_keys=True, default=str)
         try:
             self._sns.publish(TopicArn=self.topic_arn, Subject=alert.subject[:100], Message=body[:250_000])
         except Exception as exc:  # noqa: BLE001 - reported to the caller, which records and re-raises

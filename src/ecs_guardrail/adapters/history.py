@@ -171,6 +171,7 @@ class HistoryStore:
     def __init__(self, client: Any, table_name: str, ttl_days: int = 90) -> None:
         self._ddb = client
         self.table = table_name
+        self.region: str | None = getattr(getattr(client, "meta", None), "region_name", None)
         self.ttl = timedelta(days=ttl_days)
 
     # ------------------------------------------------------------------ recorder

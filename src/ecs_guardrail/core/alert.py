@@ -54,8 +54,8 @@ def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str])
 
 
 def decision_alert(decision: Decision, *, previous_desired_count: int | None = None,
-                   extra: dict[str, str] | None = None) -> Alert:
-    """The per-service alert for a decision."""
+                   extra: dict[str, str] | None = None, undo: str | None = None) -> Alert:
+    """The per-service alert for a decision; ``undo`` is the exact restore command for a scale-down."""
     where = f"{decision.cluster}/{decision.service}"
     header = f"{_ICON[decision.action]} {_VERB[decision.action]}: {where}"
     fields = {
@@ -70,7 +70,8 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     if previous_desired_count is not None:
         fields["Previous desired count"] = str(previous_desired_count)
     if decision.action is Action.SCALE_TO_ZERO:
-        fields["Undo"] = f"`ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}`"
+        undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
+        fields["Undo"] = f"`{undo}`"
     fields.update(extra or {})
     stops = _stops(decision.last_failures)
     text = "\n".join([f"{_VERB[decision.action]}: {where}", decision.message,

@@ -138,11 +138,13 @@ class FleetView:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """What is known of the service's place: its cluster (name and ARN) and the opt-out tag."""
+    """What is known of the service's place: its cluster (name and ARN), the opt-out tag, and whether
+    ECS could describe it at all (``readable`` False: unknown service, or another account's)."""
 
     cluster: str
     cluster_arn: str = ""
     opted_out: bool = False
+    readable: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +279,10 @@ def episode_is_open(last_failure: datetime | None, closed: bool, at: datetime, c
     return at <= last_failure + config.window
 
 
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _fmt_causes(trigger: Trigger) -> str:
     causes = sorted({f.cause for f in trigger.last_failures if f.cause})
     return f" ({', '.join(causes)})" if causes else ""
@@ -299,7 +305,8 @@ def decide(
         dry run, health-check kills) or ``scale_to_zero``.
     """
     counts = (
-        f"{trigger.crashes} crashes and {trigger.health_check_kills} health-check kills "
+        f"{_plural(trigger.crashes, 'crash', 'crashes')} and "
+        f"{_plural(trigger.health_check_kills, 'health-check kill', 'health-check kills')} "
         f"in {config.window_minutes} min{_fmt_causes(trigger)}"
     )
     what = {
@@ -348,6 +355,10 @@ def decide(
     if scope.opted_out:
         return make(Action.ALERT_ONLY, Reason.OPTED_OUT,
                     f"alert-only: service tagged {OPT_OUT_TAG}={OPT_OUT_VALUE}")
+    if not scope.readable:
+        return make(Action.ALERT_ONLY, Reason.CRASH_LOOP,
+                    "alert-only: ECS could not describe the service (unknown, or another account's), "
+                    "so nothing was changed")
     if config.dry_run:
         return make(Action.ALERT_ONLY, Reason.DRY_RUN, "dry run: would scale to 0, changed nothing")
     if free_action_slots <= 0:

@@ -375,7 +375,7 @@ def _totals(tl: Timeline) -> list[str]:
         return ["availability: no samples in this window (no target group, or the sampler was not running)"]
     c = r.by_cause
     return [
-        f"service-minutes lost: {r.unavailable_service_minutes} (healthy hosts 0: {c['down']}, no datapoint: "
+        f"service-minutes lost: {r.unavailable_service_minutes} (no healthy host: {c['down']}, no datapoint: "
         f"{c['no_data']}, scaled to 0 by the watchdog: {c['zero_by_watchdog']})",
         f"availability {r.availability_pct}% of {r.denominator} service-minutes, {r.start:%H:%M}-{r.end:%H:%M} UTC; "
         f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "

@@ -58,16 +58,21 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     """Parse and write one event.
 
     Returns ``{"status": "recorded" | "duplicate" | "rejected", ...}``; ``rejected`` carries
-    ``reason``. Raises botocore errors other than a failed condition (Lambda retries, then the
-    on-failure destination keeps the event).
+    ``reason``; a STOPPED task event carries ``stop_kind`` (crash, spot, scheduler, ...).
+    Raises botocore errors other than a failed condition (Lambda retries, then the on-failure
+    destination keeps the event).
     """
     received = received or datetime.now(UTC)
+    stop_kind = None
     try:
         event: EcsEvent = parse_event(raw)
         if isinstance(event, TaskStateChange):
             d = event.detail
+            attrs = _task_attrs(event, raw)
             new = store.record_task_event(task_arn=d.task_arn, version=d.version, event_id=event.id,
-                                          cluster=d.cluster, time=event.time, attrs=_task_attrs(event, raw))
+                                          cluster=d.cluster, time=event.time, attrs=attrs)
+            if new and d.last_status.upper() == "STOPPED":
+                stop_kind = attrs.get("kind")
         else:
             cluster, service = event.cluster, event.service
             new = store.record_service_event(
@@ -87,7 +92,10 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
         metrics.add_metric(name="DuplicatesIgnored", unit="Count", value=1)
         return {"status": "duplicate", "id": event.id}
     metrics.add_metric(name="EventsRecorded", unit="Count", value=1)
-    return {"status": "recorded", "id": event.id}
+    out = {"status": "recorded", "id": event.id}
+    if stop_kind:
+        out["stop_kind"] = stop_kind  # one per stopped task: the STOPPED event's classification
+    return out
 
 
 @metrics.log_metrics

@@ -251,12 +251,8 @@ class Watchdog:
         fleet = fleet_view(self.config, state.failures, state.scaled_down(), trigger.time, services)
         used = sum(1 for n, (_, t) in state.slots.items() if n < fleet.bound and t >= trigger.time - self.config.window)
         scope = Scope(cluster=cluster, cluster_arn=(facts.cluster_arn if facts else cluster_arn),
-                      opted_out=bool(facts and facts.opted_out))
+                      opted_out=bool(facts and facts.opted_out), readable=facts is not None)
         decision = decide(self.config, trigger, fleet, scope, free_action_slots=fleet.bound - used)
-        if decision.acts and facts is None:
-            decision = replace(decision, action=Action.ALERT_ONLY, reason=Reason.CRASH_LOOP,
-                               message="alert-only: the service could not be read, so nothing was changed. "
-                                       + decision.message)
         prev = facts.desired_count if facts else None
         record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run)
         if decision.reason is Reason.MASS_UNHEALTHY:
@@ -296,11 +292,20 @@ class Watchdog:
             record["cluster_alert_owner"] = True
             ok = self._deliver(mass_alert(decision, list(record.get("failing", []))))
         else:
-            ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count")))
+            ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count"),
+                                              undo=self._undo_command(cluster, service, record)))
         self.rt.history.update_episode(cluster, service, alert_status="sent" if ok else "failed",
                                        decision=_json(record))
         if not ok:
             self.alerts_failed.append(f"{cluster}/{service}")
+
+    def _undo_command(self, cluster: str, service: str, record: dict[str, Any]) -> str | None:
+        """The exact ``restore`` command for a scale-down (table and region included), else ``None``."""
+        if record.get("action") != Action.SCALE_TO_ZERO.value:
+            return None
+        region = self.rt.history.region
+        return (f"ecs-guardrail restore --cluster {cluster} --service {service} "
+                f"--table {self.rt.history.table}" + (f" --region {region}" if region else ""))
 
     def _deliver(self, alert: Any) -> bool:
         results = self.rt.send(alert)
