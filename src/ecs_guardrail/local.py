@@ -360,6 +360,12 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
                     continue
+                except RecursionError:
+                    result.reject(n, "not JSON: nested too deeply to decode", on_reject)
+                    continue
+                except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
+                    result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
+                    continue
                 routes = targets(raw)
                 out = record.handler(raw, ctx) if "recorder" in routes or not routes else None
                 if out is not None and out["status"] == "rejected":
