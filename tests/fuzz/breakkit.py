@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
+import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +76,30 @@ def summary(out: list[str]) -> dict[str, Any]:
     last = json.loads(out[-1])
     assert last["type"] == "summary"
     return last
+
+
+@contextlib.contextmanager
+def lambdas(tmp: Path, settings: dict[str, str] | None = None) -> Iterator[Callable[[Any], tuple[Any, Any]]]:
+    """The recorder and watchdog Lambda handlers on the embedded AWS of a one-service fleet.
+
+    Yields ``deliver(event) -> (recorder outcome, watchdog outcome or None)``, routed like the bus.
+    """
+    from ecs_guardrail.handlers import record, watchdog
+    from ecs_guardrail.handlers.runtime import LambdaContextStub
+    from ecs_guardrail.local import TABLE, EmbeddedAws, _environ, load_scenario
+    from ecs_guardrail.routing import targets
+
+    env = {"ALERT_ONLY_CLUSTERS": "nothing-matches", **(settings or {})}
+    sc = load_scenario(scenario(tmp), env)
+    ctx = LambdaContextStub()
+    with EmbeddedAws(sc) as aws, _environ({**env, "HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn}), \
+            open(os.devnull, "w") as sink:
+
+        def deliver(event: Any) -> tuple[Any, Any]:
+            with contextlib.redirect_stdout(sink):
+                routes = targets(event)
+                rec = record.handler(event, ctx)
+                wd = watchdog.handler(event, ctx) if "watchdog" in routes else None
+            return rec, wd
+
+        yield deliver

@@ -8,6 +8,7 @@ watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn`
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -294,6 +295,13 @@ def parse_event(raw: Any) -> EcsEvent:
     """
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
+    try:
+        # a lone surrogate (JSON "\\udcff") passes str validation but no UTF-8 encoder, DynamoDB's included
+        json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise EventRejectedError("event holds text that is not valid Unicode (a lone surrogate)", raw) from None
+    except (RecursionError, ValueError):
+        raise EventRejectedError("event is nested too deeply or holds a number too long to store", raw) from None
     detail_type = raw.get("detail-type")
     model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
     if model is None:

@@ -1,0 +1,38 @@
+"""Malformed ECS events that made the Lambda handlers raise: each must be rejected, never counted."""
+
+from __future__ import annotations
+
+import pytest
+from breakkit import crash, lambdas
+
+from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.events import parse_event
+
+
+def _set(event, path, value):
+    obj = event
+    for key in path[:-1]:
+        obj = obj[key]
+    obj[path[-1]] = value
+    return event
+
+
+def _rejected_everywhere(tmp_path, events):
+    """Each event: parse_event rejects it, the recorder keeps it rejected, the watchdog counts nothing."""
+    for e in events:
+        with pytest.raises(EventRejectedError):
+            parse_event(e)
+    with lambdas(tmp_path) as deliver:
+        for e in events:
+            rec, wd = deliver(e)
+            assert rec["status"] == "rejected", rec
+            assert wd is None or (wd["status"] == "rejected" and wd["decisions"] == [])
+
+
+@pytest.mark.parametrize("path", [("detail", "stoppedReason"), ("detail", "containers", 0, "reason"),
+                                  ("detail", "containers", 0, "name"), ("detail", "taskDefinitionArn")])
+def test_lone_surrogate_in_text_is_rejected(tmp_path, path):
+    # JSON "\udcff" decodes to a lone surrogate, which no UTF-8 encoder (botocore's included) accepts
+    events = [_set(crash(n, minute=n), path, "CannotPullContainerError \udcff") for n in range(1, 7)]
+    _rejected_everywhere(tmp_path, events)
+
