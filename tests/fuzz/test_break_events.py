@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from breakkit import crash, lambdas
+from breakkit import crash, impaired, lambdas
 
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import parse_event
@@ -36,3 +36,10 @@ def test_lone_surrogate_in_text_is_rejected(tmp_path, path):
     events = [_set(crash(n, minute=n), path, "CannotPullContainerError \udcff") for n in range(1, 7)]
     _rejected_everywhere(tmp_path, events)
 
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "0001-01-01T00:10:00Z"])
+def test_event_time_at_the_ends_of_the_calendar_is_rejected(tmp_path, when):
+    # the TTL (time + HISTORY_TTL_DAYS) and the window (time - 2 windows) overflowed datetime
+    events = [_set(crash(n, minute=n), ("time",), when) for n in range(1, 7)]
+    events.append(_set(impaired(), ("time",), when))
+    _rejected_everywhere(tmp_path, events)

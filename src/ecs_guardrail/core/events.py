@@ -47,6 +47,8 @@ _SERVICE_ARN = re.compile(
 )
 _TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}$")
 
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # event times outside are typos or corruption
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 _MAX_TEXT = 4096  # characters kept of one reason string; Fargate truncates near 255 anyway
 
 
@@ -193,9 +195,11 @@ class _EcsEnvelope(BaseModel):
     @field_validator("time")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
+        if not _EARLIEST <= value < _LATEST:
+            raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
+        return value
 
 
 class TaskStateChange(_EcsEnvelope):
