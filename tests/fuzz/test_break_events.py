@@ -43,3 +43,20 @@ def test_event_time_at_the_ends_of_the_calendar_is_rejected(tmp_path, when):
     events = [_set(crash(n, minute=n), ("time",), when) for n in range(1, 7)]
     events.append(_set(impaired(), ("time",), when))
     _rejected_everywhere(tmp_path, events)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("detail", "version"), 10**40),                # a DynamoDB number holds 38 digits: decimal.Rounded
+    (("detail", "version"), 10**10),                # V#<version:010d> would stop sorting by version
+    (("detail", "containers", 0, "exitCode"), 10**40),
+    (("detail", "containers", 0, "exitCode"), -(2**63)),
+])
+def test_numbers_beyond_what_ecs_sends_are_rejected(tmp_path, path, value):
+    events = [_set(crash(n, minute=n), path, value) for n in range(1, 7)]
+    _rejected_everywhere(tmp_path, events)
+
+
+def test_largest_accepted_version_still_sorts(tmp_path):
+    with lambdas(tmp_path) as deliver:
+        rec, _ = deliver(_set(crash(1), ("detail", "version"), 9_999_999_999))
+        assert rec["status"] == "recorded"

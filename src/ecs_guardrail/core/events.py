@@ -93,7 +93,8 @@ class Container(_Tolerant):
 
     name: str | None = None
     last_status: str | None = Field(None, alias="lastStatus")
-    exit_code: int | None = Field(None, alias="exitCode")
+    # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored
+    exit_code: int | None = Field(None, alias="exitCode", ge=-(2**31), le=2**32 - 1)
     reason: str | None = None
     image: str | None = None
     image_digest: str | None = Field(None, alias="imageDigest")
@@ -115,7 +116,7 @@ class TaskDetail(_Tolerant):
     task_arn: str = Field(alias="taskArn")
     last_status: str = Field(alias="lastStatus", min_length=1, max_length=64)
     desired_status: str | None = Field(None, alias="desiredStatus", max_length=64)
-    version: int | None = Field(None, ge=0)
+    version: int | None = Field(None, ge=0, le=9_999_999_999)  # stored as V#<version:010d>, sorted as text
     group: str | None = Field(None, max_length=1024)
     stop_code: str | None = Field(None, alias="stopCode", max_length=128)
     stopped_reason: str | None = Field(None, alias="stoppedReason")
