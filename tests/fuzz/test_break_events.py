@@ -60,3 +60,17 @@ def test_largest_accepted_version_still_sorts(tmp_path):
     with lambdas(tmp_path) as deliver:
         rec, _ = deliver(_set(crash(1), ("detail", "version"), 9_999_999_999))
         assert rec["status"] == "recorded"
+
+
+@pytest.mark.parametrize("group", ["service:" + "x" * 1016, "family:" + "x" * 1017, "service:" + "x" * 256,
+                                   "service:api#W#", "service:a/b", "service:caf\u00e9", "service:a b"])
+def test_group_naming_an_impossible_service_or_family_is_rejected(tmp_path, group):
+    # ECS names are [A-Za-z0-9_-]{1,255}; a 1016-character one overflowed DynamoDB's 1024-byte key limit
+    events = [_set(crash(n, minute=n), ("detail", "group"), group) for n in range(1, 7)]
+    _rejected_everywhere(tmp_path, events)
+
+
+@pytest.mark.parametrize("group", ["service:" + "x" * 255, "family:my_job-2", "ecs-svc/123", "", "service:"])
+def test_other_groups_still_parse(group):
+    raw = _set(crash(1), ("detail", "group"), group)
+    assert parse_event(raw).detail.group == group

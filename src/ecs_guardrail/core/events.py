@@ -49,6 +49,7 @@ _TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-
 
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # event times outside are typos or corruption
 _LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # service and task definition family names
 _MAX_TEXT = 4096  # characters kept of one reason string; Fargate truncates near 255 anyway
 
 
@@ -146,6 +147,17 @@ class TaskDetail(_Tolerant):
     def _task_arn(cls, value: str) -> str:
         if not _TASK_ARN.match(value):
             raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
+        return value
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: str | None) -> str | None:
+        # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+        for prefix in ("service:", "family:"):
+            if value and value.startswith(prefix) and len(value) > len(prefix) \
+                    and not _NAME.fullmatch(value[len(prefix):]):
+                raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
+                                 "([A-Za-z0-9_-], at most 255)")
         return value
 
     @field_validator("version", mode="before")
