@@ -18,15 +18,15 @@ def _set(event, path, value):
 
 
 def _rejected_everywhere(tmp_path, events):
-    """Each event: parse_event rejects it, the recorder keeps it rejected, the watchdog counts nothing."""
-    for e in events:
-        with pytest.raises(EventRejectedError):
-            parse_event(e)
+    """Each event: the recorder keeps it rejected, the watchdog counts nothing, parse_event rejects it."""
     with lambdas(tmp_path) as deliver:
         for e in events:
             rec, wd = deliver(e)
             assert rec["status"] == "rejected", rec
             assert wd is None or (wd["status"] == "rejected" and wd["decisions"] == [])
+    for e in events:
+        with pytest.raises(EventRejectedError):
+            parse_event(e)
 
 
 @pytest.mark.parametrize("path", [("detail", "stoppedReason"), ("detail", "containers", 0, "reason"),
@@ -74,3 +74,23 @@ def test_group_naming_an_impossible_service_or_family_is_rejected(tmp_path, grou
 def test_other_groups_still_parse(group):
     raw = _set(crash(1), ("detail", "group"), group)
     assert parse_event(raw).detail.group == group
+
+
+_HUGE = "x" * 350_000
+
+
+@pytest.mark.parametrize("path,value", [
+    (("detail", "containers", 0, "name"), _HUGE),
+    (("detail", "taskDefinitionArn"), _HUGE),
+    (("detail", "capacityProviderName"), _HUGE),
+    (("detail", "launchType"), _HUGE),
+    (("detail", "containers"), [{"name": f"c{i}-" + "n" * 1000, "exitCode": 1} for i in range(300)]),
+])
+def test_task_event_whose_item_would_exceed_400kb_is_rejected(tmp_path, path, value):
+    # raw text is cut to 300 kB; these fields were stored beside it whole: "Item size has exceeded"
+    events = [_set(crash(n, minute=n), path, value) for n in range(1, 7)]
+    _rejected_everywhere(tmp_path, events)
+
+
+def test_service_action_whose_item_would_exceed_400kb_is_rejected(tmp_path):
+    _rejected_everywhere(tmp_path, [_set(impaired(), ("detail", "eventType"), _HUGE)])

@@ -92,8 +92,8 @@ class _Tolerant(BaseModel):
 class Container(_Tolerant):
     """One entry of ``detail.containers``. ``exit_code`` ``None`` means unknown, never 0."""
 
-    name: str | None = None
-    last_status: str | None = Field(None, alias="lastStatus")
+    name: str | None = Field(None, max_length=255)  # ECS container names: at most 255 characters
+    last_status: str | None = Field(None, alias="lastStatus", max_length=64)
     # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored
     exit_code: int | None = Field(None, alias="exitCode", ge=-(2**31), le=2**32 - 1)
     reason: str | None = None
@@ -121,13 +121,14 @@ class TaskDetail(_Tolerant):
     group: str | None = Field(None, max_length=1024)
     stop_code: str | None = Field(None, alias="stopCode", max_length=128)
     stopped_reason: str | None = Field(None, alias="stoppedReason")
-    launch_type: str | None = Field(None, alias="launchType")
-    capacity_provider_name: str | None = Field(None, alias="capacityProviderName")
+    launch_type: str | None = Field(None, alias="launchType", max_length=64)
+    capacity_provider_name: str | None = Field(None, alias="capacityProviderName", max_length=255)
     availability_zone: str | None = Field(None, alias="availabilityZone", max_length=64)
     container_instance_arn: str | None = Field(None, alias="containerInstanceArn")
-    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn")
+    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn", max_length=2048)
     started_by: str | None = Field(None, alias="startedBy")
-    containers: list[Container] = Field(default_factory=list)
+    # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
+    containers: list[Container] = Field(default_factory=list, max_length=100)
     created_at: datetime | None = Field(None, alias="createdAt")
     started_at: datetime | None = Field(None, alias="startedAt")
     stopping_at: datetime | None = Field(None, alias="stoppingAt")
@@ -224,7 +225,7 @@ class ServiceActionDetail(_Tolerant):
     """``detail`` of an ``ECS Service Action`` event. Key on ``eventName``, not ``eventType``."""
 
     event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType")
+    event_type: str | None = Field(None, alias="eventType", max_length=64)
     cluster_arn: str | None = Field(None, alias="clusterArn")
     reason: str | None = None
 
@@ -266,7 +267,7 @@ class DeploymentDetail(_Tolerant):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
     event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType")
+    event_type: str | None = Field(None, alias="eventType", max_length=64)
     deployment_id: str | None = Field(None, alias="deploymentId")
     reason: str | None = None
 
