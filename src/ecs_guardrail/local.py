@@ -43,7 +43,11 @@ def read_settings_env(path: Path) -> dict[str, str]:
         ScenarioError: a line without ``=``, or a key no function reads.
     """
     out: dict[str, str] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path.name}: cannot be read ({exc})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -152,10 +156,15 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv"):
+        if (folder / name).exists() and not (folder / name).is_file():
+            raise ScenarioError(f"{folder / name}: not a file")
     try:
-        fleet = json.loads(fleet_path.read_text())
+        fleet = json.loads(fleet_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
+    except OSError as exc:
+        raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
     _check_fleet(fleet)
     env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
     for key, value in (overrides or {}).items():

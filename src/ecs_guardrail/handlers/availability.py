@@ -151,16 +151,19 @@ def read_healthy_hosts_csv(path: Any) -> list[tuple[datetime, str, float]]:
         ScenarioError: a wrong header or a row that does not parse (named by line).
     """
     rows: list[tuple[datetime, str, float]] = []
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or {"time", "target_group", "healthy_host_count"} - set(reader.fieldnames):
-            raise ScenarioError(f"{path}: header must be time,target_group,healthy_host_count")
-        for n, row in enumerate(reader, 2):
-            try:
-                rows.append((_parse(row["time"].strip()), row["target_group"].strip(),
-                             float(row["healthy_host_count"])))
-            except (ValueError, AttributeError) as exc:
-                raise ScenarioError(f"{path}:{n}: {exc}") from None
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames or {"time", "target_group", "healthy_host_count"} - set(reader.fieldnames):
+                raise ScenarioError(f"{path}: header must be time,target_group,healthy_host_count")
+            for n, row in enumerate(reader, 2):
+                try:
+                    rows.append((_parse(row["time"].strip()), row["target_group"].strip(),
+                                 float(row["healthy_host_count"])))
+                except (ValueError, AttributeError) as exc:
+                    raise ScenarioError(f"{path}:{n}: {exc}") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ScenarioError(f"{path}: cannot be read ({exc})") from None
     return rows
 
 
