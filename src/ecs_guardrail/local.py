@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -42,7 +43,11 @@ def read_settings_env(path: Path) -> dict[str, str]:
         ScenarioError: a line without ``=``, or a key no function reads.
     """
     out: dict[str, str] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path.name}: cannot be read ({exc})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -100,20 +105,57 @@ def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
     return out
 
 
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # ECS cluster and service names
+_TARGET_GROUP = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?")  # ELB: 32, no hyphen at the ends
+
+
+def _regions() -> set[str]:
+    import boto3
+
+    session = boto3.session.Session()
+    return {r for p in session.get_available_partitions() for r in session.get_available_regions("ecs", p)}
+
+
 def _check_fleet(fleet: Any) -> None:
     if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
         raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
+    account, region = fleet.get("account"), fleet.get("region")
+    if account is not None and (isinstance(account, bool) or not re.fullmatch(r"\d{12}", str(account))):
+        raise ScenarioError(f"fleet.json: account must be 12 digits, got {str(account)[:40]!r}")
+    if region is not None and (not isinstance(region, str) or region not in _regions()):
+        raise ScenarioError(f"fleet.json: region {str(region)[:40]!r} is not an AWS region ECS runs in")
+    clusters: set[str] = set()
     for c in fleet["clusters"]:
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
             raise ScenarioError("fleet.json: every cluster needs a 'name'")
+        if not _NAME.fullmatch(c["name"]) or c["name"] in clusters:
+            raise ScenarioError(f"fleet.json: cluster {c['name'][:80]!r}: a name is unique, [A-Za-z0-9_-], "
+                                "at most 255")
+        clusters.add(c["name"])
+        if not isinstance(c.get("services", []), list):
+            raise ScenarioError(f"fleet.json: {c['name']}: services is a list")
+        services: set[str] = set()
         for s in c.get("services", []):
             if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
                 raise ScenarioError(f"fleet.json: a service of {c['name']} has no 'name'")
+            if not _NAME.fullmatch(s["name"]) or s["name"] in services:
+                raise ScenarioError(f"fleet.json: {c['name']}: service {s['name'][:80]!r}: a name is unique in "
+                                    "its cluster, [A-Za-z0-9_-], at most 255")
+            services.add(s["name"])
             dc = s.get("desiredCount", 1)
             if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
                 raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: desiredCount must be a count >= 0")
-            if not isinstance(s.get("targetGroups", []), list) or not isinstance(s.get("tags", {}), dict):
+            tgs, tags = s.get("targetGroups", []), s.get("tags", {})
+            if not isinstance(tgs, list) or not isinstance(tags, dict):
                 raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: targetGroups is a list, tags an object")
+            for tg in tgs:
+                if not isinstance(tg, str) or not _TARGET_GROUP.fullmatch(tg):
+                    raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: target group {str(tg)[:80]!r}: "
+                                        "at most 32 of [A-Za-z0-9-], no hyphen first or last")
+            for k, v in tags.items():
+                if not 1 <= len(k) <= 128 or len(str(v)) > 256:
+                    raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: tag {k[:80]!r}: keys are 1 to 128 "
+                                        "characters, values at most 256")
 
 
 def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scenario:
@@ -130,10 +172,15 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv"):
+        if (folder / name).exists() and not (folder / name).is_file():
+            raise ScenarioError(f"{folder / name}: not a file")
     try:
-        fleet = json.loads(fleet_path.read_text())
+        fleet = json.loads(fleet_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
+    except OSError as exc:
+        raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
     _check_fleet(fleet)
     env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
     for key, value in (overrides or {}).items():
@@ -408,6 +455,12 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     raw = json.loads(line)
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
+                    continue
+                except RecursionError:
+                    result.reject(n, "not JSON: nested too deeply to decode", on_reject)
+                    continue
+                except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
+                    result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))

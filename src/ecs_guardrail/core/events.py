@@ -8,6 +8,7 @@ watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn`
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -46,6 +47,9 @@ _SERVICE_ARN = re.compile(
 )
 _TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}$")
 
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # event times outside are typos or corruption
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # service and task definition family names
 _MAX_TEXT = 4096  # characters kept of one reason string; Fargate truncates near 255 anyway
 
 
@@ -88,9 +92,10 @@ class _Tolerant(BaseModel):
 class Container(_Tolerant):
     """One entry of ``detail.containers``. ``exit_code`` ``None`` means unknown, never 0."""
 
-    name: str | None = None
-    last_status: str | None = Field(None, alias="lastStatus")
-    exit_code: int | None = Field(None, alias="exitCode")
+    name: str | None = Field(None, max_length=255)  # ECS container names: at most 255 characters
+    last_status: str | None = Field(None, alias="lastStatus", max_length=64)
+    # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored
+    exit_code: int | None = Field(None, alias="exitCode", ge=-(2**31), le=2**32 - 1)
     reason: str | None = None
     image: str | None = None
     image_digest: str | None = Field(None, alias="imageDigest")
@@ -112,17 +117,18 @@ class TaskDetail(_Tolerant):
     task_arn: str = Field(alias="taskArn")
     last_status: str = Field(alias="lastStatus", min_length=1, max_length=64)
     desired_status: str | None = Field(None, alias="desiredStatus", max_length=64)
-    version: int | None = Field(None, ge=0)
+    version: int | None = Field(None, ge=0, le=9_999_999_999)  # stored as V#<version:010d>, sorted as text
     group: str | None = Field(None, max_length=1024)
     stop_code: str | None = Field(None, alias="stopCode", max_length=128)
     stopped_reason: str | None = Field(None, alias="stoppedReason")
-    launch_type: str | None = Field(None, alias="launchType")
-    capacity_provider_name: str | None = Field(None, alias="capacityProviderName")
+    launch_type: str | None = Field(None, alias="launchType", max_length=64)
+    capacity_provider_name: str | None = Field(None, alias="capacityProviderName", max_length=255)
     availability_zone: str | None = Field(None, alias="availabilityZone", max_length=64)
     container_instance_arn: str | None = Field(None, alias="containerInstanceArn")
-    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn")
+    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn", max_length=2048)
     started_by: str | None = Field(None, alias="startedBy")
-    containers: list[Container] = Field(default_factory=list)
+    # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
+    containers: list[Container] = Field(default_factory=list, max_length=100)
     created_at: datetime | None = Field(None, alias="createdAt")
     started_at: datetime | None = Field(None, alias="startedAt")
     stopping_at: datetime | None = Field(None, alias="stoppingAt")
@@ -142,6 +148,17 @@ class TaskDetail(_Tolerant):
     def _task_arn(cls, value: str) -> str:
         if not _TASK_ARN.match(value):
             raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
+        return value
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: str | None) -> str | None:
+        # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+        for prefix in ("service:", "family:"):
+            if value and value.startswith(prefix) and len(value) > len(prefix) \
+                    and not _NAME.fullmatch(value[len(prefix):]):
+                raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
+                                 "([A-Za-z0-9_-], at most 255)")
         return value
 
     @field_validator("version", mode="before")
@@ -192,9 +209,11 @@ class _EcsEnvelope(BaseModel):
     @field_validator("time")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
+        if not _EARLIEST <= value < _LATEST:
+            raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
+        return value
 
 
 class TaskStateChange(_EcsEnvelope):
@@ -206,7 +225,7 @@ class ServiceActionDetail(_Tolerant):
     """``detail`` of an ``ECS Service Action`` event. Key on ``eventName``, not ``eventType``."""
 
     event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType")
+    event_type: str | None = Field(None, alias="eventType", max_length=64)
     cluster_arn: str | None = Field(None, alias="clusterArn")
     reason: str | None = None
 
@@ -248,7 +267,7 @@ class DeploymentDetail(_Tolerant):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
     event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType")
+    event_type: str | None = Field(None, alias="eventType", max_length=64)
     deployment_id: str | None = Field(None, alias="deploymentId")
     reason: str | None = None
 
@@ -294,6 +313,13 @@ def parse_event(raw: Any) -> EcsEvent:
     """
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
+    try:
+        # a lone surrogate (JSON "\\udcff") passes str validation but no UTF-8 encoder, DynamoDB's included
+        json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        raise EventRejectedError("event holds text that is not valid Unicode (a lone surrogate)", raw) from None
+    except (RecursionError, ValueError):
+        raise EventRejectedError("event is nested too deeply or holds a number too long to store", raw) from None
     detail_type = raw.get("detail-type")
     model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
     if model is None:

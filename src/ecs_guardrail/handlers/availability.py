@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -141,7 +142,22 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- reading back, replay
 def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)  # SCENARIOS.md: times are UTC
+
+
+#: the longest healthy_hosts.csv period a replay samples (one sampler run a minute): about a month
+MAX_REPLAY_MINUTES = 35 * 24 * 60
+_EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
+
+
+def _row(time_text: str, target_group: str, count_text: str) -> tuple[datetime, str, float]:
+    t, value = _parse(time_text), float(count_text)
+    if not _EARLIEST <= t < _LATEST:
+        raise ValueError(f"time {time_text!r} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
+    if not (math.isfinite(value) and 0 <= value <= 1_000_000):
+        raise ValueError(f"healthy_host_count {count_text!r} is not a count")
+    return t, target_group, value
 
 
 def read_healthy_hosts_csv(path: Any) -> list[tuple[datetime, str, float]]:
@@ -151,16 +167,23 @@ def read_healthy_hosts_csv(path: Any) -> list[tuple[datetime, str, float]]:
         ScenarioError: a wrong header or a row that does not parse (named by line).
     """
     rows: list[tuple[datetime, str, float]] = []
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or {"time", "target_group", "healthy_host_count"} - set(reader.fieldnames):
-            raise ScenarioError(f"{path}: header must be time,target_group,healthy_host_count")
-        for n, row in enumerate(reader, 2):
-            try:
-                rows.append((_parse(row["time"].strip()), row["target_group"].strip(),
-                             float(row["healthy_host_count"])))
-            except (ValueError, AttributeError) as exc:
-                raise ScenarioError(f"{path}:{n}: {exc}") from None
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames or {"time", "target_group", "healthy_host_count"} - set(reader.fieldnames):
+                raise ScenarioError(f"{path}: header must be time,target_group,healthy_host_count")
+            for n, row in enumerate(reader, 2):
+                try:
+                    rows.append(_row(row["time"].strip(), row["target_group"].strip(),
+                                     row["healthy_host_count"].strip()))
+                except (ValueError, AttributeError) as exc:
+                    raise ScenarioError(f"{path}:{n}: {exc}") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ScenarioError(f"{path}: cannot be read ({exc})") from None
+    if rows:
+        span = (max(r[0] for r in rows) - min(r[0] for r in rows)) // timedelta(minutes=1)
+        if span > MAX_REPLAY_MINUTES:
+            raise ScenarioError(f"{path}: rows span {span} minutes; a replay samples at most {MAX_REPLAY_MINUTES}")
     return rows
 
 

@@ -1,0 +1,22 @@
+"""events.jsonl lines that make the JSON decoder itself fail (not with JSONDecodeError) are rejected lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from breakkit import crash, run, scenario, summary
+
+
+@pytest.mark.parametrize("line", [
+    b"[" * 100_000 + b"]" * 100_000,            # RecursionError in the decoder
+    b'{"a":' * 5_000 + b"1" + b"}" * 5_000,     # RecursionError, objects
+    b'{"a": 1' + b"0" * 5_000 + b"}",           # ValueError: int longer than sys.get_int_max_str_digits()
+])
+def test_undecodable_line_is_rejected_and_the_replay_goes_on(tmp_path, capsys, line):
+    folder = scenario(tmp_path, events=line + b"\n" + json.dumps(crash(1)).encode() + b"\n")
+    code, out, err = run(capsys, "replay", str(folder), "--json")
+    assert code == 0
+    s = summary(out)
+    assert s["events_read"] == 2 and s["events_rejected"] == 1
+    assert len(err) == 1 and "events.jsonl:1: rejected: not JSON" in err[0]
