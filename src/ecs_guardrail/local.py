@@ -442,7 +442,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         if "ALERT_ONLY_CLUSTERS" not in scenario.settings_env:
             os.environ.pop("ALERT_ONLY_CLUSTERS", None)
         _quiet_logs()
-        ctx = LambdaContextStub()
+        ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
+                                                      f"function:ecs-guardrail-local")
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \

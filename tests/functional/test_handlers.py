@@ -188,3 +188,28 @@ def test_settings_from_environment_mapping():
     s = load_settings({"ALERT_ONLY_CLUSTERS": "production, prod-*", "DRY_RUN": "true"})
     assert s.ALERT_ONLY_CLUSTERS == ("production", "prod-*") and s.DRY_RUN
     assert load_settings({}).ALERT_ONLY_CLUSTERS == ()
+
+
+# ---------------------------------------------------------------- cross-account mode
+HOME_CTX = LambdaContextStub(invoked_function_arn="arn:aws:lambda:eu-west-1:123456789012:function:watchdog")
+
+
+def foreign(event: dict, account: str = "222233334444") -> dict:
+    return json.loads(json.dumps(event).replace(":123456789012:", f":{account}:"))
+
+
+def test_another_accounts_cluster_of_the_same_name_never_counts_here(aws):
+    # 2 local crashes and 3 in a member account's "dev": no loop anywhere
+    for i in range(2):
+        watchdog.handler(crash(i, i), HOME_CTX)
+    outs = [watchdog.handler(foreign(crash(10 + i, 2 + i)), HOME_CTX) for i in range(3)]
+    assert all(o["decisions"] == [] for o in outs)
+    assert desired(aws) == 3
+
+
+def test_another_accounts_crash_loop_is_alert_only_and_says_where(aws):
+    outs = [watchdog.handler(foreign(crash(20 + i, i)), HOME_CTX) for i in range(5)]
+    [d] = outs[-1]["decisions"]
+    assert (d["action"], d["reason"]) == ("alert_only", "alert_only_cluster")
+    assert "account 222233334444, region eu-west-1" in d["message"]
+    assert desired(aws) == 3  # the local dev/api of the same name is untouched

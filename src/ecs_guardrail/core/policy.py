@@ -145,6 +145,7 @@ class Scope:
     cluster_arn: str = ""
     opted_out: bool = False
     readable: bool = True
+    elsewhere: str | None = None  # "account A, region R" when the cluster is not the watchdog's own
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +346,10 @@ def decide(
             Reason.HEALTH_CHECK_KILLS,
             "alert-only: health-check kills are never scaled down (a restart cannot fix a dependency)",
         )
+    if scope.elsewhere:
+        return make(Action.ALERT_ONLY, Reason.ALERT_ONLY_CLUSTER,
+                    f"alert-only: {scope.cluster} is in {scope.elsewhere}; this watchdog acts only in its own "
+                    f"account and region")
     if is_alert_only_cluster(config, scope.cluster, scope.cluster_arn):
         which = ", ".join(config.alert_only_clusters) or "unset: every cluster"
         return make(

@@ -124,7 +124,8 @@ class LambdaContextStub:
 
     function_name: str = "ecs-guardrail-local"
     memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111122223333:function:ecs-guardrail-local"
+    #: ``replay`` sets the scenario's region and account (the watchdog acts only there); empty: unchecked
+    invoked_function_arn: str = ""
     aws_request_id: str = "00000000-0000-0000-0000-000000000000"
     function_version: str = "$LATEST"
     log_group_name: str = "/aws/lambda/ecs-guardrail-local"

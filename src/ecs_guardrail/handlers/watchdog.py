@@ -114,16 +114,30 @@ def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
 class Watchdog:
     """The recipe above over one :class:`Runtime`. ``decisions`` collects what this invocation decided."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, home: tuple[str, str] | None = None) -> None:
         self.rt = rt
+        self.home = home  # (account, region) this watchdog may act in; None: not known, not checked
         self.config = rt.settings.policy()
         self.decisions: list[dict[str, Any]] = []
         self.alerts_failed: list[str] = []
         self.alerts_sent = 0
 
+    def _cluster_key(self, cluster: str, arn: str) -> tuple[str, str | None]:
+        """The cluster's key in the watchdog's state, and ``"account A, region R"`` when it is not home.
+
+        In cross-account mode events of member accounts reach this watchdog: a cluster of the same
+        name elsewhere must never count toward (or be acted on as) the local one. ``@`` cannot appear
+        in a cluster name, so the keys cannot collide.
+        """
+        parts = arn.split(":")
+        if self.home is None or len(parts) < 6 or (parts[4], parts[3]) == self.home:
+            return cluster, None
+        return f"{cluster}@{parts[4]}@{parts[3]}", f"account {parts[4]}, region {parts[3]}"
+
     # -------------------------------------------------------------- entry points
     def on_task(self, event: TaskStateChange) -> dict[str, Any]:
         d = event.detail
+        cluster, foreign = self._cluster_key(d.cluster, d.cluster_arn)
         if not is_stop_event(d):
             return {"status": "ignored", "why": "not a stop"}
         verdict = classify_stop(d)
@@ -134,12 +148,12 @@ class Watchdog:
         if kind not in (StopKind.CRASH, StopKind.HEALTH_CHECK_KILL, StopKind.SPOT):
             return {"status": "ignored", "why": f"{kind.value} stop does not count"}
         if family is not None:
-            return self._standalone(event, family, verdict.kind, verdict.cause, verdict.exit_codes)
+            return self._standalone(event, cluster, family, verdict.kind, verdict.cause, verdict.exit_codes)
         if d.service is None:
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         failure = _failure(event, kind, verdict.cause, verdict.exit_codes)
         new, old, svc = self.rt.history.record_failure(
-            d.cluster, failure, spot=kind is StopKind.SPOT, prune_before=event.time - 2 * self.config.window)
+            cluster, failure, spot=kind is StopKind.SPOT, prune_before=event.time - 2 * self.config.window)
         if kind is StopKind.SPOT:
             return {"status": "spot", "new": new}
         if svc is None:
@@ -147,32 +161,35 @@ class Watchdog:
         if not new:
             # a redelivery: the counting happened; resume unfinished work, and decide if the first
             # delivery failed between counting and deciding (no episode yet; claim_episode keeps it once)
-            resumed = self._resume(d.cluster, d.service, svc.episode)
+            resumed = self._resume(cluster, d.service, svc.episode)
             if resumed:
                 return resumed
             ep = svc.episode
             if ep is None or not (ep.closed or episode_is_open(ep.last_failure, ep.closed, event.time, self.config)):
-                out = self._evaluate(d.cluster, d.cluster_arn, d.service, event.time, svc, impaired=False)
+                out = self._evaluate(cluster, d.cluster_arn, d.service, event.time, svc, impaired=False,
+                                     foreign=foreign)
                 if out["status"] != "counted":
                     return out
             return {"status": "duplicate"}
         metrics.add_metric(name="CrashesCounted" if kind is StopKind.CRASH else "HealthCheckKills",
                            unit="Count", value=1)
-        return self._evaluate(d.cluster, d.cluster_arn, d.service, event.time, svc, impaired=False)
+        return self._evaluate(cluster, d.cluster_arn, d.service, event.time, svc, impaired=False, foreign=foreign)
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
-        cluster, service = event.cluster, event.service
+        service = event.service
+        cluster, foreign = self._cluster_key(event.cluster, event.detail.cluster_arn or event.resources[0])
         svc = self.rt.history.load_service(cluster, service)
         resumed = self._resume(cluster, service, svc.episode)
         if resumed:
             return resumed
-        return self._evaluate(cluster, event.detail.cluster_arn or "", service, event.time, svc, impaired=True)
+        return self._evaluate(cluster, event.detail.cluster_arn or "", service, event.time, svc, impaired=True,
+                              foreign=foreign)
 
     # -------------------------------------------------------------- steps
-    def _standalone(self, event: TaskStateChange, family: str, kind: StopKind, cause: str | None,
+    def _standalone(self, event: TaskStateChange, cluster: str, family: str, kind: StopKind, cause: str | None,
                     exit_codes: tuple[tuple[str, int | None], ...]) -> dict[str, Any]:
         d = event.detail
         if d.last_status.upper() != "STOPPED":
@@ -180,12 +197,12 @@ class Watchdog:
         if kind is not StopKind.CRASH or (exit_codes and all(c == 0 for _, c in exit_codes)):
             return {"status": "ignored", "why": "standalone task finished normally"}
         failure = replace(_failure(event, kind, cause, exit_codes), service=f"family:{family}")
-        new, _, _ = self.rt.history.record_failure(d.cluster, failure)
+        new, _, _ = self.rt.history.record_failure(cluster, failure)
         if not new:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
-        self._deliver(job_failure_alert(d.cluster, family, failure))
-        return {"status": "job_failed", "cluster": d.cluster, "family": family}
+        self._deliver(job_failure_alert(cluster, family, failure))
+        return {"status": "job_failed", "cluster": cluster, "family": family}
 
     def _resume(self, cluster: str, service: str, ep: Episode | None) -> dict[str, Any] | None:
         """Finish what a killed or failed invocation left: an unconfirmed scale-down, a failed alert."""
@@ -224,7 +241,7 @@ class Watchdog:
         return record
 
     def _evaluate(self, cluster: str, cluster_arn: str, service: str, at: datetime,
-                  svc: ServiceState, *, impaired: bool) -> dict[str, Any]:
+                  svc: ServiceState, *, impaired: bool, foreign: str | None = None) -> dict[str, Any]:
         ep = svc.episode
         if ep is not None and episode_is_open(ep.last_failure, ep.closed, at, self.config):
             resumed = self._resume(cluster, service, ep)
@@ -236,22 +253,25 @@ class Watchdog:
             return {"status": "counted"}
         ecs = self.rt.ecs
         assert ecs is not None
-        try:
-            facts: ServiceFacts | None = ecs.describe(cluster, service)
-        except ServiceNotFoundError as exc:
-            logger.warning("service not found; deciding without its tags", extra={"error": str(exc)})
-            facts = None
-        try:
-            services = ecs.count_services(cluster)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") not in ("AccessDeniedException", "ClusterNotFoundException"):
-                raise
-            services = 0  # unknown: the bound falls to MIN_ACTIONS_ALLOWED, and facts is None -> alert only
+        facts: ServiceFacts | None = None
+        services = 0  # unknown: the bound falls to MIN_ACTIONS_ALLOWED (and without facts: alert only)
+        if foreign is None:  # another account's or region's service is neither read nor touched
+            try:
+                facts = ecs.describe(cluster, service)
+            except ServiceNotFoundError as exc:
+                logger.warning("service not found; deciding without its tags", extra={"error": str(exc)})
+            try:
+                services = ecs.count_services(cluster)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in ("AccessDeniedException",
+                                                                     "ClusterNotFoundException"):
+                    raise
         state = self.rt.history.load_cluster(cluster, trigger.time, self.config.window)
+        services = services or len({f.service for f in state.failures})
         fleet = fleet_view(self.config, state.failures, state.scaled_down(), trigger.time, services)
         used = sum(1 for n, (_, t) in state.slots.items() if n < fleet.bound and t >= trigger.time - self.config.window)
         scope = Scope(cluster=cluster, cluster_arn=(facts.cluster_arn if facts else cluster_arn),
-                      opted_out=bool(facts and facts.opted_out), readable=facts is not None)
+                      opted_out=bool(facts and facts.opted_out), readable=facts is not None, elsewhere=foreign)
         decision = decide(self.config, trigger, fleet, scope, free_action_slots=fleet.bound - used)
         prev = facts.desired_count if facts else None
         record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run)
@@ -342,13 +362,19 @@ def _decision_from(record: dict[str, Any]) -> Decision:
     )
 
 
-def process(raw: Any, rt: Runtime) -> tuple[dict[str, Any], Watchdog]:
+def home_of(context: Any) -> tuple[str, str] | None:
+    """``(account, region)`` of the running function, from the Lambda context's function ARN."""
+    parts = str(getattr(context, "invoked_function_arn", "") or "").split(":")
+    return (parts[4], parts[3]) if len(parts) >= 6 and parts[4].isdigit() and parts[3] else None
+
+
+def process(raw: Any, rt: Runtime, home: tuple[str, str] | None = None) -> tuple[dict[str, Any], Watchdog]:
     """Handle one EventBridge event. Returns the outcome and the :class:`Watchdog` (its decisions).
 
     A malformed event is logged with its reason and returns ``{"status": "rejected"}`` (the recorder
     keeps it in the table); it is never counted.
     """
-    wd = Watchdog(rt)
+    wd = Watchdog(rt, home)
     try:
         event = parse_event(raw)
     except EventRejectedError as exc:
@@ -373,7 +399,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
     settings = load_settings_or_fail()
-    outcome, wd = process(event, runtime(settings, watchdog=True))
+    outcome, wd = process(event, runtime(settings, watchdog=True), home_of(context))
     outcome = dict(outcome)
     outcome["decisions"] = wd.decisions
     outcome["alerts_sent"] = wd.alerts_sent
