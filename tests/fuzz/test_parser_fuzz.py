@@ -115,29 +115,17 @@ def test_unknown_stop_codes_parse_and_never_read_as_crash(code):
 # ---------------------------------------------------------------- recorder and watchdog on moto
 @pytest.fixture(scope="module")
 def moto_store():
-    import os
-
     import boto3
     from moto import mock_aws
 
     from ecs_guardrail.adapters.history import HistoryStore
-    from ecs_guardrail.local import create_history_table
+    from ecs_guardrail.local import _environ, create_history_table
 
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        with mock_aws():
-            ddb = boto3.client("dynamodb", region_name="eu-west-1")
-            create_history_table(ddb, "fuzz-history")
-            yield HistoryStore(ddb, "fuzz-history")
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
+    with _environ(env), mock_aws():
+        ddb = boto3.client("dynamodb", region_name="eu-west-1")
+        create_history_table(ddb, "fuzz-history")
+        yield HistoryStore(ddb, "fuzz-history")
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                               HealthCheck.function_scoped_fixture])

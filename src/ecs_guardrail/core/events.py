@@ -221,15 +221,20 @@ class TaskStateChange(_EcsEnvelope):
     detail: TaskDetail
 
 
-class ServiceActionDetail(_Tolerant):
-    """``detail`` of an ``ECS Service Action`` event. Key on ``eventName``, not ``eventType``."""
+class _ServiceDetail(_Tolerant):
+    """What service actions and deployment events share: key on ``eventName``, not ``eventType``."""
 
     event_name: str = Field(alias="eventName", min_length=1, max_length=128)
     event_type: str | None = Field(None, alias="eventType", max_length=64)
-    cluster_arn: str | None = Field(None, alias="clusterArn")
     reason: str | None = None
 
     _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
+
+
+class ServiceActionDetail(_ServiceDetail):
+    """``detail`` of an ``ECS Service Action`` event."""
+
+    cluster_arn: str | None = Field(None, alias="clusterArn")
 
 
 class _ServiceScoped(_EcsEnvelope):
@@ -263,15 +268,10 @@ class ServiceAction(_ServiceScoped):
     detail: ServiceActionDetail
 
 
-class DeploymentDetail(_Tolerant):
+class DeploymentDetail(_ServiceDetail):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
-    event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType", max_length=64)
     deployment_id: str | None = Field(None, alias="deploymentId")
-    reason: str | None = None
-
-    _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
 
 
 class DeploymentStateChange(_ServiceScoped):
