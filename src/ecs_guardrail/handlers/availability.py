@@ -38,8 +38,7 @@ from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.core.availability import AvailabilityReport, Sample, minute_floor, minutes_between
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.core.timeline import availability_from_items
-from ecs_guardrail.handlers.runtime import client, logger, metrics
-from ecs_guardrail.settings import load_settings
+from ecs_guardrail.handlers.runtime import client, load_settings_or_fail, logger, metrics
 
 __all__ = ["handler", "sample_minute", "SampleOutcome", "replay_availability", "scheduled_time", "USES"]
 
@@ -123,8 +122,13 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point (EventBridge Scheduler or a rate(1 minute) rule)."""
-    settings = load_settings()
+    """Lambda entry point (EventBridge Scheduler or a rate(1 minute) rule).
+
+    Raises:
+        SettingsError: an invalid setting (nothing is sampled; the schedule's retry and DLQ keep it).
+    """
+    metrics.add_metric(name="SamplerRuns", unit="Count", value=1)
+    settings = load_settings_or_fail()
     now = scheduled_time(event)
     outcome = sample_minute(
         now,
