@@ -25,9 +25,15 @@ class StopKind(StrEnum):
     INFRASTRUCTURE = "infrastructure"
     UNKNOWN = "unknown"
 
+    @property
+    def counts_as_failure(self) -> bool:
+        """Crashes and health-check kills: the stops the crash-loop window and the fleet test count
+        (ARCHITECTURE.md, "Stop classification"). The one place this is decided."""
+        return self in (StopKind.CRASH, StopKind.HEALTH_CHECK_KILL)
+
 
 #: kinds the fleet test counts as a service "failing" (crashes and health-check kills)
-COUNTS_AS_FAILURE = frozenset({StopKind.CRASH, StopKind.HEALTH_CHECK_KILL})
+COUNTS_AS_FAILURE = frozenset(k for k in StopKind if k.counts_as_failure)
 
 _HEALTH_CHECK_PREFIXES = ("task failed elb health checks", "task failed container health checks")
 _SPOT_PREFIXES = ("your spot task was interrupted",)
