@@ -215,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
     r = measure(args.services, args.events)
-    text = report(r, import_times())
+    import state_bench
+
+    text = report(r, import_times()) + "\n\n" + state_bench.report() + "\n"
     print(text)
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)

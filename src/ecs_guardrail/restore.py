@@ -1,19 +1,24 @@
 """``ecs-guardrail restore``: put back the desired count the watchdog replaced with 0.
 
 The previous count comes from the service's episode in the history table, or, if the table has lost
-it, from the service tag ``ecs-guardrail:previous-desired-count``. Idempotent: a second run changes
-nothing and says so. Needs ``dynamodb:Query``/``dynamodb:UpdateItem`` on the table and
-``ecs:DescribeServices``/``ecs:UpdateService``/``ecs:UntagResource`` on the service (operator's role).
+it, from the service tag ``ecs-guardrail:previous-desired-count``. Restoring frees the service's
+held-at-zero slot (the blast-radius cap counts services held at zero) and ends its episode.
+Idempotent: a second run changes nothing and says so. Needs ``dynamodb:GetItem``/``Query``/``PutItem``
+on the table and ``ecs:DescribeServices``/``ecs:UpdateService``/``ecs:UntagResource`` on the service
+(operator's role).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode
 from ecs_guardrail.core.errors import RestoreError
+from ecs_guardrail.core.records import Action
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
 
@@ -34,11 +39,12 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str) 
         RestoreError: no previous count recorded (table or tag), or it is not a count.
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
-    episode = history.latest_episode(cluster, service)
+    summary = history.state.load(cluster, service, fresh=True)
+    episode = summary.episode
     facts = ecs.describe(cluster, service)
     previous: Any = None
     source = ""
-    if episode is not None and episode.previous_desired_count is not None and episode.action == "scale_to_zero":
+    if episode is not None and episode.previous_desired_count is not None and episode.action is Action.SCALE_TO_ZERO:
         previous, source = episode.previous_desired_count, "history table"
     elif PREVIOUS_COUNT_TAG in facts.tags:
         previous, source = facts.tags[PREVIOUS_COUNT_TAG], f"tag {PREVIOUS_COUNT_TAG}"
@@ -53,8 +59,18 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str) 
     if count < 0:
         raise RestoreError(f"{cluster}/{service}: previous desired count {count} is negative")
     changed = ecs.restore(facts, count)
-    if episode is not None and not episode.closed:
-        history.close_episode(cluster, service)
+    history.state.release_slot(cluster, service)
+
+    def restored(s: ServiceSummary) -> ServiceSummary | None:
+        ep = s.episode
+        if ep is None or ep.action_status is ActionStatus.RESTORED:
+            return None
+        ended = close_episode(s, EpisodeEnd.RESTORED, max(ep.last_failure, datetime.now(UTC))) or s
+        return replace(ended, episode=replace(ep, action_status=ActionStatus.RESTORED if ep.action is
+                                              Action.SCALE_TO_ZERO else ep.action_status,
+                                              lease_owner=None, lease_until=0.0))
+
+    history.state.update(cluster, service, restored)
     if changed:
         msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
     else:

@@ -90,7 +90,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                 attrs={"type": "service", "event_id": event.id, "detail_type": event.detail_type,
                        "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
                        "account": account or event.account, "region": region or event.region,
-                       "service": service, "deployment_id": getattr(event.detail, "deployment_id", None), "event_name": event.detail.event_name,
+                       "service": service, "deployment_id": getattr(event.detail, "deployment_id", None),
+                       "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
                        "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
     except (EventRejectedError, ValueError) as exc:

@@ -199,15 +199,21 @@ class WatchdogState:
 
         Returns ``(summary, changed)``. Raises :class:`StateConflictError` after repeated lost races.
         """
-        s = self.load(ck, service)
+        # Not cached: presume no summary exists and write conditionally on that (attribute_not_exists);
+        # if one does, the failed write returns it (ALL_OLD). A service's first failure is one call.
+        known = (ck, service) in self._cache
+        s = self._cache.get((ck, service)) or ServiceSummary(service)
         for _ in range(_RETRIES):
             new = change(s)
             if new is None:
+                if not known:  # "nothing to write" on a presumed state: check against the stored one
+                    s, known = self.load(ck, service, fresh=True), True
+                    continue
                 return s, False
             try:
                 return self.save(ck, s, new), True
             except ConditionFailedError:
-                s = self.load(ck, service)  # the winner's item (ALL_OLD) or a fresh read
+                s, known = self.load(ck, service), True  # the winner's item (ALL_OLD) or a fresh read
         raise StateConflictError(f"{ck}/{service}: summary kept changing under {_RETRIES} writes")
 
     def cluster(self, ck: str) -> ClusterView:
@@ -321,7 +327,8 @@ class WatchdogState:
         return first
 
     # -------------------------------------------------------------- standalone jobs (never in the fleet test)
-    def job_failure(self, ck: str, family: str, task_arn: str, at: datetime, window: timedelta) -> tuple[bool, bool, int]:
+    def job_failure(self, ck: str, family: str, task_arn: str, at: datetime,
+                    window: timedelta) -> tuple[bool, bool, int]:
         """File a failed run of job ``family``; returns ``(new, alert_due, failures_since_alert)``.
 
         At most one alert per family per window; the task ARNs of the newest 32 failures deduplicate
