@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -11,7 +12,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from ecs_guardrail.adapters.ecs import EcsService
-from ecs_guardrail.core.entitlement import Deployment
+from ecs_guardrail.core.entitlement import Deployment, EntitlementFacts, entitlement
 from ecs_guardrail.core.errors import ServiceAccessDeniedError, ServiceNotFoundError
 
 ACCOUNT = "123456789012"
@@ -93,3 +94,12 @@ def test_access_denied_is_its_own_error(ecs: Any) -> None:
 def test_missing_service_is_not_found(ecs: Any) -> None:
     with pytest.raises(ServiceNotFoundError):
         EcsService(ecs).describe("prod", "nope")
+
+
+def test_entitlement_fields_feed_entitlement_facts(ecs: Any) -> None:
+    ecs.create_service(cluster="prod", serviceName="agent", taskDefinition="api", schedulingStrategy="DAEMON",
+                       tags=[{"key": "ecs-guardrail:mode", "value": "alert-only"}])
+    facts = EcsService(ecs).describe("prod", "agent")
+    ef = EntitlementFacts("prod", "agent", **facts.entitlement_fields())
+    assert ef.scheduling_strategy == "DAEMON" and ef.opted_out and ef.exists
+    assert entitlement("crash_loop", ef, datetime(2025, 1, 1, tzinfo=UTC)).reason == "opted_out"

@@ -7,6 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ecs_guardrail.core.entitlement import (
     RULES,
@@ -18,10 +20,13 @@ from ecs_guardrail.core.entitlement import (
     ScalableTargetFacts,
     ServingSample,
     SuspendedState,
+    deployment_event,
     deployment_status,
     entitlement,
     serving_evidence,
 )
+from ecs_guardrail.core.events import parse_event
+from tests.conftest import load_event
 
 T = datetime(2025, 8, 21, 9, 9, 30, tzinfo=UTC)
 NEW = "ecs-svc/1111111111111111111"
@@ -324,3 +329,41 @@ def test_suspended_state_round_trip() -> None:
     assert SuspendedState.from_api(s.to_api()) == s
     assert SuspendedState.from_api(None) == SuspendedState()
     assert SuspendedState(True, True, True).all_suspended and not s.all_suspended
+
+
+def test_documented_deployment_events_of_a_rollback() -> None:
+    """AWS's documentation examples, in the order a rollback produces them (times set along the way)."""
+    def at(name: str, minute: int) -> DeploymentEvent:
+        return replace(deployment_event(parse_event(load_event(name))), time=T + timedelta(minutes=minute))
+
+    events = [at("deployment-in-progress.docs", -9), at("deployment-failed-circuit-breaker.docs", 2),
+              at("deployment-in-progress-circuit-breaker-rollback.docs", 3), at("deployment-completed.docs", 6)]
+    assert events[0] == DeploymentEvent(T - timedelta(minutes=9), "SERVICE_DEPLOYMENT_IN_PROGRESS", "ecs-svc/123",
+                                        "ECS deployment deploymentId in progress.")
+    f = facts(**CB, deployment_events=tuple(events))
+    states = [deployment_status(f, T + timedelta(minutes=m)).state for m in (0, 2, 4, 6)]
+    assert states == [DeploymentState.IN_PROGRESS, DeploymentState.ROLLING_BACK, DeploymentState.ROLLING_BACK,
+                      DeploymentState.COMPLETED]
+    v = entitlement("crash_loop", f, T + timedelta(minutes=2))
+    assert v.reason == "deployment_in_progress" and v.evidence["event_name"] == "SERVICE_DEPLOYMENT_FAILED"
+    assert "rolling back" in v.message and "circuit breaker: task failed to start" in v.message
+
+
+@given(hck=st.booleans(), alert_only=st.booleans(), elsewhere=st.booleans(), opted_out=st.booleans(),
+       missing=st.booleans(), denied=st.booleans(), daemon=st.booleans(), cb=st.booleans(), deploying=st.booleans(),
+       serving=st.booleans(), dry_run=st.booleans())
+def test_first_applicable_rule_decides(hck, alert_only, elsewhere, opted_out, missing, denied, daemon, cb, deploying,
+                                       serving, dry_run) -> None:
+    f = facts(alert_only_cluster=alert_only, elsewhere="account 4, region r" if elsewhere else None,
+              opted_out=opted_out, exists=not missing, access_denied=denied,
+              scheduling_strategy="DAEMON" if daemon else "REPLICA", circuit_breaker_enabled=cb,
+              deployment_events=(ev(-1, "IN_PROGRESS"),) if deploying else (),
+              serving=(sample("tg", 0, 1),) if serving else (), dry_run=dry_run)
+    expected = next((reason for applies, reason in (
+        (hck, "health_check_kills"), (alert_only or elsewhere, "alert_only_cluster"), (opted_out, "opted_out"),
+        (missing or denied, "service_not_found"), (daemon, "daemon_service"),
+        (cb and deploying, "deployment_in_progress"), (serving, "still_serving"), (dry_run, "dry_run"),
+    ) if applies), "crash_loop")
+    v = entitlement("health_check_kills" if hck else "crash_loop", f, T)
+    assert v.reason == expected and v.entitled is (expected == "crash_loop")
+    json.dumps(v.evidence)

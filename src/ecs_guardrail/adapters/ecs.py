@@ -55,6 +55,14 @@ class ServiceFacts:
     def opted_out(self) -> bool:
         return self.tags.get(OPT_OUT_TAG, "").strip().lower() == OPT_OUT_VALUE
 
+    def entitlement_fields(self) -> dict[str, Any]:
+        """The fields of ``core.entitlement.EntitlementFacts`` this answer gives (``exists`` True), as
+        keyword arguments: ``EntitlementFacts(cluster, service, **facts.entitlement_fields(), ...)``."""
+        return {"exists": True, "access_denied": False, "scheduling_strategy": self.scheduling_strategy,
+                "circuit_breaker_enabled": self.circuit_breaker_enabled,
+                "circuit_breaker_rollback": self.circuit_breaker_rollback, "deployments": self.deployments,
+                "opted_out": self.opted_out}
+
 
 class EcsService:
     """ECS calls through a client passed in (configure botocore ``adaptive`` retries for storms)."""

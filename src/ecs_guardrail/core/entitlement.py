@@ -16,7 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.events import DeploymentStateChange
 
 __all__ = [
     "EntitlementReason",
@@ -32,6 +35,7 @@ __all__ = [
     "Verdict",
     "RULES",
     "SAMPLE_MAX_AGE",
+    "deployment_event",
     "deployment_status",
     "serving_evidence",
     "entitlement",
@@ -105,6 +109,11 @@ class DeploymentEvent:
     event_name: str
     deployment_id: str | None = None
     reason: str | None = None
+
+
+def deployment_event(event: DeploymentStateChange) -> DeploymentEvent:
+    """The :class:`DeploymentEvent` of a parsed ``ECS Deployment State Change`` (envelope ``time``)."""
+    return DeploymentEvent(event.time, event.detail.event_name, event.detail.deployment_id, event.detail.reason)
 
 
 @dataclass(frozen=True, slots=True)
