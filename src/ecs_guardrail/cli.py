@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--alerts-out", type=Path, help="write every alert sent (JSON Lines) to this file")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
+    r.add_argument("--engine", choices=("fast", "moto"), default="fast",
+                   help="history store: fast (in memory, default) or moto (DynamoDB on the embedded AWS); "
+                        "both run the same handlers and decide the same")
     r.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="draw healthy hosts per service with stops and decisions (needs [plot])")
 
@@ -93,14 +96,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timelines: list[Any] = []
 
     def keep_open(aws: Any, res: Any) -> None:
-        from ecs_guardrail.adapters.history import HistoryStore
         from ecs_guardrail.incident import load_timeline, scenario_span
-        from ecs_guardrail.local import TABLE
 
         span = scenario_span(scenario)
         if span is None:
             return
-        store = HistoryStore(aws.client("dynamodb"), TABLE)
+        store = res.history
         for c in scenario.fleet["clusters"]:
             timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
         res.timeline = timelines
@@ -108,7 +109,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
+    result = replay(scenario, engine=args.engine, on_reject=on_reject, on_warning=on_warning,
                     keep_open=keep_open if args.timeline or args.plot else None)
     if args.plot:
         from ecs_guardrail.plot import plot_timeline

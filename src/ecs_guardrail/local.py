@@ -258,11 +258,13 @@ class EmbeddedAws:
                                             "MOTO_ACCOUNT_ID": self.scenario.account}))
         self._stack.enter_context(mock_aws())
         self._build()
-        from ecs_guardrail.handlers import runtime as rt
-
-        rt.set_client_factory(lambda service: self.counter.attach(self.client(service)))
-        self._stack.callback(rt.set_client_factory, None)
         return self
+
+    def clients(self) -> Any:
+        """A :class:`~ecs_guardrail.handlers.runtime.Clients` over this embedded AWS (calls counted)."""
+        from ecs_guardrail.handlers.runtime import Clients
+
+        return Clients(lambda service: self.counter.attach(self.client(service)))
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
@@ -378,6 +380,8 @@ class ReplayResult:
     rejected: list[tuple[int, str]] = field(default_factory=list)
     availability: Any = None
     timeline: Any = None
+    #: the replay's history store (read the timeline from it inside ``keep_open``)
+    history: Any = None
 
 
 def _quiet_logs() -> None:
@@ -409,7 +413,7 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     return None
 
 
-def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
+def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int, str], None] | None = None,
            keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
            on_warning: Callable[[str], None] | None = None) -> ReplayResult:
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS.
@@ -421,7 +425,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     """
     from ecs_guardrail.handlers import availability as availability_handler
     from ecs_guardrail.handlers import record, watchdog
-    from ecs_guardrail.handlers.runtime import LambdaContextStub
+    from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
     from ecs_guardrail.routing import targets
 
     result = ResultBuilder()
@@ -436,14 +440,17 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     for text in fleet_warnings(scenario.fleet):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
-    env = {**scenario.settings_env, "HISTORY_TABLE": TABLE}
-    env.setdefault("ALERT_ONLY_CLUSTERS", "")
-    with EmbeddedAws(scenario) as aws, _environ({**env, "ALERT_TOPIC_ARN": aws.topic_arn}):
-        if "ALERT_ONLY_CLUSTERS" not in scenario.settings_env:
-            os.environ.pop("ALERT_ONLY_CLUSTERS", None)
+    with EmbeddedAws(scenario) as aws:
         _quiet_logs()
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")
+        settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
+        clients = aws.clients()
+        table = make_table(engine, clients, scenario.region)
+        home = (scenario.account, scenario.region)
+        rt_record = build_runtime(settings, clients, table=table, home=home)
+        rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
+        rt_sampler = build_runtime(settings, clients, table=table, home=home)
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
@@ -465,7 +472,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     continue
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
-                out = record.handler(raw, ctx) if "recorder" in routes or not routes else None
+                out = record.record_event(raw, rt_record.history) if "recorder" in routes or not routes else None
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
@@ -474,14 +481,17 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
-                        result.add(_invoke_watchdog(watchdog, raw, ctx))
+                        result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
                     continue
                 if "watchdog" in routes:
-                    result.add(_invoke_watchdog(watchdog, raw, ctx))
+                    result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
         res = result.build(read)
         res.calls = aws.counter.calls
+        res.history = rt_record.history
+        if getattr(table, "calls", None):
+            res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
         if scenario.healthy_hosts_path is not None:
-            res.availability = availability_handler.replay_availability(aws, scenario, res)
+            res.availability = availability_handler.replay_availability(aws, scenario, res, rt_sampler)
         res.summary["unavailable_service_minutes"] = (
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.alerts = aws.alerts()
@@ -492,11 +502,27 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     return res
 
 
-def _invoke_watchdog(watchdog: Any, raw: Any, ctx: Any) -> dict[str, Any]:
+def _invoke_watchdog(watchdog: Any, raw: Any, rt: Any, ctx: Any) -> dict[str, Any]:
     try:
-        return watchdog.handler(raw, ctx)
+        return watchdog.invoke(raw, rt, ctx)
     except watchdog.AlertDeliveryError as exc:
         return exc.outcome
+
+
+def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
+    """The history table port of a replay: ``fast`` (in memory) or ``moto`` (DynamoDB on the embedded AWS).
+
+    Raises:
+        ScenarioError: an unknown engine.
+    """
+    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+
+    if engine == "fast":
+        return MemoryTable(TABLE, region)
+    if engine == "moto":
+        return DynamoTable(clients("dynamodb"), TABLE)
+    raise ScenarioError(f"unknown engine {engine!r}: fast or moto")
 
 
 class ResultBuilder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecs_guardrail.core.policy import Action, Decision, Failure
+from ecs_guardrail.core.records import Action, Decision, Failure
 
 __all__ = ["Alert", "decision_alert", "mass_alert", "job_failure_alert"]
 
@@ -60,7 +60,7 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     header = f"{_ICON[decision.action]} {_VERB[decision.action]}: {where}"
     fields = {
         "Action": decision.action.value,
-        "Reason": decision.reason.value,
+        "Reason (rule)": decision.reason.value,
         "Crashes in window": str(decision.crashes_in_window),
         "Health-check kills in window": str(decision.health_check_kills_in_window),
         "Failing services in cluster": f"{decision.failing_services} of {decision.services_in_cluster} "
@@ -69,6 +69,8 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     }
     if previous_desired_count is not None:
         fields["Previous desired count"] = str(previous_desired_count)
+    if decision.evidence:
+        fields["Evidence"] = "; ".join(f"{k}={v}" for k, v in decision.evidence.items())[:1900]
     if decision.action is Action.SCALE_TO_ZERO:
         undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
         fields["Undo"] = f"`{undo}`"

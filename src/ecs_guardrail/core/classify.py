@@ -37,11 +37,12 @@ class StopKind(StrEnum):
 
     @property
     def counts_as_failure(self) -> bool:
-        """True for the kinds the fleet test counts as a service "failing" (crashes, health-check kills)."""
+        """Crashes and health-check kills: the stops the crash-loop window and the fleet test count
+        (ARCHITECTURE.md, "Stop classification"). The one place this is decided."""
         return self in (StopKind.CRASH, StopKind.HEALTH_CHECK_KILL)
 
 
-#: kinds the fleet test counts as a service "failing" (alias of :attr:`StopKind.counts_as_failure`)
+#: kinds the fleet test counts as a service "failing" (crashes and health-check kills)
 COUNTS_AS_FAILURE = frozenset(k for k in StopKind if k.counts_as_failure)
 
 _HEALTH_CHECK_PREFIXES = ("task failed elb health checks", "task failed container health checks")

@@ -38,7 +38,7 @@ from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.core.availability import AvailabilityReport, Sample, minute_floor, minutes_between
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.core.timeline import availability_from_items
-from ecs_guardrail.handlers.runtime import client, load_settings_or_fail, logger, metrics
+from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
 __all__ = ["handler", "sample_minute", "SampleOutcome", "replay_availability", "scheduled_time", "USES"]
 
@@ -128,15 +128,19 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         SettingsError: an invalid setting (nothing is sampled; the schedule's retry and DLQ keep it).
     """
     metrics.add_metric(name="SamplerRuns", unit="Count", value=1)
-    settings = load_settings_or_fail()
+    return sample(event, lambda_runtime("availability"))
+
+
+def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
+    """One scheduled run over ``rt`` (shared by Lambda and ``replay``): :func:`sample_minute` and its metrics."""
     now = scheduled_time(event)
     outcome = sample_minute(
         now,
-        fleet=EcsFleet(client("ecs")),
-        target_groups=TargetGroups(client("elbv2")),
-        healthy=HealthyHostCount(client("cloudwatch")),
-        store=HistoryStore(client("dynamodb"), settings.HISTORY_TABLE, settings.HISTORY_TTL_DAYS),
-        lookback_minutes=settings.SAMPLE_LOOKBACK_MINUTES,
+        fleet=EcsFleet(rt.clients("ecs")),
+        target_groups=TargetGroups(rt.clients("elbv2")),
+        healthy=HealthyHostCount(rt.clients("cloudwatch")),
+        store=rt.history,
+        lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES,
     )
     metrics.add_metric(name="SamplesWritten", unit="Count", value=outcome.written)
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
@@ -212,7 +216,7 @@ def load_healthy_hosts(cloudwatch: Any, target_groups: dict[str, dict[str, str]]
     return sorted(unknown)
 
 
-def replay_availability(aws: Any, scenario: Any, result: Any) -> AvailabilityReport | None:
+def replay_availability(aws: Any, scenario: Any, result: Any, rt: Runtime) -> AvailabilityReport | None:
     """Load ``healthy_hosts.csv`` into the embedded CloudWatch, run the sampler once per minute of its
     period (the schedule for minute M fires at M + SAMPLE_LOOKBACK_MINUTES) and compute the report
     from the samples read back, the watchdog's decisions and the task events.
@@ -220,9 +224,6 @@ def replay_availability(aws: Any, scenario: Any, result: Any) -> AvailabilityRep
     Covers the minutes from the first to the last row for the services that have target groups.
     Returns ``None`` when the CSV has no rows.
     """
-    from ecs_guardrail.handlers.runtime import LambdaContextStub
-    from ecs_guardrail.local import TABLE
-
     rows = read_healthy_hosts_csv(scenario.healthy_hosts_path)
     if not rows:
         return None
@@ -231,12 +232,11 @@ def replay_availability(aws: Any, scenario: Any, result: Any) -> AvailabilityRep
         print(f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored", file=sys.stderr)
     start, end = minute_floor(min(r[0] for r in rows)), minute_floor(max(r[0] for r in rows))
     lookback = timedelta(minutes=scenario.settings.SAMPLE_LOOKBACK_MINUTES)
-    ctx = LambdaContextStub(function_name="ecs-guardrail-availability-local")
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):  # EMF metrics go to stdout
         for m in minutes_between(start, end):
-            handler({"source": "aws.events", "detail-type": "Scheduled Event", "time": iso(m + lookback),
-                     "detail": {}}, ctx)
-    store = HistoryStore(aws.client("dynamodb"), TABLE)
+            sample({"source": "aws.events", "detail-type": "Scheduled Event", "time": iso(m + lookback),
+                    "detail": {}}, rt)
+    store = rt.history
     items: list[dict[str, Any]] = []
     for c in scenario.fleet["clusters"]:
         # task events from before the period tell which tasks were running at its start

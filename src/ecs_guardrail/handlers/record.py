@@ -14,17 +14,26 @@ from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import EcsEvent, TaskStateChange, parse_event
-from ecs_guardrail.handlers.runtime import load_settings_or_fail, logger, metrics, runtime
+from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
-__all__ = ["handler", "record_event", "USES"]
+__all__ = ["handler", "record_event", "USES", "arn_place"]
 
 #: adapters (and the subset of their calls) this function uses; walked by the IAM test
 USES = {"recorder": HistoryStore.RECORDER_ACTIONS}
 
 
+def arn_place(arn: str | None) -> tuple[str | None, str | None]:
+    """``(account, region)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``), or ``(None, None)``."""
+    parts = (arn or "").split(":")
+    return (parts[4] or None, parts[3] or None) if len(parts) >= 6 else (None, None)
+
+
 def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
     d = event.detail
+    account, region = arn_place(d.cluster_arn)
     attrs: dict[str, Any] = {
+        "account": account or event.account,
+        "region": region or event.region,
         "type": "task",
         "event_id": event.id,
         "detail_type": event.detail_type,
@@ -75,11 +84,13 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                 stop_kind = attrs.get("kind")
         else:
             cluster, service = event.cluster, event.service
+            account, region = arn_place(event.resources[0] if event.resources else None)
             new = store.record_service_event(
                 cluster=cluster, service=service, event_id=event.id, time=event.time,
                 attrs={"type": "service", "event_id": event.id, "detail_type": event.detail_type,
                        "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
-                       "service": service, "event_name": event.detail.event_name,
+                       "account": account or event.account, "region": region or event.region,
+                       "service": service, "deployment_id": getattr(event.detail, "deployment_id", None), "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
                        "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
     except (EventRejectedError, ValueError) as exc:
@@ -103,5 +114,4 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Lambda entry point (EventBridge rule target). Settings are read once per invocation."""
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
-    settings = load_settings_or_fail()
-    return record_event(event, runtime(settings).history)
+    return record_event(event, lambda_runtime("record").history)

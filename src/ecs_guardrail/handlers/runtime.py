@@ -1,8 +1,13 @@
-"""What a handler needs per invocation: settings and AWS clients, built lazily and reused.
+"""What a handler needs: settings and adapters over AWS clients, built in one place for both paths.
 
-Clients are created on first use (never at import time) and cached for the life of the Lambda
-execution environment; :func:`reset` drops them (tests and ``replay`` call it when the embedded AWS
-changes). :func:`set_client_factory` lets a test hand in Stubber-wrapped or fault-injecting clients.
+- **Lambda**: :func:`lambda_runtime` builds a :class:`Runtime` from the environment on first use
+  (never at import time) and keeps it for the life of the execution environment while the settings
+  are unchanged: clients, the task-definition cache and the watchdog's summary cache are reused
+  across invocations, as Lambda intends.
+- **replay** and tests: :func:`build_runtime` with their own settings, client factory and table;
+  nothing they build is visible to the Lambda path, and nothing reads or changes ``os.environ``.
+
+:func:`set_client_factory` lets a test hand the Lambda path Stubber-wrapped or fault-injecting clients.
 """
 
 from __future__ import annotations
@@ -17,52 +22,61 @@ from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, SnsTopic, Webh
 from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+from ecs_guardrail.adapters.store.table import Table
 from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.settings import Settings, load_settings
 
 __all__ = [
-    "Runtime", "runtime", "load_settings_or_fail", "reset", "set_client_factory", "logger", "metrics",
-    "LambdaContextStub",
+    "Runtime", "Clients", "build_runtime", "lambda_runtime", "runtime", "load_settings_or_fail", "reset",
+    "set_client_factory", "logger", "metrics", "LambdaContextStub",
 ]
 
 logger = Logger(service="ecs-guardrail")
 metrics = Metrics(namespace="EcsGuardrail", service="ecs-guardrail")
 
 # ECS and CloudWatch get botocore's adaptive mode (client-side rate limiting under event storms)
-_RETRY_MODE = {"ecs": "adaptive", "cloudwatch": "adaptive"}
-_factory: Callable[[str], Any] = lambda service: make_client(service, retry_mode=_RETRY_MODE.get(service, "standard"))  # noqa: E731
-_clients: dict[str, Any] = {}
+_RETRY_MODE = {"ecs": "adaptive", "cloudwatch": "adaptive", "application-autoscaling": "adaptive"}
 
 
-def set_client_factory(factory: Callable[[str], Any] | None) -> None:
-    """Use ``factory(service_name) -> client`` for new clients (``None``: boto3 with retry modes)."""
-    global _factory
-    _factory = factory or (lambda service: make_client(service, retry_mode=_RETRY_MODE.get(service, "standard")))
-    reset()
+def default_client(service: str) -> Any:
+    """boto3 client with botocore's retry modes (:mod:`ecs_guardrail.adapters.aws`)."""
+    return make_client(service, retry_mode=_RETRY_MODE.get(service, "standard"))
 
 
-def reset() -> None:
-    """Forget cached clients and the webhook URL cache."""
-    _clients.clear()
+class Clients:
+    """One client per AWS service, created on first use by ``factory(service_name)`` and owned by one
+    runtime."""
 
+    def __init__(self, factory: Callable[[str], Any] = default_client) -> None:
+        self._factory = factory
+        self._made: dict[str, Any] = {}
 
-def client(service: str) -> Any:
-    if service not in _clients:
-        _clients[service] = _factory(service)
-    return _clients[service]
+    def __call__(self, service: str) -> Any:
+        if service not in self._made:
+            self._made[service] = self._factory(service)
+        return self._made[service]
 
 
 @dataclass
 class Runtime:
-    """Settings plus adapters for one invocation."""
+    """Settings plus adapters for one execution environment (or one replay).
+
+    ``clients`` makes the clients adapters need later (Application Auto Scaling, CloudWatch...);
+    ``cache`` holds per-environment caches (task definitions by ARN); ``home`` is the
+    ``(account, region)`` this watchdog may act in (``None``: not known, not checked).
+    """
 
     settings: Settings
     history: HistoryStore
+    clients: Clients
     ecs: EcsService | None = None
     sns: SnsTopic | None = None
     webhook: WebhookUrl | None = None
+    home: tuple[str, str] | None = None
     deliveries: list[Delivery] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
@@ -90,8 +104,24 @@ class Runtime:
         return out
 
 
+def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = False, table: Table | None = None,
+                  home: tuple[str, str] | None = None) -> Runtime:
+    """Adapters over ``clients``; the history table is ``table`` (default: DynamoDB ``HISTORY_TABLE``).
+    The watchdog also gets ECS and the alert sinks."""
+    table = table if table is not None else DynamoTable(clients("dynamodb"), settings.HISTORY_TABLE)
+    rt = Runtime(settings=settings, history=HistoryStore.on(table, settings.HISTORY_TTL_DAYS, cache={}),
+                 clients=clients, home=home)
+    if watchdog:
+        rt.ecs = EcsService(clients("ecs"))
+        if settings.ALERT_TOPIC_ARN:
+            rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN)
+        if settings.SLACK_WEBHOOK_SECRET_ARN:
+            rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
+    return rt
+
+
 def load_settings_or_fail() -> Settings:
-    """Read the settings once per invocation; an invalid one is logged, counted and raised.
+    """Read the settings from the environment; an invalid one is logged, counted and raised.
 
     Raises:
         SettingsError: the invocation fails (Lambda retries, then the on-failure destination keeps
@@ -105,17 +135,45 @@ def load_settings_or_fail() -> Settings:
         raise
 
 
-def runtime(settings: Settings, *, watchdog: bool = False) -> Runtime:
-    """Adapters over the cached clients; the watchdog also gets ECS and the alert sinks."""
-    rt = Runtime(settings=settings, history=HistoryStore(client("dynamodb"), settings.HISTORY_TABLE,
-                                                         settings.HISTORY_TTL_DAYS))
-    if watchdog:
-        rt.ecs = EcsService(client("ecs"))
-        if settings.ALERT_TOPIC_ARN:
-            rt.sns = SnsTopic(client("sns"), settings.ALERT_TOPIC_ARN)
-        if settings.SLACK_WEBHOOK_SECRET_ARN:
-            rt.webhook = WebhookUrl(client("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
+# ------------------------------------------------------------------ the Lambda path's own state
+_factory: Callable[[str], Any] = default_client
+_lambda: dict[tuple[str, Settings], Runtime] = {}
+
+
+def set_client_factory(factory: Callable[[str], Any] | None) -> None:
+    """Lambda path: use ``factory(service_name) -> client`` for new clients (``None``: boto3 with retry modes)."""
+    global _factory
+    _factory = factory or default_client
+    reset()
+
+
+def reset() -> None:
+    """Lambda path: forget the runtimes (and their clients and caches)."""
+    _lambda.clear()
+
+
+def lambda_runtime(kind: str, home: tuple[str, str] | None = None) -> Runtime:
+    """The execution environment's runtime for function ``kind`` (``record``, ``watchdog``,
+    ``availability``), rebuilt when the settings change.
+
+    Raises:
+        SettingsError: see :func:`load_settings_or_fail`.
+    """
+    settings = load_settings_or_fail()
+    key = (kind, settings)
+    rt = _lambda.get(key)
+    if rt is None:
+        if len(_lambda) > 8:
+            _lambda.clear()
+        rt = _lambda[key] = build_runtime(settings, Clients(_factory), watchdog=kind == "watchdog", home=home)
+    rt.home = home or rt.home
+    rt.deliveries = []
     return rt
+
+
+def runtime(settings: Settings, *, watchdog: bool = False) -> Runtime:
+    """A fresh runtime over the Lambda path's client factory (tests)."""
+    return build_runtime(settings, Clients(_factory), watchdog=watchdog)
 
 
 @dataclass
@@ -130,6 +188,7 @@ class LambdaContextStub:
     function_version: str = "$LATEST"
     log_group_name: str = "/aws/lambda/ecs-guardrail-local"
     log_stream_name: str = "local"
+    remaining_ms: int = 60_000
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return self.remaining_ms

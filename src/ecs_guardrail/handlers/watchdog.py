@@ -1,51 +1,76 @@
-"""Watchdog Lambda: stopped tasks and service actions in, decisions, actions and alerts out.
+"""Watchdog Lambda: stopped tasks, service actions and deployment events in; decisions, actions and
+alerts out.
 
-Recipe per event (ARCHITECTURE.md, "Decision policy"):
+Recipe per event (ARCHITECTURE.md, "Decision policy" and "Watchdog state"):
 
-1. parse and classify the stop; remember the verdict once per task ARN (a Spot notice's verdict wins);
-2. load the cluster's window from the history table (one Query) and :func:`~ecs_guardrail.core.policy.detect`;
-3. claim the service's episode and record the decision (one transaction) **before** anything else;
-4. act within the blast-radius cap (conditional slot), tag the previous desired count, scale to 0;
-5. alert: one per service per episode, one per cluster for a mass event.
+1. parse and classify; file the failure in the service's bounded summary (one conditional write;
+   the first final verdict of a task stands, a Spot notice's included);
+2. resume what an earlier invocation left unfinished (its lease expired): an action, an alert;
+3. :func:`~ecs_guardrail.core.policy.detect`; on a trigger, gather the facts once (the cluster's
+   summaries and slots, ECS, Application Auto Scaling, serving evidence) and
+   :func:`~ecs_guardrail.core.policy.decide`;
+4. claim the episode and write the decision record in ONE transaction, holding a lease;
+5. act within the cap on services held at zero (a conditional slot), after suspending the
+   service's scalable target; then alert; then complete the episode and drop the lease.
 
-A redelivered event resumes an episode whose action was recorded but not confirmed, or whose alert
-failed, and otherwise changes nothing.
+Whatever can run twice will: a redelivery or a concurrent invocation finds the episode claimed and
+either waits for the lease or resumes the unfinished step, so an action happens at most once and an
+alert is never lost.
 """
 
 from __future__ import annotations
 
-import json
+import time
+import uuid
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
-from ecs_guardrail.adapters.history import Episode, HistoryStore, ServiceState, iso
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.table import ConditionFailedError
+from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
 from ecs_guardrail.core.alert import decision_alert, job_failure_alert, mass_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    AlertStatus,
+    DeploymentNote,
+    Episode,
+    EpisodeEnd,
+    ServiceSummary,
+    add_deployment,
+    add_failure,
+    add_spot,
+    close_episode,
+)
 from ecs_guardrail.core.errors import EventRejectedError, GuardrailError, ServiceNotFoundError
-from ecs_guardrail.core.events import ServiceAction, TaskStateChange, parse_event
+from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
 from ecs_guardrail.core.policy import (
+    OPT_OUT_TAG,
+    OPT_OUT_VALUE,
     Action,
     Decision,
+    Entitlement,
     Failure,
     Reason,
-    Scope,
+    Trigger,
     decide,
     detect,
-    episode_is_open,
     fleet_view,
+    is_alert_only_cluster,
 )
-from ecs_guardrail.handlers.runtime import Runtime, load_settings_or_fail, logger, metrics, runtime
+from ecs_guardrail.core.records import decision_from_record, decision_record
+from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
-__all__ = ["handler", "process", "decision_record", "AlertDeliveryError", "USES"]
+__all__ = ["handler", "process", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
-    "history": HistoryStore.IAM_ACTIONS,
+    "history": WatchdogState.IAM_ACTIONS,
     "ecs": EcsService.IAM_ACTIONS,
     "sns": SnsTopic.IAM_ACTIONS,
     "slack_secret": WebhookUrl.IAM_ACTIONS,
@@ -54,6 +79,8 @@ USES = {
 #: ECS service action names the watchdog reads (``detail.eventName``)
 IMPAIRED = "SERVICE_TASK_START_IMPAIRED"
 STEADY = "SERVICE_STEADY_STATE"
+#: seconds kept back from the Lambda's remaining time when taking a lease
+_LEASE_MARGIN_S = 5.0
 
 
 class AlertDeliveryError(GuardrailError):
@@ -67,264 +94,360 @@ class AlertDeliveryError(GuardrailError):
         self.outcome = outcome or {}
 
 
-def decision_record(d: Decision, *, previous_desired_count: int | None = None,
-                    dry_run: bool = False) -> dict[str, Any]:
-    """The public JSON shape of a decision (SCENARIOS.md): field names are a contract."""
-    return {
-        "type": "decision",
-        "time": iso(d.time),
-        "cluster": d.cluster,
-        "service": d.service,
-        "action": d.action.value,
-        "reason": d.reason.value,
-        "crashes_in_window": d.crashes_in_window,
-        "health_check_kills_in_window": d.health_check_kills_in_window,
-        "trigger": d.trigger,
-        "failing_services": d.failing_services,
-        "services_in_cluster": d.services_in_cluster,
-        "bound": d.bound,
-        "previous_desired_count": previous_desired_count,
-        "dry_run": dry_run,
-        "message": d.message,
-        "last_stops": [
-            {"task": f.task_arn.rsplit("/", 1)[-1], "time": iso(f.time), "kind": f.kind.value,
-             "stop_code": f.stop_code, "reason": f.reason, "cause": f.cause,
-             "exit_codes": {n: c for n, c in f.exit_codes}, "availability_zone": f.availability_zone}
-            for f in d.last_failures
-        ],
-    }
+class DecisionInProgressError(GuardrailError):
+    """Another invocation holds the lease of this service's unfinished episode. Raised by the Lambda
+    entry point so that Lambda retries the event later and resumes the work if that invocation died
+    (Powertools idempotency's ``IdempotencyAlreadyInProgressError`` plays the same part)."""
 
 
 def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
-             exit_codes: tuple[tuple[str, int | None], ...]) -> Failure:
+             exit_codes: tuple[tuple[str, int | None], ...], service: str) -> Failure:
     d = event.detail
-    return Failure(
-        service=d.service or d.family or (d.group or ""),
-        time=event.time,
-        kind=kind,
-        task_arn=d.task_arn,
-        availability_zone=d.availability_zone,
-        stop_code=d.stop_code,
-        reason=d.stopped_reason,
-        cause=cause,
-        exit_codes=exit_codes,
-    )
+    return Failure(service=service, time=event.time, kind=kind, task_arn=d.task_arn,
+                   availability_zone=d.availability_zone, stop_code=d.stop_code, reason=d.stopped_reason,
+                   cause=cause, exit_codes=exit_codes)
 
 
 class Watchdog:
-    """The recipe above over one :class:`Runtime`. ``decisions`` collects what this invocation decided."""
+    """The recipe above over one :class:`Runtime` for one invocation.
 
-    def __init__(self, rt: Runtime, home: tuple[str, str] | None = None) -> None:
+    ``decisions`` collects what this invocation decided (public JSON shape); ``lease_s`` is how long
+    its lease lasts (seconds, from the Lambda context's remaining time).
+    """
+
+    def __init__(self, rt: Runtime, context: Any = None) -> None:
         self.rt = rt
-        self.home = home  # (account, region) this watchdog may act in; None: not known, not checked
         self.config = rt.settings.policy()
+        self.state: WatchdogState = rt.history.state
+        self.owner = f"{getattr(context, 'aws_request_id', 'local')}/{uuid.uuid4().hex[:8]}"
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        self.lease_s = max(1.0, (remaining() / 1000.0 if remaining else 60.0) - _LEASE_MARGIN_S)
         self.decisions: list[dict[str, Any]] = []
         self.alerts_failed: list[str] = []
         self.alerts_sent = 0
 
-    def _cluster_key(self, cluster: str, arn: str) -> tuple[str, str | None]:
-        """The cluster's key in the watchdog's state, and ``"account A, region R"`` when it is not home.
-
-        In cross-account mode events of member accounts reach this watchdog: a cluster of the same
-        name elsewhere must never count toward (or be acted on as) the local one. ``@`` cannot appear
-        in a cluster name, so the keys cannot collide.
-        """
+    # -------------------------------------------------------------- where
+    def _where(self, cluster: str, arn: str) -> tuple[str, str | None]:
+        """The cluster key of the watchdog's state, and ``"account A, region R"`` when not home."""
         parts = arn.split(":")
-        if self.home is None or len(parts) < 6 or (parts[4], parts[3]) == self.home:
+        home = self.rt.home
+        if home is None or len(parts) < 6 or (parts[4], parts[3]) == home:
             return cluster, None
-        return f"{cluster}@{parts[4]}@{parts[3]}", f"account {parts[4]}, region {parts[3]}"
+        return keys.cluster_key(cluster, parts[4], parts[3]), f"account {parts[4]}, region {parts[3]}"
 
     # -------------------------------------------------------------- entry points
     def on_task(self, event: TaskStateChange) -> dict[str, Any]:
         d = event.detail
-        cluster, foreign = self._cluster_key(d.cluster, d.cluster_arn)
         if not is_stop_event(d):
             return {"status": "ignored", "why": "not a stop"}
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        kind = verdict.kind
-        family = d.family if not d.service else None
-        if kind not in (StopKind.CRASH, StopKind.HEALTH_CHECK_KILL, StopKind.SPOT):
-            return {"status": "ignored", "why": f"{kind.value} stop does not count"}
-        if family is not None:
-            return self._standalone(event, cluster, family, verdict.kind, verdict.cause, verdict.exit_codes)
+        ck, foreign = self._where(d.cluster, d.cluster_arn)
         if d.service is None:
+            if d.family is not None:
+                return self._job(event, ck, d.family, verdict.kind, verdict.cause, verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
-        failure = _failure(event, kind, verdict.cause, verdict.exit_codes)
-        new, old, svc = self.rt.history.record_failure(
-            cluster, failure, spot=kind is StopKind.SPOT, prune_before=event.time - 2 * self.config.window)
-        if kind is StopKind.SPOT:
+        service = d.service
+        if verdict.kind is StopKind.SPOT:
+            _, new = self.state.update(ck, service, lambda s: add_spot(s, d.task_arn, event.time))
             return {"status": "spot", "new": new}
-        if svc is None:
-            return {"status": "ignored", "why": f"task already classified as {old and old.get('kind')}"}
-        if not new:
-            # a redelivery: the counting happened; resume unfinished work, and decide if the first
-            # delivery failed between counting and deciding (no episode yet; claim_episode keeps it once)
-            resumed = self._resume(cluster, d.service, svc.episode)
-            if resumed:
-                return resumed
-            ep = svc.episode
-            if ep is None or not (ep.closed or episode_is_open(ep.last_failure, ep.closed, event.time, self.config)):
-                out = self._evaluate(cluster, d.cluster_arn, d.service, event.time, svc, impaired=False,
-                                     foreign=foreign)
-                if out["status"] != "counted":
-                    return out
+        if not verdict.kind.counts_as_failure:
+            return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
+        failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
+        window, keep = self.config.window, self.config.keep
+
+        def file(s: ServiceSummary) -> ServiceSummary | None:
+            new = add_failure(s, failure, keep)
+            if new is None:
+                return None
+            ep = new.episode
+            if ep is not None and new.episode_end is None:
+                if failure.time > ep.last_failure + window:  # a full quiet window ended the episode
+                    new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure) or new
+                elif failure.time > ep.last_failure:
+                    new = replace(new, episode=replace(ep, last_failure=failure.time))
+            return new
+
+        s, new = self.state.update(ck, service, file)
+        if new:
+            metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
+                               unit="Count", value=1)
+        out = self._evaluate(ck, d.cluster, d.cluster_arn, service, s, event.time, impaired=False, foreign=foreign)
+        if not new and out.get("status") == "counted":
             return {"status": "duplicate"}
-        metrics.add_metric(name="CrashesCounted" if kind is StopKind.CRASH else "HealthCheckKills",
-                           unit="Count", value=1)
-        return self._evaluate(cluster, d.cluster_arn, d.service, event.time, svc, impaired=False, foreign=foreign)
+        return out
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
+        arn = event.detail.cluster_arn or event.resources[0]
+        ck, foreign = self._where(event.cluster, arn)
+        service = event.service
+        if name == STEADY:
+            def steady(s: ServiceSummary) -> ServiceSummary | None:
+                ep = s.episode
+                if ep is None or event.time < ep.decision_time or ep.unfinished:
+                    return None
+                return close_episode(s, EpisodeEnd.STEADY_STATE, event.time)
+
+            _, closed = self.state.update(ck, service, steady)
+            return {"status": "episode_closed" if closed else "ignored", "why": STEADY}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
-        service = event.service
-        cluster, foreign = self._cluster_key(event.cluster, event.detail.cluster_arn or event.resources[0])
-        svc = self.rt.history.load_service(cluster, service)
-        resumed = self._resume(cluster, service, svc.episode)
-        if resumed:
-            return resumed
-        return self._evaluate(cluster, event.detail.cluster_arn or "", service, event.time, svc, impaired=True,
-                              foreign=foreign)
+        s = self.state.load(ck, service)
+        return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
-    # -------------------------------------------------------------- steps
-    def _standalone(self, event: TaskStateChange, cluster: str, family: str, kind: StopKind, cause: str | None,
-                    exit_codes: tuple[tuple[str, int | None], ...]) -> dict[str, Any]:
+    def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
+        d = event.detail
+        ck, _ = self._where(event.cluster, event.resources[0])
+        note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
+        _, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
+        return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name}
+
+    # -------------------------------------------------------------- standalone jobs
+    def _job(self, event: TaskStateChange, ck: str, family: str, kind: StopKind, cause: str | None,
+             exit_codes: tuple[tuple[str, int | None], ...]) -> dict[str, Any]:
         d = event.detail
         if d.last_status.upper() != "STOPPED":
             return {"status": "ignored", "why": "standalone task: waiting for the STOPPED event's exit codes"}
         if kind is not StopKind.CRASH or (exit_codes and all(c == 0 for _, c in exit_codes)):
             return {"status": "ignored", "why": "standalone task finished normally"}
-        failure = replace(_failure(event, kind, cause, exit_codes), service=f"family:{family}")
-        new, _, _ = self.rt.history.record_failure(cluster, failure)
+        failure = _failure(event, kind, cause, exit_codes, f"family:{family}")
+        new, due, _ = self.state.job_failure(ck, family, d.task_arn, event.time, self.config.window)
         if not new:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
-        self._deliver(job_failure_alert(cluster, family, failure))
-        return {"status": "job_failed", "cluster": cluster, "family": family}
+        if due:
+            self._deliver(job_failure_alert(d.cluster, family, failure))
+        return {"status": "job_failed", "cluster": d.cluster, "family": family, "alerted": due}
 
-    def _resume(self, cluster: str, service: str, ep: Episode | None) -> dict[str, Any] | None:
-        """Finish what a killed or failed invocation left: an unconfirmed scale-down, a failed alert."""
-        if ep is None or ep.closed:
-            return None
-        if ep.status == "acting":
-            record = dict(ep.decision)
-            state = self.rt.history.load_cluster(cluster, ep.decision_time, self.config.window)
-            bound = int(record.get("bound") or 1)
-            slot = self.rt.history.acquire_slot(cluster, service, ep.decision_time, bound,
-                                                self.config.window, state)
-            if slot is None:
-                self._hold_for_cap(cluster, service, record, bound)
-            else:
-                facts = self.rt.ecs.describe(cluster, service)  # type: ignore[union-attr]
-                prev = ep.previous_desired_count if ep.previous_desired_count is not None else facts.desired_count
-                self.rt.ecs.scale_to_zero(facts, prev)  # type: ignore[union-attr]
-                self.rt.history.update_episode(cluster, service, status="done")
-                logger.info("resumed an unfinished scale-down", extra={"cluster": cluster, "service": service})
-            if ep.alert_status != "sent":
-                self._alert_for(record, cluster, service, resend=True)
-            return {"status": "resumed", "cluster": cluster, "service": service}
-        if ep.alert_status == "failed":
-            self._alert_for(dict(ep.decision), cluster, service, resend=True)
-            return {"status": "alert_resent", "cluster": cluster, "service": service}
-        return None
-
-    def _hold_for_cap(self, cluster: str, service: str, record: dict[str, Any], bound: int) -> dict[str, Any]:
-        record.update(action="hold", reason=Reason.BLAST_RADIUS_CAP.value,
-                      message=f"held: another service took the last action slot of {cluster} "
-                              f"(blast-radius cap {bound}). " + record.get("message", ""))
-        self.rt.history.update_episode(cluster, service, status="decided", action="hold",
-                                       reason=record["reason"], decision=_json(record))
-        self.rt.history.update_decision_record(cluster, service, _parse_iso(record["time"]), action="hold",
-                                               reason=record["reason"], message=record["message"])
-        return record
-
-    def _evaluate(self, cluster: str, cluster_arn: str, service: str, at: datetime,
-                  svc: ServiceState, *, impaired: bool, foreign: str | None = None) -> dict[str, Any]:
-        ep = svc.episode
-        if ep is not None and episode_is_open(ep.last_failure, ep.closed, at, self.config):
-            resumed = self._resume(cluster, service, ep)
-            if at > ep.last_failure:
-                self.rt.history.touch_episode(cluster, service, at)
-            return resumed or {"status": "in_episode", "decided": ep.action}
-        trigger = detect(self.config, svc.failures, service, at, impaired=impaired)
+    # -------------------------------------------------------------- decide
+    def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
+                  *, impaired: bool, foreign: str | None) -> dict[str, Any]:
+        ep = s.episode
+        if ep is not None and ep.unfinished:
+            resumed = self._resume(ck, service, s)
+            if resumed is not None:
+                return resumed
+            s = self.state.load(ck, service)
+        trigger = detect(self.config, s, at, impaired=impaired)
         if trigger is None:
+            if s.episode is not None and s.episode_end is None and at <= s.episode.last_failure + self.config.window:
+                return {"status": "in_episode", "decided": s.episode.action.value}
             return {"status": "counted"}
+        return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
+
+    def _facts(self, cluster: str, service: str, foreign: str | None) -> tuple[ServiceFacts | None, str | None, int]:
+        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, services)."""
+        if foreign is not None:
+            return None, f"in {foreign}", 0
         ecs = self.rt.ecs
         assert ecs is not None
-        facts: ServiceFacts | None = None
-        services = 0  # unknown: the bound falls to MIN_ACTIONS_ALLOWED (and without facts: alert only)
-        if foreign is None:  # another account's or region's service is neither read nor touched
+        facts, why = None, None
+        try:
+            facts = ecs.describe(cluster, service)
+        except ServiceNotFoundError as exc:
+            why = str(exc)
+            logger.warning("service not readable; deciding without its facts", extra={"error": why})
+        try:
+            count = ecs.count_services(cluster)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("AccessDeniedException", "ClusterNotFoundException"):
+                raise
+            count = 0
+        return facts, why, count
+
+    def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
+                 why: str | None, foreign: str | None) -> Entitlement:
+        """Rule 4 in its order (health-check kills, alert-only cluster, opt-out, not found, dry run)."""
+        if trigger.kind == "health_check_kills":
+            return Entitlement(Reason.HEALTH_CHECK_KILLS,
+                               "alert-only: health-check kills are never scaled down (a restart cannot fix a "
+                               "dependency)")
+        if foreign:
+            return Entitlement(Reason.ALERT_ONLY_CLUSTER,
+                               f"alert-only: {cluster} is in {foreign}; this watchdog acts only in its own account "
+                               "and region", {"elsewhere": foreign})
+        if is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn):
+            which = ", ".join(self.config.alert_only_clusters) or "unset: every cluster"
+            return Entitlement(Reason.ALERT_ONLY_CLUSTER,
+                               f"alert-only: {cluster} is in ALERT_ONLY_CLUSTERS ({which})")
+        if facts is not None and facts.opted_out:
+            return Entitlement(Reason.OPTED_OUT, f"alert-only: service tagged {OPT_OUT_TAG}={OPT_OUT_VALUE}")
+        if facts is None:
+            return Entitlement(Reason.SERVICE_NOT_FOUND,
+                               f"alert-only: ECS could not describe the service ({why}), so nothing was changed",
+                               {"ecs": why})
+        if self.config.dry_run:
+            return Entitlement(Reason.DRY_RUN, "dry run: would scale to 0, changed nothing")
+        return Entitlement()
+
+    def _held(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int) -> tuple[str, ...]:
+        """The other services held at zero; when they fill the bound, re-read them from ECS and free the
+        slot of any an operator raised (rule 5)."""
+        held = tuple(h for h in view.held() if h != service)
+        if len(held) + 1 <= bound or self.rt.ecs is None:
+            return held
+        still = []
+        for other in held:
             try:
-                facts = ecs.describe(cluster, service)
-            except ServiceNotFoundError as exc:
-                logger.warning("service not found; deciding without its tags", extra={"error": str(exc)})
-            try:
-                services = ecs.count_services(cluster)
-            except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") not in ("AccessDeniedException",
-                                                                     "ClusterNotFoundException"):
-                    raise
-        state = self.rt.history.load_cluster(cluster, trigger.time, self.config.window)
-        services = services or len({f.service for f in state.failures})
-        fleet = fleet_view(self.config, state.failures, state.scaled_down(), trigger.time, services)
-        used = sum(1 for n, (_, t) in state.slots.items() if n < fleet.bound and t >= trigger.time - self.config.window)
-        scope = Scope(cluster=cluster, cluster_arn=(facts.cluster_arn if facts else cluster_arn),
-                      opted_out=bool(facts and facts.opted_out), readable=facts is not None, elsewhere=foreign)
-        decision = decide(self.config, trigger, fleet, scope, free_action_slots=fleet.bound - used)
+                facts = self.rt.ecs.describe(cluster, other)
+            except ServiceNotFoundError:
+                facts = None
+            if facts is not None and facts.desired_count > 0:
+                self.state.release_slot(ck, other, view)
+                self._mark_restored(ck, other)
+                logger.info("held service raised by an operator: slot freed", extra={"service": other})
+            else:
+                still.append(other)
+        return tuple(still)
+
+    def _mark_restored(self, ck: str, service: str) -> None:
+        def restored(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or not ep.held_at_zero:
+                return None
+            new = replace(s, episode=replace(ep, action_status=ActionStatus.RESTORED))
+            return close_episode(new, EpisodeEnd.RESTORED, ep.last_failure) or new
+
+        self.state.update(ck, service, restored)
+
+    def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
+                foreign: str | None) -> dict[str, Any]:
+        service = s.service
+        facts, why, count = self._facts(cluster, service, foreign)
+        view = self.state.cluster(ck)
+        summaries = [x for x in view.summaries if x.service != service] + [s]
+        count = count or len(summaries)
+        fleet = fleet_view(self.config, service, summaries, trigger.time, count)
+        ent = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign)
+        held = self._held(ck, cluster, service, view, fleet.bound) if ent.reason is None else view.held()
+        decision = decide(self.config, cluster, trigger, fleet, ent, held)
         prev = facts.desired_count if facts else None
-        record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run)
-        if decision.reason is Reason.MASS_UNHEALTHY:
-            record["failing"] = sorted(fleet.failing | fleet.scaled_down)
-        won, winner = self.rt.history.claim_episode(
-            decision, record, status="acting" if decision.acts else "decided",
-            previous_desired_count=prev, open_after=trigger.time - self.config.window)
-        if not won:
-            logger.info("another invocation decided this episode",
-                        extra={"cluster": cluster, "service": service, "winner": winner and winner.get("action")})
-            return {"status": "lost_race", "winner": winner and winner.get("action")}
+        record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run,
+                                 escalation=trigger.escalation)
+        ep = Episode(decision_time=decision.time, last_failure=max(trigger.time, s.newest_failure or trigger.time),
+                     action=decision.action, reason=decision.reason, trigger=trigger.kind,
+                     action_status=ActionStatus.PENDING if decision.acts else ActionStatus.NONE,
+                     alert_status=AlertStatus.PENDING, previous_desired_count=prev, lease_owner=self.owner,
+                     lease_until=time.time() + self.lease_s,
+                     escalated=trigger.escalation or bool(s.episode and s.episode.escalated))
+        new = replace(s, episode=ep, episode_end=None)
+        try:
+            s = self.state.claim(ck, s, new, record)
+        except ConditionFailedError:
+            logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": service})
+            return {"status": "lost_race"}
         metrics.add_metric(name=f"Decision_{decision.action.value}", unit="Count", value=1)
         logger.info("decision", extra={"decision": record})
-
-        if decision.acts:
-            assert facts is not None
-            slot = self.rt.history.acquire_slot(cluster, service, decision.time, fleet.bound,
-                                                self.config.window, state)
-            if slot is None:
-                record = self._hold_for_cap(cluster, service, record, fleet.bound)
-            else:
-                ecs.scale_to_zero(facts, facts.desired_count)
-                self.rt.history.update_episode(cluster, service, status="done")
-                metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
+        record = self._finish(ck, s, record)
         self.decisions.append(record)
-        self._alert_for(record, cluster, service)
         return {"status": "decided", "decision": record}
 
-    def _alert_for(self, record: dict[str, Any], cluster: str, service: str, resend: bool = False) -> None:
-        decision = _decision_from(record)
-        if decision.reason is Reason.MASS_UNHEALTHY:
-            first = record.get("cluster_alert_owner", False) if resend else \
-                self.rt.history.open_mass_event(cluster, decision.time, self.config.window)
-            if not first:
-                self.rt.history.update_episode(cluster, service, alert_status="covered_by_cluster_alert")
-                return
-            record["cluster_alert_owner"] = True
-            ok = self._deliver(mass_alert(decision, list(record.get("failing", []))))
-        else:
-            ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count"),
-                                              undo=self._undo_command(cluster, service, record)))
-        self.rt.history.update_episode(cluster, service, alert_status="sent" if ok else "failed",
-                                       decision=_json(record))
-        if not ok:
-            self.alerts_failed.append(f"{cluster}/{service}")
+    # -------------------------------------------------------------- act, alert, complete (under the lease)
+    def _mine(self, ck: str, service: str, **changes: Any) -> ServiceSummary:
+        """Change the episode while this invocation holds its lease.
 
-    def _undo_command(self, cluster: str, service: str, record: dict[str, Any]) -> str | None:
+        Raises:
+            DecisionInProgressError: the lease was lost (expired and taken over).
+        """
+        def change(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or ep.lease_owner != self.owner:
+                raise DecisionInProgressError(f"{ck}/{service}: lease lost to {ep and ep.lease_owner}")
+            return replace(s, episode=replace(ep, **changes))
+
+        return self.state.update(ck, service, change)[0]
+
+    def _finish(self, ck: str, s: ServiceSummary, record: dict[str, Any]) -> dict[str, Any]:
+        """Do what the claimed episode still owes, in order: the action, the alert, the completion."""
+        service, ep = s.service, s.episode
+        assert ep is not None
+        cluster = record["cluster"]
+        if ep.action_status is ActionStatus.PENDING:
+            record, s = self._act(ck, cluster, s, record)
+            ep = s.episode
+            assert ep is not None
+        if ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
+            status, owner = self._alert(ck, record)
+            s = self._mine(ck, service, alert_status=status, cluster_alert_owner=owner)
+        self._mine(ck, service, lease_owner=None, lease_until=0.0)
+        return record
+
+    def _act(self, ck: str, cluster: str, s: ServiceSummary, record: dict[str, Any]) -> tuple[dict[str, Any],
+                                                                                              ServiceSummary]:
+        ep = s.episode
+        assert ep is not None and self.rt.ecs is not None
+        service = s.service
+        view = self.state.cluster(ck)
+        slot = self.state.take_slot(ck, service, ep.decision_time, max(1, int(record.get("bound") or 1)), view)
+        if slot is None:  # another service took the last slot between the decision and now
+            held = [x for x in view.held() if x != service]
+            record = {**record, "action": Action.HOLD.value, "reason": Reason.BLAST_RADIUS_CAP.value,
+                      "message": f"held: {', '.join(held)} took the last held-at-zero slot of {cluster} "
+                                 f"(bound {record.get('bound')}). " + record["message"],
+                      "evidence": {"held_at_zero": held}}
+            self.state.amend_decision(ck, record)
+            return record, self._mine(ck, service, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
+                                      action_status=ActionStatus.NONE)
+        facts = self.rt.ecs.describe(cluster, service)
+        prev = ep.previous_desired_count if ep.previous_desired_count is not None else facts.desired_count
+        self.rt.ecs.scale_to_zero(facts, prev)
+        metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
+        return record, self._mine(ck, service, action_status=ActionStatus.DONE, previous_desired_count=prev)
+
+    def _alert(self, ck: str, record: dict[str, Any]) -> tuple[AlertStatus, bool]:
+        decision = decision_from_record(record)
+        if decision.reason is Reason.MASS_UNHEALTHY:
+            if not self.state.open_mass_event(ck, decision.time, self.config.window):
+                return AlertStatus.COVERED, False
+            ok = self._deliver(mass_alert(decision, list(decision.failing)))
+            return (AlertStatus.SENT if ok else AlertStatus.FAILED), True
+        ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count"),
+                                          undo=self._undo_command(decision)))
+        if not ok:
+            self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
+        return (AlertStatus.SENT if ok else AlertStatus.FAILED), False
+
+    def _resume(self, ck: str, service: str, s: ServiceSummary) -> dict[str, Any] | None:
+        """Take over an unfinished episode whose lease expired; ``None`` when there is nothing to do,
+        ``{"status": "in_progress"}`` while another invocation's lease runs."""
+        ep = s.episode
+        if ep is None or not ep.unfinished:
+            return None
+        now = time.time()
+        if ep.leased(now) and ep.lease_owner != self.owner:
+            return {"status": "in_progress", "cluster": ck, "service": service}
+
+        def take(x: ServiceSummary) -> ServiceSummary | None:
+            e = x.episode
+            if e is None or not e.unfinished or (e.leased(time.time()) and e.lease_owner != self.owner):
+                return None
+            return replace(x, episode=replace(e, lease_owner=self.owner, lease_until=time.time() + self.lease_s))
+
+        s, taken = self.state.update(ck, service, take)
+        if not taken:
+            return {"status": "in_progress", "cluster": ck, "service": service}
+        ep = s.episode
+        assert ep is not None
+        record = self.state.decision(ck, service, ep.decision_time)
+        if record is None:  # cannot happen with the transaction; never act without the record
+            logger.error("episode without its decision record", extra={"cluster": ck, "service": service})
+            self._mine(ck, service, action_status=ActionStatus.NONE, alert_status=AlertStatus.FAILED,
+                       lease_owner=None, lease_until=0.0)
+            return {"status": "error", "why": "decision record missing"}
+        logger.info("resuming an unfinished episode", extra={"cluster": ck, "service": service,
+                                                             "action_status": ep.action_status.value,
+                                                             "alert_status": ep.alert_status.value})
+        record = self._finish(ck, s, record)
+        return {"status": "resumed", "cluster": ck, "service": service, "decision": record}
+
+    def _undo_command(self, decision: Decision) -> str | None:
         """The exact ``restore`` command for a scale-down (table and region included), else ``None``."""
-        if record.get("action") != Action.SCALE_TO_ZERO.value:
+        if decision.action is not Action.SCALE_TO_ZERO:
             return None
         region = self.rt.history.region
-        return (f"ecs-guardrail restore --cluster {cluster} --service {service} "
+        return (f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service} "
                 f"--table {self.rt.history.table}" + (f" --region {region}" if region else ""))
 
     def _deliver(self, alert: Any) -> bool:
@@ -335,46 +458,19 @@ class Watchdog:
         return not results  # no sink configured: nothing failed, nothing to retry
 
 
-def _json(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True)
-
-
-def _parse_iso(text: str) -> datetime:
-    return datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-
-
-def _decision_from(record: dict[str, Any]) -> Decision:
-    """Rebuild a :class:`Decision` from its recorded JSON (to re-send an alert on redelivery)."""
-    t = _parse_iso(record["time"])
-    last = tuple(
-        Failure(service=record["service"], time=_parse_iso(s["time"]),
-                kind=StopKind(s["kind"]), task_arn=s["task"], availability_zone=s.get("availability_zone"),
-                stop_code=s.get("stop_code"), reason=s.get("reason"), cause=s.get("cause"),
-                exit_codes=tuple((k, v) for k, v in (s.get("exit_codes") or {}).items()))
-        for s in record.get("last_stops", [])
-    )
-    return Decision(
-        cluster=record["cluster"], service=record["service"], time=t, action=Action(record["action"]),
-        reason=Reason(record["reason"]), crashes_in_window=record["crashes_in_window"],
-        health_check_kills_in_window=record["health_check_kills_in_window"], message=record["message"],
-        trigger=record.get("trigger", "crash_loop"), failing_services=record.get("failing_services", 0),
-        services_in_cluster=record.get("services_in_cluster", 0), bound=record.get("bound", 0), last_failures=last,
-    )
-
-
 def home_of(context: Any) -> tuple[str, str] | None:
     """``(account, region)`` of the running function, from the Lambda context's function ARN."""
     parts = str(getattr(context, "invoked_function_arn", "") or "").split(":")
     return (parts[4], parts[3]) if len(parts) >= 6 and parts[4].isdigit() and parts[3] else None
 
 
-def process(raw: Any, rt: Runtime, home: tuple[str, str] | None = None) -> tuple[dict[str, Any], Watchdog]:
+def process(raw: Any, rt: Runtime, context: Any = None) -> tuple[dict[str, Any], Watchdog]:
     """Handle one EventBridge event. Returns the outcome and the :class:`Watchdog` (its decisions).
 
     A malformed event is logged with its reason and returns ``{"status": "rejected"}`` (the recorder
     keeps it in the table); it is never counted.
     """
-    wd = Watchdog(rt, home)
+    wd = Watchdog(rt, context)
     try:
         event = parse_event(raw)
     except EventRejectedError as exc:
@@ -385,25 +481,41 @@ def process(raw: Any, rt: Runtime, home: tuple[str, str] | None = None) -> tuple
         return wd.on_task(event), wd
     if isinstance(event, ServiceAction):
         return wd.on_service_action(event), wd
+    if isinstance(event, DeploymentStateChange):
+        return wd.on_deployment(event), wd
     return {"status": "ignored", "why": f"{event.detail_type} is recorded, not acted on"}, wd
+
+
+def invoke(raw: Any, rt: Runtime, context: Any = None) -> dict[str, Any]:
+    """:func:`process` plus the Lambda's outcome shape and errors (shared by Lambda and ``replay``).
+
+    Raises:
+        AlertDeliveryError: every alert sink failed after the decision was recorded (retried by Lambda).
+        DecisionInProgressError: another invocation holds the service's lease (retried by Lambda).
+    """
+    outcome, wd = process(raw, rt, context)
+    outcome = dict(outcome)
+    outcome["decisions"] = wd.decisions
+    outcome["alerts_sent"] = wd.alerts_sent
+    if wd.alerts_failed:
+        raise AlertDeliveryError(f"alert delivery failed for {', '.join(wd.alerts_failed)}; decision recorded",
+                                 outcome)
+    if outcome.get("status") == "in_progress":
+        raise DecisionInProgressError(f"{outcome.get('cluster')}/{outcome.get('service')}: another invocation "
+                                      "holds the lease; retry later")
+    return outcome
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point (EventBridge rule target, filtered to stops and service actions).
+    """Lambda entry point (EventBridge rule target: stops, Spot notices, service actions, deployments).
 
     Raises:
         SettingsError: an invalid setting; nothing is decided (the event goes to the retry / DLQ path).
-        AlertDeliveryError: every alert sink failed after the decision was recorded (retried by Lambda).
+        AlertDeliveryError, DecisionInProgressError: see :func:`invoke`.
     """
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
-    settings = load_settings_or_fail()
-    outcome, wd = process(event, runtime(settings, watchdog=True), home_of(context))
-    outcome = dict(outcome)
-    outcome["decisions"] = wd.decisions
-    outcome["alerts_sent"] = wd.alerts_sent
-    if wd.alerts_failed:
-        raise AlertDeliveryError(
-            f"alert delivery failed for {', '.join(wd.alerts_failed)}; decision recorded", outcome)
-    return outcome
+    return invoke(event, lambda_runtime("watchdog", home_of(context)), context)
+
+

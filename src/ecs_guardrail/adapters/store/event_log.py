@@ -1,0 +1,93 @@
+"""The recorder's writes: every ECS event as it arrived, and every rejected one with its reason.
+
+One item per task version (a late older version never overwrites a newer one: each version is its
+own item), one per service or deployment event, written once (``attribute_not_exists``): a
+redelivery writes nothing and costs one failed conditional write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
+
+__all__ = ["EventLog", "epoch", "MAX_RAW_BYTES"]
+
+#: raw event text kept per item (DynamoDB items are at most 400 KB)
+MAX_RAW_BYTES = 300_000
+_ONCE = Cond(absent=True)
+
+
+def epoch(t: datetime) -> int:
+    """Unix time in whole seconds."""
+    return int(t.timestamp())
+
+
+class EventLog:
+    """Writes and reads the event log through a :class:`~ecs_guardrail.adapters.store.table.Table`.
+
+    ``ttl_days``: items expire that many days after their event time (or after now, if later).
+    """
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_table": frozenset({"dynamodb:PutItem"})}
+
+    def __init__(self, table: Table, ttl_days: int = 90) -> None:
+        self.table = table
+        self.ttl = timedelta(days=ttl_days)
+
+    def expires(self, t: datetime) -> int:
+        """The TTL attribute for an item about event time ``t`` (Unix seconds)."""
+        return epoch(max(t, datetime.now(UTC)) + self.ttl)
+
+    def _once(self, item: dict[str, Any]) -> bool:
+        try:
+            self.table.put(item, _ONCE)
+            return True
+        except ConditionFailedError:
+            return False
+
+    def record_task_event(self, *, task_arn: str, version: int | None, event_id: str, cluster: str,
+                          time: datetime, attrs: dict[str, Any]) -> bool:
+        """Write one task state change; ``False`` when this task version was already recorded.
+
+        Without ``detail.version`` (old or documentation events) the envelope id keys the item.
+        """
+        pk, sk = keys.task_event(task_arn, version, event_id)
+        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time),
+                           "gsi1sk": keys.timeline_sort(time, "task", task_arn.rsplit("/", 1)[-1], sk),
+                           "expires_at": self.expires(time), **attrs})
+
+    def record_service_event(self, *, cluster: str, service: str, event_id: str, time: datetime,
+                             attrs: dict[str, Any]) -> bool:
+        """Write one service action or deployment event; ``False`` for a redelivery (same id)."""
+        pk, sk = keys.service_event(cluster, service, time, event_id)
+        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time),
+                           "gsi1sk": keys.timeline_sort(time, "service", service, event_id),
+                           "expires_at": self.expires(time), **attrs})
+
+    def record_rejected(self, raw: Any, reason: str, received: datetime) -> bool:
+        """Keep a rejected event with its reason (raw text cut at :data:`MAX_RAW_BYTES`). False if kept already."""
+        text = raw if isinstance(raw, str) else json.dumps(raw, default=str, sort_keys=True)
+        encoded = text.encode("utf-8", "replace")
+        pk, sk = keys.rejected(received, hashlib.sha256(encoded).hexdigest()[:16])
+        return self._once({"pk": pk, "sk": sk, "type": "rejected", "reason": reason[:1000],
+                           "raw": encoded[:MAX_RAW_BYTES].decode("utf-8", "ignore"),
+                           "raw_truncated": len(encoded) > MAX_RAW_BYTES, "expires_at": self.expires(received)})
+
+    def task_history(self, task_arn: str) -> list[dict[str, Any]]:
+        """Every recorded version of a task, oldest first."""
+        return list(self.table.query(f"TASK#{task_arn}"))
+
+    def task_state(self, task_arn: str) -> dict[str, Any] | None:
+        """The task's newest recorded state (highest ``detail.version``), or ``None``."""
+        return next(self.table.query(f"TASK#{task_arn}", prefix="V#", descending=True, limit=1), None)
+
+    def rejected(self, day: datetime) -> list[dict[str, Any]]:
+        """Rejected events received on ``day`` (UTC), oldest first."""
+        return list(self.table.query(f"REJECTED#{day.astimezone(UTC):%Y-%m-%d}"))
+
+

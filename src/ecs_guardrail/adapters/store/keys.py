@@ -1,0 +1,96 @@
+"""Every key and index value of the history table, spelled once.
+
+Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``), TTL ``expires_at``.
+
+| item | pk | sk | written by |
+| --- | --- | --- | --- |
+| task event | ``TASK#<taskArn>`` | ``V#<version:010d>`` (``E#<event id>`` without a version) | recorder |
+| service or deployment event | ``SVC#<cluster>#<service>`` | ``EV#<time>#<event id>`` | recorder |
+| decision | ``SVC#<cluster key>#<service>`` | ``DEC#<time>`` | watchdog, with the episode claim |
+| rejected event | ``REJECTED#<day>`` | ``<received>#<sha256/16>`` | recorder |
+| service summary | ``WD#<cluster key>`` | ``S#<service>`` | watchdog |
+| held-at-zero slot | ``WD#<cluster key>`` | ``H#<n>`` (``n < bound``) | watchdog, restore |
+| mass event | ``WD#<cluster key>`` | ``M#mass`` | watchdog |
+| job family | ``JOB#<cluster key>`` | ``J#<family>`` | watchdog |
+| availability sample | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<minute>`` | sampler |
+
+Timeline items (task, service and deployment events, decisions, samples) carry
+``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DDTHH>`` and ``gsi1sk`` = ``<time>#<kind>#<id>``: one partition
+per cluster per *hour*, so a storm spreads over partitions and a timeline reads one Query per hour
+(DynamoDB partitions sustain about 1,000 write units a second each).
+
+The *cluster key* is the cluster name, or ``NAME@ACCOUNT@REGION`` for a cluster outside the
+watchdog's own account and region (cross-account mode): ``@`` cannot appear in a cluster name, so
+clusters of the same name elsewhere never share state.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ecs_guardrail.core.records import iso
+
+__all__ = [
+    "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
+    "sample", "timeline_partition", "timeline_sort", "cluster_key",
+]
+
+
+def cluster_key(cluster: str, account: str | None = None, region: str | None = None) -> str:
+    """``cluster`` at home, ``cluster@account@region`` elsewhere (both given)."""
+    return f"{cluster}@{account}@{region}" if account and region else cluster
+
+
+def task_event(task_arn: str, version: int | None, event_id: str) -> tuple[str, str]:
+    return f"TASK#{task_arn}", (f"V#{version:010d}" if version is not None else f"E#{event_id}")
+
+
+def service_event(cluster: str, service: str, t: datetime, event_id: str) -> tuple[str, str]:
+    return f"SVC#{cluster}#{service}", f"EV#{iso(t)}#{event_id}"
+
+
+def decision(ck: str, service: str, t: datetime) -> tuple[str, str]:
+    return f"SVC#{ck}#{service}", f"DEC#{iso(t)}"
+
+
+def rejected(received: datetime, digest: str) -> tuple[str, str]:
+    return f"REJECTED#{received.astimezone(UTC):%Y-%m-%d}", f"{iso(received)}#{digest}"
+
+
+def summaries(ck: str) -> str:
+    """The partition of a cluster's service summaries, slots and mass event."""
+    return f"WD#{ck}"
+
+
+def summary(ck: str, service: str) -> tuple[str, str]:
+    return summaries(ck), f"S#{service}"
+
+
+def slots(ck: str) -> tuple[str, str]:
+    """(partition, sort-key prefix) of the held-at-zero slots."""
+    return summaries(ck), "H#"
+
+
+def slot(ck: str, n: int) -> tuple[str, str]:
+    return summaries(ck), f"H#{n:04d}"
+
+
+def mass(ck: str) -> tuple[str, str]:
+    return summaries(ck), "M#mass"
+
+
+def job(ck: str, family: str) -> tuple[str, str]:
+    return f"JOB#{ck}", f"J#{family}"
+
+
+def sample(cluster: str, service: str, target_group_dimension: str, minute: datetime) -> tuple[str, str]:
+    return f"HH#{cluster}#{service}#{target_group_dimension}", iso(minute)
+
+
+def timeline_partition(cluster: str, t: datetime) -> str:
+    """``TL#<cluster>#<YYYY-MM-DDTHH>`` (UTC hour)."""
+    return f"TL#{cluster}#{t.astimezone(UTC):%Y-%m-%dT%H}"
+
+
+def timeline_sort(t: datetime, kind: str, *ids: str) -> str:
+    return "#".join((iso(t), kind, *ids))

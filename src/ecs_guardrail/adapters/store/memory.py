@@ -1,0 +1,118 @@
+"""The in-process implementation of the table port: ``replay``'s fast engine.
+
+Plain dictionaries and sorted key lists; no network, no serialisation. Values are deep-copied on the
+way in and out, so a caller can never change a stored item by mutating what it wrote or read (as
+with DynamoDB). Floats stay floats, integers stay integers (DynamoDB's Decimal round trip gives the
+same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, clean
+
+__all__ = ["MemoryTable"]
+
+
+def _copy(item: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(item)
+
+
+class MemoryTable:
+    """:class:`~ecs_guardrail.adapters.store.table.Table` in memory. ``calls`` counts operations by
+    DynamoDB's name for them (the benchmark compares it with the DynamoDB engine's calls)."""
+
+    def __init__(self, name: str = "ecs-guardrail-history", region: str | None = None) -> None:
+        self.name = name
+        self.region = region
+        self._items: dict[str, dict[str, dict[str, Any]]] = {}
+        self._keys: dict[str, list[str]] = {}
+        self._index: dict[str, list[tuple[str, str, str]]] = {}  # gsi1pk -> sorted (gsi1sk, pk, sk)
+        self.calls: dict[str, int] = {}
+
+    def _count(self, op: str) -> None:
+        self.calls[op] = self.calls.get(op, 0) + 1
+
+    # ------------------------------------------------------------------ writes
+    def _store(self, item: dict[str, Any]) -> None:
+        item = clean(_copy(item))
+        pk, sk = item["pk"], item["sk"]
+        part = self._items.setdefault(pk, {})
+        old = part.get(sk)
+        if old is not None and INDEX[1] in old and INDEX[2] in old:
+            entries = self._index[old[INDEX[1]]]
+            entries.remove((old[INDEX[2]], pk, sk))
+        if sk not in part:
+            bisect.insort(self._keys.setdefault(pk, []), sk)
+        part[sk] = item
+        if INDEX[1] in item and INDEX[2] in item:
+            bisect.insort(self._index.setdefault(item[INDEX[1]], []), (item[INDEX[2]], pk, sk))
+
+    def _check(self, item: dict[str, Any], cond: Cond | None) -> None:
+        if cond is None:
+            return
+        old = self._items.get(item["pk"], {}).get(item["sk"])
+        if not cond.holds(old):
+            raise ConditionFailedError(_copy(old) if old is not None else None)
+
+    def put(self, item: dict[str, Any], cond: Cond | None = None) -> None:
+        self._count("PutItem")
+        _json_safe(item)
+        self._check(item, cond)
+        self._store(item)
+
+    def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
+        self._count("TransactWriteItems")
+        for item, cond in writes:
+            _json_safe(item)
+            try:
+                self._check(item, cond)
+            except ConditionFailedError:
+                raise ConditionFailedError(None) from None
+        for item, _ in writes:
+            self._store(item)
+
+    # ------------------------------------------------------------------ reads
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        self._count("GetItem")
+        item = self._items.get(pk, {}).get(sk)
+        return _copy(item) if item is not None else None
+
+    def query(self, pk: str, *, lo: str | None = None, hi: str | None = None, prefix: str | None = None,
+              descending: bool = False, limit: int | None = None, index: bool = False,
+              fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        self._count("Query")
+        if prefix is not None and (lo is not None or hi is not None):
+            raise ValueError("query: a prefix or a range, not both")
+        if index:
+            entries = self._index.get(pk, [])
+            keys = [e[0] for e in entries]
+            rows = [(e[1], e[2]) for e in entries]
+        else:
+            keys = self._keys.get(pk, [])
+            rows = [(pk, k) for k in keys]
+        start = bisect.bisect_left(keys, lo) if lo is not None else 0
+        end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
+        selected = [(k, r) for k, r in zip(keys[start:end], rows[start:end], strict=True)
+                    if prefix is None or k.startswith(prefix)]
+        if descending:
+            selected.reverse()
+        if limit is not None:
+            selected = selected[:limit]
+        out = []
+        for _, (p, s) in selected:
+            item = self._items[p][s]
+            out.append({f: _copy(item[f]) for f in fields if f in item} if fields else _copy(item))
+        return iter(out)
+
+
+def _json_safe(item: dict[str, Any]) -> None:
+    """Refuse what DynamoDB would refuse for our writes: keys missing, non-JSON values."""
+    if not isinstance(item.get("pk"), str) or not isinstance(item.get("sk"), str):
+        raise ValueError("an item needs string pk and sk")
+    json.dumps(item)

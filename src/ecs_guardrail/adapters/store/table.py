@@ -1,0 +1,82 @@
+"""The one port every history adapter writes through: a key-value table with sorted keys.
+
+Two implementations: :class:`~ecs_guardrail.adapters.store.dynamodb.DynamoTable` (DynamoDB through a
+boto3 client; production and ``replay --engine moto``) and
+:class:`~ecs_guardrail.adapters.store.memory.MemoryTable` (in process; ``replay``'s fast engine).
+``tests/contract`` runs the same suite against both, so the fast engine can never decide differently.
+
+The port is deliberately small: DynamoDB's semantics for the five operations the adapters need.
+
+- items are plain JSON values (``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``); ``None``
+  and empty strings, lists and maps are not stored (DynamoDB's behaviour for our writes);
+- keys: ``pk`` (partition) and ``sk`` (sort, compared as strings); index ``gsi1`` on
+  ``gsi1pk``/``gsi1sk`` holds the items that carry both attributes;
+- a :class:`Cond` is ``attribute_not_exists(pk)`` and/or equality on a few attributes, which is all
+  the state layer's conditional writes need (DynamoDB Developer Guide, "Condition expressions").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["Cond", "ConditionFailedError", "Table", "INDEX", "clean"]
+
+#: the timeline index (name, partition attribute, sort attribute)
+INDEX = ("gsi1", "gsi1pk", "gsi1sk")
+
+
+class ConditionFailedError(Exception):
+    """A conditional write's condition did not hold. ``old`` is the item as it was (DynamoDB's
+    ``ReturnValuesOnConditionCheckFailure=ALL_OLD``), ``None`` when absent or not returned (a
+    transaction's cancellation)."""
+
+    def __init__(self, old: dict[str, Any] | None = None) -> None:
+        super().__init__("condition failed")
+        self.old = old
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    """``attribute_not_exists(pk)`` when ``absent`` is True, OR any of ``any_of`` (each a conjunction
+    of ``attribute = value``). ``Cond(absent=True)`` alone is "write once"."""
+
+    absent: bool = False
+    any_of: tuple[dict[str, Any], ...] = field(default=())
+
+    def holds(self, old: dict[str, Any] | None) -> bool:
+        """Evaluate against the current item (``None``: absent), as DynamoDB would."""
+        if old is None:
+            return self.absent
+        return any(all(old.get(k) == v for k, v in conj.items()) for conj in self.any_of)
+
+
+def clean(item: dict[str, Any]) -> dict[str, Any]:
+    """Drop the attributes DynamoDB would not store for us (``None``, ``""``, ``[]``, ``{}``)."""
+    return {k: v for k, v in item.items() if v is not None and v != "" and v != [] and v != {}}
+
+
+class Table(Protocol):
+    """The port (see the module docstring). Errors other than :class:`ConditionFailedError`
+    (throttling, access) propagate unchanged to the caller's retry and dead-letter path."""
+
+    name: str
+    region: str | None
+
+    def put(self, item: dict[str, Any], cond: Cond | None = None) -> None:
+        """Write ``item`` whole. Raises :class:`ConditionFailedError` (with the old item) when ``cond`` fails."""
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        """The item, read strongly consistent, or ``None``."""
+
+    def query(self, pk: str, *, lo: str | None = None, hi: str | None = None, prefix: str | None = None,
+              descending: bool = False, limit: int | None = None, index: bool = False,
+              fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        """Items of partition ``pk`` with ``lo <= sk <= hi`` and/or ``sk`` starting with ``prefix``, in
+        sort-key order (``descending``: newest first), at most ``limit``; on the timeline index when
+        ``index``; projected to ``fields`` when given. Strongly consistent on the table."""
+
+    def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
+        """All the puts or none (TransactWriteItems). Raises :class:`ConditionFailedError` (``old``
+        ``None``) when any condition fails."""

@@ -1,0 +1,47 @@
+"""Reads of the timeline index: one Query per cluster per hour (``gsi1``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.table import Table
+from ecs_guardrail.core.records import iso
+
+__all__ = ["TimelineReads", "TIMELINE_FIELDS"]
+
+#: what timelines and availability read of each timeline item (everything but the raw event); the
+#: index projects exactly these (template.yaml and terraform/ ``NonKeyAttributes``)
+TIMELINE_FIELDS: tuple[str, ...] = (
+    "type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind",
+    "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action",
+    "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count",
+    "no_data", "desired_count", "running_count", "sampled_at", "account", "region",
+)
+
+
+class TimelineReads:
+    """The operator's and the availability report's reads (CLI ``timeline``, ``replay``)."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_index": frozenset({"dynamodb:Query"})}
+    TIMELINE_FIELDS = TIMELINE_FIELDS
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def timeline_items(self, cluster: str, since: datetime, until: datetime,
+                       fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        """Every timeline item of ``cluster`` with ``since <= time <= until``, in time order: one Query per
+        cluster-hour. ``fields`` projects the items; ``None`` returns them whole, raw event text included."""
+        hour = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        while hour <= until:
+            yield from self.table.query(keys.timeline_partition(cluster, hour), lo=iso(since), hi=iso(until) + "~",
+                                        index=True, fields=fields)
+            hour += timedelta(hours=1)
+
+    def timeline_brief(self, cluster: str, since: datetime, until: datetime,
+                       fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        """:meth:`timeline_items` without the raw event text (``fields``, default :data:`TIMELINE_FIELDS`)."""
+        return self.timeline_items(cluster, since, until, fields or TIMELINE_FIELDS)

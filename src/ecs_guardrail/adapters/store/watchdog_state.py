@@ -1,0 +1,348 @@
+"""The watchdog's state: one bounded summary per service, held-at-zero slots, mass events, job
+families, and the decision records, on the table port.
+
+Why one summary item per service (``WD#<cluster key>`` / ``S#<service>``) and not one item per
+failure: the policy needs, per event, "is an episode open, and how many crashes are in the window".
+A summary answers both in the write that files the failure, and it stays small because it keeps
+only the newest ``keep`` failures of each kind (``keep >= CRASH_THRESHOLD``: older ones cannot change
+a decision), Spot notices for 30 minutes and six deployment events (:mod:`ecs_guardrail.core.episode`).
+
+DynamoDB cost per event: a stopped task below the threshold is **one PutItem** of the summary (about
+1 KB with the defaults, so 1 write unit; it does not grow with the loop), conditional on the summary's
+``seq`` (optimistic concurrency). The summary read is free when this execution environment wrote it
+last (the cache of :class:`WatchdogState`); otherwise one strongly consistent GetItem (0.5 read
+unit), or, after a lost race, the ``ALL_OLD`` of the failed write. A decision adds one Query of the
+cluster's summaries and slots (``WD#<cluster key>``: bounded by the number of services, never by
+history), one TransactWriteItems (the episode claim and the decision record, 2 items x 2 units), a
+slot write for a scale-down, and one PutItem to finish the episode.
+
+Every write is conditional, so two invocations on one service never both claim an episode, both
+take a slot or both act: the loser reads the winner's state and follows it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.event_log import EventLog
+from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    AlertStatus,
+    DeploymentNote,
+    Episode,
+    EpisodeEnd,
+    JobSummary,
+    ServiceSummary,
+)
+from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
+
+__all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
+
+_RETRIES = 8
+
+
+class StateConflictError(Exception):
+    """Another writer kept winning the summary's conditional write (more than a few times in a row)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One held-at-zero slot (``H#<n>``): taken by ``service`` at event time ``time``, or ``released``."""
+
+    n: int
+    service: str
+    time: datetime
+    released: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    """One Query of ``WD#<cluster key>``: every service summary, the slots and the last mass hold."""
+
+    summaries: tuple[ServiceSummary, ...]
+    slots: tuple[Slot, ...]
+    mass_last: datetime | None
+
+    def held(self) -> tuple[str, ...]:
+        """Services holding a slot now (scaled to 0 by the watchdog, not restored)."""
+        return tuple(sorted({s.service for s in self.slots if not s.released}))
+
+
+# ---------------------------------------------------------------------------- codec
+def _ep_doc(ep: Episode) -> dict[str, Any]:
+    doc = {"dt": iso(ep.decision_time), "lf": iso(ep.last_failure), "ac": ep.action.value, "re": ep.reason.value,
+           "tr": ep.trigger, "as": ep.action_status.value, "al": ep.alert_status.value,
+           "pd": ep.previous_desired_count, "ps": ep.previous_suspended, "lo": ep.lease_owner,
+           "lu": ep.lease_until or None, "es": ep.escalated or None, "co": ep.cluster_alert_owner or None}
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def _ep(doc: dict[str, Any]) -> Episode:
+    return Episode(decision_time=parse_time(doc["dt"]), last_failure=parse_time(doc["lf"]), action=Action(doc["ac"]),
+                   reason=Reason(doc["re"]), trigger=doc["tr"], action_status=ActionStatus(doc["as"]),
+                   alert_status=AlertStatus(doc["al"]), previous_desired_count=doc.get("pd"),
+                   previous_suspended=doc.get("ps"), lease_owner=doc.get("lo"), lease_until=float(doc.get("lu") or 0),
+                   escalated=bool(doc.get("es")), cluster_alert_owner=bool(doc.get("co")))
+
+
+def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
+    """The JSON document a summary is stored as (compact keys; see :func:`summary_from_doc`)."""
+    doc: dict[str, Any] = {
+        "c": [f.to_doc() for f in s.crashes], "k": [f.to_doc() for f in s.kills],
+        "s": [[t, iso(when)] for t, when in s.spot],
+        "d": [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason} for n in s.deployments],
+    }
+    if s.episode is not None:
+        doc["e"] = _ep_doc(s.episode)
+    if s.episode_end is not None:
+        doc["x"] = s.episode_end.value
+    if s.counted_after is not None:
+        doc["a"] = iso(s.counted_after)
+    return {k: v for k, v in doc.items() if v != []}
+
+
+def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSummary:
+    """Read :func:`summary_to_doc`'s document back into the typed record."""
+    return ServiceSummary(
+        service=service, seq=seq,
+        crashes=tuple(Failure.from_doc(service, f) for f in doc.get("c", [])),
+        kills=tuple(Failure.from_doc(service, f) for f in doc.get("k", [])),
+        spot=tuple((t, parse_time(when)) for t, when in doc.get("s", [])),
+        deployments=tuple(DeploymentNote(parse_time(n["t"]), n["n"], n.get("i"), n.get("r"))
+                          for n in doc.get("d", [])),
+        episode=_ep(doc["e"]) if "e" in doc else None,
+        episode_end=EpisodeEnd(doc["x"]) if "x" in doc else None,
+        counted_after=parse_time(doc["a"]) if "a" in doc else None,
+    )
+
+
+def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
+    return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
+
+
+def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
+    if item is None:
+        return JobSummary(family)
+    doc = json.loads(item["doc"])
+    return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
+                      parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)))
+
+
+# ---------------------------------------------------------------------------- adapter
+class WatchdogState:
+    """The watchdog's reads and writes (see the module docstring for the cost of each).
+
+    ``cache``: summaries this execution environment wrote or read last, keyed by
+    ``(cluster key, service)``; a hint only (every write is conditional on ``seq``). Pass one dict
+    per runtime; never share it between runtimes.
+    """
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
+        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}),
+    }
+
+    def __init__(self, table: Table, ttl_days: int = 90,
+                 cache: dict[tuple[str, str], ServiceSummary] | None = None) -> None:
+        self.table = table
+        self._log = EventLog(table, ttl_days)
+        self._cache = cache if cache is not None else {}
+
+    # -------------------------------------------------------------- summaries
+    def load(self, ck: str, service: str, *, fresh: bool = False) -> ServiceSummary:
+        """The service's summary (cached unless ``fresh``; a new empty one when none is stored)."""
+        if not fresh and (ck, service) in self._cache:
+            return self._cache[(ck, service)]
+        item = self.table.get(*keys.summary(ck, service))
+        s = _summary_from_item(item) if item else ServiceSummary(service)
+        self._cache[(ck, service)] = s
+        return s
+
+    def _item(self, ck: str, s: ServiceSummary, seq: int) -> dict[str, Any]:
+        pk, sk = keys.summary(ck, s.service)
+        last = s.newest_failure or (s.episode.decision_time if s.episode else None)
+        return {"pk": pk, "sk": sk, "type": "service_summary", "service": s.service, "seq": seq,
+                "doc": json.dumps(summary_to_doc(s), separators=(",", ":")),
+                "expires_at": self._log.expires(last) if last else None}
+
+    @staticmethod
+    def _cond(s: ServiceSummary) -> Cond:
+        return Cond(absent=True) if s.seq == 0 else Cond(any_of=({"seq": s.seq},))
+
+    def save(self, ck: str, current: ServiceSummary, new: ServiceSummary) -> ServiceSummary:
+        """Write ``new`` if the stored summary is still ``current`` (same ``seq``).
+
+        Returns the stored summary (``seq`` + 1). Raises :class:`ConditionFailedError` with the
+        winner's item when another writer got there first (the cache then holds the winner).
+        """
+        stored = replace(new, seq=current.seq + 1)
+        try:
+            self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
+        except ConditionFailedError as exc:
+            if exc.old is not None:
+                self._cache[(ck, current.service)] = _summary_from_item(exc.old)
+            else:
+                self._cache.pop((ck, current.service), None)
+            raise
+        self._cache[(ck, current.service)] = stored
+        return stored
+
+    def update(self, ck: str, service: str,
+               change: Callable[[ServiceSummary], ServiceSummary | None]) -> tuple[ServiceSummary, bool]:
+        """Apply the pure ``change`` to the service's summary and store it, retrying on a lost race
+        with the winner's state. ``change`` returns ``None`` for "nothing to write".
+
+        Returns ``(summary, changed)``. Raises :class:`StateConflictError` after repeated lost races.
+        """
+        s = self.load(ck, service)
+        for _ in range(_RETRIES):
+            new = change(s)
+            if new is None:
+                return s, False
+            try:
+                return self.save(ck, s, new), True
+            except ConditionFailedError:
+                s = self.load(ck, service)  # the winner's item (ALL_OLD) or a fresh read
+        raise StateConflictError(f"{ck}/{service}: summary kept changing under {_RETRIES} writes")
+
+    def cluster(self, ck: str) -> ClusterView:
+        """Every service summary, slot and the mass event of the cluster (one strongly consistent Query)."""
+        summaries, slots, mass_last = [], [], None
+        for item in self.table.query(keys.summaries(ck)):
+            sk = item["sk"]
+            if sk.startswith("S#"):
+                s = _summary_from_item(item)
+                summaries.append(s)
+                self._cache[(ck, s.service)] = s
+            elif sk.startswith("H#"):
+                slots.append(Slot(int(sk[2:]), item["service"], parse_time(item["time"]), bool(item.get("released"))))
+            elif sk == "M#mass":
+                mass_last = parse_time(item["last"])
+        return ClusterView(tuple(summaries), tuple(slots), mass_last)
+
+    # -------------------------------------------------------------- episode claim and decision records
+    def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any]) -> ServiceSummary:
+        """Open (or escalate) the episode in ``new`` and write the decision record, in ONE transaction.
+
+        Both or neither: a throttled decision write can never leave a claimed episode without its
+        record (DynamoDB TransactWriteItems). Raises :class:`ConditionFailedError` when the summary
+        changed since ``current`` (another invocation claimed first) or the record exists.
+        """
+        stored = replace(new, seq=current.seq + 1)
+        t = parse_time(record["time"])
+        pk, sk = keys.decision(ck, current.service, t)
+        cluster = record["cluster"]
+        dec = {"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, t),
+               "gsi1sk": keys.timeline_sort(t, "decision", current.service), "type": "decision",
+               "cluster": cluster, "service": current.service, "time": record["time"], "action": record["action"],
+               "reason": record["reason"], "message": record["message"],
+               "previous_desired_count": record.get("previous_desired_count"),
+               "decision": json.dumps(record, sort_keys=True), "expires_at": self._log.expires(t)}
+        try:
+            self.table.transact_put([(self._item(ck, stored, stored.seq), self._cond(current)),
+                                     (dec, Cond(absent=True))])
+        except ConditionFailedError:
+            self._cache.pop((ck, current.service), None)
+            raise
+        self._cache[(ck, current.service)] = stored
+        return stored
+
+    def decision(self, ck: str, service: str, t: datetime) -> dict[str, Any] | None:
+        """The recorded decision (public JSON shape) at event time ``t``, or ``None``."""
+        item = self.table.get(*keys.decision(ck, service, t))
+        return json.loads(item["decision"]) if item and item.get("decision") else None
+
+    def amend_decision(self, ck: str, record: dict[str, Any]) -> None:
+        """Rewrite the decision record (a scale-down turned into a hold by the cap, the evidence added)."""
+        t = parse_time(record["time"])
+        pk, sk = keys.decision(ck, record["service"], t)
+        item = self.table.get(pk, sk) or {"pk": pk, "sk": sk}
+        item.update({"action": record["action"], "reason": record["reason"], "message": record["message"],
+                     "decision": json.dumps(record, sort_keys=True)})
+        self.table.put(item)
+
+    # -------------------------------------------------------------- held-at-zero slots (rule 5)
+    def take_slot(self, ck: str, service: str, at: datetime, bound: int, view: ClusterView) -> int | None:
+        """Take one of the cluster's ``bound`` held-at-zero slots for ``service`` (event time ``at``).
+
+        A slot is free when never used or released; the service's own slot is reused (a resumed
+        action never takes two). Returns the slot number, or ``None`` when every slot is held.
+        """
+        for slot in view.slots:
+            if slot.service == service and not slot.released:
+                return slot.n
+        taken = {s.n for s in view.slots if not s.released}
+        for n in [n for n in range(bound) if n not in taken] + [n for n in range(bound) if n in taken]:
+            pk, sk = keys.slot(ck, n)
+            try:
+                self.table.put({"pk": pk, "sk": sk, "service": service, "time": iso(at), "released": False},
+                               Cond(absent=True, any_of=({"released": True}, {"service": service})))
+                return n
+            except ConditionFailedError:
+                continue
+        return None
+
+    def release_slot(self, ck: str, service: str, view: ClusterView | None = None) -> bool:
+        """Free the slot ``service`` holds (restore, or an operator raised its desired count). Idempotent."""
+        view = view or self.cluster(ck)
+        freed = False
+        for slot in view.slots:
+            if slot.service == service and not slot.released:
+                pk, sk = keys.slot(ck, slot.n)
+                try:
+                    self.table.put({"pk": pk, "sk": sk, "service": service, "time": iso(slot.time), "released": True},
+                                   Cond(any_of=({"service": service},)))
+                    freed = True
+                except ConditionFailedError:
+                    pass
+        return freed
+
+    # -------------------------------------------------------------- mass events (one cluster alert)
+    def open_mass_event(self, ck: str, at: datetime, window: timedelta) -> bool:
+        """True for the first hold of a mass event in this cluster (send the one cluster alert).
+
+        The event stays open while holds keep coming at most a window apart (``last`` moves forward).
+        """
+        pk, sk = keys.mass(ck)
+        item = self.table.get(pk, sk)
+        last = parse_time(item["last"]) if item else None
+        first = last is None or at - last > window
+        new = {"pk": pk, "sk": sk, "last": iso(max(at, last) if last and not first else at),
+               "opened": iso(at) if first or item is None else item.get("opened", iso(at))}
+        try:
+            self.table.put(new, Cond(absent=True) if item is None else Cond(any_of=({"last": item["last"]},)))
+        except ConditionFailedError:
+            return False  # another invocation opened or moved it: it owns the alert
+        return first
+
+    # -------------------------------------------------------------- standalone jobs (never in the fleet test)
+    def job_failure(self, ck: str, family: str, task_arn: str, at: datetime, window: timedelta) -> tuple[bool, bool, int]:
+        """File a failed run of job ``family``; returns ``(new, alert_due, failures_since_alert)``.
+
+        At most one alert per family per window; the task ARNs of the newest 32 failures deduplicate
+        redeliveries.
+        """
+        pk, sk = keys.job(ck, family)
+        for _ in range(_RETRIES):
+            item = self.table.get(pk, sk)
+            job = _job_from_item(family, item)
+            if task_arn in job.tasks:
+                return False, False, job.failures_since_alert
+            due = job.last_alert is None or at - job.last_alert > window
+            n = 1 if due else job.failures_since_alert + 1
+            doc = {"t": list(job.tasks[-31:]) + [task_arn], "l": iso(at) if due else (iso(job.last_alert)
+                                                                                      if job.last_alert else None),
+                   "n": n}
+            try:
+                self.table.put({"pk": pk, "sk": sk, "type": "job_summary", "family": family, "seq": job.seq + 1,
+                                "doc": json.dumps(doc, separators=(",", ":")), "expires_at": self._log.expires(at)},
+                               Cond(absent=True) if item is None else Cond(any_of=({"seq": job.seq},)))
+                return True, due, n
+            except ConditionFailedError:
+                continue
+        raise StateConflictError(f"{ck}/family:{family}: kept changing under {_RETRIES} writes")

@@ -1,0 +1,181 @@
+"""Typed records the policy, the state layer and the alerts share: actions, reasons, failures and
+decisions, and the decision's public JSON shape (SCENARIOS.md: field names are a contract).
+
+Times are timezone-aware UTC datetimes and keep their fractional seconds through a round trip
+(:func:`iso` writes milliseconds when there are any, :func:`parse_time` reads 0 to 6 digits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from ecs_guardrail.core.classify import StopKind
+
+__all__ = ["Action", "Reason", "Failure", "Decision", "iso", "parse_time", "decision_record", "decision_from_record"]
+
+
+class Action(StrEnum):
+    """What a decision does (public contract)."""
+
+    SCALE_TO_ZERO = "scale_to_zero"
+    ALERT_ONLY = "alert_only"
+    HOLD = "hold"
+
+
+class Reason(StrEnum):
+    """Why (public contract; ARCHITECTURE.md lists them)."""
+
+    CRASH_LOOP = "crash_loop"
+    ALERT_ONLY_CLUSTER = "alert_only_cluster"
+    OPTED_OUT = "opted_out"
+    SERVICE_NOT_FOUND = "service_not_found"
+    DAEMON_SERVICE = "daemon_service"
+    DEPLOYMENT_IN_PROGRESS = "deployment_in_progress"
+    STILL_SERVING = "still_serving"
+    DRY_RUN = "dry_run"
+    HEALTH_CHECK_KILLS = "health_check_kills"
+    MASS_UNHEALTHY = "mass_unhealthy"
+    BLAST_RADIUS_CAP = "blast_radius_cap"
+    SCALING_SUSPEND_FAILED = "scaling_suspend_failed"
+    JOB_FAILED = "job_failed"
+
+
+def iso(t: datetime) -> str:
+    """``2025-08-21T12:25:03Z`` (UTC; ``.123`` milliseconds only when the time has a fraction)."""
+    t = t.astimezone(UTC)
+    if t.microsecond:
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """Read :func:`iso`'s output (or any ISO 8601 time; naive means UTC).
+
+    Raises:
+        ValueError: not an ISO 8601 time.
+    """
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One classified failure of one task (counted once per task ARN).
+
+    ``service`` is the service name (``family:NAME`` for a standalone job); ``time`` the event time
+    of its STOPPED event; ``kind`` CRASH or HEALTH_CHECK_KILL; ``exit_codes`` ``(container, code)``
+    with ``None`` for unknown (never read as 0).
+    """
+
+    service: str
+    time: datetime
+    kind: StopKind
+    task_arn: str = ""
+    availability_zone: str | None = None
+    stop_code: str | None = None
+    reason: str | None = None
+    cause: str | None = None
+    exit_codes: tuple[tuple[str, int | None], ...] = ()
+
+    def to_doc(self) -> dict[str, Any]:
+        """Compact JSON-safe form (empty fields left out)."""
+        doc = {"t": iso(self.time), "k": self.kind.value, "a": self.task_arn, "z": self.availability_zone,
+               "c": self.stop_code, "r": (self.reason or "")[:200] or None, "x": self.cause,
+               "e": [[n, c] for n, c in self.exit_codes] or None}
+        return {k: v for k, v in doc.items() if v is not None}
+
+    @classmethod
+    def from_doc(cls, service: str, doc: dict[str, Any]) -> Failure:
+        return cls(service=service, time=parse_time(doc["t"]), kind=StopKind(doc["k"]), task_arn=doc.get("a", ""),
+                   availability_zone=doc.get("z"), stop_code=doc.get("c"), reason=doc.get("r"), cause=doc.get("x"),
+                   exit_codes=tuple((n, c) for n, c in doc.get("e") or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the watchdog decided for one service, and why, in words an on-call engineer can use.
+
+    ``evidence`` is the deciding rule's facts (JSON-safe): the target group and healthy host count
+    for ``still_serving``, the deployment and what ECS said for ``deployment_in_progress``, the held
+    services for ``blast_radius_cap``...
+    """
+
+    cluster: str
+    service: str
+    time: datetime
+    action: Action
+    reason: Reason
+    crashes_in_window: int
+    health_check_kills_in_window: int
+    message: str
+    trigger: str = "crash_loop"
+    failing_services: int = 0
+    services_in_cluster: int = 0
+    bound: int = 0
+    last_failures: tuple[Failure, ...] = field(default=())
+    evidence: dict[str, Any] = field(default_factory=dict)
+    failing: tuple[str, ...] = ()
+
+    @property
+    def acts(self) -> bool:
+        return self.action is Action.SCALE_TO_ZERO
+
+
+def decision_record(d: Decision, *, previous_desired_count: int | None = None, dry_run: bool = False,
+                    escalation: bool = False) -> dict[str, Any]:
+    """The public JSON shape of a decision (SCENARIOS.md): field names are a contract."""
+    out: dict[str, Any] = {
+        "type": "decision",
+        "time": iso(d.time),
+        "cluster": d.cluster,
+        "service": d.service,
+        "action": d.action.value,
+        "reason": d.reason.value,
+        "crashes_in_window": d.crashes_in_window,
+        "health_check_kills_in_window": d.health_check_kills_in_window,
+        "trigger": d.trigger,
+        "failing_services": d.failing_services,
+        "services_in_cluster": d.services_in_cluster,
+        "bound": d.bound,
+        "previous_desired_count": previous_desired_count,
+        "dry_run": dry_run,
+        "escalation": escalation,
+        "message": d.message,
+        "evidence": d.evidence,
+        "last_stops": [
+            {"task": f.task_arn.rsplit("/", 1)[-1], "task_arn": f.task_arn, "time": iso(f.time), "kind": f.kind.value,
+             "stop_code": f.stop_code, "reason": f.reason, "cause": f.cause,
+             "exit_codes": {n: c for n, c in f.exit_codes}, "availability_zone": f.availability_zone}
+            for f in d.last_failures
+        ],
+    }
+    if d.failing:
+        out["failing"] = list(d.failing)
+    return out
+
+
+def decision_from_record(record: dict[str, Any]) -> Decision:
+    """Rebuild a :class:`Decision` from :func:`decision_record`'s output (fractional seconds kept).
+
+    Raises:
+        KeyError, ValueError: not a decision record.
+    """
+    last = tuple(
+        Failure(service=record["service"], time=parse_time(s["time"]), kind=StopKind(s["kind"]),
+                task_arn=s.get("task_arn") or s["task"], availability_zone=s.get("availability_zone"),
+                stop_code=s.get("stop_code"), reason=s.get("reason"), cause=s.get("cause"),
+                exit_codes=tuple((k, v) for k, v in (s.get("exit_codes") or {}).items()))
+        for s in record.get("last_stops", [])
+    )
+    return Decision(
+        cluster=record["cluster"], service=record["service"], time=parse_time(record["time"]),
+        action=Action(record["action"]), reason=Reason(record["reason"]),
+        crashes_in_window=record["crashes_in_window"],
+        health_check_kills_in_window=record["health_check_kills_in_window"], message=record["message"],
+        trigger=record.get("trigger", "crash_loop"), failing_services=record.get("failing_services", 0),
+        services_in_cluster=record.get("services_in_cluster", 0), bound=record.get("bound", 0), last_failures=last,
+        evidence=dict(record.get("evidence") or {}), failing=tuple(record.get("failing") or ()),
+    )
