@@ -367,3 +367,10 @@ def test_first_applicable_rule_decides(hck, alert_only, elsewhere, opted_out, mi
     v = entitlement("health_check_kills" if hck else "crash_loop", f, T)
     assert v.reason == expected and v.entitled is (expected == "crash_loop")
     json.dumps(v.evidence)
+
+
+def test_every_entitlement_reason_is_a_decision_reason() -> None:
+    """The lead unifies the two enums; until then the public vocabulary must not drift."""
+    from ecs_guardrail.core.records import Reason
+
+    assert {r.value for r in EntitlementReason} <= {r.value for r in Reason}
