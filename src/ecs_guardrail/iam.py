@@ -7,9 +7,12 @@ what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kind
 - ``ecs_service``: ECS services (long ARN format, ``service/CLUSTER/NAME``)
 - ``alert_topic``: the SNS alert topic
 - ``webhook_secret``: the Secrets Manager secret holding the Slack webhook URL
+- ``scalable_target``: Application Auto Scaling scalable targets of the account and region
+  (``arn:PARTITION:application-autoscaling:REGION:ACCOUNT:scalable-target/*``; their ids are random,
+  so no narrower ARN exists): application-autoscaling:RegisterScalableTarget
 - ``any``: actions without resource-level permissions (``Resource: "*"``; Service Authorization
   Reference: ecs:ListServices, ecs:ListClusters, elasticloadbalancing:DescribeTargetGroups,
-  cloudwatch:GetMetricData)
+  cloudwatch:GetMetricData, ecs:DescribeTaskDefinition, application-autoscaling:DescribeScalableTargets)
 
 tests/infra/test_parity.py checks that template.yaml and terraform/ grant exactly these.
 """

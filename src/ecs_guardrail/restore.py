@@ -5,19 +5,25 @@ it, from the service tag ``ecs-guardrail:previous-desired-count``. Restoring fre
 held-at-zero slot (the blast-radius cap counts services held at zero) and ends its episode.
 Idempotent: a second run changes nothing and says so. Needs ``dynamodb:GetItem``/``Query``/``PutItem``
 on the table and ``ecs:DescribeServices``/``ecs:UpdateService``/``ecs:UntagResource`` on the service
-(operator's role).
+(operator's role). Where the decision suspended the service's Application Auto Scaling scalable
+target, the recorded previous ``SuspendedState`` is put back after the count
+(``application-autoscaling:DescribeScalableTargets`` and ``RegisterScalableTarget``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode
-from ecs_guardrail.core.errors import RestoreError
+from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
@@ -25,18 +31,27 @@ __all__ = ["RestoreOutcome", "restore", "restore_service"]
 
 @dataclass(frozen=True, slots=True)
 class RestoreOutcome:
-    """``changed``: UpdateService ran; ``desired_count``: the count now asked for; ``message``: one line."""
+    """``changed``: UpdateService ran; ``desired_count``: the count now asked for; ``message``: one line;
+    ``scaling_restored``: RegisterScalableTarget put the scalable target's previous SuspendedState back."""
 
     changed: bool
     desired_count: int
     message: str
+    scaling_restored: bool = False
 
 
-def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str) -> RestoreOutcome:
-    """Restore one service from its recorded previous desired count.
+def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, *,
+            scaling: ScalableTargets | None = None,
+            previous_suspended: Mapping[str, Any] | None = None) -> RestoreOutcome:
+    """Restore one service from its recorded previous desired count, then its scalable target.
+
+    ``previous_suspended``: the scalable target's ``SuspendedState`` (API shape,
+    ``{"DynamicScalingInSuspended": bool, ...}``) the decision recorded before suspending it, or ``None``
+    when nothing was suspended; put back through ``scaling`` (required for it to happen).
 
     Raises:
-        RestoreError: no previous count recorded (table or tag), or it is not a count.
+        RestoreError: no previous count recorded (table or tag), or it is not a count; or the count was
+            restored but Application Auto Scaling refused to put the suspended state back.
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
     summary = history.state.load(cluster, service, fresh=True)
@@ -75,7 +90,19 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str) 
         msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
     else:
         msg = f"{cluster}/{service} already has desired count {count}; nothing changed"
-    return RestoreOutcome(changed, count, msg)
+    scaling_restored = False
+    if previous_suspended is None and episode is not None:
+        previous_suspended = episode.previous_suspended
+    if scaling is not None and previous_suspended is not None:
+        try:
+            scaling_restored = scaling.restore_suspended(cluster, service, previous_suspended)
+        except (ClientError, ScalingSuspendError) as exc:
+            code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else exc.reason
+            raise RestoreError(f"{msg}; but its scalable target's scaling could not be resumed ({code}): "
+                               f"run restore again or set SuspendedState by hand") from exc
+        if scaling_restored:
+            msg += "; scalable target's previous suspended state put back"
+    return RestoreOutcome(changed, count, msg, scaling_restored)
 
 
 def restore_service(cluster: str, service: str, *, table: str, region: str | None = None) -> RestoreOutcome:
@@ -83,4 +110,5 @@ def restore_service(cluster: str, service: str, *, table: str, region: str | Non
     from ecs_guardrail.adapters.aws import make_client
 
     return restore(HistoryStore(make_client("dynamodb", region), table),
-                   EcsService(make_client("ecs", region, retry_mode="adaptive")), cluster, service)
+                   EcsService(make_client("ecs", region, retry_mode="adaptive")), cluster, service,
+                   scaling=ScalableTargets(make_client("application-autoscaling", region, retry_mode="adaptive")))

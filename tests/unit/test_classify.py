@@ -6,7 +6,14 @@ import copy
 
 import pytest
 
-from ecs_guardrail.core.classify import StopKind, classify_stop, container_cause
+from ecs_guardrail.core.classify import (
+    COUNTS_AS_FAILURE,
+    StopKind,
+    classify_stop,
+    container_cause,
+    job_failed,
+    settle,
+)
 from ecs_guardrail.core.events import TaskDetail, parse_event
 from tests.conftest import load_event
 
@@ -100,3 +107,84 @@ def test_classification_does_not_mutate_input():
     before = copy.deepcopy(raw)
     classify_stop(parse_event(raw).detail)
     assert raw == before
+
+
+# --- TerminationNotice is never a crash; the first final verdict stands --------------------------------
+
+@pytest.mark.parametrize("provider", [None, "FARGATE", "my-ec2-provider", "FARGATE_SPOT"])
+def test_termination_notice_is_never_a_crash(provider):
+    fields = {"stopCode": "TerminationNotice", "lastStatus": "RUNNING"}
+    if provider:
+        fields["capacityProviderName"] = provider
+    v = classify_stop(detail(**fields))
+    assert v.final and not v.counts_as_crash and not v.kind.counts_as_failure
+
+
+def test_termination_notice_then_sigterm_exit_stays_a_notice():
+    """The notice (no Spot provider), then STOPPED with EssentialContainerExited and exit 143: not a crash."""
+    notice = classify_stop(detail(stopCode="TerminationNotice", lastStatus="RUNNING", capacityProviderName="FARGATE",
+                                  containers=[{"name": "app"}]))
+    stopped = classify_stop(detail(stopCode="EssentialContainerExited", capacityProviderName="FARGATE",
+                                   containers=[{"name": "app", "exitCode": 143}]))
+    assert stopped.kind is StopKind.CRASH  # on its own the STOPPED event reads as a crash...
+    v = settle(notice, stopped)
+    assert v.kind is StopKind.INFRASTRUCTURE and not v.counts_as_crash  # ...the notice's verdict stands
+    assert v.exit_codes == (("app", 143),)  # with the exit codes only the STOPPED event knows
+
+
+def test_settle_first_final_verdict_stands_and_non_final_is_replaced():
+    crash = classify_stop(detail(stopCode="EssentialContainerExited", containers=[{"name": "app", "exitCode": 1}]))
+    spot = classify_stop(detail(stopCode="SpotInterruption", lastStatus="RUNNING"))
+    pending = classify_stop(detail(lastStatus="RUNNING", desiredStatus="STOPPED"))
+    assert settle(None, crash) is crash
+    assert settle(pending, crash) is crash
+    assert settle(crash, spot).kind is StopKind.CRASH
+    assert settle(spot, crash).kind is StopKind.SPOT
+
+
+def test_counts_as_failure_property_and_alias():
+    assert {k for k in StopKind if k.counts_as_failure} == {StopKind.CRASH, StopKind.HEALTH_CHECK_KILL}
+    assert frozenset({StopKind.CRASH, StopKind.HEALTH_CHECK_KILL}) == COUNTS_AS_FAILURE
+
+
+# --- standalone jobs: essential containers decide ------------------------------------------------------
+
+def test_job_sidecar_killed_while_essential_exits_zero_is_not_a_failure():
+    failed, text = job_failed((("app", 0), ("log-router", 137)), frozenset({"app"}))
+    assert not failed
+    assert "app exited 0" in text and "log-router=137" in text
+
+
+def test_job_essential_non_zero_fails():
+    failed, text = job_failed({"app": 1, "log-router": 137}, frozenset({"app"}))
+    assert failed and "app exited 1" in text
+
+
+def test_job_essential_exit_unknown_fails():
+    failed, text = job_failed((("app", None),), frozenset({"app"}))
+    assert failed and "unknown" in text
+
+
+def test_job_essential_missing_from_event_fails():
+    failed, text = job_failed((("log-router", 0),), frozenset({"app"}))
+    assert failed and "app missing" in text
+
+
+def test_job_essential_unknown_any_non_zero_fails_and_says_so():
+    failed, text = job_failed((("app", 0), ("log-router", 137)), None)
+    assert failed
+    assert "essential unknown" in text and "app=0" in text and "log-router=137" in text
+
+
+def test_job_essential_unknown_all_zero_finished():
+    failed, text = job_failed((("app", 0), ("log-router", 0)), None)
+    assert not failed and "essential unknown" in text
+
+
+def test_job_essential_unknown_unknown_exit_fails():
+    failed, text = job_failed((("app", None),), None)
+    assert failed and "app=unknown" in text
+
+
+def test_job_empty_essential_set_is_unknown():
+    assert job_failed((("app", 0), ("side", 2)), frozenset())[0]

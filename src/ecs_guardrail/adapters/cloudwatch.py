@@ -1,21 +1,34 @@
-"""Amazon CloudWatch: ALB ``HealthyHostCount`` minima, many series per GetMetricData call.
+"""Amazon CloudWatch: ALB and NLB ``HealthyHostCount`` minima, many series per GetMetricData call.
 
 API reference, GetMetricData: up to 500 ``MetricDataQueries`` per call and 100,800 datapoints per
-answer, paginated by ``NextToken``. Namespace ``AWS/ApplicationELB``, dimensions ``TargetGroup`` +
-``LoadBalancer``; statistic ``Minimum`` over 60 s, because an average hides a drop to 0.
+answer, paginated by ``NextToken``. Namespace ``AWS/ApplicationELB`` (load balancer dimension
+``app/NAME/ID``) or ``AWS/NetworkELB`` (``net/NAME/ID``), dimensions ``TargetGroup`` + ``LoadBalancer``;
+statistic ``Minimum`` over 60 s, because an average hides a drop to 0.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-__all__ = ["HealthyHostCount", "Series", "NAMESPACE", "METRIC"]
+from ecs_guardrail.core.entitlement import ServingSample
+
+__all__ = ["HealthyHostCount", "Series", "NAMESPACE", "NLB_NAMESPACE", "METRIC", "namespace_for"]
 
 NAMESPACE = "AWS/ApplicationELB"
+NLB_NAMESPACE = "AWS/NetworkELB"
 METRIC = "HealthyHostCount"
+
+
+def namespace_for(load_balancer: str) -> str:
+    """``AWS/NetworkELB`` for a Network Load Balancer dimension (``net/NAME/ID``), else ``AWS/ApplicationELB``."""
+    return NLB_NAMESPACE if load_balancer.startswith("net/") else NAMESPACE
+
+
+def _minute(t: datetime) -> datetime:
+    return t.astimezone(UTC).replace(second=0, microsecond=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +37,11 @@ class Series:
 
     target_group: str
     load_balancer: str
+
+    @property
+    def namespace(self) -> str:
+        """The metric's namespace, from the load balancer dimension (see :func:`namespace_for`)."""
+        return namespace_for(self.load_balancer)
 
     def dimensions(self) -> list[dict[str, str]]:
         # always this order: moto compares dimension lists in the order given (its sort key is broken)
@@ -44,7 +62,8 @@ class HealthyHostCount:
     def minima(self, series: list[Series], start: datetime, end: datetime) -> dict[Series, dict[datetime, float]]:
         """``{series: {minute start (UTC): minimum healthy hosts}}`` for minutes in ``[start, end)``.
 
-        ``start``/``end`` must be whole minutes. One GetMetricData call per 500 series (plus pages);
+        ``start``/``end`` must be whole minutes. Each series is read in its own namespace (ALB or NLB).
+        One GetMetricData call per 500 series (plus pages);
         a minute without a datapoint is absent from the inner dict. Raises botocore errors as they come
         (throttling is retried by the client's adaptive mode).
         """
@@ -56,7 +75,7 @@ class HealthyHostCount:
             queries = [{
                 "Id": qid,
                 "MetricStat": {
-                    "Metric": {"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": s.dimensions()},
+                    "Metric": {"Namespace": s.namespace, "MetricName": METRIC, "Dimensions": s.dimensions()},
                     "Period": self.PERIOD_S,
                     "Stat": "Minimum",
                 },
@@ -78,3 +97,32 @@ class HealthyHostCount:
                     break
                 kwargs["NextToken"] = token
         return dict(out)
+
+    def newest_healthy(self, series: list[Series], at: datetime, max_age_minutes: int = 3) -> list[ServingSample]:
+        """Decision-time serving evidence: the newest ``HealthyHostCount`` minimum per target group.
+
+        Reads GetMetricData (Minimum, period 60 s) for the minutes ``M`` with
+        ``at - max_age_minutes <= M <= at`` (``M`` = start of the minute, UTC), one call per 500 series.
+        Returns one :class:`ServingSample` per target group that has a datapoint there (its newest minute;
+        a target group behind several load balancers takes the highest of their minima at that minute,
+        since any of them serving means clients are served), sorted by target group; a target group
+        without a datapoint is absent (no datapoint is no evidence, never "up"). ``target_group`` is the
+        dimension value (``targetgroup/NAME/ID``).
+
+        Raises:
+            botocore.exceptions.ClientError: as :meth:`minima`.
+        """
+        floor_at = _minute(at)
+        start = _minute(at - timedelta(minutes=max_age_minutes))
+        if start < at - timedelta(minutes=max_age_minutes):
+            start += timedelta(minutes=1)  # the oldest minute must not be older than max_age
+        end = floor_at + timedelta(seconds=self.PERIOD_S)
+        newest: dict[str, tuple[datetime, float]] = {}
+        for s, points in self.minima(series, start, end).items():
+            for minute, value in points.items():
+                if not (start <= minute <= floor_at):
+                    continue
+                cur = newest.get(s.target_group)
+                if cur is None or minute > cur[0] or (minute == cur[0] and value > cur[1]):
+                    newest[s.target_group] = (minute, value)
+        return [ServingSample(tg, minute, value) for tg, (minute, value) in sorted(newest.items())]

@@ -2,6 +2,9 @@
 
 API reference: DescribeServices (``include=["TAGS"]``), ListServices, UpdateService, TagResource,
 UntagResource. Remediation is minimal and idempotent: read, compare, change only what differs.
+DescribeServices also gives what rule 4 ("Entitlement") needs, in the same call: ``schedulingStrategy``,
+``deploymentConfiguration.deploymentCircuitBreaker``, ``deployments[]`` (``rolloutState``) and
+``loadBalancers[]``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 
-from ecs_guardrail.core.errors import ServiceNotFoundError
+from ecs_guardrail.core.entitlement import Deployment
+from ecs_guardrail.core.errors import ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
 __all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "EcsFleet", "LoadBalancedService"]
@@ -22,7 +26,15 @@ PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
 
 @dataclass(frozen=True, slots=True)
 class ServiceFacts:
-    """What DescribeServices says of one service (``desired_count``/``running_count`` are task counts)."""
+    """What DescribeServices says of one service (``desired_count``/``running_count`` are task counts).
+
+    ``scheduling_strategy``: ``schedulingStrategy`` (REPLICA / DAEMON); ``circuit_breaker_enabled`` /
+    ``circuit_breaker_rollback``: ``deploymentConfiguration.deploymentCircuitBreaker.enable`` / ``.rollback``
+    (False when absent); ``deployments``: ``deployments[]`` (id, status, rolloutState, rolloutStateReason);
+    ``target_group_arns``: ``loadBalancers[].targetGroupArn`` (deduplicated, in order); the load balancer
+    type (application / network) is not in this answer: ELB's DescribeTargetGroups gives it.
+    ``task_definition_arn``: ``taskDefinition``; ``deployment_controller``: ``deploymentController.type``.
+    """
 
     arn: str
     cluster_arn: str
@@ -32,10 +44,24 @@ class ServiceFacts:
     running_count: int
     tags: dict[str, str] = field(default_factory=dict)
     target_group_arns: tuple[str, ...] = ()
+    scheduling_strategy: str = "REPLICA"
+    circuit_breaker_enabled: bool = False
+    circuit_breaker_rollback: bool = False
+    deployments: tuple[Deployment, ...] = ()
+    task_definition_arn: str | None = None
+    deployment_controller: str = "ECS"
 
     @property
     def opted_out(self) -> bool:
         return self.tags.get(OPT_OUT_TAG, "").strip().lower() == OPT_OUT_VALUE
+
+    def entitlement_fields(self) -> dict[str, Any]:
+        """The fields of ``core.entitlement.EntitlementFacts`` this answer gives (``exists`` True), as
+        keyword arguments: ``EntitlementFacts(cluster, service, **facts.entitlement_fields(), ...)``."""
+        return {"exists": True, "access_denied": False, "scheduling_strategy": self.scheduling_strategy,
+                "circuit_breaker_enabled": self.circuit_breaker_enabled,
+                "circuit_breaker_rollback": self.circuit_breaker_rollback, "deployments": self.deployments,
+                "opted_out": self.opted_out}
 
 
 class EcsService:
@@ -55,8 +81,10 @@ class EcsService:
         """DescribeServices for one service, with its tags.
 
         Raises:
-            ServiceNotFoundError: unknown cluster or service, the service is not ACTIVE, or this role may
-                not read it (another account's service in cross-account mode).
+            ServiceNotFoundError: unknown cluster or service, or the service is not ACTIVE (INACTIVE,
+                DRAINING, or listed in ``failures`` as MISSING).
+            ServiceAccessDeniedError: ECS answered AccessDeniedException: this role may not read the service
+                (another account's service in cross-account mode, or a missing grant). It may exist.
         """
         try:
             resp = self._ecs.describe_services(cluster=cluster, services=[service], include=["TAGS"])
@@ -65,8 +93,9 @@ class EcsService:
             if code in ("ServiceNotFoundException", "ClusterNotFoundException"):
                 raise ServiceNotFoundError(f"{cluster}/{service}: {code}") from exc
             if code in ("AccessDeniedException", "AccessDenied"):
-                # a member account's service in cross-account mode: readable only there
-                raise ServiceNotFoundError(f"{cluster}/{service}: access denied (another account?)") from exc
+                # a member account's service in cross-account mode (readable only there), or a missing grant
+                raise ServiceAccessDeniedError(f"{cluster}/{service}: {code} (another account's service, or the "
+                                               f"role lacks ecs:DescribeServices)") from exc
             raise
         services = resp.get("services") or []
         if not services or services[0].get("status") != "ACTIVE":
@@ -74,6 +103,7 @@ class EcsService:
             why = failures[0].get("reason") if failures else (services[0].get("status") if services else "MISSING")
             raise ServiceNotFoundError(f"{cluster}/{service}: {why}")
         s = services[0]
+        breaker = (s.get("deploymentConfiguration") or {}).get("deploymentCircuitBreaker") or {}
         return ServiceFacts(
             arn=s["serviceArn"],
             cluster_arn=s.get("clusterArn", ""),
@@ -82,8 +112,17 @@ class EcsService:
             desired_count=int(s.get("desiredCount", 0)),
             running_count=int(s.get("runningCount", 0)),
             tags={t["key"]: t.get("value", "") for t in s.get("tags") or []},
-            target_group_arns=tuple(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
-                                    if lb.get("targetGroupArn")),
+            target_group_arns=tuple(dict.fromkeys(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
+                                                  if lb.get("targetGroupArn"))),
+            scheduling_strategy=str(s.get("schedulingStrategy") or "REPLICA").upper(),
+            circuit_breaker_enabled=bool(breaker.get("enable", False)),
+            circuit_breaker_rollback=bool(breaker.get("rollback", False)),
+            deployments=tuple(Deployment(id=d.get("id", ""), status=d.get("status", ""),
+                                         rollout_state=d.get("rolloutState"),
+                                         rollout_state_reason=d.get("rolloutStateReason"))
+                              for d in s.get("deployments") or []),
+            task_definition_arn=s.get("taskDefinition"),
+            deployment_controller=str((s.get("deploymentController") or {}).get("type") or "ECS"),
         )
 
     def count_services(self, cluster: str) -> int:

@@ -18,7 +18,8 @@ def target_group_dimension(arn: str) -> str:
 
 
 def load_balancer_dimension(arn: str) -> str:
-    """``arn:...:loadbalancer/app/NAME/ID`` -> ``app/NAME/ID`` (the CloudWatch dimension value)."""
+    """``arn:...:loadbalancer/app/NAME/ID`` -> ``app/NAME/ID`` (the CloudWatch dimension value; a Network
+    Load Balancer gives ``net/NAME/ID``, read under ``AWS/NetworkELB``)."""
     return arn.split(":loadbalancer/", 1)[1]
 
 

@@ -3,4 +3,4 @@
 Nothing here talks to AWS, reads the environment or the clock: time and state come in as arguments.
 """
 
-__all__ = ["errors", "events", "classify", "policy", "availability", "attribution", "timeline"]
+__all__ = ["errors", "events", "classify", "policy", "entitlement", "availability", "attribution", "timeline"]

@@ -8,12 +8,22 @@ Reason strings are matched on case-insensitive prefixes; the raw text is kept, n
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from ecs_guardrail.core.events import TaskDetail
 
-__all__ = ["StopKind", "StopVerdict", "classify_stop", "container_cause", "is_stop_event", "COUNTS_AS_FAILURE"]
+__all__ = [
+    "StopKind",
+    "StopVerdict",
+    "classify_stop",
+    "container_cause",
+    "is_stop_event",
+    "settle",
+    "job_failed",
+    "COUNTS_AS_FAILURE",
+]
 
 
 class StopKind(StrEnum):
@@ -134,6 +144,8 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
     if code == "userinitiated":
         return StopVerdict(StopKind.USER, cause, exit_codes, True)
     if code in ("terminationnotice", "infrastructurehealth"):
+        # TerminationNotice is never a crash: the host (Spot or not) is going away and the container exits
+        # on SIGTERM; the task's later STOPPED event (EssentialContainerExited) keeps this verdict (settle)
         return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
     if code == "serviceschedulerinitiated":
         if _starts(detail.stopped_reason, _INFRA_PREFIXES):
@@ -141,3 +153,58 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)
+
+
+def settle(first: StopVerdict | None, new: StopVerdict) -> StopVerdict:
+    """The verdict that stands for a task: its first *final* verdict, whatever later events say.
+
+    ``first`` is what was remembered for the task ARN (``None``: nothing yet). A TerminationNotice or Spot
+    notice (final) followed by a STOPPED event with EssentialContainerExited (the container exited on
+    SIGTERM) stays a notice, never a crash. A non-final verdict (a notice without a stop code) is replaced
+    by the next one. The newer event's exit codes are kept when it knows any (only STOPPED events do).
+    """
+    if first is None or not first.final:
+        return new
+    known = any(code is not None for _, code in new.exit_codes)
+    return StopVerdict(first.kind, first.cause or new.cause, new.exit_codes if known else first.exit_codes, True)
+
+
+def _exit_text(code: int | None) -> str:
+    return "unknown" if code is None else str(code)
+
+
+def job_failed(exit_codes: Iterable[tuple[str, int | None]] | Mapping[str, int | None],
+               essential: frozenset[str] | None) -> tuple[bool, str]:
+    """Did a standalone job (``group`` ``family:NAME``) fail? ARCHITECTURE.md, "Decision policy".
+
+    ``exit_codes``: container name -> ``containers[].exitCode`` of the STOPPED event (``None``: unknown,
+    never read as 0), as in :attr:`StopVerdict.exit_codes`. ``essential``: the essential container names
+    from DescribeTaskDefinition (``containerDefinitions[].essential``), or ``None`` when the task
+    definition could not be read (an empty set is read as ``None`` too: ECS requires one essential).
+
+    Failed when an essential container exited non-zero or with an unknown code (or is missing from the
+    event); a non-essential sidecar's exit (137 of a log router killed after the main container ended)
+    never fails the job. With ``essential`` unknown, any non-zero or unknown exit fails it, and the text
+    says "essential unknown" with every exit code.
+
+    Returns:
+        ``(failed, text)``: ``text`` is one line for the alert, e.g.
+        ``"essential container app exited 1 (log-router=137)"``.
+    """
+    codes = list(exit_codes.items()) if isinstance(exit_codes, Mapping) else list(exit_codes)
+    listing = ", ".join(f"{name}={_exit_text(code)}" for name, code in codes) or "no exit codes in the event"
+    if not essential:
+        bad = [name for name, code in codes if code != 0]
+        failed = bad or not codes
+        verdict = "failed" if failed else "finished"
+        return bool(failed), f"{verdict}: essential unknown (task definition not readable); exit codes {listing}"
+    by_name = dict(codes)
+    bad_essential = [(name, by_name.get(name)) for name in sorted(essential) if by_name.get(name) != 0]
+    others = [f"{n}={_exit_text(c)}" for n, c in codes if n not in essential]
+    rest = f" ({', '.join(others)} non-essential)" if others else ""
+    if bad_essential:
+        what = ", ".join(f"{n} exited {c}" if c is not None else
+                         (f"{n} exit code unknown" if n in by_name else f"{n} missing from the event")
+                         for n, c in bad_essential)
+        return True, f"failed: essential container {what}{rest}"
+    return False, f"finished: essential container {', '.join(sorted(essential))} exited 0{rest}"

@@ -37,3 +37,23 @@ class ServiceNotFoundError(GuardrailError):
 
 class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
+
+
+class ServiceAccessDeniedError(GuardrailError):
+    """ECS answered ``AccessDeniedException`` for a service: this role may not read it.
+
+    Distinct from :class:`ServiceNotFoundError`: the service may well exist (another account's service in
+    cross-account mode, or a missing ``ecs:DescribeServices`` grant). The watchdog never acts on it.
+    """
+
+
+class ScalingSuspendError(GuardrailError):
+    """Application Auto Scaling refused to suspend a scalable target (``RegisterScalableTarget`` failed).
+
+    ``reason`` is one line (the AWS error code and message). The caller must not scale the service to 0:
+    the scalable target would put the tasks back; it alerts instead and says why.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

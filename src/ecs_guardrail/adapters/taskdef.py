@@ -1,0 +1,66 @@
+"""Amazon ECS task definitions: which containers of a standalone job are essential.
+
+ECS task events do not say which container is essential; the task definition does
+(DescribeTaskDefinition ``taskDefinition.containerDefinitions[].essential``; a container without the
+field is essential, as the API documents). Task definition revisions are immutable, so the answer is
+cached per ARN for the life of the object (keep one per Lambda container).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+__all__ = ["TaskDefinitions"]
+
+# errors that will not go away by asking again: remembered as "unknown" for the ARN
+_PERMANENT = frozenset({"AccessDeniedException", "AccessDenied", "ClientException", "InvalidParameterException"})
+
+
+class TaskDefinitions:
+    """DescribeTaskDefinition through an ECS client passed in, cached per task definition ARN."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"ecs:DescribeTaskDefinition"})}
+
+    def __init__(self, client: Any) -> None:
+        self._ecs = client
+        self._cache: dict[str, frozenset[str] | None] = {}
+        self._errors: dict[str, str] = {}
+
+    def essential_containers(self, task_definition_arn: str) -> frozenset[str] | None:
+        """Names of the essential containers of ``task_definition_arn`` (``taskDefinitionArn`` of the event).
+
+        Returns ``None`` when the task definition cannot be read: AccessDeniedException, ClientException
+        ("Unable to describe task definition": unknown or deleted), throttling after the client's retries,
+        a connection error. The caller then alerts with "essential unknown" and the exit codes. Never raises.
+        Successes and permanent errors are cached for the ARN; throttling and other transient errors are not.
+        :meth:`why_unknown` says what went wrong, for the alert.
+        """
+        if task_definition_arn in self._cache:
+            return self._cache[task_definition_arn]
+        try:
+            resp = self._ecs.describe_task_definition(taskDefinition=task_definition_arn)
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            code = err.get("Code", "ClientError")
+            self._errors[task_definition_arn] = f"{code}: {err.get('Message', '')}".rstrip(": ")
+            if code in _PERMANENT:
+                self._cache[task_definition_arn] = None
+            return None
+        except BotoCoreError as exc:
+            self._errors[task_definition_arn] = f"{type(exc).__name__}: {exc}"
+            return None
+        containers = (resp.get("taskDefinition") or {}).get("containerDefinitions") or []
+        essential = frozenset(c["name"] for c in containers if c.get("name") and c.get("essential", True))
+        result = essential or None  # ECS requires an essential container: none found means unknown
+        if result is None:
+            self._errors[task_definition_arn] = "no container definition marked essential"
+        else:
+            self._errors.pop(task_definition_arn, None)
+        self._cache[task_definition_arn] = result
+        return result
+
+    def why_unknown(self, task_definition_arn: str) -> str | None:
+        """The last error that made :meth:`essential_containers` return ``None`` for the ARN (one line)."""
+        return self._errors.get(task_definition_arn)

@@ -1,0 +1,512 @@
+"""Entitlement: what the watchdog may stop (ARCHITECTURE.md, decision policy rule 4).
+
+Pure rules over facts gathered once per decision (DescribeServices, the recorder's deployment events,
+the newest HealthyHostCount sample per target group, DescribeScalableTargets, the settings). The rules
+run in the architecture's order and the first that applies makes the decision ``alert_only`` with its
+reason; when none applies the watchdog is entitled to scale the service to 0 (reason ``crash_loop``).
+
+Each rule is a small function ``(trigger_kind, facts, at, sample_max_age) -> Verdict | None``; ``None``
+means "this rule does not apply". :data:`RULES` lists them in order; :func:`entitlement` runs them.
+No I/O, no clock: ``at`` is the decision's event time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.events import DeploymentStateChange
+
+__all__ = [
+    "EntitlementReason",
+    "DeploymentState",
+    "DeploymentEvent",
+    "Deployment",
+    "DeploymentStatus",
+    "ServingSample",
+    "SuspendedState",
+    "ALL_SUSPENDED",
+    "ScalableTargetFacts",
+    "EntitlementFacts",
+    "Verdict",
+    "RULES",
+    "SAMPLE_MAX_AGE",
+    "deployment_event",
+    "deployment_status",
+    "serving_evidence",
+    "entitlement",
+    "rule_health_check_kills",
+    "rule_alert_only_cluster",
+    "rule_opted_out",
+    "rule_service_not_found",
+    "rule_daemon_service",
+    "rule_deployment_in_progress",
+    "rule_still_serving",
+    "rule_dry_run",
+]
+
+#: a HealthyHostCount sample older than this is no evidence (ARCHITECTURE.md rule 4, ``still_serving``)
+SAMPLE_MAX_AGE = timedelta(minutes=3)
+
+#: ``ECS Deployment State Change`` event names (``detail.eventName``)
+IN_PROGRESS_EVENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+COMPLETED_EVENT = "SERVICE_DEPLOYMENT_COMPLETED"
+FAILED_EVENT = "SERVICE_DEPLOYMENT_FAILED"
+# ECS's reason on the IN_PROGRESS event of a rollback: "ECS deployment circuit breaker: rolling back to
+# deploymentId ecs-svc/..." (ECS-EVENTS.md); matched case-insensitively on this fragment
+_ROLLBACK_MARK = "rolling back"
+
+
+class EntitlementReason(StrEnum):
+    """The reasons of rule 4 (same string values as ``core.policy.Reason``; the two will be unified)."""
+
+    CRASH_LOOP = "crash_loop"
+    HEALTH_CHECK_KILLS = "health_check_kills"
+    ALERT_ONLY_CLUSTER = "alert_only_cluster"
+    OPTED_OUT = "opted_out"
+    SERVICE_NOT_FOUND = "service_not_found"
+    DAEMON_SERVICE = "daemon_service"
+    DEPLOYMENT_IN_PROGRESS = "deployment_in_progress"
+    STILL_SERVING = "still_serving"
+    DRY_RUN = "dry_run"
+
+
+class DeploymentState(StrEnum):
+    """Where the service's deployment stands at decision time.
+
+    ``NONE``: nothing known (no event, no rolloutState); ``IN_PROGRESS``: a deployment is rolling out;
+    ``ROLLING_BACK``: the circuit breaker failed a deployment and ECS is rolling back to the previous one;
+    ``COMPLETED``: the newest deployment reached steady state; ``FAILED``: the newest deployment failed and
+    nothing is rolling back (no rollback configured, or the rollback itself failed).
+    """
+
+    NONE = "none"
+    IN_PROGRESS = "in_progress"
+    ROLLING_BACK = "rolling_back"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+    @property
+    def in_progress(self) -> bool:
+        return self in (DeploymentState.IN_PROGRESS, DeploymentState.ROLLING_BACK)
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentEvent:
+    """One ``ECS Deployment State Change`` event of the service.
+
+    ``time``: the envelope's ``time`` (UTC); ``event_name``: ``detail.eventName``
+    (SERVICE_DEPLOYMENT_IN_PROGRESS / _COMPLETED / _FAILED); ``deployment_id``: ``detail.deploymentId``
+    (``ecs-svc/...``); ``reason``: ``detail.reason`` (for a rollback: "ECS deployment circuit breaker:
+    rolling back to deploymentId ...").
+    """
+
+    time: datetime
+    event_name: str
+    deployment_id: str | None = None
+    reason: str | None = None
+
+
+def deployment_event(event: DeploymentStateChange) -> DeploymentEvent:
+    """The :class:`DeploymentEvent` of a parsed ``ECS Deployment State Change`` (envelope ``time``)."""
+    return DeploymentEvent(event.time, event.detail.event_name, event.detail.deployment_id, event.detail.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """One entry of DescribeServices ``services[].deployments[]``.
+
+    ``id`` (``ecs-svc/...``), ``status`` (PRIMARY / ACTIVE / INACTIVE), ``rollout_state``
+    (``rolloutState``: IN_PROGRESS / COMPLETED / FAILED, absent for some deployment controllers) and
+    ``rollout_state_reason`` (``rolloutStateReason``).
+    """
+
+    id: str
+    status: str
+    rollout_state: str | None = None
+    rollout_state_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServingSample:
+    """The minimum ``HealthyHostCount`` of one target group over one minute.
+
+    ``target_group``: the target group (dimension value ``targetgroup/NAME/ID`` or a name);
+    ``minute``: start of the 1-minute period (UTC); ``healthy_host_count``: the Minimum statistic,
+    ``None`` when no datapoint was published (never read as "up").
+    """
+
+    target_group: str
+    minute: datetime
+    healthy_host_count: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendedState:
+    """Application Auto Scaling ``SuspendedState`` of a scalable target (a missing field is ``False``)."""
+
+    dynamic_scaling_in_suspended: bool = False
+    dynamic_scaling_out_suspended: bool = False
+    scheduled_scaling_suspended: bool = False
+
+    @property
+    def all_suspended(self) -> bool:
+        return self.dynamic_scaling_in_suspended and self.dynamic_scaling_out_suspended and \
+            self.scheduled_scaling_suspended
+
+    def to_api(self) -> dict[str, bool]:
+        """The API shape (``DynamicScalingInSuspended``...), JSON-safe: what the decision records."""
+        return {"DynamicScalingInSuspended": self.dynamic_scaling_in_suspended,
+                "DynamicScalingOutSuspended": self.dynamic_scaling_out_suspended,
+                "ScheduledScalingSuspended": self.scheduled_scaling_suspended}
+
+    @classmethod
+    def from_api(cls, value: Mapping[str, Any] | None) -> SuspendedState:
+        """From the API shape (DescribeScalableTargets ``SuspendedState``); ``None`` or missing keys = False."""
+        value = value or {}
+        return cls(bool(value.get("DynamicScalingInSuspended", False)),
+                   bool(value.get("DynamicScalingOutSuspended", False)),
+                   bool(value.get("ScheduledScalingSuspended", False)))
+
+
+ALL_SUSPENDED = SuspendedState(True, True, True)
+
+
+@dataclass(frozen=True, slots=True)
+class ScalableTargetFacts:
+    """The service's Application Auto Scaling scalable target (DescribeScalableTargets).
+
+    ``resource_id``: ``service/CLUSTER/SERVICE``; ``min_capacity``/``max_capacity``: task counts
+    (``MinCapacity``/``MaxCapacity``); ``suspended``: ``SuspendedState``.
+    """
+
+    resource_id: str
+    min_capacity: int
+    max_capacity: int
+    suspended: SuspendedState = SuspendedState()
+    scalable_dimension: str = "ecs:service:DesiredCount"
+    service_namespace: str = "ecs"
+
+
+@dataclass(frozen=True, slots=True)
+class EntitlementFacts:
+    """Everything rule 4 looks at, gathered once per decision.
+
+    ``exists`` False: DescribeServices found no ACTIVE service; ``access_denied``: ECS refused to describe
+    it (AccessDeniedException). ``scheduling_strategy``: ``schedulingStrategy`` (REPLICA / DAEMON);
+    ``circuit_breaker_enabled``/``circuit_breaker_rollback``:
+    ``deploymentConfiguration.deploymentCircuitBreaker.enable``/``.rollback``; ``deployments``:
+    DescribeServices ``deployments[]``; ``deployment_events``: the service's deployment events as the
+    recorder stored them (any order; sorted by time here); ``serving``: HealthyHostCount samples (the
+    newest per target group is used); ``opted_out``: tag ``ecs-guardrail:mode`` = ``alert-only``;
+    ``alert_only_cluster``: the cluster matches ``ALERT_ONLY_CLUSTERS`` (``alert_only_patterns`` is that
+    setting, for the message); ``elsewhere``: "account A, region R" when the cluster is not in the
+    watchdog's own account and region; ``dry_run``: ``DRY_RUN``; ``scalable_target``: the service's
+    scalable target, if it has one.
+    """
+
+    cluster: str
+    service: str
+    exists: bool = True
+    access_denied: bool = False
+    scheduling_strategy: str = "REPLICA"
+    circuit_breaker_enabled: bool = False
+    circuit_breaker_rollback: bool = False
+    deployments: tuple[Deployment, ...] = ()
+    deployment_events: tuple[DeploymentEvent, ...] = ()
+    serving: tuple[ServingSample, ...] = ()
+    opted_out: bool = False
+    alert_only_cluster: bool = False
+    elsewhere: str | None = None
+    dry_run: bool = False
+    scalable_target: ScalableTargetFacts | None = None
+    alert_only_patterns: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.cluster}/{self.service}"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Rule 4's answer.
+
+    ``entitled``: the watchdog may scale the service to 0 (reason ``crash_loop``); otherwise ``reason``
+    names the first rule that applied. ``message``: one line an on-call engineer can use.
+    ``evidence``: JSON-safe facts behind it (for ``still_serving``: ``target_group``,
+    ``healthy_host_count``, ``minute``; for ``deployment_in_progress``: ``deployment_id``, ``state``,
+    ``source`` and what ECS said: ``event_name`` or ``rollout_state``, ``reason``, ``time``).
+    """
+
+    entitled: bool
+    reason: EntitlementReason
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentStatus:
+    """The deployment state at decision time and where it was read.
+
+    ``source``: ``"event"`` (the newest deployment event), ``"rolloutState"`` (DescribeServices) or
+    ``"none"``. ``said``: ECS's own words (event name or rolloutState); ``reason``: its reason text.
+    """
+
+    state: DeploymentState
+    source: str = "none"
+    deployment_id: str | None = None
+    said: str | None = None
+    reason: str | None = None
+    time: datetime | None = None
+
+    def evidence(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"deployment_id": self.deployment_id, "state": str(self.state),
+                               "source": self.source, "reason": self.reason}
+        out["event_name" if self.source == "event" else "rollout_state"] = self.said
+        if self.time is not None:
+            out["time"] = _iso(self.time)
+        return out
+
+
+def _iso(t: datetime) -> str:
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _hm(t: datetime) -> str:
+    return _iso(t)[11:16] + "Z"
+
+
+def _from_events(events: tuple[DeploymentEvent, ...], rollback: bool, at: datetime) -> DeploymentStatus | None:
+    """Walk the deployment events up to ``at`` (oldest first); ``None`` when there is none."""
+    seen = sorted((e for e in events if e.time <= at), key=lambda e: e.time)  # stable: ties keep order
+    if not seen:
+        return None
+    state = DeploymentState.NONE
+    for e in seen:
+        name = e.event_name.strip().upper()
+        if name == IN_PROGRESS_EVENT:
+            rolling = state is DeploymentState.ROLLING_BACK or _ROLLBACK_MARK in (e.reason or "").lower()
+            state = DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS
+        elif name == COMPLETED_EVENT:
+            state = DeploymentState.COMPLETED
+        elif name == FAILED_EVENT:
+            # a FAILED while already rolling back is the rollback failing: nothing is in progress any more
+            rolls_back = rollback and state is not DeploymentState.ROLLING_BACK
+            state = DeploymentState.ROLLING_BACK if rolls_back else DeploymentState.FAILED
+        # an unknown event name changes nothing
+    last = seen[-1]
+    return DeploymentStatus(state, "event", last.deployment_id, last.event_name, last.reason, last.time)
+
+
+def _from_rollout(deployments: tuple[Deployment, ...], rollback: bool) -> DeploymentStatus:
+    """DescribeServices ``deployments[].rolloutState``: where no deployment event was seen."""
+    for d in deployments:
+        if (d.rollout_state or "").upper() == "IN_PROGRESS":
+            rolling = _ROLLBACK_MARK in (d.rollout_state_reason or "").lower()
+            return DeploymentStatus(DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS,
+                                    "rolloutState", d.id, d.rollout_state, d.rollout_state_reason)
+    primary = next((d for d in deployments if d.status.upper() == "PRIMARY"), None)
+    if primary is None or not primary.rollout_state:
+        return DeploymentStatus(DeploymentState.NONE)
+    said = primary.rollout_state.upper()
+    if said == "FAILED":
+        state = DeploymentState.ROLLING_BACK if rollback else DeploymentState.FAILED
+    elif said == "COMPLETED":
+        state = DeploymentState.COMPLETED
+    else:
+        state = DeploymentState.NONE
+    return DeploymentStatus(state, "rolloutState", primary.id, primary.rollout_state, primary.rollout_state_reason)
+
+
+def deployment_status(facts: EntitlementFacts, at: datetime) -> DeploymentStatus:
+    """The service's deployment state at event time ``at`` (ARCHITECTURE.md rule 4 and ECS-EVENTS.md).
+
+    From the deployment events at or before ``at``: in progress from a SERVICE_DEPLOYMENT_IN_PROGRESS until
+    the newest event is SERVICE_DEPLOYMENT_COMPLETED, or SERVICE_DEPLOYMENT_FAILED without rollback; a
+    FAILED with rollback (``circuit_breaker_rollback``) is ``ROLLING_BACK`` until the rollback completes
+    or fails (a FAILED during a rollback ends it). Without any such event, DescribeServices'
+    ``rolloutState`` says the same (any deployment IN_PROGRESS; a PRIMARY FAILED with rollback).
+    """
+    from_events = _from_events(facts.deployment_events, facts.circuit_breaker_rollback, at)
+    if from_events is not None:
+        return from_events
+    return _from_rollout(facts.deployments, facts.circuit_breaker_rollback)
+
+
+def serving_evidence(samples: tuple[ServingSample, ...], at: datetime,
+                     max_age: timedelta = SAMPLE_MAX_AGE) -> list[ServingSample]:
+    """Target groups still serving at ``at``: newest sample per target group with ``minute`` in
+    ``[at - max_age, at]`` and ``healthy_host_count`` >= 1, sorted by target group.
+
+    An older sample (or one after ``at``) is no evidence; so is a sample without a datapoint (``None``).
+    """
+    newest: dict[str, ServingSample] = {}
+    for s in samples:
+        if not (at - max_age <= s.minute <= at):
+            continue
+        cur = newest.get(s.target_group)
+        if cur is None or s.minute >= cur.minute:
+            newest[s.target_group] = s
+    return [s for tg, s in sorted(newest.items())
+            if s.healthy_host_count is not None and s.healthy_host_count >= 1]
+
+
+# --- the rules, in ARCHITECTURE.md's order -----------------------------------------------------------
+
+Rule = Callable[[str, EntitlementFacts, datetime, timedelta], Verdict | None]
+
+
+def _no(reason: EntitlementReason, message: str, /, **evidence: Any) -> Verdict:
+    return Verdict(False, reason, message, evidence)
+
+
+def rule_health_check_kills(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                            max_age: timedelta) -> Verdict | None:
+    """The trigger is health-check kills, not crashes: a restart cannot fix a dependency."""
+    if trigger_kind != "health_check_kills":
+        return None
+    return _no(EntitlementReason.HEALTH_CHECK_KILLS,
+               f"alert-only: {facts.name} tasks are killed by health checks, not crashing; never scaled down "
+               f"(a restart cannot fix a dependency)", trigger=trigger_kind)
+
+
+def rule_alert_only_cluster(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                            max_age: timedelta) -> Verdict | None:
+    """Another account or region than the watchdog's, or the cluster matches ``ALERT_ONLY_CLUSTERS``."""
+    if facts.elsewhere:
+        return _no(EntitlementReason.ALERT_ONLY_CLUSTER,
+                   f"alert-only: cluster {facts.cluster} is in {facts.elsewhere}; this watchdog acts only in "
+                   f"its own account and region", cluster=facts.cluster, elsewhere=facts.elsewhere)
+    if facts.alert_only_cluster:
+        which = ", ".join(facts.alert_only_patterns) or "unset: every cluster"
+        return _no(EntitlementReason.ALERT_ONLY_CLUSTER,
+                   f"alert-only: cluster {facts.cluster} is in ALERT_ONLY_CLUSTERS ({which})",
+                   cluster=facts.cluster, alert_only_clusters=list(facts.alert_only_patterns))
+    return None
+
+
+def rule_opted_out(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_age: timedelta) -> Verdict | None:
+    """The service is tagged ``ecs-guardrail:mode`` = ``alert-only``."""
+    if not facts.opted_out:
+        return None
+    return _no(EntitlementReason.OPTED_OUT,
+               f"alert-only: {facts.name} is tagged ecs-guardrail:mode=alert-only",
+               tag="ecs-guardrail:mode", value="alert-only")
+
+
+def rule_service_not_found(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                           max_age: timedelta) -> Verdict | None:
+    """The service does not exist (any more), or ECS refused to describe it: nothing to act on.
+
+    Access denied shares this reason (the vocabulary is fixed) but says so in the message and evidence.
+    """
+    if facts.access_denied:
+        return _no(EntitlementReason.SERVICE_NOT_FOUND,
+                   f"alert-only: ECS denied DescribeServices for {facts.name} (AccessDeniedException: another "
+                   f"account's service, or the watchdog's role lacks ecs:DescribeServices); nothing changed",
+                   ecs_error="AccessDeniedException")
+    if not facts.exists:
+        return _no(EntitlementReason.SERVICE_NOT_FOUND,
+                   f"alert-only: {facts.name} is not an ACTIVE service in ECS (deleted or draining); "
+                   f"nothing to scale", ecs_error="ServiceNotFound")
+    return None
+
+
+def rule_daemon_service(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                        max_age: timedelta) -> Verdict | None:
+    """``schedulingStrategy`` DAEMON: one task per container instance, no desired count to set."""
+    if facts.scheduling_strategy.strip().upper() != "DAEMON":
+        return None
+    return _no(EntitlementReason.DAEMON_SERVICE,
+               f"alert-only: {facts.name} is a DAEMON service (one task per container instance); it has no "
+               f"desired count to set to 0", scheduling_strategy="DAEMON")
+
+
+def rule_deployment_in_progress(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                                max_age: timedelta) -> Verdict | None:
+    """Circuit breaker enabled and a deployment in progress (or rolling back): ECS is already handling it."""
+    if not facts.circuit_breaker_enabled:
+        return None
+    status = deployment_status(facts, at)
+    if not status.state.in_progress:
+        return None
+    what = "is rolling back" if status.state is DeploymentState.ROLLING_BACK else "is deploying"
+    when = f" at {_hm(status.time)}" if status.time else ""
+    said = f"{status.said}{when}" + (f": {status.reason}" if status.reason else "")
+    return _no(EntitlementReason.DEPLOYMENT_IN_PROGRESS,
+               f"alert-only: ECS {what} {facts.name} (deployment {status.deployment_id or 'unknown'}; ECS said "
+               f"{said}); its circuit breaker handles the failed deployment and a scale to 0 would also stop "
+               f"the previous deployment's healthy tasks", **status.evidence())
+
+
+def rule_still_serving(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                       max_age: timedelta) -> Verdict | None:
+    """A target group reported ``HealthyHostCount`` >= 1 in its newest sample, at most ``max_age`` old."""
+    serving = serving_evidence(facts.serving, at, max_age)
+    if not serving:
+        return None
+    first = serving[0]
+    count = first.healthy_host_count or 0.0
+    hosts = int(count) if float(count).is_integer() else count
+    more = f" (and {len(serving) - 1} more target group(s))" if len(serving) > 1 else ""
+    return _no(EntitlementReason.STILL_SERVING,
+               f"alert-only: {facts.name} still serves clients: target group {first.target_group} had "
+               f"{hosts} healthy host(s) at {_hm(first.minute)}{more}; scaling to 0 would cut them off",
+               target_group=first.target_group, healthy_host_count=count, minute=_iso(first.minute),
+               serving_target_groups=[{"target_group": s.target_group, "healthy_host_count": s.healthy_host_count,
+                                       "minute": _iso(s.minute)} for s in serving])
+
+
+def rule_dry_run(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_age: timedelta) -> Verdict | None:
+    """``DRY_RUN=true``: decide and alert, change nothing."""
+    if not facts.dry_run:
+        return None
+    return _no(EntitlementReason.DRY_RUN, f"dry run: would scale {facts.name} to 0; changed nothing",
+               dry_run=True)
+
+
+#: rule 4 in ARCHITECTURE.md's order: the first that returns a verdict decides
+RULES: tuple[Rule, ...] = (
+    rule_health_check_kills,
+    rule_alert_only_cluster,
+    rule_opted_out,
+    rule_service_not_found,
+    rule_daemon_service,
+    rule_deployment_in_progress,
+    rule_still_serving,
+    rule_dry_run,
+)
+
+
+def entitlement(trigger_kind: str, facts: EntitlementFacts, at: datetime, *,
+                sample_max_age: timedelta = SAMPLE_MAX_AGE) -> Verdict:
+    """May the watchdog scale ``facts.service`` to 0 for a trigger of ``trigger_kind`` at event time ``at``?
+
+    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED) or
+    ``"health_check_kills"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how old a HealthyHostCount
+    sample may be and still count as evidence.
+
+    Returns:
+        the first applying rule's :class:`Verdict` (``entitled`` False), or an entitled verdict with reason
+        ``crash_loop`` whose evidence names the scalable target to suspend, if any.
+    """
+    for rule in RULES:
+        verdict = rule(trigger_kind, facts, at, sample_max_age)
+        if verdict is not None:
+            return verdict
+    evidence: dict[str, Any] = {"trigger": trigger_kind}
+    extra = ""
+    if facts.scalable_target is not None:
+        st = facts.scalable_target
+        evidence["scalable_target"] = {"resource_id": st.resource_id, "min_capacity": st.min_capacity,
+                                       "max_capacity": st.max_capacity, "suspended_state": st.suspended.to_api()}
+        extra = f"; its scalable target {st.resource_id} (min {st.min_capacity}) is suspended first"
+    return Verdict(True, EntitlementReason.CRASH_LOOP,
+                   f"entitled: no rule keeps {facts.name} running; scale to 0 to stop the crash loop{extra}",
+                   evidence)

@@ -1,0 +1,211 @@
+"""Application Auto Scaling on moto: suspend before the scale to 0, put the previous state back on restore."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from ecs_guardrail.adapters.autoscaling import SCALABLE_DIMENSION, ScalableTargets, resource_id
+from ecs_guardrail.adapters.ecs import EcsService
+from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
+from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
+from ecs_guardrail.restore import restore
+
+REGION = "eu-west-1"
+RID = "service/prod/api"
+PARTIAL = {"DynamicScalingInSuspended": True, "DynamicScalingOutSuspended": False, "ScheduledScalingSuspended": False}
+
+
+@dataclass
+class Aws:
+    ecs: Any
+    aas: Any
+
+
+@pytest.fixture
+def aws() -> Iterator[Aws]:
+    with mock_aws():
+        ecs = boto3.client("ecs", region_name=REGION)
+        aas = boto3.client("application-autoscaling", region_name=REGION)
+        ecs.create_cluster(clusterName="prod")
+        ecs.register_task_definition(family="api", containerDefinitions=[
+            {"name": "app", "image": "nginx", "memory": 128, "essential": True}])
+        for name in ("api", "plain"):
+            ecs.create_service(cluster="prod", serviceName=name, taskDefinition="api", desiredCount=2)
+        aas.register_scalable_target(ServiceNamespace="ecs", ResourceId=RID, ScalableDimension=SCALABLE_DIMENSION,
+                                     MinCapacity=2, MaxCapacity=6, SuspendedState=PARTIAL)
+        yield Aws(ecs, aas)
+
+
+def _state(aas: Any, rid: str = RID) -> dict:
+    [target] = aas.describe_scalable_targets(ServiceNamespace="ecs", ResourceIds=[rid])["ScalableTargets"]
+    return target["SuspendedState"]
+
+
+def test_describe_reads_capacity_and_suspended_state(aws: Aws) -> None:
+    facts = ScalableTargets(aws.aas).describe("prod", "api")
+    assert facts == ScalableTargetFacts(RID, 2, 6, SuspendedState(True, False, False))
+
+
+def test_describe_accepts_a_cluster_arn(aws: Aws) -> None:
+    arn = aws.ecs.describe_clusters(clusters=["prod"])["clusters"][0]["clusterArn"]
+    assert resource_id(arn, "api") == RID
+    assert ScalableTargets(aws.aas).describe(arn, "api") is not None
+
+
+def test_service_without_scalable_target_is_none(aws: Aws) -> None:
+    assert ScalableTargets(aws.aas).describe("prod", "plain") is None
+
+
+def test_suspend_then_restore_on_moto(aws: Aws) -> None:
+    targets = ScalableTargets(aws.aas)
+    facts = targets.describe("prod", "api")
+    assert facts is not None
+    registers = _count_registers(aws.aas)
+    previous = targets.suspend(facts)
+    assert previous == SuspendedState(True, False, False)
+    assert len(registers) == 1 and set(registers[0]) == {
+        "ServiceNamespace", "ResourceId", "ScalableDimension", "SuspendedState"}
+    assert _state(aws.aas) == {"DynamicScalingInSuspended": True, "DynamicScalingOutSuspended": True,
+                               "ScheduledScalingSuspended": True}
+    # capacities are untouched: only SuspendedState was sent
+    [target] = aws.aas.describe_scalable_targets(ServiceNamespace="ecs", ResourceIds=[RID])["ScalableTargets"]
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (2, 6)
+    assert targets.restore_suspended("prod", "api", previous) is True
+    assert _state(aws.aas) == PARTIAL
+    assert len(registers) == 2
+    # restore again: already there, no RegisterScalableTarget call
+    assert targets.restore_suspended("prod", "api", previous.to_api()) is False
+    assert len(registers) == 2
+
+
+def _count_registers(aas: Any) -> list[dict]:
+    calls: list[dict] = []
+    aas.meta.events.register("before-parameter-build.application-auto-scaling.RegisterScalableTarget",
+                             lambda params, **_: calls.append(dict(params)))
+    return calls
+
+
+def test_suspend_is_idempotent_when_already_suspended(aws: Aws) -> None:
+    facts = ScalableTargetFacts(RID, 2, 6, SuspendedState(True, True, True))
+    with Stubber(aws.aas) as stub:  # no response queued: any call would fail
+        assert ScalableTargets(aws.aas).suspend(facts) == SuspendedState(True, True, True)
+        stub.assert_no_pending_responses()
+
+
+def test_failed_suspension_raises_with_the_reason(aws: Aws) -> None:
+    facts = ScalableTargets(aws.aas).describe("prod", "api")
+    assert facts is not None
+    with Stubber(aws.aas) as stub:
+        stub.add_client_error("register_scalable_target", "AccessDeniedException",
+                              "not authorized to perform: application-autoscaling:RegisterScalableTarget")
+        with pytest.raises(ScalingSuspendError) as info:
+            ScalableTargets(aws.aas).suspend(facts)
+    assert "AccessDeniedException" in info.value.reason and RID in info.value.reason
+    assert _state(aws.aas) == PARTIAL
+
+
+def test_failed_suspension_leaves_desired_count_untouched(aws: Aws) -> None:
+    """The caller's order (rule 6): suspend, and only if it worked, scale to 0."""
+    ecs = EcsService(aws.ecs)
+    targets = ScalableTargets(aws.aas)
+    facts = ecs.describe("prod", "api")
+    target = targets.describe("prod", "api")
+    assert target is not None
+    with Stubber(aws.aas) as stub:
+        stub.add_client_error("register_scalable_target", "ThrottlingException", "Rate exceeded", 400)
+        try:
+            targets.suspend(target)
+        except ScalingSuspendError:
+            pass
+        else:
+            ecs.scale_to_zero(facts, facts.desired_count)
+    assert ecs.describe("prod", "api").desired_count == 2
+
+
+def test_describe_access_denied_is_a_suspend_error(aws: Aws) -> None:
+    with Stubber(aws.aas) as stub:
+        stub.add_client_error("describe_scalable_targets", "AccessDeniedException", "no")
+        with pytest.raises(ScalingSuspendError):
+            ScalableTargets(aws.aas).describe("prod", "api")
+
+
+def test_describe_other_errors_propagate(aws: Aws) -> None:
+    with Stubber(aws.aas) as stub:
+        stub.add_client_error("describe_scalable_targets", "InternalServiceException", "boom", 500)
+        with pytest.raises(ClientError):
+            ScalableTargets(aws.aas).describe("prod", "api")
+
+
+def test_restore_when_target_was_deregistered_changes_nothing(aws: Aws) -> None:
+    aws.aas.deregister_scalable_target(ServiceNamespace="ecs", ResourceId=RID, ScalableDimension=SCALABLE_DIMENSION)
+    assert ScalableTargets(aws.aas).restore_suspended("prod", "api", SuspendedState()) is False
+
+
+# --- restore: the count, then the scalable target ---------------------------------------------------------
+
+@dataclass
+class _Episode:
+    previous_desired_count: int | None = 2
+    action: str = "scale_to_zero"
+    closed: bool = False
+
+
+class _History:
+    """Stands in for the history store's two calls restore makes (the lead owns the real one)."""
+
+    def __init__(self) -> None:
+        self.episode = _Episode()
+        self.closed = 0
+
+    def latest_episode(self, cluster: str, service: str) -> _Episode:
+        return self.episode
+
+    def close_episode(self, cluster: str, service: str) -> None:
+        self.closed += 1
+        self.episode.closed = True
+
+
+def test_restore_puts_back_count_and_suspended_state(aws: Aws) -> None:
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    target = targets.describe("prod", "api")
+    assert target is not None
+    previous = targets.suspend(target)
+    ecs.scale_to_zero(ecs.describe("prod", "api"), 2)
+    assert ecs.describe("prod", "api").desired_count == 0
+
+    out = restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended=previous.to_api())
+    assert out.changed and out.scaling_restored and out.desired_count == 2
+    assert "suspended state put back" in out.message
+    assert ecs.describe("prod", "api").desired_count == 2
+    assert _state(aws.aas) == PARTIAL
+    again = restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended=previous.to_api())
+    assert not again.changed and not again.scaling_restored
+
+
+def test_restore_without_recorded_state_leaves_the_target_alone(aws: Aws) -> None:
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    target = targets.describe("prod", "api")
+    assert target is not None
+    targets.suspend(target)
+    ecs.scale_to_zero(ecs.describe("prod", "api"), 2)
+    out = restore(_History(), ecs, "prod", "api", scaling=targets)
+    assert out.changed and not out.scaling_restored
+    assert _state(aws.aas)["ScheduledScalingSuspended"] is True
+
+
+def test_restore_reports_a_failed_resume(aws: Aws) -> None:
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    ecs.scale_to_zero(ecs.describe("prod", "api"), 2)
+    with Stubber(aws.aas) as stub:
+        stub.add_client_error("describe_scalable_targets", "ThrottlingException", "slow down", 400)
+        with pytest.raises(RestoreError, match="could not be resumed"):
+            restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended=PARTIAL)
+    assert ecs.describe("prod", "api").desired_count == 2  # the count came back first

@@ -1,0 +1,176 @@
+"""The watchdog's per-service summary and its pure transitions (core/episode.py), without AWS."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.episode import (
+    DEPLOYMENT_MEMORY,
+    SPOT_MEMORY,
+    ActionStatus,
+    AlertStatus,
+    DeploymentNote,
+    Episode,
+    EpisodeEnd,
+    ServiceSummary,
+    add_deployment,
+    add_failure,
+    add_spot,
+    close_episode,
+    episode_is_open,
+    in_window,
+)
+from ecs_guardrail.core.records import Action, Failure, Reason
+
+T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
+W = timedelta(minutes=30)
+KEEP = 5
+
+
+def crash(n: int, minutes: float = 0, kind: StopKind = StopKind.CRASH, service: str = "api") -> Failure:
+    return Failure(service, T0 + timedelta(minutes=minutes), kind, task_arn=f"task-{n}")
+
+
+def ep(last: float = 0, decided: float = 0, **kw) -> Episode:
+    base = dict(decision_time=T0 + timedelta(minutes=decided), last_failure=T0 + timedelta(minutes=last),
+                action=Action.ALERT_ONLY, reason=Reason.CRASH_LOOP, trigger="crash_loop",
+                action_status=ActionStatus.NONE, alert_status=AlertStatus.SENT)
+    return Episode(**{**base, **kw})
+
+
+# ---------------------------------------------------------------- add_failure
+def test_add_failure_files_crashes_and_kills_in_their_own_rings():
+    s = add_failure(ServiceSummary("api"), crash(1), KEEP)
+    s = add_failure(s, crash(2, 1, StopKind.HEALTH_CHECK_KILL), KEEP)
+    assert [f.task_arn for f in s.crashes] == ["task-1"] and [f.task_arn for f in s.kills] == ["task-2"]
+    assert s.newest_failure == T0 + timedelta(minutes=1)
+
+
+def test_add_failure_dedupes_per_task():
+    s = add_failure(ServiceSummary("api"), crash(1), KEEP)
+    assert add_failure(s, crash(1), KEEP) is None
+    # the same task later, or as the other kind: the first final verdict stands
+    assert add_failure(s, crash(1, 5), KEEP) is None
+    assert add_failure(s, crash(1, 5, StopKind.HEALTH_CHECK_KILL), KEEP) is None
+
+
+def test_spot_verdict_blocks_a_later_crash_of_the_same_task():
+    s = add_spot(ServiceSummary("api"), "task-1", T0)
+    assert s is not None and s.knows_task("task-1")
+    assert add_failure(s, crash(1, 2), KEEP) is None
+    assert add_failure(s, crash(1, 2, StopKind.HEALTH_CHECK_KILL), KEEP) is None
+    # a second notice for the same task changes nothing either
+    assert add_spot(s, "task-1", T0 + timedelta(minutes=1)) is None
+
+
+def test_a_crash_verdict_is_not_overridden_by_a_later_spot_notice():
+    s = add_failure(ServiceSummary("api"), crash(1), KEEP)
+    assert add_spot(s, "task-1", T0 + timedelta(minutes=1)) is None
+    assert len(s.crashes) == 1
+
+
+def test_spot_notices_are_forgotten_after_spot_memory():
+    s = add_spot(ServiceSummary("api"), "old", T0)
+    s = add_spot(s, "new", T0 + SPOT_MEMORY + timedelta(seconds=1))
+    assert [t for t, _ in s.spot] == ["new"]
+
+
+@pytest.mark.parametrize("kind", [StopKind.SPOT, StopKind.SCHEDULER, StopKind.USER, StopKind.UNKNOWN,
+                                  StopKind.INFRASTRUCTURE])
+def test_add_failure_refuses_kinds_that_do_not_count(kind):
+    assert not kind.counts_as_failure
+    with pytest.raises(ValueError):
+        add_failure(ServiceSummary("api"), crash(1, 0, kind), KEEP)
+
+
+def test_ring_is_bounded_to_keep_under_a_hot_loop():
+    s = ServiceSummary("api")
+    for i in range(5_000):
+        new = add_failure(s, crash(i, i * 2 / 60), KEEP)
+        assert new is not None
+        s = new
+    assert len(s.crashes) == KEEP
+    assert [f.task_arn for f in s.crashes] == [f"task-{i}" for i in range(4_995, 5_000)]  # the newest
+
+
+def test_ring_keeps_the_newest_by_event_time_and_drops_a_late_old_one():
+    s = ServiceSummary("api")
+    for i in range(KEEP):
+        s = add_failure(s, crash(i, 10 + i), KEEP)
+    assert add_failure(s, crash(99, 1), KEEP) is None  # older than the KEEP newest: cannot change a decision
+    late = add_failure(s, crash(100, 11.5), KEEP)  # late but among the newest: kept, in time order
+    assert late is not None and len(late.crashes) == KEEP
+    assert [f.task_arn for f in late.crashes] == ["task-1", "task-100", "task-2", "task-3", "task-4"]
+
+
+# ---------------------------------------------------------------- add_deployment
+def test_add_deployment_dedupes_and_is_bounded():
+    s = ServiceSummary("api")
+    note = DeploymentNote(T0, "SERVICE_DEPLOYMENT_IN_PROGRESS", "ecs-svc/1")
+    s = add_deployment(s, note)
+    assert add_deployment(s, DeploymentNote(T0, "SERVICE_DEPLOYMENT_IN_PROGRESS", "ecs-svc/1")) is None
+    for i in range(20):
+        s = add_deployment(s, DeploymentNote(T0 + timedelta(minutes=i + 1), "SERVICE_DEPLOYMENT_COMPLETED",
+                                             f"ecs-svc/{i}")) or s
+    assert len(s.deployments) == DEPLOYMENT_MEMORY
+    assert [n.deployment_id for n in s.deployments] == [f"ecs-svc/{i}" for i in range(14, 20)]
+
+
+def test_add_deployment_keeps_event_time_order_for_late_ones():
+    s = add_deployment(ServiceSummary("api"), DeploymentNote(T0 + timedelta(minutes=5), "B"))
+    s = add_deployment(s, DeploymentNote(T0, "A"))
+    assert [n.event_name for n in s.deployments] == ["A", "B"]
+
+
+# ---------------------------------------------------------------- episodes
+def test_episode_is_open_up_to_exactly_last_failure_plus_window():
+    s = ServiceSummary("api", episode=ep(last=0))
+    assert episode_is_open(s, T0 + W, W)
+    assert not episode_is_open(s, T0 + W + timedelta(microseconds=1), W)
+    assert episode_is_open(s, T0 + timedelta(minutes=29), W)
+    assert not episode_is_open(ServiceSummary("api"), T0, W)
+
+
+def test_an_ended_episode_is_never_open():
+    s = ServiceSummary("api", episode=ep(last=0), episode_end=EpisodeEnd.RESTORED)
+    assert not episode_is_open(s, T0 + timedelta(minutes=1), W)
+
+
+def test_close_episode_records_why_and_what_no_longer_counts():
+    s = ServiceSummary("api", crashes=(crash(1, 0), crash(2, 4)), episode=ep(last=4))
+    closed = close_episode(s, EpisodeEnd.STEADY_STATE, T0 + timedelta(minutes=2))
+    assert closed is not None and closed.episode_end is EpisodeEnd.STEADY_STATE
+    assert closed.counted_after == T0 + timedelta(minutes=4)  # never before the episode's last failure
+    assert closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W) == ()
+    assert closed.episode == s.episode  # the record of the decision stays
+    assert close_episode(closed, EpisodeEnd.QUIET, T0 + timedelta(minutes=60)) is None  # already ended
+    assert close_episode(ServiceSummary("api"), EpisodeEnd.QUIET, T0) is None  # nothing to end
+    later = close_episode(s, EpisodeEnd.RESTORED, T0 + timedelta(minutes=9))
+    assert later.counted_after == T0 + timedelta(minutes=9) and later.episode_end is EpisodeEnd.RESTORED
+
+
+def test_held_at_zero_and_unfinished():
+    assert ep(action=Action.SCALE_TO_ZERO, action_status=ActionStatus.PENDING).held_at_zero
+    assert ep(action=Action.SCALE_TO_ZERO, action_status=ActionStatus.DONE).held_at_zero
+    assert not ep(action=Action.SCALE_TO_ZERO, action_status=ActionStatus.RESTORED).held_at_zero
+    assert not ep(action=Action.HOLD, action_status=ActionStatus.NONE).held_at_zero
+    assert ep(action_status=ActionStatus.PENDING).unfinished
+    assert ep(alert_status=AlertStatus.PENDING).unfinished
+    assert ep(alert_status=AlertStatus.FAILED).unfinished
+    assert not ep(alert_status=AlertStatus.COVERED).unfinished
+    assert not ep(action_status=ActionStatus.DONE, alert_status=AlertStatus.SENT).unfinished
+
+
+def test_lease_runs_until_its_expiry():
+    e = ep(lease_owner="a", lease_until=100.0)
+    assert e.leased(99.9) and not e.leased(100.0) and not ep().leased(0)
+
+
+def test_in_window_is_inclusive_and_sorted():
+    fs = (crash(3, 30), crash(1, 0), crash(2, 15), crash(4, 31))
+    got = in_window(fs, T0 + W, W)
+    assert [f.task_arn for f in got] == ["task-1", "task-2", "task-3"]
+    assert [f.task_arn for f in in_window(fs, T0 + W, W, after=T0)] == ["task-2", "task-3"]
