@@ -451,6 +451,12 @@ def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         rt_sampler = build_runtime(settings, clients, table=table, home=home)
+        if scenario.healthy_hosts_path is not None:
+            # the metrics exist before the events: the watchdog's serving evidence reads them at decision time
+            from ecs_guardrail.handlers.availability import load_healthy_hosts, read_healthy_hosts_csv
+
+            load_healthy_hosts(clients("cloudwatch"), aws.target_groups,
+                               read_healthy_hosts_csv(scenario.healthy_hosts_path))
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \

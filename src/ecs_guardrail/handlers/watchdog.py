@@ -29,12 +29,17 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
+from ecs_guardrail.adapters.autoscaling import ScalableTargets
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
+from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
+from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import decision_alert, job_failure_alert, mass_alert
-from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event
+from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, job_failed
+from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
     ActionStatus,
     AlertStatus,
@@ -47,11 +52,15 @@ from ecs_guardrail.core.episode import (
     add_spot,
     close_episode,
 )
-from ecs_guardrail.core.errors import EventRejectedError, GuardrailError, ServiceNotFoundError
+from ecs_guardrail.core.errors import (
+    EventRejectedError,
+    GuardrailError,
+    ScalingSuspendError,
+    ServiceAccessDeniedError,
+    ServiceNotFoundError,
+)
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
 from ecs_guardrail.core.policy import (
-    OPT_OUT_TAG,
-    OPT_OUT_VALUE,
     Action,
     Decision,
     Entitlement,
@@ -72,6 +81,10 @@ __all__ = ["handler", "process", "Watchdog", "AlertDeliveryError", "DecisionInPr
 USES = {
     "history": WatchdogState.IAM_ACTIONS,
     "ecs": EcsService.IAM_ACTIONS,
+    "task_definitions": TaskDefinitions.IAM_ACTIONS,
+    "autoscaling": ScalableTargets.IAM_ACTIONS,
+    "target_groups": TargetGroups.IAM_ACTIONS,
+    "cloudwatch": HealthyHostCount.IAM_ACTIONS,
     "sns": SnsTopic.IAM_ACTIONS,
     "slack_secret": WebhookUrl.IAM_ACTIONS,
 }
@@ -212,7 +225,12 @@ class Watchdog:
             return {"status": "ignored", "why": "standalone task: waiting for the STOPPED event's exit codes"}
         if kind is not StopKind.CRASH or (exit_codes and all(c == 0 for _, c in exit_codes)):
             return {"status": "ignored", "why": "standalone task finished normally"}
-        failure = _failure(event, kind, cause, exit_codes, f"family:{family}")
+        essential = self._taskdefs().essential_containers(d.task_definition_arn) if d.task_definition_arn else None
+        failed, why = job_failed(exit_codes, essential)
+        if not failed:
+            return {"status": "ignored", "why": f"standalone task finished normally ({why})"}
+        failure = replace(_failure(event, kind, cause, exit_codes, f"family:{family}"),
+                          reason=f"{why}; {d.stopped_reason or 'no reason'}")
         new, due, _ = self.state.job_failure(ck, family, d.task_arn, event.time, self.config.window)
         if not new:
             return {"status": "duplicate"}
@@ -246,7 +264,7 @@ class Watchdog:
         facts, why = None, None
         try:
             facts = ecs.describe(cluster, service)
-        except ServiceNotFoundError as exc:
+        except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
             why = str(exc)
             logger.warning("service not readable; deciding without its facts", extra={"error": why})
         try:
@@ -257,30 +275,56 @@ class Watchdog:
             count = 0
         return facts, why, count
 
+    def _taskdefs(self) -> TaskDefinitions:
+        """DescribeTaskDefinition answers, cached per ARN for the life of the execution environment."""
+        cached = self.rt.cache.get("taskdefs")
+        if cached is None:
+            cached = self.rt.cache["taskdefs"] = TaskDefinitions(self.rt.clients("ecs"))
+        return cached
+
+    def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
+        """The newest HealthyHostCount minimum per target group within 3 minutes of ``at`` (one
+        DescribeTargetGroups and one GetMetricData per decision; only for a service behind a load balancer)."""
+        if not facts.target_group_arns:
+            return ()
+        lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(list(facts.target_group_arns))
+        series = [Series(target_group_dimension(arn), load_balancer_dimension(lb))
+                  for arn in facts.target_group_arns for lb in lbs.get(arn, ())]
+        if not series:
+            return ()
+        metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
+        return tuple(metrics_source.newest_healthy(series, at))
+
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
-                 why: str | None, foreign: str | None) -> Entitlement:
-        """Rule 4 in its order (health-check kills, alert-only cluster, opt-out, not found, dry run)."""
-        if trigger.kind == "health_check_kills":
-            return Entitlement(Reason.HEALTH_CHECK_KILLS,
-                               "alert-only: health-check kills are never scaled down (a restart cannot fix a "
-                               "dependency)")
-        if foreign:
-            return Entitlement(Reason.ALERT_ONLY_CLUSTER,
-                               f"alert-only: {cluster} is in {foreign}; this watchdog acts only in its own account "
-                               "and region", {"elsewhere": foreign})
-        if is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn):
-            which = ", ".join(self.config.alert_only_clusters) or "unset: every cluster"
-            return Entitlement(Reason.ALERT_ONLY_CLUSTER,
-                               f"alert-only: {cluster} is in ALERT_ONLY_CLUSTERS ({which})")
-        if facts is not None and facts.opted_out:
-            return Entitlement(Reason.OPTED_OUT, f"alert-only: service tagged {OPT_OUT_TAG}={OPT_OUT_VALUE}")
-        if facts is None:
-            return Entitlement(Reason.SERVICE_NOT_FOUND,
-                               f"alert-only: ECS could not describe the service ({why}), so nothing was changed",
-                               {"ecs": why})
-        if self.config.dry_run:
-            return Entitlement(Reason.DRY_RUN, "dry run: would scale to 0, changed nothing")
-        return Entitlement()
+                 why: str | None, foreign: str | None, s: ServiceSummary) -> tuple[Entitlement,
+                                                                                  ScalableTargetFacts | None]:
+        """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides)."""
+        scalable = None
+        serving: tuple[Any, ...] = ()
+        if facts is not None and trigger.kind != "health_check_kills":
+            try:
+                scalable = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, s.service)
+            except ScalingSuspendError as exc:
+                logger.warning("scalable target unreadable", extra={"error": str(exc)})
+            serving = self._serving(facts, trigger.time)
+        base = facts.entitlement_fields() if facts is not None else {
+            "exists": False, "access_denied": bool(why and "access denied" in why.lower())}
+        ef = EntitlementFacts(
+            cluster=cluster, service=s.service, **base,
+            deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
+                                    for n in s.deployments),
+            serving=serving,
+            alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
+            alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
+            scalable_target=scalable,
+        )
+        v = entitlement(trigger.kind, ef, trigger.time)
+        if v.entitled:
+            return Entitlement(), scalable
+        evidence = dict(v.evidence)
+        if why and not facts:
+            evidence.setdefault("ecs", why)
+        return Entitlement(Reason(v.reason.value), v.message, evidence), scalable
 
     def _held(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int) -> tuple[str, ...]:
         """The other services held at zero; when they fill the bound, re-read them from ECS and free the
@@ -320,7 +364,7 @@ class Watchdog:
         summaries = [x for x in view.summaries if x.service != service] + [s]
         count = count or len(summaries)
         fleet = fleet_view(self.config, service, summaries, trigger.time, count)
-        ent = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign)
+        ent, _ = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
         held = self._held(ck, cluster, service, view, fleet.bound) if ent.reason is None else view.held()
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
         prev = facts.desired_count if facts else None
@@ -392,6 +436,24 @@ class Watchdog:
                                       action_status=ActionStatus.NONE)
         facts = self.rt.ecs.describe(cluster, service)
         prev = ep.previous_desired_count if ep.previous_desired_count is not None else facts.desired_count
+        suspended = ep.previous_suspended
+        if suspended is None:
+            scaling = ScalableTargets(self.rt.clients("application-autoscaling"))
+            try:
+                target = scaling.describe(cluster, service)
+                if target is not None:
+                    suspended = scaling.suspend(target).to_api()
+                    self._mine(ck, service, previous_suspended=suspended)
+            except ScalingSuspendError as exc:  # never scale what a scaling policy would put back unseen
+                self.state.release_slot(ck, service)
+                record = {**record, "action": Action.ALERT_ONLY.value, "reason": Reason.SCALING_SUSPEND_FAILED.value,
+                          "message": f"alert-only: could not suspend the service's Application Auto Scaling "
+                                     f"scalable target ({exc.reason}), so it was not scaled to 0 (a scaling "
+                                     f"policy would put the tasks back). " + record["message"],
+                          "evidence": {**record.get("evidence", {}), "autoscaling_error": exc.reason}}
+                self.state.amend_decision(ck, record)
+                return record, self._mine(ck, service, action=Action.ALERT_ONLY,
+                                          reason=Reason.SCALING_SUSPEND_FAILED, action_status=ActionStatus.NONE)
         self.rt.ecs.scale_to_zero(facts, prev)
         metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
         return record, self._mine(ck, service, action_status=ActionStatus.DONE, previous_desired_count=prev)

@@ -1,0 +1,425 @@
+"""One suite, two engines: the table port (adapters/store/table.py) on ``MemoryTable`` and on
+``DynamoTable`` over moto must behave the same, or the fast replay engine could decide differently
+from production. Then the adapters on top (event log, watchdog state, slots, jobs) through both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError
+from ecs_guardrail.adapters.store.watchdog_state import summary_from_doc, summary_to_doc
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, ServiceSummary, add_failure
+from ecs_guardrail.core.records import Action, Failure, Reason, iso
+
+# event times in the future: the TTL attribute (max(event time, now) + ttl) is then deterministic
+T0 = datetime(2030, 1, 2, 3, 0, tzinfo=UTC)
+W = timedelta(minutes=30)
+
+
+# ---------------------------------------------------------------- put / get
+RICH = {"pk": "P", "sk": "S", "i": 3, "zero": 0, "neg": -7, "big": 10**15, "f": 0.1, "f2": 2.5, "nf": -0.001,
+        "b": True, "nb": False, "s": "text é ✓", "l": [1, 0.1, "x", {"a": [1, 2.25]}, [True]],
+        "m": {"a": 1, "b": {"c": 0.3, "d": "y"}}}
+
+
+def test_put_get_round_trip(table):
+    table.put(dict(RICH))
+    got = table.get("P", "S")
+    assert got == RICH
+    assert isinstance(got["i"], int) and isinstance(got["f"], float) and got["f"] == 0.1
+    assert isinstance(got["big"], int) and got["l"][1] == 0.1 and got["m"]["b"]["c"] == 0.3
+    assert table.get("P", "nope") is None and table.get("nope", "S") is None
+
+
+def test_empty_values_are_dropped(table):
+    table.put({"pk": "P", "sk": "E", "keep": 1, "none": None, "empty": "", "list": [], "map": {}})
+    assert table.get("P", "E") == {"pk": "P", "sk": "E", "keep": 1}
+
+
+def test_put_overwrites_whole_item(table):
+    table.put({"pk": "P", "sk": "S", "a": 1, "b": 2})
+    table.put({"pk": "P", "sk": "S", "a": 3})
+    assert table.get("P", "S") == {"pk": "P", "sk": "S", "a": 3}
+
+
+def test_read_values_are_copies(table):
+    item = {"pk": "P", "sk": "S", "l": [1, 2]}
+    table.put(item)
+    item["l"].append(3)
+    got = table.get("P", "S")
+    got["l"].append(4)
+    assert table.get("P", "S")["l"] == [1, 2]
+
+
+# ---------------------------------------------------------------- conditions
+def test_cond_absent_is_write_once(table):
+    first = {"pk": "P", "sk": "ONCE", "v": 1}
+    table.put(first, Cond(absent=True))
+    with pytest.raises(ConditionFailedError) as info:
+        table.put({"pk": "P", "sk": "ONCE", "v": 2}, Cond(absent=True))
+    assert info.value.old == first
+    assert table.get("P", "ONCE") == first
+
+
+def test_cond_any_of_returns_all_old_on_failure(table):
+    table.put({"pk": "P", "sk": "V", "seq": 1, "owner": "a", "f": 0.1, "m": {"x": [1]}})
+    with pytest.raises(ConditionFailedError) as info:
+        table.put({"pk": "P", "sk": "V", "seq": 2}, Cond(any_of=({"seq": 5},)))
+    assert info.value.old == {"pk": "P", "sk": "V", "seq": 1, "owner": "a", "f": 0.1, "m": {"x": [1]}}
+    # a conjunction must hold whole; any one of the alternatives is enough
+    with pytest.raises(ConditionFailedError):
+        table.put({"pk": "P", "sk": "V", "seq": 2}, Cond(any_of=({"seq": 1, "owner": "b"},)))
+    table.put({"pk": "P", "sk": "V", "seq": 2, "owner": "b"}, Cond(any_of=({"seq": 9}, {"seq": 1, "owner": "a"})))
+    assert table.get("P", "V")["seq"] == 2
+
+
+def test_cond_any_of_fails_on_an_absent_item_or_a_missing_attribute(table):
+    with pytest.raises(ConditionFailedError) as info:
+        table.put({"pk": "P", "sk": "NEW", "seq": 1}, Cond(any_of=({"seq": 0},)))
+    assert info.value.old is None
+    assert table.get("P", "NEW") is None
+    table.put({"pk": "P", "sk": "NEW", "a": 1})
+    with pytest.raises(ConditionFailedError):
+        table.put({"pk": "P", "sk": "NEW", "a": 2}, Cond(any_of=({"released": True},)))
+
+
+def test_cond_absent_or_any_of(table):
+    slot = Cond(absent=True, any_of=({"released": True}, {"service": "a"}))
+    table.put({"pk": "P", "sk": "H#0000", "service": "a", "released": False}, slot)  # absent
+    table.put({"pk": "P", "sk": "H#0000", "service": "a", "released": False}, slot)  # own
+    with pytest.raises(ConditionFailedError):
+        table.put({"pk": "P", "sk": "H#0000", "service": "b", "released": False},
+                  Cond(absent=True, any_of=({"released": True}, {"service": "b"})))
+    table.put({"pk": "P", "sk": "H#0000", "service": "a", "released": True})
+    table.put({"pk": "P", "sk": "H#0000", "service": "b", "released": False},
+              Cond(absent=True, any_of=({"released": True}, {"service": "b"})))
+    assert table.get("P", "H#0000")["service"] == "b"
+
+
+def test_cond_on_a_float_attribute(table):
+    table.put({"pk": "P", "sk": "F", "v": 0.1})
+    table.put({"pk": "P", "sk": "F", "v": 0.2}, Cond(any_of=({"v": 0.1},)))
+    assert table.get("P", "F")["v"] == 0.2
+
+
+def test_condition_failure_old_item_is_the_same_on_both_engines(both):
+    mem, ddb = both
+    olds = []
+    for t in (mem, ddb):
+        t.put(dict(RICH))
+        with pytest.raises(ConditionFailedError) as info:
+            t.put({"pk": "P", "sk": "S", "x": 1}, Cond(any_of=({"i": 4},)))
+        olds.append(info.value.old)
+    assert olds[0] == olds[1] == RICH
+    assert json.dumps(olds[0], sort_keys=True) == json.dumps(olds[1], sort_keys=True)
+
+
+# ---------------------------------------------------------------- query
+def _fill(table) -> None:
+    for i in range(1, 13):
+        table.put({"pk": "Q", "sk": f"A#{i:02d}", "n": i, "other": "x" * i})
+    table.put({"pk": "Q", "sk": "B#01", "n": 100})
+    table.put({"pk": "OTHER", "sk": "A#01", "n": -1})
+
+
+def sks(items) -> list[str]:
+    return [i["sk"] for i in items]
+
+
+def test_query_whole_partition_in_sort_order(table):
+    _fill(table)
+    assert sks(table.query("Q")) == [f"A#{i:02d}" for i in range(1, 13)] + ["B#01"]
+    assert list(table.query("missing")) == []
+
+
+def test_query_range_is_inclusive(table):
+    _fill(table)
+    assert sks(table.query("Q", lo="A#03", hi="A#05")) == ["A#03", "A#04", "A#05"]
+    assert sks(table.query("Q", lo="A#11")) == ["A#11", "A#12", "B#01"]
+    assert sks(table.query("Q", hi="A#02")) == ["A#01", "A#02"]
+    assert sks(table.query("Q", lo="A#03", hi="A#03")) == ["A#03"]
+
+
+def test_query_prefix_descending_limit_fields(table):
+    _fill(table)
+    assert sks(table.query("Q", prefix="A#1")) == ["A#10", "A#11", "A#12"]
+    assert sks(table.query("Q", prefix="A#", descending=True, limit=2)) == ["A#12", "A#11"]
+    assert sks(table.query("Q", descending=True)) == ["B#01"] + [f"A#{i:02d}" for i in range(12, 0, -1)]
+    assert sks(table.query("Q", limit=3)) == ["A#01", "A#02", "A#03"]
+    assert sks(table.query("Q", lo="A#02", hi="A#09", descending=True, limit=3)) == ["A#09", "A#08", "A#07"]
+    assert list(table.query("Q", prefix="A#0", fields=("n",), limit=2)) == [{"n": 1}, {"n": 2}]
+    assert list(table.query("Q", prefix="B#", fields=("sk", "n", "absent"))) == [{"sk": "B#01", "n": 100}]
+
+
+def test_query_prefix_and_range_together_is_refused(table):
+    with pytest.raises(ValueError):
+        list(table.query("Q", prefix="A#", lo="A#01"))
+
+
+def test_query_limit_across_pages(table):
+    # items big enough that DynamoDB (and moto) page the Query (1 MB per page)
+    blob = "z" * 300_000
+    for i in range(6):
+        table.put({"pk": "BIG", "sk": f"{i:02d}", "blob": blob})
+    assert sks(table.query("BIG", fields=("sk",))) == [f"{i:02d}" for i in range(6)]
+    assert sks(table.query("BIG", limit=5)) == [f"{i:02d}" for i in range(5)]
+
+
+# ---------------------------------------------------------------- the timeline index
+def test_index_query_holds_only_items_with_both_index_attributes(table):
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:01Z#task#1", "v": 1})
+    table.put({"pk": "T#2", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:00Z#task#2", "v": 2})
+    table.put({"pk": "T#3", "sk": "V#1", "gsi1pk": "TL#c#h", "v": 3})  # no sort attribute: not indexed
+    table.put({"pk": "T#4", "sk": "V#1", "v": 4})
+    table.put({"pk": "T#5", "sk": "V#1", "gsi1pk": "TL#c#other", "gsi1sk": "2030-01-02T03:00:00Z#x", "v": 5})
+    got = list(table.query("TL#c#h", index=True))
+    assert [i["v"] for i in got] == [2, 1]
+    assert [i["v"] for i in table.query("TL#c#h", index=True, descending=True)] == [1, 2]
+    assert [i["v"] for i in table.query("TL#c#h", index=True, lo="2030-01-02T03:00:01Z",
+                                        hi="2030-01-02T03:00:01Z~")] == [1]
+    assert list(table.query("TL#c#h", index=True, fields=("v",), limit=1)) == [{"v": 2}]
+    assert [i["v"] for i in table.query("TL#c#h", index=True, prefix="2030-01-02T03:00:00Z")] == [2]
+
+
+def test_index_follows_an_overwritten_item(table):
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#a", "gsi1sk": "1", "v": 1})
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#b", "gsi1sk": "2", "v": 2})
+    assert list(table.query("TL#a", index=True)) == []
+    assert [i["v"] for i in table.query("TL#b", index=True)] == [2]
+    table.put({"pk": "T#1", "sk": "V#1", "v": 3})  # index attributes gone: out of the index
+    assert list(table.query("TL#b", index=True)) == []
+
+
+# ---------------------------------------------------------------- transactions
+def test_transact_put_all_or_nothing(table):
+    table.put({"pk": "X", "sk": "seq", "seq": 1})
+    with pytest.raises(ConditionFailedError) as info:
+        table.transact_put([({"pk": "X", "sk": "new", "v": 1}, Cond(absent=True)),
+                            ({"pk": "X", "sk": "seq", "seq": 3}, Cond(any_of=({"seq": 2},)))])
+    assert info.value.old is None
+    assert table.get("X", "new") is None and table.get("X", "seq") == {"pk": "X", "sk": "seq", "seq": 1}
+    table.transact_put([({"pk": "X", "sk": "new", "v": 1}, Cond(absent=True)),
+                        ({"pk": "X", "sk": "seq", "seq": 2}, Cond(any_of=({"seq": 1},))),
+                        ({"pk": "X", "sk": "free", "f": 0.1}, None)])
+    assert table.get("X", "new")["v"] == 1 and table.get("X", "seq")["seq"] == 2
+    assert table.get("X", "free")["f"] == 0.1
+    # the write-once item of the pair now exists: the same transaction again fails whole
+    with pytest.raises(ConditionFailedError):
+        table.transact_put([({"pk": "X", "sk": "seq", "seq": 3}, Cond(any_of=({"seq": 2},))),
+                            ({"pk": "X", "sk": "new", "v": 2}, Cond(absent=True))])
+    assert table.get("X", "seq")["seq"] == 2 and table.get("X", "new")["v"] == 1
+
+
+def test_transact_put_index_attributes(table):
+    table.transact_put([({"pk": "D", "sk": "DEC#1", "gsi1pk": "TL#c", "gsi1sk": "1#decision"}, Cond(absent=True))])
+    assert sks(table.query("TL#c", index=True)) == ["DEC#1"]
+
+
+# ================================================================ the adapters through both engines
+def store_on(table) -> HistoryStore:
+    return HistoryStore.on(table, cache={})
+
+
+def _failure(n: int, minutes: float, service: str = "api") -> Failure:
+    return Failure(service, T0 + timedelta(minutes=minutes), StopKind.CRASH, task_arn=f"arn:task/{n}",
+                   availability_zone="eu-west-1a", stop_code="EssentialContainerExited",
+                   reason="Essential container in task exited", cause="OutOfMemoryError",
+                   exit_codes=(("app", 137), ("side", None)))
+
+
+def test_event_log_is_write_once(table):
+    ev = store_on(table).events
+    arn = "arn:aws:ecs:eu-west-1:1:task/c/abc"
+    attrs = {"type": "task", "version": 5, "last_status": "STOPPED", "exit_codes": {"app": 1}}
+    assert ev.record_task_event(task_arn=arn, version=5, event_id="e1", cluster="c", time=T0, attrs=attrs)
+    assert not ev.record_task_event(task_arn=arn, version=5, event_id="e1-again", cluster="c", time=T0,
+                                    attrs={**attrs, "last_status": "CHANGED"})
+    assert ev.record_task_event(task_arn=arn, version=3, event_id="e0", cluster="c", time=T0,
+                                attrs={**attrs, "version": 3, "last_status": "RUNNING"})
+    assert ev.task_state(arn)["version"] == 5 and ev.task_state(arn)["last_status"] == "STOPPED"
+    assert [v["version"] for v in ev.task_history(arn)] == [3, 5]
+    assert ev.record_service_event(cluster="c", service="api", event_id="s1", time=T0, attrs={"type": "service"})
+    assert not ev.record_service_event(cluster="c", service="api", event_id="s1", time=T0, attrs={"type": "x"})
+    assert ev.record_rejected({"bad": 1}, "why", T0)
+    assert not ev.record_rejected({"bad": 1}, "why", T0)
+    assert [r["reason"] for r in ev.rejected(T0)] == ["why"]
+
+
+def test_summary_codec_round_trip_keeps_every_field():
+    ep = Episode(decision_time=T0 + timedelta(seconds=1.25), last_failure=T0 + timedelta(minutes=3),
+                 action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP, trigger="crash_loop",
+                 action_status=ActionStatus.DONE, alert_status=AlertStatus.SENT, previous_desired_count=3,
+                 previous_suspended={"DynamicScalingInSuspended": False}, lease_owner="me", lease_until=1.5e9 + 0.25,
+                 escalated=True, cluster_alert_owner=True)
+    s = ServiceSummary("api", seq=4, crashes=(_failure(1, 0), _failure(2, 1.5)),
+                       kills=(replace(_failure(3, 2), kind=StopKind.HEALTH_CHECK_KILL),),
+                       spot=(("arn:task/9", T0),), episode=ep, counted_after=T0)
+    back = summary_from_doc("api", 4, json.loads(json.dumps(summary_to_doc(s))))
+    assert back == s
+
+
+def test_summary_save_conflict_second_raises_and_cache_holds_the_winner(table):
+    a, b = store_on(table).state, store_on(table).state  # two runtimes, two caches, one table
+    current = a.load("c", "api")
+    assert current.seq == 0 and b.load("c", "api").seq == 0
+    won = a.save("c", current, add_failure(current, _failure(1, 0), 5))
+    assert won.seq == 1
+    with pytest.raises(ConditionFailedError) as info:
+        b.save("c", current, add_failure(current, _failure(2, 1), 5))
+    assert info.value.old is not None and info.value.old["seq"] == 1
+    cached = b.load("c", "api")  # from the cache: the winner's summary (ALL_OLD)
+    assert cached.seq == 1 and [f.task_arn for f in cached.crashes] == ["arn:task/1"]
+    assert b.load("c", "api", fresh=True) == cached
+    # update() retries on the winner's state: both failures end up filed
+    s, changed = b.update("c", "api", lambda x: add_failure(x, _failure(2, 1), 5))
+    assert changed and s.seq == 2 and [f.task_arn for f in s.crashes] == ["arn:task/1", "arn:task/2"]
+    with pytest.raises(ConditionFailedError):
+        a.save("c", won, add_failure(won, _failure(3, 2), 5))  # a's cached seq 1 is stale now
+    assert a.load("c", "api").seq == 2
+
+
+def test_second_save_after_a_conflict_on_an_existing_summary(table):
+    a, b = store_on(table).state, store_on(table).state
+    base = a.save("c", a.load("c", "api"), add_failure(ServiceSummary("api"), _failure(1, 0), 5))
+    cur = b.load("c", "api")
+    assert cur == base
+    a.save("c", base, add_failure(base, _failure(2, 1), 5))
+    with pytest.raises(ConditionFailedError):
+        b.save("c", cur, add_failure(cur, _failure(3, 2), 5))
+    assert b.load("c", "api").seq == 2
+
+
+def _record(t: datetime, service: str = "api", action: str = "scale_to_zero") -> dict[str, Any]:
+    return {"type": "decision", "time": iso(t), "cluster": "c", "service": service, "action": action,
+            "reason": "crash_loop", "message": "scaled", "previous_desired_count": 2, "crashes_in_window": 5,
+            "health_check_kills_in_window": 0, "bound": 1, "last_stops": []}
+
+
+def _episode(t: datetime, owner: str) -> Episode:
+    return Episode(decision_time=t, last_failure=t, action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP,
+                   trigger="crash_loop", action_status=ActionStatus.PENDING, alert_status=AlertStatus.PENDING,
+                   previous_desired_count=2, lease_owner=owner, lease_until=2e9)
+
+
+def test_claim_is_one_transaction_and_only_one_wins(table):
+    a, b = store_on(table).state, store_on(table).state
+    s = a.update("c", "api", lambda x: add_failure(x, _failure(1, 0), 5))[0]
+    cur_b = b.load("c", "api")
+    t = T0 + timedelta(seconds=12.345)  # fractional seconds kept in the key and the record
+    claimed = a.claim("c", s, replace(s, episode=_episode(t, "a")), _record(t))
+    assert claimed.seq == s.seq + 1 and claimed.episode.lease_owner == "a"
+    with pytest.raises(ConditionFailedError):
+        b.claim("c", cur_b, replace(cur_b, episode=_episode(t, "b")), _record(t))
+    decisions = list(table.query("SVC#c#api", prefix="DEC#"))
+    assert len(decisions) == 1 and decisions[0]["sk"] == "DEC#2030-01-02T03:00:12.345Z"
+    assert a.decision("c", "api", t)["time"] == "2030-01-02T03:00:12.345Z"
+    assert b.load("c", "api", fresh=True).episode.lease_owner == "a"
+    # the record is also on the timeline index
+    assert [i["type"] for i in table.query(keys.timeline_partition("c", t), index=True)] == ["decision"]
+
+
+def test_claim_fails_whole_when_the_record_exists(table):
+    st = store_on(table).state
+    t = T0
+    s = st.load("c", "api")
+    st.claim("c", s, replace(s, episode=_episode(t, "a")), _record(t))
+    # a summary write that would succeed, paired with a record that already exists: nothing written
+    cur = st.load("c", "api", fresh=True)
+    with pytest.raises(ConditionFailedError):
+        st.claim("c", cur, replace(cur, episode=_episode(t, "again")), _record(t))
+    assert st.load("c", "api", fresh=True).episode.lease_owner == "a"
+
+
+def test_take_and_release_slots(table):
+    st = store_on(table).state
+    got = [st.take_slot("c", s, T0, 2, st.cluster("c")) for s in ("s0", "s1", "s2")]
+    assert got == [0, 1, None]
+    assert st.take_slot("c", "s0", T0, 2, st.cluster("c")) == 0  # its own slot, never a second one
+    # a stale view (taken before s1's slot) still cannot give a third slot
+    stale = st.cluster("c")
+    assert st.cluster("c").held() == ("s0", "s1")
+    assert st.release_slot("c", "s0")
+    assert not st.release_slot("c", "s0")  # idempotent
+    assert st.cluster("c").held() == ("s1",)
+    assert st.take_slot("c", "s2", T0, 2, stale) == 0
+    assert st.take_slot("c", "s3", T0, 2, st.cluster("c")) is None
+    assert st.cluster("c").held() == ("s1", "s2")
+
+
+def test_slot_race_with_one_view_gives_the_bound_exactly(table):
+    st = store_on(table).state
+    view = st.cluster("c")  # every contender saw the same (empty) view
+    got = [st.take_slot("c", s, T0, 2, view) for s in ("s0", "s1", "s2", "s3")]
+    assert sorted(g for g in got if g is not None) == [0, 1] and got.count(None) == 2
+
+
+def test_job_failure_alerts_once_per_window(table):
+    st = store_on(table).state
+    assert st.job_failure("c", "nightly", "t1", T0, W) == (True, True, 1)
+    assert st.job_failure("c", "nightly", "t1", T0, W) == (False, False, 1)  # redelivery
+    assert st.job_failure("c", "nightly", "t2", T0 + timedelta(minutes=10), W) == (True, False, 2)
+    assert st.job_failure("c", "nightly", "t3", T0 + W, W) == (True, False, 3)  # exactly a window: still in
+    assert st.job_failure("c", "nightly", "t4", T0 + W + timedelta(seconds=1), W) == (True, True, 1)
+    assert st.job_failure("c", "other", "t5", T0, W) == (True, True, 1)
+    # jobs never appear among the cluster's service summaries
+    assert st.cluster("c").summaries == ()
+
+
+def test_mass_event_opens_once_per_burst(table):
+    st = store_on(table).state
+    assert st.open_mass_event("c", T0, W)
+    assert not st.open_mass_event("c", T0 + timedelta(minutes=10), W)
+    assert not st.open_mass_event("c", T0 + timedelta(minutes=40), W)  # holds keep coming: same event
+    assert st.open_mass_event("c", T0 + timedelta(minutes=71), W)
+
+
+def _script(table) -> list[Any]:
+    """A mixed sequence of adapter calls; returns every result in order."""
+    store = store_on(table)
+    st, out = store.state, []
+    out.append(store.events.record_task_event(task_arn="arn:t/1", version=1, event_id="e", cluster="c", time=T0,
+                                              attrs={"type": "task", "f": 0.5}))
+    out.append(store.events.record_task_event(task_arn="arn:t/1", version=1, event_id="e", cluster="c", time=T0,
+                                              attrs={"type": "task"}))
+    for i in range(8):
+        out.append(st.update("c", "api", lambda x, i=i: add_failure(x, _failure(i, i), 5))[0].seq)
+    s = st.load("c", "api")
+    t = T0 + timedelta(minutes=7, seconds=0.5)
+    out.append(st.claim("c", s, replace(s, episode=_episode(t, "o")), _record(t)).seq)
+    try:
+        st.claim("c", s, replace(s, episode=_episode(t, "p")), _record(t))
+    except ConditionFailedError as exc:
+        out.append(("lost", exc.old))
+    out.append(st.take_slot("c", "api", t, 1, st.cluster("c")))
+    out.append(st.take_slot("c", "web", t, 1, st.cluster("c")))
+    out.append(st.release_slot("c", "api"))
+    out.append(st.take_slot("c", "web", t, 1, st.cluster("c")))
+    out.append(st.job_failure("c", "nightly", "j1", T0, W))
+    out.append(st.job_failure("c", "nightly", "j2", T0, W))
+    out.append(st.open_mass_event("c", T0, W))
+    view = st.cluster("c")
+    out.append((view.held(), [x.service for x in view.summaries], view.mass_last))
+    out.append(st.load("c", "api", fresh=True))
+    out.append(st.decision("c", "api", t))
+    # every item the script wrote, as stored
+    for pk in ("WD#c", "SVC#c#api", "JOB#c", "TASK#arn:t/1"):
+        out.append(list(table.query(pk)))
+    out.append(list(table.query(keys.timeline_partition("c", T0), index=True)))
+    return out
+
+
+def test_adapters_give_identical_results_on_both_engines(both):
+    mem, ddb = both
+    on_mem, on_ddb = _script(mem), _script(ddb)
+    assert len(on_mem) == len(on_ddb)
+    for i, (m, d) in enumerate(zip(on_mem, on_ddb, strict=True)):
+        assert m == d, f"step {i}"
