@@ -72,7 +72,11 @@ def declared(function: str) -> set[tuple[str, str]]:
 
 
 def test_rule_patterns_equal_events_patterns_json() -> None:
+    """The four copies of the patterns agree: routing.PATTERNS (replay), events/patterns.json, both templates."""
+    from ecs_guardrail.routing import PATTERNS as CODE_PATTERNS
+
     assert set(PATTERNS) == {"recorder", "watchdog"}
+    assert json.loads(json.dumps(CODE_PATTERNS)) == PATTERNS
     rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
     assert rules["RecorderRule"]["Properties"]["EventPattern"] == PATTERNS["recorder"]
     assert rules["WatchdogRule"]["Properties"]["EventPattern"] == PATTERNS["watchdog"]
@@ -84,18 +88,39 @@ def test_rule_patterns_equal_events_patterns_json() -> None:
 
 def test_watchdog_is_filtered_at_the_bus() -> None:
     watchdog = PATTERNS["watchdog"]
-    shapes = [(tuple(branch["detail-type"]), branch["detail"]) for branch in watchdog["$or"]]
+    shapes = [(tuple(branch["detail-type"]), branch.get("detail")) for branch in watchdog["$or"]]
     assert shapes == [
         (("ECS Task State Change",), {"lastStatus": ["STOPPED"]}),
         (("ECS Task State Change",), {"stopCode": ["SpotInterruption", "TerminationNotice"]}),
         (("ECS Task State Change",), {"stoppedReason": [{"prefix": "Your Spot Task"}]}),
         (("ECS Service Action",), {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}),
+        (("ECS Service Action",), {"eventName": ["SERVICE_STEADY_STATE"]}),
+        (("ECS Deployment State Change",), None),  # every deployment state change
     ]
     assert PATTERNS["recorder"]["detail-type"] == [
         "ECS Task State Change",
         "ECS Service Action",
         "ECS Deployment State Change",
     ]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "watchdog"),
+    [
+        ("service-action-steady-state.docs.json", True),
+        ("deployment-completed.docs.json", True),
+        ("deployment-failed-circuit-breaker.docs.json", True),
+        ("deployment-in-progress.docs.json", True),
+        ("service-action-task-start-impaired.json", True),
+        ("task-fargate-running-service-exec-agent-pending.json", False),
+    ],
+)
+def test_watchdog_rule_routes_the_documented_events(fixture: str, watchdog: bool) -> None:
+    from ecs_guardrail.routing import matches
+
+    event = json.loads((iac.ROOT / "events" / "ecs" / fixture).read_text())
+    assert matches(PATTERNS["watchdog"], event) is watchdog
+    assert matches(PATTERNS["recorder"], event)
 
 
 def test_raw_copy_and_archive_take_every_ecs_event() -> None:
