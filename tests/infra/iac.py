@@ -35,7 +35,8 @@ PSEUDO = {
     "AWS::Region": "eu-west-1",
     "AWS::AccountId": "111122223333",
     "AWS::StackName": "ecs-guardrail",
-    "AWS::StackId": "arn:aws:cloudformation:eu-west-1:111122223333:stack/ecs-guardrail/0a1b2c3d-4e5f-6789-abcd-ef0123456789",
+    "AWS::StackId": "arn:aws:cloudformation:eu-west-1:111122223333:stack/ecs-guardrail/"
+    "0a1b2c3d-4e5f-6789-abcd-ef0123456789",
     "AWS::URLSuffix": "amazonaws.com",
 }
 NO_VALUE = object()
@@ -173,6 +174,8 @@ class Evaluator:
                 if arg in PSEUDO:
                     return PSEUDO[arg]
                 if arg in self.params:
+                    if self.template["Parameters"][arg].get("Type") == "CommaDelimitedList":
+                        return self.params[arg].split(",")
                     return self.params[arg]
                 if arg in self.resources:
                     return f"{{ref:{arg}}}"
@@ -183,9 +186,7 @@ class Evaluator:
                     raise KeyError(f"GetAtt of unknown {logical}")
                 return f"{{getatt:{logical}.{attr}}}"
             if key == "Fn::Sub":
-                text, extra = (
-                    (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
-                )
+                text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
 
                 def sub(match: re.Match[str]) -> str:
                     ref = match.group(1)
