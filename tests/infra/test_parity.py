@@ -1073,3 +1073,42 @@ def test_outputs_match() -> None:
         assert output.get("Description"), f"output {name} has no Description"
     for name, output in TF["output"].items():
         assert output.get("description"), f"output {name} has no description"
+
+
+def test_the_documented_sam_path_cannot_deploy_a_build_without_code() -> None:
+    """Item 3: `make deploy` packages then deploys template.yaml (never .aws-sam/build); samconfig.toml
+    pins the template for package and deploy; the README's Deploy section says so."""
+    import tomllib
+
+    config = tomllib.loads((iac.ROOT / "samconfig.toml").read_text())["default"]
+    for command in ("package", "deploy"):
+        assert config[command]["parameters"]["template_file"] == "template.yaml", command
+    capabilities = config["deploy"]["parameters"]["capabilities"].split()
+    assert "CAPABILITY_AUTO_EXPAND" in capabilities  # AWS::LanguageExtensions
+    assert "CAPABILITY_IAM" in capabilities and "CAPABILITY_NAMED_IAM" not in capabilities  # no fixed names
+    makefile = (iac.ROOT / "mk" / "deploy.mk").read_text()
+    assert re.search(r"^deploy: package$", makefile, flags=re.M)
+    assert "rm -rf .aws-sam/build" in makefile and "--template-file template.yaml" in makefile
+    readme = (iac.ROOT / "README.md").read_text()
+    deploy_section = readme[readme.index("## Deploy") :].split("\n## ", 1)[0]
+    assert "make deploy" in deploy_section and "sam build" in deploy_section
+    assert "make deploy" in (iac.ROOT / "docs" / "deploy.md").read_text()
+
+
+def test_terraform_readme_lists_every_variable_and_output() -> None:
+    """Item 13: terraform/README.md (terraform-aws-modules style) has a row for each input and output,
+    with its default, and no row for anything that no longer exists."""
+    readme = (iac.TERRAFORM / "README.md").read_text()
+    inputs = readme[readme.index("## Inputs") : readme.index("## Outputs")]
+    outputs = readme[readme.index("## Outputs") :]
+    listed_inputs = set(re.findall(r'<a name="input_(\w+)"></a>', inputs))
+    listed_outputs = set(re.findall(r'<a name="output_(\w+)"></a>', outputs))
+    assert listed_inputs == set(TF["variable"])
+    assert listed_outputs == set(TF["output"])
+    for name, spec in TF["variable"].items():
+        (row,) = [line for line in inputs.splitlines() if f'name="input_{name}"' in line]
+        if "default" in spec:
+            assert _normal_default(spec["default"]) in row or spec["default"] in ("", {}), (name, row)
+    for name in TF["output"]:
+        (row,) = [line for line in outputs.splitlines() if f'name="output_{name}"' in line]
+        assert TF["output"][name]["description"] in row, name
