@@ -89,6 +89,25 @@ resource "aws_cloudwatch_metric_alarm" "rule" {
   tags                = var.tags
 }
 
+# The Slack secret could not be read (AccessDenied: usually a partial ARN): alerts go to SNS only.
+resource "aws_cloudwatch_metric_alarm" "slack_secret_unreadable" {
+  count = local.has_slack_webhook ? 1 : 0
+
+  alarm_name          = "${var.name}-slack-secret-unreadable"
+  alarm_description   = "The watchdog could not read the Slack webhook secret (see its log); alerts reach SNS only."
+  namespace           = "EcsGuardrail"
+  metric_name         = "SlackSecretUnreadable"
+  dimensions          = { service = "ecs-guardrail" }
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = [aws_sns_topic.alerts.arn]
+  tags                = var.tags
+}
+
 # Who watches the watchdog: the scheduled sampler runs whatever the fleet does, so no invocation for
 # heartbeat_minutes means the schedule, EventBridge or Lambda is broken (a quiet fleet at night is not).
 resource "aws_cloudwatch_metric_alarm" "sampler_liveness" {

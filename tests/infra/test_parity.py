@@ -754,6 +754,9 @@ def _cfn_alarms(template: dict[str, Any] = TEMPLATE, **params: str) -> dict[tupl
     return alarms
 
 
+SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm")
+
+
 def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None:
     """Item 8: queues, per-function and per-rule failure metrics, the sampler's liveness; item 12: folded."""
     expected = {
@@ -769,11 +772,11 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     assert not [
         k
         for k, v in raw.items()
-        if not k.startswith("Fn::ForEach") and v["Type"] == "AWS::CloudWatch::Alarm" and k != "SamplerLivenessAlarm"
+        if not k.startswith("Fn::ForEach") and v["Type"] == "AWS::CloudWatch::Alarm" and k not in SINGLE_ALARMS
     ]
 
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
-    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence"}
+    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable"}
     assert set(TF["locals"]["queue_alarms"]) == {"events_dlq", "function_failures"}
     assert tf["function"]["for_each"] == "${local.function_alarms}"
     assert tf["rule"]["for_each"] == "${local.rule_alarms}"
@@ -789,6 +792,21 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     for name, alarm in tf.items():
         assert alarm["alarm_description"], name
         assert alarm["alarm_actions"] == ["${aws_sns_topic.alerts.arn}"], name
+
+
+def test_an_unreadable_slack_secret_is_alarmed_when_slack_is_configured() -> None:
+    """Item 7: the SlackSecretUnreadable metric the watchdog counts (Powertools: namespace EcsGuardrail,
+    dimension service) has an alarm wherever a secret is configured."""
+    from ecs_guardrail.handlers.runtime import metrics
+
+    key = ("EcsGuardrail", "SlackSecretUnreadable", "ecs-guardrail")
+    assert key not in _cfn_alarms()
+    on = _cfn_alarms(SlackWebhookSecretArn=SLACK_ARN)
+    assert on[key]["Dimensions"] == [{"Name": "service", "Value": "ecs-guardrail"}]
+    assert metrics.namespace == "EcsGuardrail" and metrics.service == "ecs-guardrail"
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["slack_secret_unreadable"]
+    assert tf["count"] == "${local.has_slack_webhook ? 1 : 0}"
+    assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
 
 
 def test_liveness_comes_from_the_sampler_not_the_event_heartbeat() -> None:
