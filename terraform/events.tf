@@ -33,7 +33,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
 
 resource "aws_cloudwatch_event_rule" "ecs_events_log" {
   name          = "${var.name}-ecs-events-log"
-  description   = "Raw copy of every ECS event to CloudWatch Logs; its MatchedEvents metric is the heartbeat."
+  description   = "Raw copy of every ECS event to CloudWatch Logs (the source of the optional per-account silence metric)."
   event_pattern = <<-EOT
     {"source": ["aws.ecs"]}
   EOT
