@@ -1,12 +1,22 @@
 # Deployment targets of ecs-guardrail; `include mk/deploy.mk` from the Makefile.
 #   make package    reproducible Lambda zip (dist/ecs-guardrail-lambda.zip), prints size and sha256
-#   make check-iac  cfn-lint, checkov, terraform fmt/validate and tests/infra, offline
+#   make deploy     package, then `sam deploy` of template.yaml with samconfig.toml (never a `sam build`
+#                   output: .aws-sam/build is removed first). Extra arguments: SAM_ARGS='--guided' or
+#                   SAM_ARGS='--stack-name x --parameter-overrides DryRun=false ...'
+#   make check-iac  cfn-lint, checkov, terraform fmt/validate/test and tests/infra, offline
 DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+SAM ?= sam
+SAM_ARGS ?=
 
-.PHONY: package check-iac
+.PHONY: package deploy check-iac
 
 package:
 	$(DEPLOY_PYTHON) scripts/package.py
+
+deploy: package
+	@command -v $(SAM) >/dev/null 2>&1 || { echo "make deploy: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
+	rm -rf .aws-sam/build
+	$(SAM) deploy --config-file samconfig.toml --template-file template.yaml $(SAM_ARGS)
 
 check-iac:
 	PY=$(DEPLOY_PYTHON) bash scripts/check_iac.sh

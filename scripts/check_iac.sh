@@ -6,7 +6,9 @@
 #   checkov       CloudFormation and Terraform; every skipped check must carry an inline reason
 #   terraform     fmt -check (needs terraform on PATH) and validate (needs a local provider mirror:
 #                 TF_PROVIDER_MIRROR, default /opt/tf-plugins); each is skipped with a message otherwise
-#   pytest        tests/infra with .venv/bin/python (parity of both deployments, IAM = code's calls)
+#   pytest        tests/infra with .venv/bin/python (parity of both deployments, IAM = code's calls, and
+#                 `terraform test` of terraform/tests/*.tftest.hcl with a mocked provider where terraform
+#                 >= 1.7 and the provider mirror exist; it skips with a reason otherwise)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

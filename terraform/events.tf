@@ -14,7 +14,7 @@ resource "aws_cloudwatch_event_rule" "recorder" {
 
 resource "aws_cloudwatch_event_rule" "watchdog" {
   name          = "${var.name}-watchdog"
-  description   = "Only what the watchdog reads, filtered at the bus - stopped tasks, Spot notices and SERVICE_TASK_START_IMPAIRED."
+  description   = "Only what the watchdog reads, filtered at the bus - stopped tasks, Spot notices, SERVICE_TASK_START_IMPAIRED, SERVICE_STEADY_STATE and deployment state changes."
   event_pattern = <<-EOT
     {
       "source": ["aws.ecs"],
@@ -22,7 +22,9 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
         {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
         {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
         {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
-        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}}
+        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
+        {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
+        {"detail-type": ["ECS Deployment State Change"]}
       ]
     }
   EOT
@@ -31,7 +33,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
 
 resource "aws_cloudwatch_event_rule" "ecs_events_log" {
   name          = "${var.name}-ecs-events-log"
-  description   = "Raw copy of every ECS event to CloudWatch Logs; its MatchedEvents metric is the heartbeat."
+  description   = "Raw copy of every ECS event to CloudWatch Logs (the source of the optional per-account silence metric)."
   event_pattern = <<-EOT
     {"source": ["aws.ecs"]}
   EOT
@@ -45,60 +47,50 @@ resource "aws_cloudwatch_event_rule" "availability" {
   tags                = var.tags
 }
 
-resource "aws_cloudwatch_event_target" "recorder" {
-  rule      = aws_cloudwatch_event_rule.recorder.name
-  target_id = "recorder"
-  arn       = aws_lambda_function.this["recorder"].arn
-
-  dead_letter_config {
-    arn = aws_sqs_queue.events_dlq.arn
-  }
-  retry_policy {
-    maximum_retry_attempts       = 185
-    maximum_event_age_in_seconds = 86400
+# One target per rule, each with the events dead-letter queue and a retry policy. The watchdog's waits
+# for the alert-only deny (and on destroy goes before it): the function is never reachable without it.
+locals {
+  event_targets = {
+    recorder       = { rule = aws_cloudwatch_event_rule.recorder.name, target_id = "recorder", arn = aws_lambda_function.this["recorder"].arn, retries = 185, max_age = 86400 }
+    watchdog       = { rule = aws_cloudwatch_event_rule.watchdog.name, target_id = "watchdog", arn = aws_lambda_function.this["watchdog"].arn, retries = 185, max_age = 86400 }
+    ecs_events_log = { rule = aws_cloudwatch_event_rule.ecs_events_log.name, target_id = "raw-log", arn = aws_cloudwatch_log_group.ecs_events.arn, retries = 185, max_age = 86400 }
+    availability   = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "availability", arn = aws_lambda_function.this["availability"].arn, retries = 3, max_age = 900 }
   }
 }
 
-resource "aws_cloudwatch_event_target" "watchdog" {
-  rule      = aws_cloudwatch_event_rule.watchdog.name
-  target_id = "watchdog"
-  arn       = aws_lambda_function.this["watchdog"].arn
+resource "aws_cloudwatch_event_target" "this" {
+  for_each = local.event_targets
+
+  rule      = each.value.rule
+  target_id = each.value.target_id
+  arn       = each.value.arn
 
   dead_letter_config {
     arn = aws_sqs_queue.events_dlq.arn
   }
   retry_policy {
-    maximum_retry_attempts       = 185
-    maximum_event_age_in_seconds = 86400
+    maximum_retry_attempts       = each.value.retries
+    maximum_event_age_in_seconds = each.value.max_age
   }
+
+  depends_on = [aws_iam_role_policy.watchdog_deny_alert_only]
 }
 
-resource "aws_cloudwatch_event_target" "ecs_events_log" {
-  rule      = aws_cloudwatch_event_rule.ecs_events_log.name
-  target_id = "raw-log"
-  arn       = aws_cloudwatch_log_group.ecs_events.arn
-
-  dead_letter_config {
-    arn = aws_sqs_queue.events_dlq.arn
-  }
-  retry_policy {
-    maximum_retry_attempts       = 185
-    maximum_event_age_in_seconds = 86400
-  }
+moved {
+  from = aws_cloudwatch_event_target.recorder
+  to   = aws_cloudwatch_event_target.this["recorder"]
 }
-
-resource "aws_cloudwatch_event_target" "availability" {
-  rule      = aws_cloudwatch_event_rule.availability.name
-  target_id = "availability"
-  arn       = aws_lambda_function.this["availability"].arn
-
-  dead_letter_config {
-    arn = aws_sqs_queue.events_dlq.arn
-  }
-  retry_policy {
-    maximum_retry_attempts       = 3
-    maximum_event_age_in_seconds = 900
-  }
+moved {
+  from = aws_cloudwatch_event_target.watchdog
+  to   = aws_cloudwatch_event_target.this["watchdog"]
+}
+moved {
+  from = aws_cloudwatch_event_target.ecs_events_log
+  to   = aws_cloudwatch_event_target.this["ecs_events_log"]
+}
+moved {
+  from = aws_cloudwatch_event_target.availability
+  to   = aws_cloudwatch_event_target.this["availability"]
 }
 
 resource "aws_lambda_permission" "events" {

@@ -1,6 +1,7 @@
 # Exactly the calls each handler makes (ecs_guardrail.iam.handler_permissions), on the narrowest
-# resources; the rest is the Lambda platform: its own log group, X-Ray segments, and the on-failure
-# destination (Lambda sends to it with the function's role). tests/infra walks both sides.
+# resources; the rest is the Lambda platform (one base document per function: its own log group, X-Ray
+# segments, the on-failure destination Lambda sends to with the function's role), merged in with
+# source_policy_documents. tests/infra walks both sides.
 
 data "aws_iam_policy_document" "assume_lambda" {
   statement {
@@ -17,24 +18,23 @@ data "aws_iam_policy_document" "assume_lambda" {
   }
 }
 
+# IAM names are unique per account and a second region is a second apply: Terraform generates the
+# name from this prefix (at most 38 characters).
 resource "aws_iam_role" "function" {
   for_each = local.functions
 
-  name               = "${var.name}-${each.key}"
+  name_prefix        = "${substr("${var.name}-${each.key}", 0, 37)}-"
   assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
   tags               = var.tags
 }
 
-data "aws_iam_policy_document" "recorder" {
-  statement {
-    sid       = "HistoryTable"
-    actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.history.arn]
-  }
+data "aws_iam_policy_document" "platform" {
+  for_each = local.functions
+
   statement {
     sid       = "OwnLogGroup"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.function["recorder"].arn}:*"]
+    resources = ["${aws_cloudwatch_log_group.function[each.key].arn}:*"]
   }
   statement {
     sid       = "Tracing"
@@ -48,20 +48,62 @@ data "aws_iam_policy_document" "recorder" {
   }
 }
 
+data "aws_iam_policy_document" "recorder" {
+  source_policy_documents = [data.aws_iam_policy_document.platform["recorder"].json]
+
+  statement {
+    sid       = "HistoryTable"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.history.arn]
+  }
+}
+
 data "aws_iam_policy_document" "watchdog" {
+  source_policy_documents = [data.aws_iam_policy_document.platform["watchdog"].json]
+
+  # the table only: the watchdog queries no index
   statement {
     sid       = "HistoryTable"
     actions   = ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
-    resources = [aws_dynamodb_table.history.arn, "${aws_dynamodb_table.history.arn}/index/*"]
+    resources = [aws_dynamodb_table.history.arn]
   }
   statement {
     sid       = "EcsServices"
-    actions   = ["ecs:DescribeServices", "ecs:TagResource", "ecs:UpdateService"]
+    actions   = ["ecs:DescribeServices", "ecs:UpdateService"]
     resources = [local.ecs_service_arns]
   }
+  # only the tag the watchdog writes (ecs_guardrail.adapters.ecs.PREVIOUS_COUNT_TAG), never the opt-out tag
   statement {
-    sid       = "NoResourceLevelPermissions"
-    actions   = ["ecs:ListServices"]
+    sid       = "EcsTagPreviousDesiredCount"
+    actions   = ["ecs:TagResource"]
+    resources = [local.ecs_service_arns]
+    condition {
+      test     = "ForAllValues:StringEquals"
+      variable = "aws:TagKeys"
+      values   = ["ecs-guardrail:previous-desired-count"]
+    }
+    condition {
+      test     = "Null"
+      variable = "aws:TagKeys"
+      values   = ["false"]
+    }
+  }
+  # Scalable-target ARNs carry a random id, not the service: this account and region is the narrowest
+  # resource Application Auto Scaling supports.
+  statement {
+    sid       = "EcsScalableTargets"
+    actions   = ["application-autoscaling:RegisterScalableTarget"]
+    resources = [local.scalable_target_arns]
+  }
+  statement {
+    sid = "NoResourceLevelPermissions"
+    actions = [
+      "application-autoscaling:DescribeScalableTargets",
+      "cloudwatch:GetMetricData",
+      "ecs:DescribeTaskDefinition",
+      "ecs:ListServices",
+      "elasticloadbalancing:DescribeTargetGroups",
+    ]
     resources = ["*"]
   }
   statement {
@@ -77,25 +119,11 @@ data "aws_iam_policy_document" "watchdog" {
       resources = [statement.value]
     }
   }
-  statement {
-    sid       = "OwnLogGroup"
-    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.function["watchdog"].arn}:*"]
-  }
-  statement {
-    sid       = "Tracing"
-    actions   = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    resources = ["*"]
-  }
-  statement {
-    sid       = "OnFailureDestination"
-    actions   = ["sqs:SendMessage"]
-    resources = [aws_sqs_queue.function_failures.arn]
-  }
 }
 
 # Production unreachable by construction: an explicit Deny beats any Allow, so even a bug in the policy
-# code cannot scale or tag a service of an alert-only cluster (any region, any account).
+# code cannot scale or tag a service of an alert-only cluster (any region, any account). The functions
+# and the event targets depend on its attachment: never live without it, never left without it.
 data "aws_iam_policy_document" "watchdog_deny_alert_only" {
   statement {
     sid       = "DenyActingOnAlertOnlyClusters"
@@ -106,6 +134,8 @@ data "aws_iam_policy_document" "watchdog_deny_alert_only" {
 }
 
 data "aws_iam_policy_document" "availability" {
+  source_policy_documents = [data.aws_iam_policy_document.platform["availability"].json]
+
   statement {
     sid       = "HistoryTable"
     actions   = ["dynamodb:PutItem"]
@@ -120,21 +150,6 @@ data "aws_iam_policy_document" "availability" {
     sid       = "NoResourceLevelPermissions"
     actions   = ["cloudwatch:GetMetricData", "ecs:ListClusters", "ecs:ListServices", "elasticloadbalancing:DescribeTargetGroups"]
     resources = ["*"]
-  }
-  statement {
-    sid       = "OwnLogGroup"
-    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.function["availability"].arn}:*"]
-  }
-  statement {
-    sid       = "Tracing"
-    actions   = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    resources = ["*"]
-  }
-  statement {
-    sid       = "OnFailureDestination"
-    actions   = ["sqs:SendMessage"]
-    resources = [aws_sqs_queue.function_failures.arn]
   }
 }
 

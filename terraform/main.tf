@@ -5,9 +5,11 @@ data "aws_region" "current" {}
 locals {
   account_id       = data.aws_caller_identity.current.account_id
   partition        = data.aws_partition.current.partition
-  region           = data.aws_region.current.name
+  region           = data.aws_region.current.name # provider 5.x (versions.tf); v6 renames it to .region
   default_bus_arn  = "arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"
   ecs_service_arns = "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+  # scalable-target ids are random: this account and region is as narrow as it gets
+  scalable_target_arns = "arn:${local.partition}:application-autoscaling:${local.region}:${local.account_id}:scalable-target/*"
 
   has_slack_webhook  = var.slack_webhook_secret_arn != ""
   source_account_ids = compact(split(",", var.source_account_ids))
@@ -21,6 +23,8 @@ locals {
       timeout           = 30
       max_event_age     = 21600
       max_retry_attempt = 2
+      # unreserved on purpose: it only writes DynamoDB and must keep up with ECS event bursts
+      reserved_concurrency = -1
       environment = {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
@@ -35,6 +39,8 @@ locals {
       timeout           = 60
       max_event_age     = 21600
       max_retry_attempt = 2
+      # an event storm cannot take the account's concurrency or hammer ECS
+      reserved_concurrency = var.watchdog_reserved_concurrency
       environment = {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
@@ -58,6 +64,8 @@ locals {
       timeout           = 120
       max_event_age     = 900
       max_retry_attempt = 2
+      # one run at a time: its timeout overlaps its schedule
+      reserved_concurrency = 1
       environment = {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
@@ -74,6 +82,8 @@ locals {
 
 resource "aws_dynamodb_table" "history" {
   #checkov:skip=CKV_AWS_119:SSE with the AWS owned/managed key; a customer managed key adds $1/month and key-policy upkeep for operational metadata only.
+  # A failed apply keeps the table in state and the next apply goes on from there (no rollback, so
+  # no name collision on retry); the name is regional, so a second region is fine too.
   name                        = "${var.name}-history"
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
@@ -98,10 +108,12 @@ resource "aws_dynamodb_table" "history" {
   }
 
   global_secondary_index {
-    name            = "gsi1"
-    hash_key        = "gsi1pk"
-    range_key       = "gsi1sk"
-    projection_type = "ALL"
+    name      = "gsi1"
+    hash_key  = "gsi1pk"
+    range_key = "gsi1sk"
+    # exactly what timeline reads project (HistoryStore.TIMELINE_FIELDS), never the raw event text
+    projection_type    = "INCLUDE"
+    non_key_attributes = ["type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind", "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action", "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at"]
   }
 
   ttl {
@@ -135,7 +147,6 @@ resource "aws_sns_topic_subscription" "alert_email" {
 
 # Delivery failures of every EventBridge rule target (rule DLQ), kept 14 days.
 resource "aws_sqs_queue" "events_dlq" {
-  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled); the AWS managed KMS key would stop EventBridge from delivering dead letters.
   name                      = "${var.name}-events-dlq"
   message_retention_seconds = 1209600
   sqs_managed_sse_enabled   = true
@@ -168,7 +179,6 @@ resource "aws_sqs_queue_policy" "events_dlq" {
 
 # Invocations that failed after Lambda's own retries (on-failure destination of the three functions).
 resource "aws_sqs_queue" "function_failures" {
-  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled), which checkov does not recognise.
   name                      = "${var.name}-function-failures"
   message_retention_seconds = 1209600
   sqs_managed_sse_enabled   = true
@@ -214,21 +224,23 @@ resource "aws_cloudwatch_log_resource_policy" "ecs_events" {
 resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_116:Failed async invocations go to the on-failure destination (function_failures queue), the successor of a function DLQ that also keeps the error and the response.
   #checkov:skip=CKV_AWS_117:The functions call public AWS APIs only; a VPC would add NAT cost and a failure mode without protecting any private resource.
-  #checkov:skip=CKV_AWS_115:Reserved concurrency would throttle recording during ECS event bursts; throttles are alarmed and async retries absorb them.
+  #checkov:skip=CKV_AWS_115:Only the recorder is unreserved (reserved_concurrency -1), on purpose - it only writes DynamoDB and must keep up with ECS event bursts; the watchdog (watchdog_reserved_concurrency) and the sampler (1) are capped.
   #checkov:skip=CKV_AWS_173:Environment holds names, numbers and ARNs only; the Slack webhook URL stays in Secrets Manager.
   #checkov:skip=CKV_AWS_272:The artifact is built reproducibly by `make package` and its sha256 is printed; code signing needs a signing profile outside this module.
   for_each = local.functions
 
-  function_name    = "${var.name}-${each.key}"
-  description      = each.value.description
-  role             = aws_iam_role.function[each.key].arn
-  handler          = each.value.handler
-  runtime          = "python3.12"
-  architectures    = ["arm64"]
-  memory_size      = 256
-  timeout          = each.value.timeout
-  filename         = var.lambda_zip_path
-  source_code_hash = filebase64sha256(var.lambda_zip_path)
+  function_name = "${var.name}-${each.key}"
+  description   = each.value.description
+  role          = aws_iam_role.function[each.key].arn
+  handler       = each.value.handler
+  runtime       = "python3.12"
+  architectures = ["arm64"]
+  memory_size   = 256
+  timeout       = each.value.timeout
+
+  reserved_concurrent_executions = each.value.reserved_concurrency
+  filename                       = var.lambda_zip_path
+  source_code_hash               = filebase64sha256(var.lambda_zip_path)
 
   tracing_config {
     mode = var.tracing_mode
@@ -243,8 +255,9 @@ resource "aws_lambda_function" "this" {
     variables = each.value.environment
   }
 
-  tags       = var.tags
-  depends_on = [aws_iam_role_policy.function]
+  tags = var.tags
+  # the watchdog never runs without its alert-only deny (and on destroy goes before it)
+  depends_on = [aws_iam_role_policy.function, aws_iam_role_policy.watchdog_deny_alert_only]
 }
 
 resource "aws_lambda_function_event_invoke_config" "this" {

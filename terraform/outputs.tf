@@ -1,5 +1,5 @@
 output "history_table_name" {
-  description = "DynamoDB history table (HISTORY_TABLE for the CLI)."
+  description = "DynamoDB history table (HISTORY_TABLE / --table for the CLI)."
   value       = aws_dynamodb_table.history.name
 }
 
@@ -26,6 +26,11 @@ output "availability_function_arn" {
 output "watchdog_role_arn" {
   description = "Role of the watchdog (carries the alert-only deny)."
   value       = aws_iam_role.function["watchdog"].arn
+}
+
+output "watchdog_rule_name" {
+  description = "EventBridge rule of the watchdog (`aws events disable-rule --name` stops all action at once)."
+  value       = aws_cloudwatch_event_rule.watchdog.name
 }
 
 output "events_dead_letter_queue_url" {

@@ -174,7 +174,7 @@ variable "history_ttl_days" {
 }
 
 variable "heartbeat_minutes" {
-  description = "Alarm when no ECS event at all reached the bus for this many minutes (who watches the watchdog)."
+  description = "Liveness: alarm when the scheduled availability sampler was not invoked for this many minutes (who watches the watchdog). Must exceed the sample_schedule interval."
   type        = number
   default     = 60
 
@@ -184,14 +184,48 @@ variable "heartbeat_minutes" {
   }
 }
 
+variable "watchdog_reserved_concurrency" {
+  description = "Reserved concurrency of the watchdog (the sampler has 1): an event storm cannot take the account's concurrency or hammer ECS; throttled async events are retried for up to 6 hours."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.watchdog_reserved_concurrency >= 1 && var.watchdog_reserved_concurrency <= 100 && floor(var.watchdog_reserved_concurrency) == var.watchdog_reserved_concurrency
+    error_message = "watchdog_reserved_concurrency: an integer from 1 to 100."
+  }
+}
+
+variable "silence_alarm_account_ids" {
+  description = "Optional per-account silence alarms: one alarm per listed account (this one and/or member accounts) when none of its ECS events reached the raw event log for silence_alarm_minutes. Empty (default): off."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([0-9]{12}(,[0-9]{12})*)?$", var.silence_alarm_account_ids))
+    error_message = "silence_alarm_account_ids: comma-separated 12-digit account ids, or empty."
+  }
+}
+
+variable "silence_alarm_minutes" {
+  description = "Minutes without an ECS event from a listed account before its silence alarm fires."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.silence_alarm_minutes >= 5 && var.silence_alarm_minutes <= 1440 && floor(var.silence_alarm_minutes) == var.silence_alarm_minutes
+    error_message = "silence_alarm_minutes: an integer from 5 to 1440."
+  }
+}
+
 variable "slack_webhook_secret_arn" {
   description = "Full ARN of an existing Secrets Manager secret whose SecretString is the Slack incoming-webhook URL. Empty disables Slack. The URL itself is never a variable."
   type        = string
   default     = ""
 
   validation {
-    condition     = can(regex("^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)?$", var.slack_webhook_secret_arn))
-    error_message = "slack_webhook_secret_arn: the full ARN of a Secrets Manager secret, or empty."
+    # the full ARN ends in "-" and 6 random characters; a partial ARN matches no IAM Resource
+    condition     = can(regex("^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6})?$", var.slack_webhook_secret_arn))
+    error_message = "slack_webhook_secret_arn: the full ARN of a Secrets Manager secret (with its -XXXXXX suffix), or empty."
   }
 }
 

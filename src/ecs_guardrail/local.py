@@ -352,7 +352,10 @@ class EmbeddedAws:
 
 
 def create_history_table(ddb: Any, name: str) -> None:
-    """The history table as template.yaml defines it (keys, GSI ``gsi1``, on-demand, TTL)."""
+    """The history table as template.yaml defines it (keys, GSI ``gsi1`` projecting the timeline fields,
+    on-demand, TTL)."""
+    from ecs_guardrail.adapters.history import HistoryStore
+
     ddb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
@@ -362,7 +365,8 @@ def create_history_table(ddb: Any, name: str) -> None:
             "IndexName": "gsi1",
             "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"},
                           {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "ALL"},
+            # as template.yaml: only what timeline reads project, never the raw event text
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(HistoryStore.TIMELINE_FIELDS)},
         }],
     )
     ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})

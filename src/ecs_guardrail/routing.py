@@ -18,7 +18,8 @@ ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployme
 PATTERNS: dict[str, dict[str, Any]] = {
     # every task, service-action and deployment event: the evidence
     "recorder": {"source": ["aws.ecs"], "detail-type": ECS_DETAIL_TYPES},
-    # only what the watchdog reads: stopping/stopped tasks (Spot notices included) and two service actions
+    # only what the watchdog reads: stopped tasks (Spot notices included), two service actions (impaired
+    # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
         "source": ["aws.ecs"],
         "$or": [
@@ -29,6 +30,10 @@ PATTERNS: dict[str, dict[str, Any]] = {
              "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
             {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
+            # steady state: the watchdog closes the service's episode
+            {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
+            # every deployment state change (in progress, completed, failed)
+            {"detail-type": ["ECS Deployment State Change"]},
         ],
     },
 }

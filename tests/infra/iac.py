@@ -35,6 +35,8 @@ PSEUDO = {
     "AWS::Region": "eu-west-1",
     "AWS::AccountId": "111122223333",
     "AWS::StackName": "ecs-guardrail",
+    "AWS::StackId": "arn:aws:cloudformation:eu-west-1:111122223333:stack/ecs-guardrail/"
+    "0a1b2c3d-4e5f-6789-abcd-ef0123456789",
     "AWS::URLSuffix": "amazonaws.com",
 }
 NO_VALUE = object()
@@ -87,9 +89,55 @@ for _name in (
     _CfnLoader.add_constructor(f"!{_name}", _tag(_name))
 
 
-def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+def load_template(path: Path = TEMPLATE, **params: str) -> dict[str, Any]:
+    """The template with its ``Fn::ForEach`` loops expanded (AWS::LanguageExtensions) for ``params``
+    (parameter defaults for the rest), as CloudFormation hands it to the SAM transform."""
+    with path.open() as handle:
+        raw = yaml.load(handle, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    return expand_foreach(raw, parameter_values(raw, **params))
+
+
+def raw_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    """The template as written (loops not expanded)."""
     with path.open() as handle:
         return yaml.load(handle, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+def _substitute(node: Any, name: str, value: str) -> Any:
+    if isinstance(node, str):
+        return node.replace("${" + name + "}", value).replace("&{" + name + "}", re.sub(r"\W", "", value))
+    if isinstance(node, list):
+        return [_substitute(item, name, value) for item in node]
+    if isinstance(node, dict):
+        if node == {"Ref": name}:
+            return value
+        return {_substitute(k, name, value): _substitute(v, name, value) for k, v in node.items()}
+    return node
+
+
+def _expand_section(section: dict[str, Any], template: Mapping[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if not key.startswith("Fn::ForEach::"):
+            out[key] = value
+            continue
+        name, collection, fragment = value
+        if isinstance(collection, dict):  # a Ref to a CommaDelimitedList parameter
+            (ref,) = collection.values()
+            collection = str(params[ref]).split(",")
+        for item in collection:
+            out.update(_expand_section(_substitute(fragment, name, str(item)), template, params))
+    return out
+
+
+def expand_foreach(template: dict[str, Any], params: Mapping[str, str]) -> dict[str, Any]:
+    """Expand ``Fn::ForEach::*`` in Conditions, Resources and Outputs: ``${Id}``/``&{Id}`` in keys and
+    strings and ``Ref: Id`` become each item of the collection (a list, or a CommaDelimitedList)."""
+    out = dict(template)
+    for section in ("Conditions", "Resources", "Outputs"):
+        if section in out:
+            out[section] = _expand_section(out[section], template, params)
+    return out
 
 
 def parameter_values(template: Mapping[str, Any], **overrides: str) -> dict[str, str]:
@@ -126,6 +174,8 @@ class Evaluator:
                 if arg in PSEUDO:
                     return PSEUDO[arg]
                 if arg in self.params:
+                    if self.template["Parameters"][arg].get("Type") == "CommaDelimitedList":
+                        return self.params[arg].split(",")
                     return self.params[arg]
                 if arg in self.resources:
                     return f"{{ref:{arg}}}"
@@ -136,9 +186,7 @@ class Evaluator:
                     raise KeyError(f"GetAtt of unknown {logical}")
                 return f"{{getatt:{logical}.{attr}}}"
             if key == "Fn::Sub":
-                text, extra = (
-                    (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
-                )
+                text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], {k: self(v) for k, v in arg[1].items()})
 
                 def sub(match: re.Match[str]) -> str:
                     ref = match.group(1)
@@ -171,6 +219,9 @@ class Evaluator:
                 return any(self(a) for a in arg)
             if key == "Condition":
                 return self.condition(arg)
+            if key == "Fn::FindInMap":
+                mapping, top, second = (self(a) for a in arg)
+                return self.template["Mappings"][mapping][top][second]
         return {k: v for k, v in ((k, self(v)) for k, v in node.items()) if v is not NO_VALUE}
 
 

@@ -16,9 +16,9 @@ def test_stopped_tasks_spot_notices_and_impaired_reach_the_watchdog():
     assert targets(load_event("task-fargate-stopped-essential-oom-exit137.derived")) == {"recorder", "watchdog"}
     assert targets(load_event("service-action-task-start-impaired")) == {"recorder", "watchdog"}
     assert targets(load_event("task-fargate-running-standalone-family-group.docs")) == {"recorder"}
-    assert targets(load_event("deployment-completed.docs")) == {"recorder"}
+    assert targets(load_event("deployment-completed.docs")) == {"recorder", "watchdog"}  # every deployment event
     assert targets(load_event("service-action-task-placement-failure-ec2-resource-cpu.docs")) == {"recorder"}
-    assert targets(load_event("service-action-steady-state.docs")) == {"recorder"}
+    assert targets(load_event("service-action-steady-state.docs")) == {"recorder", "watchdog"}  # closes episodes
     notice = load_event("task-fargate-spot-notice-running-spotinterruption.docs-current")
     assert targets(notice) == {"recorder", "watchdog"}
     notice["detail"].pop("stopCode")

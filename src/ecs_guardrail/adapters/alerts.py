@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ecs_guardrail.core.alert import Alert
 
-__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl"]
+__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +89,31 @@ class SnsTopic:
         return Delivery("sns", True)
 
 
+class SecretUnreadableError(Exception):
+    """Secrets Manager did not return the webhook secret. ``code`` is its error code when it gave one
+    (``AccessDeniedException`` for a partial ARN or a missing grant, ``ResourceNotFoundException``, ...)."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def access_denied(self) -> bool:
+        return self.code in ("AccessDeniedException", "AccessDenied")
+
+
+def _client_error_code(exc: BaseException | None) -> str | None:
+    """The AWS error code of ``exc`` or of what it wraps (Powertools re-raises a ``GetParameterError``)."""
+    seen = 0
+    while exc is not None and seen < 5:
+        response = getattr(exc, "response", None)
+        if isinstance(response, dict) and response.get("Error", {}).get("Code"):
+            return str(response["Error"]["Code"])
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
 class WebhookUrl:
     """The Slack webhook URL, read from Secrets Manager with Powertools' parameters (cached 5 min).
 
@@ -107,8 +132,12 @@ class WebhookUrl:
         self.max_age_s = max_age_s
 
     def get(self) -> str:
-        """Raises the provider's ``GetParameterError`` when Secrets Manager cannot be read."""
-        value = self._provider.get(self.secret_id, max_age=self.max_age_s)
+        """Raises :class:`SecretUnreadableError` when Secrets Manager cannot be read, ``ValueError`` when
+        the secret holds no URL."""
+        try:
+            value = self._provider.get(self.secret_id, max_age=self.max_age_s)
+        except Exception as exc:  # noqa: BLE001 - Powertools wraps every SDK error in GetParameterError
+            raise SecretUnreadableError(f"{type(exc).__name__}: {exc}"[:300], _client_error_code(exc)) from exc
         text = value.decode() if isinstance(value, bytes) else str(value)
         text = text.strip()
         if text.startswith("{"):

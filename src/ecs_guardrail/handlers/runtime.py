@@ -18,7 +18,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 
-from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, SnsTopic, WebhookUrl
+from ecs_guardrail.adapters.alerts import Delivery, SecretUnreadableError, SlackWebhook, SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
@@ -87,6 +87,7 @@ class Runtime:
             try:
                 url = self.webhook.get()
             except Exception as exc:  # noqa: BLE001 - Secrets Manager down must not lose the decision
+                self._secret_unreadable(exc, alert)
                 out.append(Delivery("slack", False, f"webhook secret unreadable: {type(exc).__name__}: {exc}"[:300]))
             else:
                 out.append(SlackWebhook(url).send(alert))
@@ -102,6 +103,18 @@ class Runtime:
                                                              "alert_subject": alert.subject})
         self.deliveries.extend(out)
         return out
+
+    def _secret_unreadable(self, exc: Exception, alert: Alert) -> None:
+        """An unreadable Slack secret is an error (metric ``SlackSecretUnreadable`` and a log line), never a
+        silent "no Slack": AccessDenied usually means a partial ARN (no ``-XXXXXX`` suffix) or no grant."""
+        code = exc.code if isinstance(exc, SecretUnreadableError) else None
+        metrics.add_metric(name="SlackSecretUnreadable", unit="Count", value=1)
+        hint = ("AccessDenied: SLACK_WEBHOOK_SECRET_ARN must be the secret's full ARN (ending in -XXXXXX) "
+                "and the function's role must be granted it" if isinstance(exc, SecretUnreadableError)
+                and exc.access_denied else "Secrets Manager did not return the Slack webhook secret")
+        logger.error("Slack webhook secret unreadable: " + hint,
+                     extra={"secret_arn": self.webhook.secret_id if self.webhook else None, "error_code": code,
+                            "error": str(exc)[:300], "alert_subject": alert.subject})
 
 
 def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = False, table: Table | None = None,

@@ -24,17 +24,22 @@ module "ecs_guardrail" {
   dry_run                   = true
 
   # plumbing
-  log_level                = "INFO"
-  tracing_mode             = "Active"
-  log_retention_days       = 30
-  archive_retention_days   = 30
-  sample_schedule          = "rate(1 minute)"
-  sample_lookback_minutes  = 5
-  history_ttl_days         = 90
-  heartbeat_minutes        = 60
-  slack_webhook_secret_arn = var.slack_webhook_secret_arn
-  alert_email              = var.alert_email
-  source_account_ids       = var.source_account_ids
+  log_level               = "INFO"
+  tracing_mode            = "Active"
+  log_retention_days      = 30
+  archive_retention_days  = 30
+  sample_schedule         = "rate(1 minute)"
+  sample_lookback_minutes = 5
+  history_ttl_days        = 90
+  heartbeat_minutes       = 60
+  # capped so an event storm cannot take the account's concurrency (the sampler has 1)
+  watchdog_reserved_concurrency = 5
+  # optional: one alarm per listed account that sends no ECS event for silence_alarm_minutes
+  silence_alarm_account_ids = var.source_account_ids
+  silence_alarm_minutes     = 60
+  slack_webhook_secret_arn  = var.slack_webhook_secret_arn
+  alert_email               = var.alert_email
+  source_account_ids        = var.source_account_ids
 
   tags = {
     Project = "ecs-guardrail"

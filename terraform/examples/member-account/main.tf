@@ -18,7 +18,7 @@ data "aws_iam_policy_document" "assume_events" {
 }
 
 resource "aws_iam_role" "forward" {
-  name               = "ecs-guardrail-forward"
+  name_prefix        = "ecs-guardrail-forward-" # IAM names are per account: one per region
   assume_role_policy = data.aws_iam_policy_document.assume_events.json
 }
 
@@ -44,7 +44,6 @@ resource "aws_cloudwatch_event_rule" "forward" {
 }
 
 resource "aws_sqs_queue" "forward_dlq" {
-  #checkov:skip=CKV_AWS_27:Encrypted at rest with SSE-SQS (sqs_managed_sse_enabled), which checkov does not recognise.
   name                      = "ecs-guardrail-forward-dlq"
   message_retention_seconds = 1209600
   sqs_managed_sse_enabled   = true
@@ -77,4 +76,20 @@ resource "aws_cloudwatch_event_target" "forward" {
     maximum_retry_attempts       = 185
     maximum_event_age_in_seconds = 86400
   }
+}
+
+# A dead forwarder is invisible centrally: alarm on its dead-letter queue here.
+resource "aws_cloudwatch_metric_alarm" "forward_dlq" {
+  alarm_name          = "ecs-guardrail-forward-dlq-not-empty"
+  alarm_description   = "ECS events of this account could not be forwarded to the central ecs-guardrail bus (see the forward dead-letter queue)."
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateNumberOfMessagesVisible"
+  dimensions          = { QueueName = aws_sqs_queue.forward_dlq.name }
+  statistic           = "Maximum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_topic_arn == "" ? [] : [var.alarm_topic_arn]
 }

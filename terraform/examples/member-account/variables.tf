@@ -13,3 +13,14 @@ variable "central_event_bus_arn" {
     error_message = "central_event_bus_arn: the ARN of the central account's default event bus."
   }
 }
+
+variable "alarm_topic_arn" {
+  description = "SNS topic in this account for the forwarder's dead-letter alarm (empty: the alarm only changes state)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+)?$", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn: an SNS topic ARN, or empty."
+  }
+}
