@@ -64,7 +64,7 @@ data "aws_iam_policy_document" "watchdog" {
   # the table only: the watchdog queries no index
   statement {
     sid       = "HistoryTable"
-    actions   = ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
     resources = [aws_dynamodb_table.history.arn]
   }
   statement {

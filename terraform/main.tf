@@ -113,7 +113,7 @@ resource "aws_dynamodb_table" "history" {
     range_key = "gsi1sk"
     # exactly what timeline reads project (HistoryStore.TIMELINE_FIELDS), never the raw event text
     projection_type    = "INCLUDE"
-    non_key_attributes = ["type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind", "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action", "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at"]
+    non_key_attributes = ["type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind", "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action", "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account", "region"]
   }
 
   ttl {

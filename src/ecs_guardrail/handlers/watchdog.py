@@ -87,14 +87,6 @@ USES = {
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
     "sns": SnsTopic.IAM_ACTIONS,
     "slack_secret": WebhookUrl.IAM_ACTIONS,
-    # issue 9 (entitlement): declared here until the adapters' own IAM_ACTIONS land on merge
-    "entitlement": {
-        "scalable_target": frozenset({"application-autoscaling:RegisterScalableTarget"}),
-        "any": frozenset({
-            "application-autoscaling:DescribeScalableTargets", "ecs:DescribeTaskDefinition",
-            "cloudwatch:GetMetricData", "elasticloadbalancing:DescribeTargetGroups",
-        }),
-    },
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
