@@ -293,7 +293,9 @@ class Watchdog:
         if not series:
             return ()
         metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
-        return tuple(metrics_source.newest_healthy(series, at))
+        # evidence names the target group as operators know it (targetgroup/NAME/ID -> NAME)
+        return tuple(replace(x, target_group=x.target_group.split("/")[1] if x.target_group.count("/") == 2
+                             else x.target_group) for x in metrics_source.newest_healthy(series, at))
 
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
                  why: str | None, foreign: str | None, s: ServiceSummary) -> tuple[Entitlement,
