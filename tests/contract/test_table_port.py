@@ -15,6 +15,7 @@ import pytest
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError
+from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
 from ecs_guardrail.adapters.store.watchdog_state import summary_from_doc, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, ServiceSummary, add_failure
@@ -175,28 +176,39 @@ def test_query_limit_across_pages(table):
 
 
 # ---------------------------------------------------------------- the timeline index
+# the index projects TIMELINE_FIELDS (template.yaml INCLUDE projection, local.create_history_table): these
+# tests read projected attributes ("service", "type") and the keys
 def test_index_query_holds_only_items_with_both_index_attributes(table):
-    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:01Z#task#1", "v": 1})
-    table.put({"pk": "T#2", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:00Z#task#2", "v": 2})
-    table.put({"pk": "T#3", "sk": "V#1", "gsi1pk": "TL#c#h", "v": 3})  # no sort attribute: not indexed
-    table.put({"pk": "T#4", "sk": "V#1", "v": 4})
-    table.put({"pk": "T#5", "sk": "V#1", "gsi1pk": "TL#c#other", "gsi1sk": "2030-01-02T03:00:00Z#x", "v": 5})
-    got = list(table.query("TL#c#h", index=True))
-    assert [i["v"] for i in got] == [2, 1]
-    assert [i["v"] for i in table.query("TL#c#h", index=True, descending=True)] == [1, 2]
-    assert [i["v"] for i in table.query("TL#c#h", index=True, lo="2030-01-02T03:00:01Z",
-                                        hi="2030-01-02T03:00:01Z~")] == [1]
-    assert list(table.query("TL#c#h", index=True, fields=("v",), limit=1)) == [{"v": 2}]
-    assert [i["v"] for i in table.query("TL#c#h", index=True, prefix="2030-01-02T03:00:00Z")] == [2]
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:01Z#task#1", "service": "1"})
+    table.put({"pk": "T#2", "sk": "V#1", "gsi1pk": "TL#c#h", "gsi1sk": "2030-01-02T03:00:00Z#task#2", "service": "2"})
+    table.put({"pk": "T#3", "sk": "V#1", "gsi1pk": "TL#c#h", "service": "3"})  # no sort attribute: not indexed
+    table.put({"pk": "T#4", "sk": "V#1", "service": "4"})
+    table.put({"pk": "T#5", "sk": "V#1", "gsi1pk": "TL#c#other", "gsi1sk": "2030-01-02T03:00:00Z#x", "service": "5"})
+    assert [i["service"] for i in table.query("TL#c#h", index=True)] == ["2", "1"]
+    assert [i["service"] for i in table.query("TL#c#h", index=True, descending=True)] == ["1", "2"]
+    assert [i["service"] for i in table.query("TL#c#h", index=True, lo="2030-01-02T03:00:01Z",
+                                              hi="2030-01-02T03:00:01Z~")] == ["1"]
+    assert list(table.query("TL#c#h", index=True, fields=("service",), limit=1)) == [{"service": "2"}]
+    assert [i["pk"] for i in table.query("TL#c#h", index=True, prefix="2030-01-02T03:00:00Z")] == ["T#2"]
 
 
 def test_index_follows_an_overwritten_item(table):
-    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#a", "gsi1sk": "1", "v": 1})
-    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#b", "gsi1sk": "2", "v": 2})
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#a", "gsi1sk": "1", "type": "one"})
+    table.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#b", "gsi1sk": "2", "type": "two"})
     assert list(table.query("TL#a", index=True)) == []
-    assert [i["v"] for i in table.query("TL#b", index=True)] == [2]
-    table.put({"pk": "T#1", "sk": "V#1", "v": 3})  # index attributes gone: out of the index
+    assert [i["type"] for i in table.query("TL#b", index=True)] == ["two"]
+    table.put({"pk": "T#1", "sk": "V#1", "type": "three"})  # index attributes gone: out of the index
     assert list(table.query("TL#b", index=True)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: MemoryTable.query(index=True) returns whole items; DynamoDB's gsi1 "
+                                       "projects only TIMELINE_FIELDS (INCLUDE), so the engines differ")
+def test_index_query_returns_the_same_attributes_on_both_engines(both):
+    got = []
+    for t in both:
+        t.put({"pk": "T#1", "sk": "V#1", "gsi1pk": "TL#c", "gsi1sk": "1", "type": "task", "raw": "{...}"})
+        got.append(list(t.query("TL#c", index=True)))
+    assert got[0] == got[1]
 
 
 # ---------------------------------------------------------------- transactions
@@ -220,7 +232,8 @@ def test_transact_put_all_or_nothing(table):
 
 
 def test_transact_put_index_attributes(table):
-    table.transact_put([({"pk": "D", "sk": "DEC#1", "gsi1pk": "TL#c", "gsi1sk": "1#decision"}, Cond(absent=True))])
+    table.transact_put([({"pk": "D", "sk": "DEC#1", "gsi1pk": "TL#c", "gsi1sk": "1#decision", "type": "decision"},
+                         Cond(absent=True))])
     assert sks(table.query("TL#c", index=True)) == ["DEC#1"]
 
 
@@ -413,7 +426,8 @@ def _script(table) -> list[Any]:
     # every item the script wrote, as stored
     for pk in ("WD#c", "SVC#c#api", "JOB#c", "TASK#arn:t/1"):
         out.append(list(table.query(pk)))
-    out.append(list(table.query(keys.timeline_partition("c", T0), index=True)))
+    out.append(list(table.query(keys.timeline_partition("c", T0), index=True,
+                                fields=("pk", "sk", *TIMELINE_FIELDS))))
     return out
 
 
