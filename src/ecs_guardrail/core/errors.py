@@ -37,3 +37,7 @@ class ServiceNotFoundError(GuardrailError):
 
 class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
+
+
+class ClusterNotFoundError(GuardrailError):
+    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region."""
