@@ -6,6 +6,7 @@ The rules are :mod:`ecs_guardrail.core.audit`; the reads :mod:`ecs_guardrail.ada
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -108,15 +109,16 @@ def render(run: AuditRun, fmt: str, out: TextIO) -> None:
         _text(run, out)
 
 
-_HEADERS = ("service", "tasks", "LB check: threshold x interval", "container check: retries x interval", "grace",
+_HEADERS = ("service", "tasks", "LB check: threshold x interval", "container: retries x interval", "grace",
             "watchdog", "autoscaling")
 
 
 def _policy_line(config: AuditConfig) -> str:
     p = config.policy
     scope = ",".join(p.alert_only_clusters) or "unset: every cluster is alert-only"
-    return (f"ALERT_ONLY_CLUSTERS={scope}; bound max({p.min_actions_allowed}, floor({p.max_action_fraction} x "
-            f"services)); health-check kills are only ever alerted")
+    return (f"ALERT_ONLY_CLUSTERS={scope}; the watchdog acts on {p.crash_threshold} crashes in {p.window_minutes} min, "
+            f"on at most max({p.min_actions_allowed}, floor({p.max_action_fraction} x services)) services at once; "
+            "health-check kills are only ever alerted")
 
 
 def _text(run: AuditRun, out: TextIO) -> None:
@@ -124,32 +126,51 @@ def _text(run: AuditRun, out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    width = None if out.isatty() else int(os.environ.get("COLUMNS") or 160)
-    console = Console(file=out, width=width, highlight=False, soft_wrap=False)
-    console.print(f"who can stop each service's tasks, and how fast ({_policy_line(run.config)})", markup=False)
+    tty = out.isatty()
+    buffer = io.StringIO()
+    width = int(os.environ.get("COLUMNS") or 0) or (None if tty else 150)
+    console = Console(file=out if tty else buffer, width=width, highlight=False, soft_wrap=False)
+    console.print("who can stop each service's tasks, and how fast", markup=False)
+    console.print(_policy_line(run.config), markup=False)
     for cluster in run.clusters:
         table = Table(title=f"cluster {cluster.name}", box=box.SIMPLE_HEAD, title_justify="left")
-        for h in _HEADERS:
-            table.add_column(h, overflow="fold")
+        for n, h in enumerate(_HEADERS):
+            table.add_column(h, overflow="fold", no_wrap=n != 5)  # only the watchdog's text wraps
         for row in stoppers(cluster, run.config):
             table.add_row(row.service, row.tasks, row.load_balancer, row.container, row.grace, row.watchdog,
                           row.autoscaling)
         console.print(table)
     if run.findings:
-        console.print("findings:", markup=False)
-    for f in _by_severity(run.findings):
-        console.print(f"  {f.severity.value.upper():6} {f.check}: {f.message}", markup=False)
+        console.print("findings (the same finding on several services is one line):", markup=False)
+    for severity, check, cluster, services, text in _grouped(run.findings):
+        where = f"{cluster}/{','.join(services)}" if services else cluster
+        console.print(f"  {severity.upper():6} {check}  {where}: {text}", markup=False)
     s = run.summary
     sev = s["by_severity"]
     console.print(f"{s['findings']} findings ({sev['high']} high, {sev['medium']} medium, {sev['low']} low) in "
                   f"{len(s['clusters'])} clusters, {s['services']} services; --fail-on {s['fail_on']}: exit "
                   f"{s['exit_status']}", markup=False)
+    if not tty:  # no padding to the console's width in a file or a pipe
+        out.write("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()))
 
 
 def _by_severity(findings: Sequence[Finding]) -> list[Finding]:
     """Highest severity first, then by check in the contract's order, then as found (stable)."""
     order = {c: n for n, c in enumerate(CHECKS)}
     return sorted(findings, key=lambda f: (-f.severity.rank, order[f.check]))
+
+
+def _grouped(findings: Sequence[Finding]) -> list[tuple[str, str, str, list[str], str]]:
+    """``(severity, check, cluster, [service, ...], message without its "cluster/service: " prefix)``,
+    findings whose messages are otherwise equal merged, highest severity first."""
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
+    for f in _by_severity(findings):
+        prefix = f"{f.cluster}/{f.service}: " if f.service else f"{f.cluster}: "
+        text = f.message[len(prefix):] if f.message.startswith(prefix) else f.message
+        groups.setdefault((f.severity.value, f.check, f.cluster, text), [])
+        if f.service:
+            groups[(f.severity.value, f.check, f.cluster, text)].append(f.service)
+    return [(sev, check, cluster, services, text) for (sev, check, cluster, text), services in groups.items()]
 
 
 def _cell(text: str) -> str:

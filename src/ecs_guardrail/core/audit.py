@@ -387,22 +387,25 @@ def _watchdog(s: ServiceAuditFacts, cluster: ClusterAuditFacts, config: AuditCon
         return "alert only (DAEMON)"
     bound = blast_radius_bound(p, len(cluster.services))
     how = "dry run: alerts" if p.dry_run else "scale to 0"
-    return f"{how} after {p.crash_threshold} crashes/{p.window_minutes} min; at most {bound} of " \
-           f"{len(cluster.services)} at once"
+    return f"{how}, {bound} of {len(cluster.services)} at once"
 
 
 def stoppers(cluster: ClusterAuditFacts, config: AuditConfig) -> list[StopperRow]:
-    """One row per service: the load balancer's check (threshold x interval), the container's check
-    (retries x interval), the grace period, what the watchdog may do, what autoscaling would do."""
+    """One row per service: the load balancer's check (threshold x interval; the target group is named
+    when there are several), the essential container's check (retries x interval), the grace period,
+    what the watchdog may do, what autoscaling would do."""
     rows = []
     for s in cluster.services:
+        named = len(s.target_groups) > 1
         lb = "; ".join(
-            f"{tg.name}: {tg.path or tg.protocol or '?'} {tg.unhealthy_threshold_count} x {tg.interval_seconds} s"
-            f" = {tg.ejection_seconds} s" + ("" if tg.enabled else " (disabled)")
+            (f"{tg.name}: " if named else "") + f"{tg.path or tg.protocol or '?'} {tg.unhealthy_threshold_count} x "
+            f"{tg.interval_seconds} s = {tg.ejection_seconds} s" + ("" if tg.enabled else " (disabled)")
             for tg in s.target_groups) or "-"
         ch = s.container_health_check
-        container = (f"{ch.container}: {ch.retries} x {ch.interval_seconds} s = {ch.kill_seconds} s"
-                     + (f" after {ch.start_period_seconds} s" if ch.start_period_seconds else "")) if ch else "-"
+        container = "-" if ch is None else (
+            (f"{ch.container}: " if len(s.essential_containers) > 1 else "")
+            + f"{ch.retries} x {ch.interval_seconds} s = {ch.kill_seconds} s"
+            + (f" after {ch.start_period_seconds} s" if ch.start_period_seconds else ""))
         grace = "-" if not s.load_balanced else f"{s.health_check_grace_period_seconds or 0} s"
         scaling = "-" if s.scalable_min_capacity is None else \
             f"min {s.scalable_min_capacity}, max {s.scalable_max_capacity}"
