@@ -131,7 +131,7 @@ def _text(run: AuditRun, out: TextIO) -> None:
     width = int(os.environ.get("COLUMNS") or 0) or (None if tty else 150)
     console = Console(file=out if tty else buffer, width=width, highlight=False, soft_wrap=False)
     console.print("who can stop each service's tasks, and how fast", markup=False)
-    console.print(_policy_line(run.config), markup=False)
+    console.print(_policy_line(run.config), markup=False, soft_wrap=True)
     for cluster in run.clusters:
         table = Table(title=f"cluster {cluster.name}", box=box.SIMPLE_HEAD, title_justify="left")
         for n, h in enumerate(_HEADERS):
@@ -144,11 +144,12 @@ def _text(run: AuditRun, out: TextIO) -> None:
         console.print("findings (the same finding on several services is one line):", markup=False)
     for severity, check, cluster, services, text in _grouped(run.findings):
         where = f"{cluster}/{','.join(services)}" if services else cluster
-        console.print(f"  {severity.upper():6} {check}  {where}: {text}", markup=False)
+        console.print(f"  {severity.upper():6} {check}  {where}: {text}", markup=False, soft_wrap=True)
     s = run.summary
     sev = s["by_severity"]
+    n = len(s["clusters"])
     console.print(f"{s['findings']} findings ({sev['high']} high, {sev['medium']} medium, {sev['low']} low) in "
-                  f"{len(s['clusters'])} clusters, {s['services']} services; --fail-on {s['fail_on']}: exit "
+                  f"{n} cluster{'' if n == 1 else 's'}, {s['services']} services; --fail-on {s['fail_on']}: exit "
                   f"{s['exit_status']}", markup=False)
     if not tty:  # no padding to the console's width in a file or a pipe
         out.write("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()))
