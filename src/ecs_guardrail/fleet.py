@@ -64,6 +64,9 @@ def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
         for svc in c.get("services", []):
             out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored (known: "
                     f"{', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
+            if svc.get("schedulingStrategy") == "DAEMON" and "desiredCount" in svc:
+                out.append(f"fleet.json: {c['name']}/{svc['name']}: desiredCount ignored: a DAEMON service runs "
+                           "one task per container instance")
     return out
 
 
@@ -133,8 +136,6 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
     strategy = s.get("schedulingStrategy", "REPLICA")
     if strategy not in _SCHEDULING:
         raise ScenarioError(f"{where}: schedulingStrategy must be REPLICA or DAEMON, got {str(strategy)[:40]!r}")
-    if strategy == "DAEMON" and "desiredCount" in s:
-        raise ScenarioError(f"{where}: a DAEMON service has no desiredCount (one task per instance)")
     if strategy == "DAEMON" and "autoScaling" in s:
         raise ScenarioError(f"{where}: a DAEMON service cannot have autoScaling (no desired count to scale)")
 

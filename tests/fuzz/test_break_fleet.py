@@ -59,7 +59,6 @@ BAD = {
     "duplicate cluster": _dup_cluster(),
     # the optional service keys (SCENARIOS.md): each value the embedded AWS would refuse or build wrongly
     "schedulingStrategy unknown": _fleet(service__schedulingStrategy="BATCH"),
-    "DAEMON with a desiredCount": _fleet(service__schedulingStrategy="DAEMON"),  # FLEET's api has desiredCount 2
     "circuit breaker not an object": _fleet(service__deploymentCircuitBreaker=True),
     "circuit breaker without rollback": _fleet(service__deploymentCircuitBreaker={"enable": True}),
     "circuit breaker enable a string": _fleet(service__deploymentCircuitBreaker={"enable": "yes", "rollback": False}),
@@ -121,3 +120,9 @@ def test_every_optional_key_still_replays(tmp_path, capsys):
                                                                                "schedulingStrategy": "DAEMON"}]}]}
     code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet)), "--json")
     assert code == 0 and not err, err
+
+
+def test_daemon_with_a_desired_count_is_a_warning(tmp_path, capsys):
+    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=_fleet(service__schedulingStrategy="DAEMON"))),
+                         "--json")
+    assert code == 0 and len(err) == 1 and "desiredCount ignored" in err[0], err
