@@ -40,8 +40,9 @@ def _factory(service: str) -> Any:
     return boto3.client(service, region_name=REGION)
 
 
-@pytest.fixture
+@pytest.fixture(scope="class")
 def built():
+    """One fleet for the read-only tests of :class:`TestBuiltFleet` (a build costs a second or more)."""
     check_fleet(FLEET)
     with mock_aws():
         yield build_fleet(_factory, FLEET, ACCOUNT, REGION)
@@ -56,78 +57,81 @@ def _target_group(built: BuiltFleet, name: str) -> dict[str, Any]:
         "TargetGroups"][0]
 
 
-def test_health_check_on_every_target_group_of_the_service(built):
-    for name in ("orders-prod", "orders-admin"):
-        tg = _target_group(built, name)
-        assert (tg["HealthCheckPath"], tg["HealthCheckIntervalSeconds"], tg["UnhealthyThresholdCount"],
-                tg["HealthCheckTimeoutSeconds"], tg["HealthyThresholdCount"], tg["Matcher"]["HttpCode"]) == (
-            "/actuator/health", 10, 2, 5, 3, "200")
-        assert tg["Protocol"] == "HTTP"
-        assert built.target_groups[name]["lb_type"] == "application"
+class TestBuiltFleet:
+    """Each optional key, read back through the API an operator (or the watchdog) reads it with."""
+
+    def test_health_check_on_every_target_group_of_the_service(self, built):
+        for name in ("orders-prod", "orders-admin"):
+            tg = _target_group(built, name)
+            assert (tg["HealthCheckPath"], tg["HealthCheckIntervalSeconds"], tg["UnhealthyThresholdCount"],
+                    tg["HealthCheckTimeoutSeconds"], tg["HealthyThresholdCount"], tg["Matcher"]["HttpCode"]) == (
+                "/actuator/health", 10, 2, 5, 3, "200")
+            assert tg["Protocol"] == "HTTP"
+            assert built.target_groups[name]["lb_type"] == "application"
 
 
-def test_network_load_balancer_target_group(built):
-    tg = _target_group(built, "ingest-prod")
-    assert tg["Protocol"] == "TCP" and tg["HealthCheckProtocol"] == "HTTP" and tg["HealthCheckPath"] == "/ping"
-    assert tg["HealthCheckIntervalSeconds"] == 30 and tg["UnhealthyThresholdCount"] == 3
-    lb = _factory("elbv2").describe_load_balancers(LoadBalancerArns=tg["LoadBalancerArns"])["LoadBalancers"][0]
-    assert lb["Type"] == "network"
-    assert built.target_groups["ingest-prod"]["lb_type"] == "network"
-    assert _factory("elbv2").describe_target_group_attributes(TargetGroupArn=tg["TargetGroupArn"])["Attributes"]
+    def test_network_load_balancer_target_group(self, built):
+        tg = _target_group(built, "ingest-prod")
+        assert tg["Protocol"] == "TCP" and tg["HealthCheckProtocol"] == "HTTP" and tg["HealthCheckPath"] == "/ping"
+        assert tg["HealthCheckIntervalSeconds"] == 30 and tg["UnhealthyThresholdCount"] == 3
+        lb = _factory("elbv2").describe_load_balancers(LoadBalancerArns=tg["LoadBalancerArns"])["LoadBalancers"][0]
+        assert lb["Type"] == "network"
+        assert built.target_groups["ingest-prod"]["lb_type"] == "network"
+        assert _factory("elbv2").describe_target_group_attributes(TargetGroupArn=tg["TargetGroupArn"])["Attributes"]
 
 
-def test_target_group_entries_keep_their_shape(built):
-    for entry in built.target_groups.values():
-        assert set(entry) == {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"}
-        assert entry["dimension"].startswith("targetgroup/") and entry["lb_dimension"].count("/") == 2
+    def test_target_group_entries_keep_their_shape(self, built):
+        for entry in built.target_groups.values():
+            assert set(entry) == {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"}
+            assert entry["dimension"].startswith("targetgroup/") and entry["lb_dimension"].count("/") == 2
 
 
-def test_grace_period_circuit_breaker_and_tags(built):
-    s = _service("production", "orders")
-    assert s["healthCheckGracePeriodSeconds"] == 60
-    assert s["deploymentConfiguration"]["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
-    assert {t["key"]: t["value"] for t in s["tags"]} == {"team": "shop"}
-    assert s["desiredCount"] == 2 and s["schedulingStrategy"] == "REPLICA"
-    plain = _service("production", "plain")
-    assert not plain.get("healthCheckGracePeriodSeconds")
-    assert "deploymentCircuitBreaker" not in (plain.get("deploymentConfiguration") or {})
+    def test_grace_period_circuit_breaker_and_tags(self, built):
+        s = _service("production", "orders")
+        assert s["healthCheckGracePeriodSeconds"] == 60
+        assert s["deploymentConfiguration"]["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+        assert {t["key"]: t["value"] for t in s["tags"]} == {"team": "shop"}
+        assert s["desiredCount"] == 2 and s["schedulingStrategy"] == "REPLICA"
+        plain = _service("production", "plain")
+        assert not plain.get("healthCheckGracePeriodSeconds")
+        assert "deploymentCircuitBreaker" not in (plain.get("deploymentConfiguration") or {})
 
 
-def test_daemon_service(built):
-    assert _service("production", "agent")["schedulingStrategy"] == "DAEMON"
+    def test_daemon_service(self, built):
+        assert _service("production", "agent")["schedulingStrategy"] == "DAEMON"
 
 
-def test_scalable_target(built):
-    targets = _factory("application-autoscaling").describe_scalable_targets(
-        ServiceNamespace="ecs", ResourceIds=["service/production/orders"])["ScalableTargets"]
-    assert [(t["ScalableDimension"], t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [
-        ("ecs:service:DesiredCount", 2, 6)]
-    assert built.scalable_targets == {("production", "orders"): "service/production/orders"}
+    def test_scalable_target(self, built):
+        targets = _factory("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="ecs", ResourceIds=["service/production/orders"])["ScalableTargets"]
+        assert [(t["ScalableDimension"], t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [
+            ("ecs:service:DesiredCount", 2, 6)]
+        assert built.scalable_targets == {("production", "orders"): "service/production/orders"}
 
 
-def test_task_definition_containers_and_container_health_check(built):
-    s = _service("production", "orders")
-    td = _factory("ecs").describe_task_definition(taskDefinition=s["taskDefinition"])["taskDefinition"]
-    assert td["family"] == "orders"
-    containers = {c["name"]: c for c in td["containerDefinitions"]}
-    assert {n: c["essential"] for n, c in containers.items()} == {"log-router": False, "web": True}
-    assert containers["web"]["healthCheck"]["command"] == CONTAINER_CHECK["command"]
-    assert containers["web"]["healthCheck"]["retries"] == 3
-    assert "healthCheck" not in containers["log-router"]
-    assert s["loadBalancers"][0]["containerName"] == "web"
+    def test_task_definition_containers_and_container_health_check(self, built):
+        s = _service("production", "orders")
+        td = _factory("ecs").describe_task_definition(taskDefinition=s["taskDefinition"])["taskDefinition"]
+        assert td["family"] == "orders"
+        containers = {c["name"]: c for c in td["containerDefinitions"]}
+        assert {n: c["essential"] for n, c in containers.items()} == {"log-router": False, "web": True}
+        assert containers["web"]["healthCheck"]["command"] == CONTAINER_CHECK["command"]
+        assert containers["web"]["healthCheck"]["retries"] == 3
+        assert "healthCheck" not in containers["log-router"]
+        assert s["loadBalancers"][0]["containerName"] == "web"
 
 
-def test_default_container_is_one_essential_app(built):
-    td = _factory("ecs").describe_task_definition(
-        taskDefinition=built.task_definitions[("production", "plain")])["taskDefinition"]
-    assert [(c["name"], c["essential"]) for c in td["containerDefinitions"]] == [("app", True)]
-    assert "healthCheck" not in td["containerDefinitions"][0]
+    def test_default_container_is_one_essential_app(self, built):
+        td = _factory("ecs").describe_task_definition(
+            taskDefinition=built.task_definitions[("production", "plain")])["taskDefinition"]
+        assert [(c["name"], c["essential"]) for c in td["containerDefinitions"]] == [("app", True)]
+        assert "healthCheck" not in td["containerDefinitions"][0]
 
 
-def test_same_service_name_in_two_clusters_gets_its_own_revision(built):
-    prod, staging = built.task_definitions[("production", "orders")], built.task_definitions[("staging", "orders")]
-    assert prod != staging and prod.endswith("task-definition/orders:1") and staging.endswith("orders:2")
-    assert _service("staging", "orders")["taskDefinition"] == staging
+    def test_same_service_name_in_two_clusters_gets_its_own_revision(self, built):
+        prod, staging = built.task_definitions[("production", "orders")], built.task_definitions[("staging", "orders")]
+        assert prod != staging and prod.endswith("task-definition/orders:1") and staging.endswith("orders:2")
+        assert _service("staging", "orders")["taskDefinition"] == staging
 
 
 def test_task_definitions_the_events_carry_resolve(tmp_path):
@@ -155,3 +159,6 @@ def test_task_definitions_the_events_carry_resolve(tmp_path):
 def test_every_optional_key_is_known():
     assert fleet_warnings(FLEET) == []
     assert fleet_warnings({"clusters": [{"name": "c", "services": [{"name": "s", "healtCheck": {}}]}]})
+    daemon = {"clusters": [{"name": "c", "services": [{"name": "s", "schedulingStrategy": "DAEMON", "desiredCount": 2}]}]}
+    check_fleet(daemon)
+    assert [w for w in fleet_warnings(daemon) if "desiredCount ignored" in w]
