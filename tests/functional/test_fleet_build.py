@@ -159,6 +159,7 @@ def test_task_definitions_the_events_carry_resolve(tmp_path):
 def test_every_optional_key_is_known():
     assert fleet_warnings(FLEET) == []
     assert fleet_warnings({"clusters": [{"name": "c", "services": [{"name": "s", "healtCheck": {}}]}]})
-    daemon = {"clusters": [{"name": "c", "services": [{"name": "s", "schedulingStrategy": "DAEMON", "desiredCount": 2}]}]}
+    agent = {"name": "s", "schedulingStrategy": "DAEMON", "desiredCount": 2}
+    daemon = {"clusters": [{"name": "c", "services": [agent]}]}
     check_fleet(daemon)
     assert [w for w in fleet_warnings(daemon) if "desiredCount ignored" in w]

@@ -147,7 +147,7 @@ class AuditFacts:
                     healthy_threshold_count=tg.get("HealthyThresholdCount"),
                     matcher=(tg.get("Matcher") or {}).get("HttpCode"),
                     enabled=bool(tg.get("HealthCheckEnabled", True)),
-                    load_balancer_type="network" if tg.get("Protocol") in _NETWORK_PROTOCOLS else "application",
+                    load_balancer_type=_load_balancer_type(tg.get("Protocol")),
                     deregistration_delay_seconds=int(delay) if delay and delay.isdigit() else None,
                 )
         return out
@@ -162,6 +162,14 @@ class AuditFacts:
                 for t in page.get("ScalableTargets", []):
                     out[t["ResourceId"]] = t
         return out
+
+
+def _load_balancer_type(protocol: str | None) -> str:
+    """The kind of load balancer a target group ``Protocol`` belongs to (HTTP/HTTPS: application;
+    TCP/TLS/UDP/TCP_UDP: network; GENEVE: gateway)."""
+    if protocol in _NETWORK_PROTOCOLS:
+        return "network"
+    return "gateway" if protocol == "GENEVE" else "application"
 
 
 def _container_check(container: dict[str, Any]) -> ContainerHealthCheck:

@@ -99,7 +99,8 @@ class TargetGroupHealthCheck:
     ``UnhealthyThresholdCount``; ``timeout_seconds``: ``HealthCheckTimeoutSeconds``;
     ``healthy_threshold_count``: ``HealthyThresholdCount``; ``matcher``: ``Matcher.HttpCode``;
     ``enabled``: ``HealthCheckEnabled``; ``load_balancer_type``: ``application`` for an HTTP/HTTPS
-    target group ``Protocol``, ``network`` for TCP/TLS/UDP/TCP_UDP; ``deregistration_delay_seconds``:
+    target group ``Protocol``, ``network`` for TCP/TLS/UDP/TCP_UDP, ``gateway`` for GENEVE;
+    ``deregistration_delay_seconds``:
     attribute ``deregistration_delay.timeout_seconds``.
     """
 
