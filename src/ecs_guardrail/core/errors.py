@@ -31,6 +31,10 @@ class ScenarioError(GuardrailError):
     """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting)."""
 
 
+class ClusterNotFoundError(GuardrailError):
+    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region."""
+
+
 class ServiceNotFoundError(GuardrailError):
     """ECS answered ``ServiceNotFoundException`` (or the service is INACTIVE / draining)."""
 
@@ -38,6 +42,3 @@ class ServiceNotFoundError(GuardrailError):
 class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
 
-
-class ClusterNotFoundError(GuardrailError):
-    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region."""
