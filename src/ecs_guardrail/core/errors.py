@@ -41,4 +41,3 @@ class ServiceNotFoundError(GuardrailError):
 
 class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
-
