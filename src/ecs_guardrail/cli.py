@@ -64,6 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--service", required=True)
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     s.add_argument("--region", default=None)
+
+    a = sub.add_parser("audit", help="who can stop each service's tasks, and how fast: health checks, deployment "
+                                     "safety, watchdog scope (read-only)")
+    where = a.add_mutually_exclusive_group(required=True)
+    where.add_argument("--cluster", dest="clusters", action="append", metavar="CLUSTER",
+                       help="a cluster name or ARN of the account (repeatable)")
+    where.add_argument("--scenario", type=Path, metavar="DIR", help="audit a scenario's fleet built in moto")
+    a.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    a.add_argument("--fail-on", choices=("high", "medium", "never"), default="high",
+                   help="exit 1 when a finding of this severity or higher exists (default: high)")
+    a.add_argument("--set", dest="overrides", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="override a setting (ALERT_ONLY_CLUSTERS, MAX_ACTION_FRACTION, AUDIT_*; repeatable)")
+    a.add_argument("--region", default=None)
     return p
 
 
@@ -188,6 +201,32 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    """``audit``: 1 when a finding at or above ``--fail-on`` exists, 2 for bad input (unknown cluster,
+    unreadable scenario, unknown setting), else 0."""
+    from ecs_guardrail.audit import account_settings, audit_account, audit_scenario, render
+    from ecs_guardrail.core.errors import ClusterNotFoundError
+
+    overrides = dict(args.overrides)
+    if args.scenario is not None:
+        def on_warning(text: str) -> None:
+            print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
+
+        run = audit_scenario(args.scenario, overrides, args.fail_on, on_warning=on_warning)
+    else:
+        from ecs_guardrail.adapters.aws import make_client
+
+        config = account_settings(overrides)
+        try:
+            run = audit_account(args.clusters, config, args.fail_on,
+                                lambda service: make_client(service, region=args.region))
+        except ClusterNotFoundError as exc:
+            print(f"ecs-guardrail: {exc}", file=sys.stderr)
+            return 2
+    render(run, args.format, sys.stdout)
+    return run.exit_status
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -197,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_timeline(args)
         if args.command == "restore":
             return cmd_restore(args)
+        if args.command == "audit":
+            return _cmd_audit(args)
     except ScenarioError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
+from ecs_guardrail.fleet import build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
-__all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env"]
+__all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env",
+           "fleet_warnings"]
 
 TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
@@ -89,75 +90,6 @@ class Scenario:
         return str(self.fleet.get("account") or "123456789012")
 
 
-_FLEET_KEYS = {"account", "region", "clusters"}
-_CLUSTER_KEYS = {"name", "services"}
-_SERVICE_KEYS = {"name", "desiredCount", "targetGroups", "tags"}
-
-
-def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
-    """Keys of ``fleet.json`` this tool does not read (a typo is otherwise silently ignored)."""
-    out = [f"fleet.json: unknown key {k!r} ignored" for k in sorted(set(fleet) - _FLEET_KEYS)]
-    for c in fleet.get("clusters", []):
-        out += [f"fleet.json: {c['name']}: unknown key {k!r} ignored" for k in sorted(set(c) - _CLUSTER_KEYS)]
-        for svc in c.get("services", []):
-            out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored (known: "
-                    f"{', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
-    return out
-
-
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # ECS cluster and service names
-_TARGET_GROUP = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?")  # ELB: 32, no hyphen at the ends
-
-
-def _regions() -> set[str]:
-    import boto3
-
-    session = boto3.session.Session()
-    return {r for p in session.get_available_partitions() for r in session.get_available_regions("ecs", p)}
-
-
-def _check_fleet(fleet: Any) -> None:
-    if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
-        raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
-    account, region = fleet.get("account"), fleet.get("region")
-    if account is not None and (isinstance(account, bool) or not re.fullmatch(r"\d{12}", str(account))):
-        raise ScenarioError(f"fleet.json: account must be 12 digits, got {str(account)[:40]!r}")
-    if region is not None and (not isinstance(region, str) or region not in _regions()):
-        raise ScenarioError(f"fleet.json: region {str(region)[:40]!r} is not an AWS region ECS runs in")
-    clusters: set[str] = set()
-    for c in fleet["clusters"]:
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
-            raise ScenarioError("fleet.json: every cluster needs a 'name'")
-        if not _NAME.fullmatch(c["name"]) or c["name"] in clusters:
-            raise ScenarioError(f"fleet.json: cluster {c['name'][:80]!r}: a name is unique, [A-Za-z0-9_-], "
-                                "at most 255")
-        clusters.add(c["name"])
-        if not isinstance(c.get("services", []), list):
-            raise ScenarioError(f"fleet.json: {c['name']}: services is a list")
-        services: set[str] = set()
-        for s in c.get("services", []):
-            if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
-                raise ScenarioError(f"fleet.json: a service of {c['name']} has no 'name'")
-            if not _NAME.fullmatch(s["name"]) or s["name"] in services:
-                raise ScenarioError(f"fleet.json: {c['name']}: service {s['name'][:80]!r}: a name is unique in "
-                                    "its cluster, [A-Za-z0-9_-], at most 255")
-            services.add(s["name"])
-            dc = s.get("desiredCount", 1)
-            if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
-                raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: desiredCount must be a count >= 0")
-            tgs, tags = s.get("targetGroups", []), s.get("tags", {})
-            if not isinstance(tgs, list) or not isinstance(tags, dict):
-                raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: targetGroups is a list, tags an object")
-            for tg in tgs:
-                if not isinstance(tg, str) or not _TARGET_GROUP.fullmatch(tg):
-                    raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: target group {str(tg)[:80]!r}: "
-                                        "at most 32 of [A-Za-z0-9-], no hyphen first or last")
-            for k, v in tags.items():
-                if not 1 <= len(k) <= 128 or len(str(v)) > 256:
-                    raise ScenarioError(f"fleet.json: {c['name']}/{s['name']}: tag {k[:80]!r}: keys are 1 to 128 "
-                                        "characters, values at most 256")
-
-
 def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scenario:
     """Read ``fleet.json`` and ``settings.env``, apply ``overrides`` (``--set``), validate.
 
@@ -181,7 +113,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
     except OSError as exc:
         raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
-    _check_fleet(fleet)
+    check_fleet(fleet)
     env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
     for key, value in (overrides or {}).items():
         if key not in SETTING_NAMES:
@@ -242,7 +174,9 @@ class EmbeddedAws:
         self._stack = contextlib.ExitStack()
         self.topic_arn = ""
         self.queue_url = ""
-        self.target_groups: dict[str, dict[str, str]] = {}  # name -> {"arn", "lb_arn", "dimension", "lb_dimension"}
+        # name -> {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"} (fleet.BuiltFleet)
+        self.target_groups: dict[str, dict[str, str]] = {}
+        self.task_definitions: dict[tuple[str, str], str] = {}  # (cluster, service) -> task definition ARN
 
     def client(self, service: str) -> Any:
         import boto3
@@ -279,50 +213,11 @@ class EmbeddedAws:
         self._build_fleet()
 
     def _build_fleet(self) -> None:
-        ecs = self.client("ecs")
-        groups = {tg for c in self.scenario.fleet["clusters"] for s in c.get("services", [])
-                  for tg in s.get("targetGroups", [])}
-        if groups:
-            self._build_target_groups(sorted(groups))
-        for c in self.scenario.fleet["clusters"]:
-            ecs.create_cluster(clusterName=c["name"])
-            for s in c.get("services", []):
-                family = f"{c['name']}-{s['name']}"
-                ecs.register_task_definition(
-                    family=family,
-                    containerDefinitions=[{"name": "app", "image": f"example/{s['name']}:latest", "memory": 512,
-                                           "portMappings": [{"containerPort": 8080}]}])
-                lbs = [{"targetGroupArn": self.target_groups[tg]["arn"], "containerName": "app",
-                        "containerPort": 8080} for tg in s.get("targetGroups", [])]
-                kwargs: dict[str, Any] = {}
-                if lbs:
-                    kwargs["loadBalancers"] = lbs
-                if s.get("tags"):
-                    kwargs["tags"] = [{"key": k, "value": str(v)} for k, v in s["tags"].items()]
-                ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=family,
-                                   desiredCount=s.get("desiredCount", 1), **kwargs)
-
-    def _build_target_groups(self, names: list[str]) -> None:
-        ec2, elb = self.client("ec2"), self.client("elbv2")
-        vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-        zones = [z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]][:2]
-        subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
-                   for i, z in enumerate(zones)]
-        lb = elb.create_load_balancer(Name="guardrail-replay", Subnets=subnets, Type="application",
-                                      Scheme="internal")["LoadBalancers"][0]
-        for name in names:
-            tg = elb.create_target_group(Name=name[:32], Protocol="HTTP", Port=8080, VpcId=vpc,
-                                         TargetType="ip")["TargetGroups"][0]
-            elb.create_listener(LoadBalancerArn=lb["LoadBalancerArn"], Protocol="HTTP",
-                                Port=1024 + len(self.target_groups),
-                                DefaultActions=[{"Type": "forward", "TargetGroupArn": tg["TargetGroupArn"]}])
-            self.target_groups[name] = {
-                "arn": tg["TargetGroupArn"],
-                "lb_arn": lb["LoadBalancerArn"],
-                # CloudWatch dimension values are the ARN suffixes (targetgroup/NAME/ID, app/NAME/ID)
-                "dimension": tg["TargetGroupArn"].split(":", 5)[5],
-                "lb_dimension": lb["LoadBalancerArn"].split(":loadbalancer/", 1)[1],
-            }
+        built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
+                            event_task_definitions=task_definitions_in_events(
+                                self.scenario.events_path, self.scenario.account, self.region))
+        self.target_groups = built.target_groups
+        self.task_definitions = built.task_definitions
 
     def alerts(self) -> list[dict[str, Any]]:
         """Every message published to the alert topic, read back through the SQS subscription:

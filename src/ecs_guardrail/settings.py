@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from ecs_guardrail.core.audit import AuditConfig
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.core.policy import PolicyConfig
 
@@ -39,6 +40,12 @@ class Settings(BaseSettings):
     ``ALERT_TOPIC_ARN`` (SNS topic, optional), ``SLACK_WEBHOOK_SECRET_ARN`` (Secrets Manager secret
     holding the webhook URL, optional), ``SAMPLE_LOOKBACK_MINUTES`` (minutes the availability sampler
     reads back, default 5: CloudWatch publishes ALB metrics with a delay).
+
+    ``ecs-guardrail audit`` only (README, "Audit"): ``AUDIT_MIN_EJECTION_SECONDS`` (seconds, default
+    30: ``fast_ejection`` below ``UnhealthyThresholdCount x HealthCheckIntervalSeconds``),
+    ``AUDIT_AGGREGATE_PATHS`` (comma-separated health-check paths that aggregate dependencies, default
+    ``/actuator/health,/health,/status,/``), ``AUDIT_PRODUCTION_PATTERNS`` (comma-separated,
+    case-insensitive substrings of a production cluster's name, default ``prod,live``).
     """
 
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=True, frozen=True)
@@ -58,6 +65,11 @@ class Settings(BaseSettings):
     SLACK_WEBHOOK_SECRET_ARN: str | None = Field(None, min_length=1, max_length=2048)
     SAMPLE_LOOKBACK_MINUTES: int = Field(5, ge=1, le=180)
 
+    # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
+    AUDIT_MIN_EJECTION_SECONDS: int = Field(30, ge=0, le=3600)
+    AUDIT_AGGREGATE_PATHS: Annotated[tuple[str, ...], NoDecode] = ("/actuator/health", "/health", "/status", "/")
+    AUDIT_PRODUCTION_PATTERNS: Annotated[tuple[str, ...], NoDecode] = ("prod", "live")
+
     @field_validator("ALERT_ONLY_CLUSTERS", mode="before")
     @classmethod
     def _split_clusters(cls, value: object) -> tuple[str, ...]:
@@ -74,6 +86,23 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("AUDIT_AGGREGATE_PATHS", "AUDIT_PRODUCTION_PATTERNS", mode="before")
+    @classmethod
+    def _split_list(cls, value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, list | tuple):
+            return tuple(str(v).strip() for v in value if str(v).strip())
+        raise ValueError("expected a comma-separated list")
+
+    @field_validator("AUDIT_AGGREGATE_PATHS")
+    @classmethod
+    def _paths_start_with_slash(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [p for p in value if not p.startswith("/")]
+        if bad:
+            raise ValueError(f"health-check paths start with '/': {bad[0]!r}")
+        return value
+
     def policy(self) -> PolicyConfig:
         """The core's view of these settings (no environment, no I/O)."""
         return PolicyConfig(
@@ -84,6 +113,15 @@ class Settings(BaseSettings):
             min_actions_allowed=self.MIN_ACTIONS_ALLOWED,
             fleet_signal_min_failures=self.FLEET_SIGNAL_MIN_FAILURES,
             dry_run=self.DRY_RUN,
+        )
+
+    def audit(self) -> AuditConfig:
+        """The audit rules' view of these settings (``AUDIT_*`` and the policy's bound and scope)."""
+        return AuditConfig(
+            policy=self.policy(),
+            min_ejection_seconds=self.AUDIT_MIN_EJECTION_SECONDS,
+            aggregate_paths=self.AUDIT_AGGREGATE_PATHS,
+            production_patterns=self.AUDIT_PRODUCTION_PATTERNS,
         )
 
 

@@ -30,6 +30,18 @@ def _dup_cluster():
     return fleet
 
 
+def _shared_group(check_a, check_b, lb_type_b="application"):
+    fleet = copy.deepcopy(FLEET)
+    a = {"name": "a", "targetGroups": ["shared"]}
+    b = {"name": "b", "targetGroups": ["shared"], "loadBalancerType": lb_type_b}
+    if check_a:
+        a["healthCheck"] = check_a
+    if check_b:
+        b["healthCheck"] = check_b
+    fleet["clusters"][0]["services"] += [a, b]
+    return fleet
+
+
 BAD = {
     "region unknown": _fleet(fleet__region="mars-1"),          # moto: KeyError traceback
     "region not a string": _fleet(fleet__region=5),              # botocore: InvalidRegionError traceback
@@ -45,6 +57,39 @@ BAD = {
     "service name of 256": _fleet(service__name="s" * 256),
     "duplicate service": _dup_service(),
     "duplicate cluster": _dup_cluster(),
+    # the optional service keys (SCENARIOS.md): each value the embedded AWS would refuse or build wrongly
+    "schedulingStrategy unknown": _fleet(service__schedulingStrategy="BATCH"),
+    "circuit breaker not an object": _fleet(service__deploymentCircuitBreaker=True),
+    "circuit breaker without rollback": _fleet(service__deploymentCircuitBreaker={"enable": True}),
+    "circuit breaker enable a string": _fleet(service__deploymentCircuitBreaker={"enable": "yes", "rollback": False}),
+    "autoScaling min above max": _fleet(service__autoScaling={"minCapacity": 5, "maxCapacity": 2}),
+    "autoScaling negative": _fleet(service__autoScaling={"minCapacity": -1, "maxCapacity": 2}),
+    "autoScaling missing max": _fleet(service__autoScaling={"minCapacity": 1}),
+    "loadBalancerType unknown": _fleet(service__loadBalancerType="gateway", service__targetGroups=["api-dev"]),
+    "loadBalancerType without target groups": _fleet(service__loadBalancerType="network"),
+    "healthCheck without target groups": _fleet(service__healthCheck={"path": "/health"}),
+    "healthCheck path without slash": _fleet(service__healthCheck={"path": "health"}, service__targetGroups=["a"]),
+    "healthCheck interval 1": _fleet(service__healthCheck={"intervalSeconds": 1}, service__targetGroups=["a"]),
+    "healthCheck threshold 11": _fleet(service__healthCheck={"unhealthyThresholdCount": 11},
+                                       service__targetGroups=["a"]),
+    "healthCheck timeout not below interval": _fleet(service__healthCheck={"intervalSeconds": 5, "timeoutSeconds": 5},
+                                                     service__targetGroups=["a"]),
+    "healthCheck matcher words": _fleet(service__healthCheck={"matcher": "ok"}, service__targetGroups=["a"]),
+    "healthCheck unknown key": _fleet(service__healthCheck={"pth": "/x"}, service__targetGroups=["a"]),
+    "healthCheck a list": _fleet(service__healthCheck=["/x"], service__targetGroups=["a"]),
+    "grace period negative": _fleet(service__healthCheckGracePeriodSeconds=-1),
+    "grace period a string": _fleet(service__healthCheckGracePeriodSeconds="60"),
+    "container check without command": _fleet(service__containerHealthCheck={"interval": 30}),
+    "container check command a string": _fleet(service__containerHealthCheck={"command": "curl localhost"}),
+    "container check command NONE": _fleet(service__containerHealthCheck={"command": ["NONE", "x"]}),
+    "container check retries 0": _fleet(service__containerHealthCheck={"command": ["CMD", "true"], "retries": 0}),
+    "containers empty": _fleet(service__containers=[]),
+    "containers none essential": _fleet(service__containers=[{"name": "app", "essential": False}]),
+    "containers duplicate name": _fleet(service__containers=[{"name": "app"}, {"name": "app"}]),
+    "container name with a space": _fleet(service__containers=[{"name": "my app"}]),
+    "container essential a string": _fleet(service__containers=[{"name": "app", "essential": "yes"}]),
+    "target group shared with two health checks": _shared_group({"path": "/a"}, {"path": "/b"}),
+    "target group shared by two load balancer types": _shared_group(None, None, "network"),
 }
 
 
@@ -60,3 +105,24 @@ def test_good_edge_values_still_replay(tmp_path, capsys):
                    service__targetGroups=["t" * 32], service__tags={"k": 1})
     code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet)), "--json")
     assert code == 0, err
+
+
+def test_every_optional_key_still_replays(tmp_path, capsys):
+    service = {"name": "api", "desiredCount": 2, "targetGroups": ["api-dev"], "loadBalancerType": "network",
+               "healthCheck": {"path": "/ready", "intervalSeconds": 10, "unhealthyThresholdCount": 3,
+                               "timeoutSeconds": 5, "healthyThresholdCount": 3, "matcher": "200-299"},
+               "healthCheckGracePeriodSeconds": 0, "deploymentCircuitBreaker": {"enable": False, "rollback": False},
+               "autoScaling": {"minCapacity": 0, "maxCapacity": 4},
+               "containerHealthCheck": {"command": ["CMD", "/bin/true"], "interval": 5, "timeout": 2, "retries": 10,
+                                        "startPeriod": 300},
+               "containers": [{"name": "app"}, {"name": "sidecar", "essential": False}]}
+    fleet = {**FLEET, "clusters": [{"name": "development", "services": [service, {"name": "agent",
+                                                                               "schedulingStrategy": "DAEMON"}]}]}
+    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet)), "--json")
+    assert code == 0 and not err, err
+
+
+def test_daemon_with_a_desired_count_is_a_warning(tmp_path, capsys):
+    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=_fleet(service__schedulingStrategy="DAEMON"))),
+                         "--json")
+    assert code == 0 and len(err) == 1 and "desiredCount ignored" in err[0], err

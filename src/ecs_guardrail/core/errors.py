@@ -31,6 +31,10 @@ class ScenarioError(GuardrailError):
     """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting)."""
 
 
+class ClusterNotFoundError(GuardrailError):
+    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region."""
+
+
 class ServiceNotFoundError(GuardrailError):
     """ECS answered ``ServiceNotFoundException`` (or the service is INACTIVE / draining)."""
 

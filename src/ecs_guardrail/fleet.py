@@ -1,0 +1,480 @@
+"""A scenario's ``fleet.json``: validation, and the fleet built in the embedded AWS (moto).
+
+:func:`check_fleet` turns every value the embedded AWS could not build (or would build differently
+from the real API) into a one-line :class:`~ecs_guardrail.core.errors.ScenarioError`;
+:func:`fleet_warnings` names keys this tool does not read; :func:`build_fleet` creates the clusters,
+services, task definitions, load balancers, target groups and scalable targets through the same API
+calls an operator's infrastructure code would make, so every reader (the watchdog, the sampler,
+``audit``) sees them through the ordinary read API. The keys are documented in SCENARIOS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ecs_guardrail.core.errors import ScenarioError
+
+__all__ = ["BuiltFleet", "build_fleet", "check_fleet", "fleet_warnings", "task_definitions_in_events"]
+
+_FLEET_KEYS = {"account", "region", "clusters"}
+_CLUSTER_KEYS = {"name", "services"}
+_SERVICE_KEYS = {
+    "name", "desiredCount", "targetGroups", "tags",
+    "schedulingStrategy", "deploymentCircuitBreaker", "autoScaling", "loadBalancerType", "healthCheck",
+    "healthCheckGracePeriodSeconds", "containerHealthCheck", "containers",
+}
+
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # ECS cluster, service, container and family names
+_TARGET_GROUP = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?")  # ELB: 32, no hyphen at the ends
+_MATCHER = re.compile(r"\d{3}(?:-\d{3})?(?:,\d{3}(?:-\d{3})?)*")  # ELB Matcher.HttpCode: "200", "200-299", "200,302"
+
+#: fleet.json healthCheck key -> (CreateTargetGroup parameter, lowest, highest) (ELBv2 API reference)
+_HEALTH_CHECK_INTS = {
+    "intervalSeconds": ("HealthCheckIntervalSeconds", 5, 300),
+    "timeoutSeconds": ("HealthCheckTimeoutSeconds", 2, 120),
+    "healthyThresholdCount": ("HealthyThresholdCount", 2, 10),
+    "unhealthyThresholdCount": ("UnhealthyThresholdCount", 2, 10),
+}
+_HEALTH_CHECK_KEYS = {"path", "matcher", *_HEALTH_CHECK_INTS}
+#: containerHealthCheck key -> (lowest, highest) (ECS API reference, HealthCheck)
+_CONTAINER_CHECK_INTS = {"interval": (5, 300), "timeout": (2, 60), "retries": (1, 10), "startPeriod": (0, 300)}
+_CONTAINER_KEYS = {"name", "essential"}
+_SCHEDULING = {"REPLICA", "DAEMON"}
+_LB_TYPES = {"application", "network"}
+_MAX_GRACE_S = 2_147_483_647  # ECS: healthCheckGracePeriodSeconds is a 32-bit integer
+_MAX_CAPACITY = 10_000
+#: event task-definition revisions above this are not padded (each revision is one registration)
+MAX_EVENT_REVISION = 5_000
+
+_APP_PORT = 8080
+
+
+def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
+    """Keys of ``fleet.json`` this tool does not read (a typo is otherwise silently ignored)."""
+    out = [f"fleet.json: unknown key {k!r} ignored" for k in sorted(set(fleet) - _FLEET_KEYS)]
+    for c in fleet.get("clusters", []):
+        out += [f"fleet.json: {c['name']}: unknown key {k!r} ignored" for k in sorted(set(c) - _CLUSTER_KEYS)]
+        for svc in c.get("services", []):
+            out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored (known: "
+                    f"{', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
+            if svc.get("schedulingStrategy") == "DAEMON" and "desiredCount" in svc:
+                out.append(f"fleet.json: {c['name']}/{svc['name']}: desiredCount ignored: a DAEMON service runs "
+                           "one task per container instance")
+    return out
+
+
+def _regions() -> set[str]:
+    import boto3
+
+    session = boto3.session.Session()
+    return {r for p in session.get_available_partitions() for r in session.get_available_regions("ecs", p)}
+
+
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def check_fleet(fleet: Any) -> None:
+    """Validate a parsed ``fleet.json`` (SCENARIOS.md).
+
+    Raises:
+        ScenarioError: one line naming the cluster/service and the value that cannot be built.
+    """
+    if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
+        raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
+    account, region = fleet.get("account"), fleet.get("region")
+    if account is not None and (isinstance(account, bool) or not re.fullmatch(r"\d{12}", str(account))):
+        raise ScenarioError(f"fleet.json: account must be 12 digits, got {str(account)[:40]!r}")
+    if region is not None and (not isinstance(region, str) or region not in _regions()):
+        raise ScenarioError(f"fleet.json: region {str(region)[:40]!r} is not an AWS region ECS runs in")
+    clusters: set[str] = set()
+    # target group name -> (load balancer type, health check, first user): a target group is one resource
+    groups: dict[str, tuple[str, Any, str]] = {}
+    for c in fleet["clusters"]:
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
+            raise ScenarioError("fleet.json: every cluster needs a 'name'")
+        if not _NAME.fullmatch(c["name"]) or c["name"] in clusters:
+            raise ScenarioError(f"fleet.json: cluster {c['name'][:80]!r}: a name is unique, [A-Za-z0-9_-], "
+                                "at most 255")
+        clusters.add(c["name"])
+        if not isinstance(c.get("services", []), list):
+            raise ScenarioError(f"fleet.json: {c['name']}: services is a list")
+        services: set[str] = set()
+        for s in c.get("services", []):
+            if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
+                raise ScenarioError(f"fleet.json: a service of {c['name']} has no 'name'")
+            if not _NAME.fullmatch(s["name"]) or s["name"] in services:
+                raise ScenarioError(f"fleet.json: {c['name']}: service {s['name'][:80]!r}: a name is unique in "
+                                    "its cluster, [A-Za-z0-9_-], at most 255")
+            services.add(s["name"])
+            _check_service(c["name"], s, groups)
+
+
+def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str, Any, str]]) -> None:
+    where = f"fleet.json: {cluster}/{s['name']}"
+    dc = s.get("desiredCount", 1)
+    if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
+        raise ScenarioError(f"{where}: desiredCount must be a count >= 0")
+    tgs, tags = s.get("targetGroups", []), s.get("tags", {})
+    if not isinstance(tgs, list) or not isinstance(tags, dict):
+        raise ScenarioError(f"{where}: targetGroups is a list, tags an object")
+    for tg in tgs:
+        if not isinstance(tg, str) or not _TARGET_GROUP.fullmatch(tg):
+            raise ScenarioError(f"{where}: target group {str(tg)[:80]!r}: "
+                                "at most 32 of [A-Za-z0-9-], no hyphen first or last")
+    for k, v in tags.items():
+        if not 1 <= len(k) <= 128 or len(str(v)) > 256:
+            raise ScenarioError(f"{where}: tag {k[:80]!r}: keys are 1 to 128 characters, values at most 256")
+
+    strategy = s.get("schedulingStrategy", "REPLICA")
+    if strategy not in _SCHEDULING:
+        raise ScenarioError(f"{where}: schedulingStrategy must be REPLICA or DAEMON, got {str(strategy)[:40]!r}")
+    if strategy == "DAEMON" and "autoScaling" in s:
+        raise ScenarioError(f"{where}: a DAEMON service cannot have autoScaling (no desired count to scale)")
+
+    cb = s.get("deploymentCircuitBreaker")
+    if cb is not None and (not isinstance(cb, dict) or set(cb) != {"enable", "rollback"}
+                           or not all(isinstance(v, bool) for v in cb.values())):
+        raise ScenarioError(f"{where}: deploymentCircuitBreaker is {{\"enable\": bool, \"rollback\": bool}}")
+
+    scaling = s.get("autoScaling")
+    if scaling is not None and (
+            not isinstance(scaling, dict) or set(scaling) != {"minCapacity", "maxCapacity"}
+            or not _is_int(scaling["minCapacity"], 0, _MAX_CAPACITY)
+            or not _is_int(scaling["maxCapacity"], 0, _MAX_CAPACITY)
+            or scaling["minCapacity"] > scaling["maxCapacity"]):
+        raise ScenarioError(f"{where}: autoScaling is {{\"minCapacity\": N, \"maxCapacity\": M}}, "
+                            f"0 <= N <= M <= {_MAX_CAPACITY}")
+
+    lb_type = s.get("loadBalancerType", "application")
+    if lb_type not in _LB_TYPES:
+        raise ScenarioError(f"{where}: loadBalancerType must be application or network, got {str(lb_type)[:40]!r}")
+    if "loadBalancerType" in s and not tgs:
+        raise ScenarioError(f"{where}: loadBalancerType needs targetGroups")
+
+    check = s.get("healthCheck")
+    if check is not None:
+        _check_health_check(where, check, lb_type)
+        if not tgs:
+            raise ScenarioError(f"{where}: healthCheck needs targetGroups (it is the target groups' check)")
+    for tg in tgs:
+        seen = groups.setdefault(tg, (lb_type, check, f"{cluster}/{s['name']}"))
+        if seen[0] != lb_type:
+            raise ScenarioError(f"{where}: target group {tg!r} is behind a {seen[0]} load balancer for {seen[2]}; "
+                                f"it cannot also be {lb_type}")
+        if seen[1] != check:
+            raise ScenarioError(f"{where}: target group {tg!r} has another healthCheck for {seen[2]}; "
+                                "a target group has one health check")
+
+    grace = s.get("healthCheckGracePeriodSeconds")
+    if grace is not None and not _is_int(grace, 0, _MAX_GRACE_S):
+        raise ScenarioError(f"{where}: healthCheckGracePeriodSeconds must be seconds >= 0")
+
+    containers = s.get("containers")
+    if containers is not None:
+        _check_containers(where, containers)
+    container_check = s.get("containerHealthCheck")
+    if container_check is not None:
+        _check_container_health_check(where, container_check)
+
+
+def _check_health_check(where: str, check: Any, lb_type: str) -> None:
+    if not isinstance(check, dict) or not check:
+        raise ScenarioError(f"{where}: healthCheck is an object ({', '.join(sorted(_HEALTH_CHECK_KEYS))})")
+    unknown = set(check) - _HEALTH_CHECK_KEYS
+    if unknown:
+        raise ScenarioError(f"{where}: healthCheck: unknown key {sorted(unknown)[0]!r} "
+                            f"(known: {', '.join(sorted(_HEALTH_CHECK_KEYS))})")
+    path = check.get("path")
+    if path is not None and (not isinstance(path, str) or not path.startswith("/") or len(path) > 1024
+                             or any(ch.isspace() for ch in path)):
+        raise ScenarioError(f"{where}: healthCheck.path must start with '/', no spaces, at most 1024")
+    matcher = check.get("matcher")
+    if matcher is not None and (not isinstance(matcher, str) or not _MATCHER.fullmatch(matcher)):
+        raise ScenarioError(f"{where}: healthCheck.matcher is HTTP codes like \"200\", \"200-299\" or \"200,302\"")
+    for key, (_, low, high) in _HEALTH_CHECK_INTS.items():
+        if key in check and not _is_int(check[key], low, high):
+            raise ScenarioError(f"{where}: healthCheck.{key} must be an integer from {low} to {high}")
+    if "timeoutSeconds" in check and "intervalSeconds" in check and check["timeoutSeconds"] >= check["intervalSeconds"]:
+        raise ScenarioError(f"{where}: healthCheck.timeoutSeconds must be less than intervalSeconds")
+    if lb_type == "network" and matcher is not None and path is None:
+        raise ScenarioError(f"{where}: healthCheck.matcher needs a path (an HTTP check) behind a network LB")
+
+
+def _check_containers(where: str, containers: Any) -> None:
+    if not isinstance(containers, list) or not containers:
+        raise ScenarioError(f"{where}: containers is a non-empty list of {{\"name\", \"essential\"}}")
+    names: set[str] = set()
+    for ct in containers:
+        if not isinstance(ct, dict) or not isinstance(ct.get("name"), str) or not _NAME.fullmatch(ct["name"]):
+            raise ScenarioError(f"{where}: every container needs a 'name' of [A-Za-z0-9_-], at most 255")
+        if ct["name"] in names:
+            raise ScenarioError(f"{where}: container {ct['name'][:80]!r} appears twice")
+        names.add(ct["name"])
+        unknown = set(ct) - _CONTAINER_KEYS
+        if unknown:
+            raise ScenarioError(f"{where}: container {ct['name'][:80]!r}: unknown key {sorted(unknown)[0]!r} "
+                                "(known: essential, name)")
+        if not isinstance(ct.get("essential", True), bool):
+            raise ScenarioError(f"{where}: container {ct['name'][:80]!r}: essential is true or false")
+    if not any(ct.get("essential", True) for ct in containers):
+        raise ScenarioError(f"{where}: at least one container must be essential (ECS requires it)")
+
+
+def _check_container_health_check(where: str, check: Any) -> None:
+    known = {"command", *_CONTAINER_CHECK_INTS}
+    if not isinstance(check, dict) or "command" not in check:
+        raise ScenarioError(f"{where}: containerHealthCheck is an object with a 'command'")
+    unknown = set(check) - known
+    if unknown:
+        raise ScenarioError(f"{where}: containerHealthCheck: unknown key {sorted(unknown)[0]!r} "
+                            f"(known: {', '.join(sorted(known))})")
+    cmd = check["command"]
+    if (not isinstance(cmd, list) or len(cmd) < 2 or not all(isinstance(p, str) for p in cmd)
+            or cmd[0] not in ("CMD", "CMD-SHELL")):
+        raise ScenarioError(f"{where}: containerHealthCheck.command is [\"CMD\" or \"CMD-SHELL\", ...strings]")
+    for key, (low, high) in _CONTAINER_CHECK_INTS.items():
+        if key in check and not _is_int(check[key], low, high):
+            raise ScenarioError(f"{where}: containerHealthCheck.{key} must be an integer from {low} to {high}")
+
+
+# --- what the events name ----------------------------------------------------------------------------
+
+_TD_ARN = re.compile(rb'"taskDefinitionArn"\s*:\s*"(arn:aws[a-z-]*:ecs:([a-z0-9-]+):(\d{12}):task-definition/'
+                     rb'([A-Za-z0-9_-]{1,255}):(\d{1,9}))"')
+
+
+def task_definitions_in_events(path: Path, account: str, region: str) -> dict[str, tuple[str, ...]]:
+    """The task definition ARNs that ``events.jsonl`` carries in this account and region.
+
+    Returns ``{taskDefinitionArn: (container name, ...)}``, the container names as the events list
+    them (``detail.containers[].name``, empty when no event names one). ARNs of another account or
+    region cannot be registered in this embedded AWS and are left out. A file that cannot be read
+    gives ``{}`` (the replay reports it line by line).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    out: dict[str, set[str]] = {}
+    for line in data.splitlines():
+        for m in _TD_ARN.finditer(line):
+            if m.group(2).decode() != region or m.group(3).decode() != account:
+                continue
+            names = out.setdefault(m.group(1).decode(), set())
+            try:
+                detail = json.loads(line).get("detail") or {}
+                names.update(ct["name"] for ct in detail.get("containers") or []
+                             if isinstance(ct, dict) and isinstance(ct.get("name"), str)
+                             and _NAME.fullmatch(ct["name"]))
+            except (ValueError, AttributeError, RecursionError):
+                pass
+    return {arn: tuple(sorted(names)) for arn, names in out.items()}
+
+
+# --- building ----------------------------------------------------------------------------------------
+
+@dataclass
+class BuiltFleet:
+    """What :func:`build_fleet` created.
+
+    ``target_groups``: target group name -> ``{"arn", "lb_arn", "dimension", "lb_dimension",
+    "lb_type"}``: ``dimension``/``lb_dimension`` are the CloudWatch dimension values, the ARN suffixes
+    (``targetgroup/NAME/ID``, ``app/NAME/ID``), ``lb_type`` is ``application`` or ``network``.
+    moto names a Network Load Balancer's ARN ``loadbalancer/app/...`` (AWS: ``loadbalancer/net/...``);
+    ``lb_dimension`` is derived from the ARN as moto returns it, so it matches what a reader of
+    DescribeTargetGroups derives, and ``lb_type`` says which kind it really is.
+    ``task_definitions``: ``(cluster, service)`` -> the task definition ARN the service runs.
+    ``scalable_targets``: ``(cluster, service)`` -> Application Auto Scaling ResourceId.
+    """
+
+    target_groups: dict[str, dict[str, str]] = field(default_factory=dict)
+    task_definitions: dict[tuple[str, str], str] = field(default_factory=dict)
+    scalable_targets: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def _container_definitions(service: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task definition's containers: ``containers`` (default one essential ``app``); the first
+    essential one gets the port the target groups forward to and ``containerHealthCheck``."""
+    containers = service.get("containers") or [{"name": "app", "essential": True}]
+    lead = next(ct["name"] for ct in containers if ct.get("essential", True))
+    out = []
+    for ct in containers:
+        d: dict[str, Any] = {"name": ct["name"], "image": f"example/{service['name']}-{ct['name']}:latest",
+                             "memory": 512, "essential": bool(ct.get("essential", True))}
+        if ct["name"] == lead:
+            d["portMappings"] = [{"containerPort": _APP_PORT}]
+            if service.get("containerHealthCheck"):
+                d["healthCheck"] = dict(service["containerHealthCheck"])
+        out.append(d)
+    return out
+
+
+def _lead_container(service: dict[str, Any]) -> str:
+    containers = service.get("containers") or [{"name": "app", "essential": True}]
+    return next(ct["name"] for ct in containers if ct.get("essential", True))
+
+
+def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, Any]], account: str,
+                   region: str) -> None:
+    """Register ``family`` until its newest revision is ``upto`` (earlier revisions of the same shape).
+
+    Through moto's backend directly where it can be reached (a registration through the API costs
+    about 8 ms; events name revisions in the fifties), else through RegisterTaskDefinition.
+    """
+    try:
+        current = int(ecs.describe_task_definition(taskDefinition=family)["taskDefinition"]["revision"])
+    except ClientError:  # ClientException: the family has no revision yet
+        current = 0
+    missing = upto - current
+    if missing <= 0:
+        return
+    try:
+        from moto.ecs.models import ecs_backends
+
+        backend = ecs_backends[account][region]
+        for _ in range(missing):
+            backend.register_task_definition(family, [dict(c) for c in containers])
+    except (ImportError, KeyError, AttributeError, TypeError):
+        for _ in range(missing):
+            ecs.register_task_definition(family=family, containerDefinitions=containers)
+
+
+def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
+                event_task_definitions: Mapping[str, Iterable[str]] | None = None) -> BuiltFleet:
+    """Create ``fleet`` (already checked by :func:`check_fleet`) in the embedded AWS.
+
+    ``client_factory(service_name)`` returns a boto3 client (moto must be active). Built with the
+    calls the real API takes: CreateCluster; RegisterTaskDefinition (family = service name; a second
+    service of the same name in another cluster registers the next revision); ELBv2 CreateLoadBalancer
+    (one ``application``, one ``network`` load balancer as needed), CreateTargetGroup with the service's
+    ``healthCheck``, CreateListener; CreateService (``schedulingStrategy``, ``loadBalancers``, tags);
+    UpdateService for ``healthCheckGracePeriodSeconds`` and ``deploymentConfiguration`` (moto's
+    CreateService drops both); Application Auto Scaling RegisterScalableTarget for ``autoScaling``.
+
+    ``event_task_definitions`` (from :func:`task_definitions_in_events`): every ``family:revision`` the
+    events carry is made resolvable by DescribeTaskDefinition: a fleet service's family is registered
+    up to that revision (the service runs the newest), another family (a standalone job's) with the
+    containers the events name, all essential (ECS's default). Revisions above
+    :data:`MAX_EVENT_REVISION` are left unresolvable.
+
+    Raises:
+        botocore.exceptions.ClientError: moto refused a value :func:`check_fleet` let through.
+    """
+    built = BuiltFleet()
+    ecs = client_factory("ecs")
+    services = [(c["name"], s) for c in fleet["clusters"] for s in c.get("services", [])]
+    wanted: dict[str, int] = {}  # family -> newest revision an event names
+    job_containers: dict[str, set[str]] = {}
+    for arn, names in (event_task_definitions or {}).items():
+        family, _, rev = arn.rsplit("/", 1)[1].rpartition(":")
+        if int(rev) > MAX_EVENT_REVISION:
+            continue
+        wanted[family] = max(wanted.get(family, 0), int(rev))
+        job_containers.setdefault(family, set()).update(names)
+
+    groups: dict[str, tuple[str, dict[str, Any] | None]] = {}
+    for _, s in services:
+        for tg in s.get("targetGroups", []):
+            groups.setdefault(tg, (s.get("loadBalancerType", "application"), s.get("healthCheck")))
+    if groups:
+        built.target_groups = _build_target_groups(client_factory, groups)
+
+    families_done: set[str] = set()
+    for c in fleet["clusters"]:
+        ecs.create_cluster(clusterName=c["name"])
+        for s in c.get("services", []):
+            family = s["name"]
+            containers = _container_definitions(s)
+            if family not in families_done:
+                _pad_revisions(ecs, family, wanted.get(family, 0) - 1, containers, account, region)
+                families_done.add(family)
+            td = ecs.register_task_definition(family=family, containerDefinitions=containers)
+            td_arn = td["taskDefinition"]["taskDefinitionArn"]
+            built.task_definitions[(c["name"], s["name"])] = td_arn
+            kwargs: dict[str, Any] = {}
+            lbs = [{"targetGroupArn": built.target_groups[tg]["arn"], "containerName": _lead_container(s),
+                    "containerPort": _APP_PORT} for tg in s.get("targetGroups", [])]
+            if lbs:
+                kwargs["loadBalancers"] = lbs
+            if s.get("tags"):
+                kwargs["tags"] = [{"key": k, "value": str(v)} for k, v in s["tags"].items()]
+            if s.get("schedulingStrategy", "REPLICA") == "DAEMON":
+                kwargs["schedulingStrategy"] = "DAEMON"
+            else:
+                kwargs["desiredCount"] = s.get("desiredCount", 1)
+            ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
+            update: dict[str, Any] = {}
+            if "healthCheckGracePeriodSeconds" in s:
+                update["healthCheckGracePeriodSeconds"] = s["healthCheckGracePeriodSeconds"]
+            if "deploymentCircuitBreaker" in s:
+                update["deploymentConfiguration"] = {
+                    "deploymentCircuitBreaker": dict(s["deploymentCircuitBreaker"]),
+                    "maximumPercent": 200, "minimumHealthyPercent": 100}
+            if update:
+                ecs.update_service(cluster=c["name"], service=s["name"], **update)
+            if "autoScaling" in s:
+                resource = f"service/{c['name']}/{s['name']}"
+                client_factory("application-autoscaling").register_scalable_target(
+                    ServiceNamespace="ecs", ResourceId=resource, ScalableDimension="ecs:service:DesiredCount",
+                    MinCapacity=s["autoScaling"]["minCapacity"], MaxCapacity=s["autoScaling"]["maxCapacity"])
+                built.scalable_targets[(c["name"], s["name"])] = resource
+
+    for family, revision in sorted(wanted.items()):
+        if family in families_done:
+            continue
+        names = sorted(job_containers.get(family) or ()) or ["app"]
+        containers = [{"name": n, "image": f"example/{family}-{n}:latest", "memory": 512, "essential": True}
+                      for n in names]
+        _pad_revisions(ecs, family, revision, containers, account, region)
+    return built
+
+
+def _build_target_groups(client_factory: Callable[[str], Any],
+                         groups: dict[str, tuple[str, dict[str, Any] | None]]) -> dict[str, dict[str, str]]:
+    """One VPC, one load balancer per type used, one target group and listener per name."""
+    ec2, elb = client_factory("ec2"), client_factory("elbv2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    zones = [z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]][:2]
+    subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
+               for i, z in enumerate(zones)]
+    lbs: dict[str, str] = {}
+    for lb_type in sorted({t for t, _ in groups.values()}):
+        name = "guardrail-replay" if lb_type == "application" else "guardrail-replay-net"
+        lbs[lb_type] = elb.create_load_balancer(Name=name, Subnets=subnets, Type=lb_type,
+                                                Scheme="internal")["LoadBalancers"][0]["LoadBalancerArn"]
+    out: dict[str, dict[str, str]] = {}
+    for n, name in enumerate(sorted(groups)):
+        lb_type, check = groups[name]
+        protocol = "HTTP" if lb_type == "application" else "TCP"
+        kwargs: dict[str, Any] = {}
+        if check:
+            if "path" in check:
+                kwargs["HealthCheckPath"] = check["path"]
+            if "matcher" in check:
+                kwargs["Matcher"] = {"HttpCode": check["matcher"]}
+            if lb_type == "network":
+                kwargs["HealthCheckProtocol"] = "HTTP" if "path" in check else "TCP"
+            for key, (param, _, _) in _HEALTH_CHECK_INTS.items():
+                if key in check:
+                    kwargs[param] = check[key]
+        tg = elb.create_target_group(Name=name, Protocol=protocol, Port=_APP_PORT, VpcId=vpc, TargetType="ip",
+                                     **kwargs)["TargetGroups"][0]
+        elb.create_listener(LoadBalancerArn=lbs[lb_type], Protocol=protocol, Port=1024 + n,
+                            DefaultActions=[{"Type": "forward", "TargetGroupArn": tg["TargetGroupArn"]}])
+        out[name] = {
+            "arn": tg["TargetGroupArn"],
+            "lb_arn": lbs[lb_type],
+            # CloudWatch dimension values are the ARN suffixes (targetgroup/NAME/ID, app/NAME/ID)
+            "dimension": tg["TargetGroupArn"].split(":", 5)[5],
+            "lb_dimension": lbs[lb_type].split(":loadbalancer/", 1)[1],
+            "lb_type": lb_type,
+        }
+    return out

@@ -1,0 +1,165 @@
+"""fleet.json's optional service keys, built in moto and read back through the ordinary read API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from ecs_guardrail.fleet import BuiltFleet, build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
+
+ACCOUNT, REGION = "123456789012", "eu-west-1"
+CHECK = {"path": "/actuator/health", "intervalSeconds": 10, "unhealthyThresholdCount": 2, "timeoutSeconds": 5,
+         "healthyThresholdCount": 3, "matcher": "200"}
+CONTAINER_CHECK = {"command": ["CMD-SHELL", "curl -f localhost:8080/actuator/health"], "interval": 30,
+                   "retries": 3, "startPeriod": 0}
+FLEET: dict[str, Any] = {
+    "account": ACCOUNT, "region": REGION,
+    "clusters": [
+        {"name": "production", "services": [
+            {"name": "orders", "desiredCount": 2, "targetGroups": ["orders-prod", "orders-admin"],
+             "tags": {"team": "shop"}, "healthCheck": CHECK, "healthCheckGracePeriodSeconds": 60,
+             "deploymentCircuitBreaker": {"enable": True, "rollback": True},
+             "autoScaling": {"minCapacity": 2, "maxCapacity": 6},
+             "containerHealthCheck": CONTAINER_CHECK,
+             "containers": [{"name": "log-router", "essential": False}, {"name": "web", "essential": True}]},
+            {"name": "agent", "schedulingStrategy": "DAEMON"},
+            {"name": "ingest", "desiredCount": 1, "targetGroups": ["ingest-prod"], "loadBalancerType": "network",
+             "healthCheck": {"path": "/ping", "intervalSeconds": 30, "unhealthyThresholdCount": 3}},
+            {"name": "plain", "desiredCount": 1, "targetGroups": ["plain-prod"]},
+        ]},
+        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1}]},
+    ],
+}
+
+
+def _factory(service: str) -> Any:
+    return boto3.client(service, region_name=REGION)
+
+
+@pytest.fixture(scope="class")
+def built():
+    """One fleet for the read-only tests of :class:`TestBuiltFleet` (a build costs a second or more)."""
+    check_fleet(FLEET)
+    with mock_aws():
+        yield build_fleet(_factory, FLEET, ACCOUNT, REGION)
+
+
+def _service(cluster: str, name: str) -> dict[str, Any]:
+    return _factory("ecs").describe_services(cluster=cluster, services=[name], include=["TAGS"])["services"][0]
+
+
+def _target_group(built: BuiltFleet, name: str) -> dict[str, Any]:
+    return _factory("elbv2").describe_target_groups(TargetGroupArns=[built.target_groups[name]["arn"]])[
+        "TargetGroups"][0]
+
+
+class TestBuiltFleet:
+    """Each optional key, read back through the API an operator (or the watchdog) reads it with."""
+
+    def test_health_check_on_every_target_group_of_the_service(self, built):
+        for name in ("orders-prod", "orders-admin"):
+            tg = _target_group(built, name)
+            assert (tg["HealthCheckPath"], tg["HealthCheckIntervalSeconds"], tg["UnhealthyThresholdCount"],
+                    tg["HealthCheckTimeoutSeconds"], tg["HealthyThresholdCount"], tg["Matcher"]["HttpCode"]) == (
+                "/actuator/health", 10, 2, 5, 3, "200")
+            assert tg["Protocol"] == "HTTP"
+            assert built.target_groups[name]["lb_type"] == "application"
+
+
+    def test_network_load_balancer_target_group(self, built):
+        tg = _target_group(built, "ingest-prod")
+        assert tg["Protocol"] == "TCP" and tg["HealthCheckProtocol"] == "HTTP" and tg["HealthCheckPath"] == "/ping"
+        assert tg["HealthCheckIntervalSeconds"] == 30 and tg["UnhealthyThresholdCount"] == 3
+        lb = _factory("elbv2").describe_load_balancers(LoadBalancerArns=tg["LoadBalancerArns"])["LoadBalancers"][0]
+        assert lb["Type"] == "network"
+        assert built.target_groups["ingest-prod"]["lb_type"] == "network"
+        assert _factory("elbv2").describe_target_group_attributes(TargetGroupArn=tg["TargetGroupArn"])["Attributes"]
+
+
+    def test_target_group_entries_keep_their_shape(self, built):
+        for entry in built.target_groups.values():
+            assert set(entry) == {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"}
+            assert entry["dimension"].startswith("targetgroup/") and entry["lb_dimension"].count("/") == 2
+
+
+    def test_grace_period_circuit_breaker_and_tags(self, built):
+        s = _service("production", "orders")
+        assert s["healthCheckGracePeriodSeconds"] == 60
+        assert s["deploymentConfiguration"]["deploymentCircuitBreaker"] == {"enable": True, "rollback": True}
+        assert {t["key"]: t["value"] for t in s["tags"]} == {"team": "shop"}
+        assert s["desiredCount"] == 2 and s["schedulingStrategy"] == "REPLICA"
+        plain = _service("production", "plain")
+        assert not plain.get("healthCheckGracePeriodSeconds")
+        assert "deploymentCircuitBreaker" not in (plain.get("deploymentConfiguration") or {})
+
+
+    def test_daemon_service(self, built):
+        assert _service("production", "agent")["schedulingStrategy"] == "DAEMON"
+
+
+    def test_scalable_target(self, built):
+        targets = _factory("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="ecs", ResourceIds=["service/production/orders"])["ScalableTargets"]
+        assert [(t["ScalableDimension"], t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [
+            ("ecs:service:DesiredCount", 2, 6)]
+        assert built.scalable_targets == {("production", "orders"): "service/production/orders"}
+
+
+    def test_task_definition_containers_and_container_health_check(self, built):
+        s = _service("production", "orders")
+        td = _factory("ecs").describe_task_definition(taskDefinition=s["taskDefinition"])["taskDefinition"]
+        assert td["family"] == "orders"
+        containers = {c["name"]: c for c in td["containerDefinitions"]}
+        assert {n: c["essential"] for n, c in containers.items()} == {"log-router": False, "web": True}
+        assert containers["web"]["healthCheck"]["command"] == CONTAINER_CHECK["command"]
+        assert containers["web"]["healthCheck"]["retries"] == 3
+        assert "healthCheck" not in containers["log-router"]
+        assert s["loadBalancers"][0]["containerName"] == "web"
+
+
+    def test_default_container_is_one_essential_app(self, built):
+        td = _factory("ecs").describe_task_definition(
+            taskDefinition=built.task_definitions[("production", "plain")])["taskDefinition"]
+        assert [(c["name"], c["essential"]) for c in td["containerDefinitions"]] == [("app", True)]
+        assert "healthCheck" not in td["containerDefinitions"][0]
+
+
+    def test_same_service_name_in_two_clusters_gets_its_own_revision(self, built):
+        prod, staging = built.task_definitions[("production", "orders")], built.task_definitions[("staging", "orders")]
+        assert prod != staging and prod.endswith("task-definition/orders:1") and staging.endswith("orders:2")
+        assert _service("staging", "orders")["taskDefinition"] == staging
+
+
+def test_task_definitions_the_events_carry_resolve(tmp_path):
+    arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition"
+    events = [
+        {"detail": {"taskDefinitionArn": f"{arn}/plain:12", "containers": [{"name": "app"}]}},
+        {"detail": {"taskDefinitionArn": f"{arn}/plain:40", "containers": [{"name": "app"}]}},
+        {"detail": {"taskDefinitionArn": f"{arn}/nightly-export:3", "containers": [{"name": "job"}]}},
+        {"detail": {"taskDefinitionArn": f"arn:aws:ecs:us-east-1:{ACCOUNT}:task-definition/other:1"}},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events) + "not json\n")
+    found = task_definitions_in_events(path, ACCOUNT, REGION)
+    assert found == {f"{arn}/plain:12": ("app",), f"{arn}/plain:40": ("app",), f"{arn}/nightly-export:3": ("job",)}
+    with mock_aws():
+        built = build_fleet(_factory, FLEET, ACCOUNT, REGION, event_task_definitions=found)
+        ecs = _factory("ecs")
+        assert built.task_definitions[("production", "plain")] == f"{arn}/plain:40"
+        for a in (f"{arn}/plain:12", f"{arn}/plain:40"):
+            assert ecs.describe_task_definition(taskDefinition=a)["taskDefinition"]["family"] == "plain"
+        job = ecs.describe_task_definition(taskDefinition=f"{arn}/nightly-export:3")["taskDefinition"]
+        assert [(c["name"], c["essential"]) for c in job["containerDefinitions"]] == [("job", True)]
+
+
+def test_every_optional_key_is_known():
+    assert fleet_warnings(FLEET) == []
+    assert fleet_warnings({"clusters": [{"name": "c", "services": [{"name": "s", "healtCheck": {}}]}]})
+    agent = {"name": "s", "schedulingStrategy": "DAEMON", "desiredCount": 2}
+    daemon = {"clusters": [{"name": "c", "services": [agent]}]}
+    check_fleet(daemon)
+    assert [w for w in fleet_warnings(daemon) if "desiredCount ignored" in w]
