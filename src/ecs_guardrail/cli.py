@@ -143,16 +143,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timelines: list[Any] = []
 
     def keep_open(aws: Any, res: Any) -> None:
-        from ecs_guardrail.adapters.history import HistoryStore
-        from ecs_guardrail.incident import load_timeline, scenario_span
-        from ecs_guardrail.local import TABLE
+        from ecs_guardrail.incident import load_timelines, scenario_span
+        from ecs_guardrail.replay.engine import make_history_store
 
         span = scenario_span(scenario)
         if span is None:
             return
-        store = HistoryStore(aws.client("dynamodb"), TABLE)
+        store = make_history_store(args.engine, aws)
         for c in scenario.fleet["clusters"]:
-            timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
+            timelines.extend(load_timelines(store, c["name"], span[0], span[1], account=scenario.account,
+                                            region=scenario.region, config=scenario.settings.policy()))
         res.timeline = timelines
 
     def on_warning(text: str) -> None:
@@ -243,7 +243,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     from ecs_guardrail.adapters.aws import make_client
     from ecs_guardrail.adapters.history import HistoryStore
     from ecs_guardrail.core.timeline import render
-    from ecs_guardrail.incident import load_timeline
+    from ecs_guardrail.incident import load_timelines
     from ecs_guardrail.settings import load_settings
 
     table = args.table or os.environ.get("HISTORY_TABLE")
@@ -252,14 +252,20 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if args.until <= args.since:
         raise ScenarioError("--until must be after --since")
     store = HistoryStore(make_client("dynamodb", region=args.region), table)
-    tl = load_timeline(store, args.cluster, args.since, args.until, service=args.service,
-                       config=load_settings().policy())
-    sys.stdout.write(render(tl, args.format))
+    timelines = load_timelines(store, args.cluster, args.since, args.until, service=args.service,
+                               config=load_settings().policy())
+    for n, tl in enumerate(timelines):  # one per account and region holding a cluster of that name
+        if n:
+            sys.stdout.write("\n")
+        sys.stdout.write(render(tl, args.format))
     if args.plot:
         from ecs_guardrail.plot import plot_timeline
 
-        plot_timeline(tl, args.plot)
-        print(f"wrote {args.plot}", file=sys.stderr)
+        for n, tl in enumerate(timelines):
+            path = args.plot if n == 0 else args.plot.with_name(
+                f"{args.plot.stem}-{tl.account or 'own'}-{tl.region or 'own'}{args.plot.suffix}")
+            plot_timeline(tl, path)
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

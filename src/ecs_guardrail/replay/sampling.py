@@ -23,9 +23,10 @@ __all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
 
 MINUTE = timedelta(minutes=1)
 
-#: what the availability report reads of each timeline item
+#: what the availability report reads of each timeline item (the store's brief fields cover them)
 AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
-                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at")
+                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account",
+                       "region")
 
 
 class ReplaySampler:
@@ -63,6 +64,12 @@ class ReplaySampler:
         if self.rows and self._cached:
             self.fleet.invalidate()
 
+    def _own(self, item: dict[str, Any]) -> bool:
+        """The fleet's own account and region (an item without them is the fleet's): another account's
+        cluster of the same name never counts in this fleet's availability."""
+        return (item.get("account") in (None, self.scenario.account)
+                and item.get("region") in (None, self.scenario.region))
+
     def report(self) -> AvailabilityReport | None:
         """The availability report over the CSV's minutes (None without rows)."""
         if self.first is None or self.last is None:
@@ -70,6 +77,8 @@ class ReplaySampler:
         items: list[dict[str, Any]] = []
         for c in self.scenario.fleet["clusters"]:
             # task events from before the period tell which tasks were running at its start
-            items.extend(self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
-                                                   self.last + timedelta(seconds=59), fields=AVAILABILITY_FIELDS))
+            items.extend(i for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
+                                                              self.last + timedelta(seconds=59),
+                                                              fields=AVAILABILITY_FIELDS)
+                         if self._own(i))
         return availability_from_items(items, self.first, self.last)
