@@ -61,4 +61,5 @@ def test_memory_source_answers_like_cloudwatch_for_alb_and_nlb():
     assert src.minima([alb, nlb], at(0), at(1)) == {alb: {at(0): 1.0}}  # the minimum of the minute
     assert src.minima([alb, nlb], at(1), at(2)) == {nlb: {at(1): 0.0}}
     assert src.minima([nlb], at(0), at(5)) == {nlb: {at(1): 0.0, at(2): 3.0}}
-    assert namespace_of(nlb.load_balancer) == "AWS/NetworkELB" and namespace_of(alb.load_balancer) == "AWS/ApplicationELB"
+    assert namespace_of(nlb.load_balancer) == "AWS/NetworkELB"
+    assert namespace_of(alb.load_balancer) == "AWS/ApplicationELB"
