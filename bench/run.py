@@ -181,7 +181,8 @@ def replay_lines(r: dict[str, Any]) -> list[str]:
         d = r["fleet_day"]
         lines.append(f"| generated fleet-day, engine fast | {d['events']} | {d['wall_s']:.1f} | {d['eps']:.0f} |")
     lines += ["", "| target | measured | status |", "| --- | --- | --- |",
-              f"| seed scenario: fast >= 10x moto | {r['speedup']:.1f}x | {'met' if r['speedup'] >= 10 else 'MISSED'} |"]
+              f"| seed scenario: fast >= 10x moto | {r['speedup']:.1f}x | "
+              f"{'met' if r['speedup'] >= 10 else 'MISSED'} |"]
     if "fleet_day" in r:
         d = r["fleet_day"]
         ok = d["events"] >= 100_000 and d["wall_s"] < 60
