@@ -161,17 +161,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
                     keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine)
     if args.plot:
-        from ecs_guardrail.plot import plot_timeline
+        from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
 
-        drawn = [tl for tl in timelines if tl.availability is not None or tl.marks]
-        for n, tl in enumerate(drawn):  # one file per cluster: the first at FILE, the others FILE-CLUSTER
+        n = 0
+        for tl in timelines:  # one file per cluster: the first at FILE, the others at FILE-CLUSTER
             path = args.plot if n == 0 else args.plot.with_name(f"{args.plot.stem}-{tl.cluster}{args.plot.suffix}")
-            plot_timeline(tl, path)
+            try:
+                plot_timeline(tl, path)
+            except PlotUnavailableError:
+                raise
+            except GuardrailError:
+                print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, crashes, health-check kills "
+                      "or decisions)", file=sys.stderr)
+                continue
+            n += 1
             print(f"wrote {path} (cluster {tl.cluster})", file=sys.stderr)
-        for tl in timelines:
-            if tl not in drawn:
-                print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, stops or decisions)",
-                      file=sys.stderr)
     if not args.timeline:
         timelines = []
     if args.alerts_out:

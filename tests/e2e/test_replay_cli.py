@@ -119,3 +119,17 @@ def test_help_reads_cleanly():
     restore = run("restore", "--help").stdout
     assert "the ECS service's name" in restore
     assert "--engine" in run("replay", "--help").stdout
+
+
+def test_plot_of_a_multi_cluster_scenario_names_every_cluster(tmp_path):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    fleet = json.loads((SCENARIOS / "bad-image-dev" / "fleet.json").read_text())
+    clusters = [c["name"] for c in fleet["clusters"]]
+    assert len(clusters) > 1
+    proc = run("replay", str(SCENARIOS / "bad-image-dev"), "--plot", str(tmp_path / "p.png"))
+    assert proc.returncode == 0, proc.stderr
+    for name in clusters:  # each cluster drawn, or said to have nothing to draw
+        assert f"(cluster {name})" in proc.stderr or f"cluster {name}: nothing to draw" in proc.stderr
+    assert (tmp_path / "p.png").exists()
