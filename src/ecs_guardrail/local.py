@@ -384,8 +384,8 @@ def _quiet_logs() -> None:
     """Powertools logs go to stderr at WARNING in a replay: stdout carries only the report."""
     log = logging.getLogger("ecs-guardrail")
     for h in log.handlers:
-        if isinstance(h, logging.StreamHandler):
-            h.setStream(sys.stderr)
+        if isinstance(h, logging.StreamHandler) and h.stream is not sys.stderr:
+            h.stream = sys.stderr  # not setStream: it flushes the old stream, which a test may have closed
     if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
         log.setLevel(logging.ERROR)
 
