@@ -514,11 +514,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
                         result.add(_invoke_watchdog(watchdog, raw, ctx))
-                        sampler.ecs_may_have_changed()
                     continue
                 if "watchdog" in routes:
                     result.add(_invoke_watchdog(watchdog, raw, ctx))
-                    sampler.ecs_may_have_changed()
             clock.finish()
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "

@@ -2,7 +2,8 @@
 
 - ``fast`` (default): the metrics source is the CSV in memory
   (:class:`~ecs_guardrail.replay.healthy_hosts.MemoryHealthyHostCount`) and the sampler keeps the fleet's
-  ECS answers between events (nothing but a delivered event changes ECS in a replay);
+  ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a read (in a
+  replay nothing else changes a service);
 - ``moto``: everything through moto, the CSV loaded into moto CloudWatch and read back by the real
   adapter with GetMetricData, the fleet described anew every minute. The reference the fast engine
   must match (tests/e2e/test_engines.py).
@@ -58,8 +59,8 @@ def make_metrics_source(engine: str, aws: Any, rows: list[Any]) -> tuple[Any, li
 
 
 class CachedFleet:
-    """:class:`EcsFleet` answers kept until :meth:`invalidate` (the fast engine calls it after every
-    event that reached the watchdog: the only writer of ECS in a replay)."""
+    """:class:`EcsFleet` answers kept until :meth:`invalidate` (the fast engine calls it once a handler
+    made a call that may change a service: the watchdog is the only writer of ECS in a replay)."""
 
     def __init__(self, fleet: EcsFleet) -> None:
         self._fleet = fleet

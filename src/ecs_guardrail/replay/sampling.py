@@ -22,6 +22,7 @@ from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
 __all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
 
 MINUTE = timedelta(minutes=1)
+_READS = ("Describe", "List", "Get")
 
 #: what the availability report reads of each timeline item (the store's brief fields cover them)
 AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
@@ -46,23 +47,31 @@ class ReplaySampler:
         self.healthy, unknown = make_metrics_source(engine, aws, self.rows)
         for name in unknown:
             print(f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored", file=sys.stderr)
+        self._counter = aws.counter
+        self._writes_seen = 0
         fleet = EcsFleet(aws.counter.attach(aws.client("ecs")))
         target_groups = TargetGroups(aws.counter.attach(aws.client("elbv2")))
         self._cached = engine == "fast"
         self.fleet: Any = CachedFleet(fleet) if self._cached else fleet
         self.target_groups: Any = CachedTargetGroups(target_groups) if self._cached else target_groups
 
+    def _ecs_writes(self) -> int:
+        """ECS and Application Auto Scaling calls that may change a service, made so far by the handlers."""
+        return sum(n for (svc, op), n in self._counter.calls.items()
+                   if svc in ("ecs", "application-autoscaling") and not op.startswith(_READS))
+
     def tick(self, minute: datetime) -> None:
         """Sample ``minute``, as the state is now (event time ``minute`` + 1 min)."""
         from ecs_guardrail.handlers.availability import sample_minute
 
+        if self._cached:  # the fast engine describes the fleet anew only after a handler changed it
+            writes = self._ecs_writes()
+            if writes != self._writes_seen:
+                self._writes_seen = writes
+                self.fleet.invalidate()
+
         sample_minute(minute + MINUTE, fleet=self.fleet, target_groups=self.target_groups, healthy=self.healthy,
                       store=self.store, lookback_minutes=1)
-
-    def ecs_may_have_changed(self) -> None:
-        """An event reached the watchdog: the next tick describes the fleet anew."""
-        if self.rows and self._cached:
-            self.fleet.invalidate()
 
     def _own(self, item: dict[str, Any]) -> bool:
         """The fleet's own account and region (an item without them is the fleet's): another account's
