@@ -143,3 +143,49 @@ def write_scenario(folder: Path, fleet_obj: dict[str, Any], events: list[dict[st
     (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     (folder / "settings.env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
     return folder
+
+
+def fleet_day(folder: Path, events: int = 100_000, services: int = 200, clusters: int = 4, seed: int = 11,
+              target_groups: int = 20) -> Path:
+    """A generated fleet-day scenario: ``events`` task events over 24 h across ``clusters`` clusters of
+    ``services`` services in all (lifecycle noise, Spot, deployments, ELB kills and a few crash loops, 3%
+    redelivered), and a ``healthy_hosts.csv`` minute by minute for the first ``target_groups`` services
+    (2 healthy hosts, 0 while their service crash-loops). Returns the folder."""
+    import random
+
+    rnd = random.Random(seed)
+    names = [(f"c{i % clusters}", f"svc{i:04d}") for i in range(services)]
+    with_tg = set(names[:target_groups])
+    loopers = set(names[: max(1, services // 50)])
+    fleet_obj = fleet({c: [(s, 2, {}) for cc, s in names if cc == c] for c in sorted({c for c, _ in names})})
+    for c in fleet_obj["clusters"]:
+        for s in c["services"]:
+            if (c["name"], s["name"]) in with_tg:
+                s["targetGroups"] = [f"tg-{s['name']}"]
+    out: list[dict[str, Any]] = []
+    loop_at = {k: T0 + timedelta(minutes=rnd.randrange(60, 1380)) for k in loopers}
+    step = timedelta(days=1) / events
+    n = 0
+    while len(out) < events:
+        n += 1
+        t = T0 + step * len(out)
+        cluster, svc = rnd.choice(names)
+        tid = f"{n:032x}"
+        if (cluster, svc) in loopers and loop_at[(cluster, svc)] <= t < loop_at[(cluster, svc)] + timedelta(minutes=20):
+            kind = "crash_exit"
+        else:
+            r = rnd.random()
+            kind = "running" if r < 0.8 else rnd.choice(["spot", "deploy", "elb", "user"])
+        out.append(task_event(cluster, svc, tid, kind, t, **({"version": 3} if kind == "running" else {})))
+        if rnd.random() < 0.03:
+            out.append(out[-1])
+    write_scenario(folder, fleet_obj, out[:events], {"ALERT_ONLY_CLUSTERS": "c0"})
+    rows = ["time,target_group,healthy_host_count"]
+    for m in range(24 * 60):
+        t = T0 + timedelta(minutes=m)
+        for cluster, svc in sorted(with_tg):
+            start = loop_at.get((cluster, svc))
+            down = start is not None and start <= t
+            rows.append(f"{iso(t)},tg-{svc},{0 if down else 2}")
+    (folder / "healthy_hosts.csv").write_text("\n".join(rows) + "\n")
+    return folder

@@ -1,3 +1,9 @@
-## benchmark: event storm on the embedded AWS, writes docs/benchmarks.md (see bench/run.py for flags)
+## benchmark: replay speed (seed scenario on both engines, a generated 100,000-event fleet-day on fast) and an
+## event storm on the embedded AWS; prints only (see bench/run.py for flags)
+.PHONY: bench bench-docs
 bench: setup
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+## the same, and rewrite the tracked docs/benchmarks.md with the figures
+bench-docs: setup
+	$(PY) bench/run.py --write $(BENCH_ARGS)

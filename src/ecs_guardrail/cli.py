@@ -1,4 +1,4 @@
-"""The operator's command line: ``replay``, ``timeline``, ``restore``.
+"""The operator's command line: replay, capture, timeline, restore.
 
 Exit status: 0 when the command ran (whatever the watchdog decided), 2 for bad input (a scenario
 that cannot be read, an unknown setting), 1 when AWS refused.
@@ -16,6 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 
 from ecs_guardrail import __version__
 from ecs_guardrail.core.errors import GuardrailError, ScenarioError
+from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
 
 __all__ = ["main", "build_parser"]
 
@@ -27,6 +28,33 @@ def _kv(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     k, v = text.split("=", 1)
     return k.strip(), v.strip()
+
+
+def _sweep(text: str) -> tuple[str, list[str]]:
+    from ecs_guardrail.replay.sweep import parse_sweep
+
+    try:
+        return parse_sweep(text)
+    except ScenarioError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLogGroup, stack ecs-guardrail
+
+
+def _check_output(path: Path | None, flag: str) -> None:
+    """Fail before the replay, not after it: the folder of an output file must exist.
+
+    Raises:
+        ScenarioError: a missing folder, or a path that is a folder.
+    """
+    if path is None:
+        return
+    if path.is_dir():
+        raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,27 +71,42 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--alerts-out", type=Path, help="write every alert sent (JSON Lines) to this file")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
-    r.add_argument("--engine", choices=("fast", "moto"), default="fast",
-                   help="history store: fast (in memory, default) or moto (DynamoDB on the embedded AWS); "
-                        "both run the same handlers and decide the same")
     r.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="draw healthy hosts per service with stops and decisions (needs [plot])")
+                   help="draw healthy hosts per service with stops and decisions, one file per cluster "
+                        "(FILE.png, then FILE-CLUSTER.png; needs [plot])")
+    r.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
+                   help="fast (default): metrics and fleet answers kept in memory; moto: everything through "
+                        "the embedded AWS (the reference)")
+    r.add_argument("--sweep", action="append", type=_sweep, default=[], metavar="KEY=V1,V2",
+                   help="replay once per combination of these settings' values (repeatable) and print one row "
+                        "per combination: decisions by action, services scaled, held, watchdog service-minutes")
+
+    c = sub.add_parser("capture", help="write a scenario folder from a real account: fleet.json, events.jsonl "
+                                       "(the raw-event log group), healthy_hosts.csv")
+    c.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="folder to write (created; files replaced)")
+    c.add_argument("--cluster", dest="clusters", action="append", required=True, metavar="CLUSTER",
+                   help="cluster name (repeatable)")
+    c.add_argument("--since", required=True, type=_time, help="ISO 8601 start (UTC unless an offset is given)")
+    c.add_argument("--until", required=True, type=_time, help="ISO 8601 end")
+    c.add_argument("--log-group", default=None,
+                   help=f"the stack's raw-event log group (default: {DEFAULT_LOG_GROUP})")
+    c.add_argument("--region", default=None, help="AWS region (default: the environment's)")
 
     t = sub.add_parser("timeline", help="the incident timeline of a cluster, read from the history table")
-    t.add_argument("--cluster", required=True)
+    t.add_argument("--cluster", required=True, help="the ECS cluster's name")
     t.add_argument("--since", required=True, type=_time, help="ISO 8601 start (UTC unless an offset is given)")
     t.add_argument("--until", required=True, type=_time, help="ISO 8601 end")
     t.add_argument("--service", default=None, help="only this service's lines and availability")
     t.add_argument("--format", choices=("text", "markdown", "json", "csv"), default="text")
     t.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw healthy hosts per service (needs [plot])")
     t.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
-    t.add_argument("--region", default=None)
+    t.add_argument("--region", default=None, help="AWS region (default: the environment's)")
 
     s = sub.add_parser("restore", help="put back the desired count the watchdog replaced with 0")
-    s.add_argument("--cluster", required=True)
-    s.add_argument("--service", required=True)
+    s.add_argument("--cluster", required=True, help="the ECS cluster's name")
+    s.add_argument("--service", required=True, help="the ECS service's name")
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
-    s.add_argument("--region", default=None)
+    s.add_argument("--region", default=None, help="AWS region (default: the environment's)")
 
     a = sub.add_parser("audit", help="who can stop each service's tasks, and how fast: health checks, deployment "
                                      "safety, watchdog scope (read-only)")
@@ -101,6 +144,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ecs_guardrail.local import load_scenario, replay
 
     folder = Path(args.scenario) if args.scenario else _find_default()
+    _check_output(args.plot, "--plot")
+    _check_output(args.alerts_out, "--alerts-out")
+    if args.sweep:
+        return cmd_sweep(args, folder)
     scenario = load_scenario(folder, dict(args.overrides))
 
     def on_reject(n: int, reason: str) -> None:
@@ -109,29 +156,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timelines: list[Any] = []
 
     def keep_open(aws: Any, res: Any) -> None:
-        from ecs_guardrail.incident import load_timeline, scenario_span
+        from ecs_guardrail.incident import load_timelines, scenario_span
 
         span = scenario_span(scenario)
         if span is None:
             return
         store = res.history
         for c in scenario.fleet["clusters"]:
-            timelines.append(load_timeline(store, c["name"], span[0], span[1], config=scenario.settings.policy()))
+            timelines.extend(load_timelines(store, c["name"], span[0], span[1], account=scenario.account,
+                                            region=scenario.region, config=scenario.settings.policy()))
         res.timeline = timelines
 
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    result = replay(scenario, engine=args.engine, on_reject=on_reject, on_warning=on_warning,
-                    keep_open=keep_open if args.timeline or args.plot else None)
+    result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
+                    keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine)
     if args.plot:
-        from ecs_guardrail.plot import plot_timeline
+        from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
 
-        drawn = [tl for tl in timelines if tl.availability is not None] or timelines[:1]
-        for n, tl in enumerate(drawn):
+        n = 0
+        for tl in timelines:  # one file per cluster: the first at FILE, the others at FILE-CLUSTER
             path = args.plot if n == 0 else args.plot.with_name(f"{args.plot.stem}-{tl.cluster}{args.plot.suffix}")
-            plot_timeline(tl, path)
-            print(f"wrote {path}", file=sys.stderr)
+            try:
+                plot_timeline(tl, path)
+            except PlotUnavailableError:
+                raise
+            except GuardrailError:
+                print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, crashes, health-check kills "
+                      "or decisions)", file=sys.stderr)
+                continue
+            n += 1
+            print(f"wrote {path} (cluster {tl.cluster})", file=sys.stderr)
     if not args.timeline:
         timelines = []
     if args.alerts_out:
@@ -162,13 +218,48 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
+    from ecs_guardrail.replay.sweep import render_rows, run_sweep, summary
+
+    if args.timeline or args.plot or args.alerts_out:
+        raise ScenarioError("--sweep prints one row per combination; it takes no --timeline, --plot or --alerts-out")
+
+    def on_warning(text: str) -> None:
+        print(f"{folder.name}: warning: {text}", file=sys.stderr)
+
+    rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning)
+    if args.json:
+        for r in rows:
+            sys.stdout.write(json.dumps(r.to_dict()) + "\n")
+        sys.stdout.write(json.dumps(summary(rows)) + "\n")
+        return 0
+    from ecs_guardrail.report import make_console
+
+    render_rows(rows, make_console())
+    return 0
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from ecs_guardrail.adapters.aws import make_client
+    from ecs_guardrail.capture import capture
+
+    if args.until <= args.since:
+        raise ScenarioError("--until must be after --since")
+    report = capture(lambda service: make_client(service, region=args.region), args.clusters, args.since,
+                     args.until, args.out_dir, log_group=args.log_group or DEFAULT_LOG_GROUP)
+    for line in report.problems:
+        print(f"capture: {line}", file=sys.stderr)
+    print(report.summary_line())
+    return 0
+
+
 def cmd_timeline(args: argparse.Namespace) -> int:
     import os
 
     from ecs_guardrail.adapters.aws import make_client
     from ecs_guardrail.adapters.history import HistoryStore
     from ecs_guardrail.core.timeline import render
-    from ecs_guardrail.incident import load_timeline
+    from ecs_guardrail.incident import load_timelines
     from ecs_guardrail.settings import load_settings
 
     table = args.table or os.environ.get("HISTORY_TABLE")
@@ -177,14 +268,20 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if args.until <= args.since:
         raise ScenarioError("--until must be after --since")
     store = HistoryStore(make_client("dynamodb", region=args.region), table)
-    tl = load_timeline(store, args.cluster, args.since, args.until, service=args.service,
-                       config=load_settings().policy())
-    sys.stdout.write(render(tl, args.format))
+    timelines = load_timelines(store, args.cluster, args.since, args.until, service=args.service,
+                               config=load_settings().policy())
+    for n, tl in enumerate(timelines):  # one per account and region holding a cluster of that name
+        if n:
+            sys.stdout.write("\n")
+        sys.stdout.write(render(tl, args.format))
     if args.plot:
         from ecs_guardrail.plot import plot_timeline
 
-        plot_timeline(tl, args.plot)
-        print(f"wrote {args.plot}", file=sys.stderr)
+        for n, tl in enumerate(timelines):
+            path = args.plot if n == 0 else args.plot.with_name(
+                f"{args.plot.stem}-{tl.account or 'own'}-{tl.region or 'own'}{args.plot.suffix}")
+            plot_timeline(tl, path)
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
@@ -234,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_replay(args)
         if args.command == "timeline":
             return cmd_timeline(args)
+        if args.command == "capture":
+            return cmd_capture(args)
         if args.command == "restore":
             return cmd_restore(args)
         if args.command == "audit":

@@ -13,9 +13,9 @@ from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.policy import PolicyConfig
-from ecs_guardrail.core.timeline import Timeline, build_timeline
+from ecs_guardrail.core.timeline import Timeline, build_timeline, build_timelines
 
-__all__ = ["load_timeline", "parse_time", "scenario_span"]
+__all__ = ["load_timeline", "load_timelines", "parse_time", "scenario_span"]
 
 
 def parse_time(text: str) -> datetime:
@@ -33,6 +33,17 @@ def load_timeline(store: HistoryStore, cluster: str, since: datetime, until: dat
     """Read the cluster's timeline items for ``[since, until]`` and build its :class:`Timeline`."""
     items = list(store.timeline_brief(cluster, since, until))
     return build_timeline(items, cluster, since, until, service=service, config=config)
+
+
+def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
+                   account: str | None = None, region: str | None = None, service: str | None = None,
+                   config: PolicyConfig | None = None) -> list[Timeline]:
+    """One :class:`Timeline` per (account, region) that holds a cluster named ``cluster`` (the own one,
+    ``account``/``region``, first): two accounts' clusters of one name never mix."""
+    fields = tuple(dict.fromkeys((*HistoryStore.TIMELINE_FIELDS, "account", "region")))
+    items = list(store.timeline_brief(cluster, since, until, fields=fields))
+    return build_timelines(items, cluster, since, until, account=account, region=region, service=service,
+                           config=config)
 
 
 def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:

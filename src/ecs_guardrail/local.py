@@ -287,8 +287,8 @@ def _quiet_logs() -> None:
     """Powertools logs go to stderr at WARNING in a replay: stdout carries only the report."""
     log = logging.getLogger("ecs-guardrail")
     for h in log.handlers:
-        if isinstance(h, logging.StreamHandler):
-            h.setStream(sys.stderr)
+        if isinstance(h, logging.StreamHandler) and h.stream is not sys.stderr:
+            h.stream = sys.stderr  # not setStream: it flushes the old stream, which a test may have closed
     if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
         log.setLevel(logging.ERROR)
 
@@ -312,19 +312,48 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     return None
 
 
-def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int, str], None] | None = None,
+def _other_home(raw: Any, account: str, region: str) -> str | None:
+    """A one-line warning when an event comes from another account or region than ``fleet.json``'s:
+    the watchdog would treat its cluster as a member account's (alert-only) without saying why."""
+    if not isinstance(raw, dict):
+        return None
+    acct, reg = raw.get("account"), raw.get("region")
+    if (acct in (None, account)) and (reg in (None, region)):
+        return None
+    return (f"events of account {acct} in {reg}, but fleet.json is account {account} in {region}: those "
+            "clusters are treated as another account's and only alerted on (set \"account\" and \"region\" "
+            "in fleet.json to the events' own)")
+
+
+def _stop_line_kind(raw: Any) -> str | None:
+    """``lastStatus`` of a task event whose task is stopping (desiredStatus STOPPED), else None."""
+    if not isinstance(raw, dict) or raw.get("detail-type") != "ECS Task State Change":
+        return None
+    detail = raw.get("detail")
+    if not isinstance(detail, dict) or detail.get("desiredStatus") != "STOPPED":
+        return None
+    status = detail.get("lastStatus")
+    return status if isinstance(status, str) else None
+
+
+def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
            keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
-           on_warning: Callable[[str], None] | None = None) -> ReplayResult:
-    """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS.
+           on_warning: Callable[[str], None] | None = None, engine: str = "fast") -> ReplayResult:
+    """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS, with the
+    availability sampler's minute ticks on the same clock (:mod:`ecs_guardrail.replay.clock`).
 
     Each line goes where the EventBridge rules would send it (:mod:`ecs_guardrail.routing`); both
     handlers run exactly as in Lambda. Malformed lines are counted, reported through ``on_reject(line
     number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
-    timeline is read there).
+    timeline is read there). ``engine``: ``fast`` or ``moto`` (:mod:`ecs_guardrail.replay.engine`).
+
+    Raises:
+        ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
     """
-    from ecs_guardrail.handlers import availability as availability_handler
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
+    from ecs_guardrail.replay.clock import MinuteClock, event_time
+    from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
 
     result = ResultBuilder()
@@ -349,13 +378,8 @@ def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int
         home = (scenario.account, scenario.region)
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
-        rt_sampler = build_runtime(settings, clients, table=table, home=home)
-        if scenario.healthy_hosts_path is not None:
-            # the metrics exist before the events: the watchdog's serving evidence reads them at decision time
-            from ecs_guardrail.handlers.availability import load_healthy_hosts, read_healthy_hosts_csv
-
-            load_healthy_hosts(clients("cloudwatch"), aws.target_groups,
-                               read_healthy_hosts_csv(scenario.healthy_hosts_path))
+        sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
+        clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
@@ -375,14 +399,21 @@ def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int
                 except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
+                clock.before_event(event_time(raw))
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
+                warn(_other_home(raw, scenario.account, scenario.region))
                 out = record.record_event(raw, rt_record.history) if "recorder" in routes or not routes else None
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
                 if out is not None and out.get("stop_kind"):
                     result.stops[out["stop_kind"]] += 1
+                stop_line = _stop_line_kind(raw)
+                if stop_line is not None:
+                    result.stop_lines[stop_line] += 1
+                    if "watchdog" in routes and stop_line == "STOPPED":
+                        result.stopped_to_watchdog += 1
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
@@ -390,15 +421,21 @@ def replay(scenario: Scenario, *, engine: str = "fast", on_reject: Callable[[int
                     continue
                 if "watchdog" in routes:
                     result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
+            clock.finish()
+        if result.stop_lines and not result.stop_lines.get("STOPPED"):
+            warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
+                 f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
+                 "event reaches the watchdog, so no stop was counted")
         res = result.build(read)
         res.calls = aws.counter.calls
         res.history = rt_record.history
         if getattr(table, "calls", None):
             res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
-        if scenario.healthy_hosts_path is not None:
-            res.availability = availability_handler.replay_availability(aws, scenario, res, rt_sampler)
+        res.availability = sampler.report()
         res.summary["unavailable_service_minutes"] = (
             res.availability.unavailable_service_minutes if res.availability is not None else None)
+        res.summary["watchdog_service_minutes"] = (
+            res.availability.by_cause["zero_by_watchdog"] if res.availability is not None else None)
         res.alerts = aws.alerts()
         res.summary["alerts_sent"] = len(res.alerts)
         res.summary["desired_counts"] = aws.desired_counts()
@@ -437,6 +474,8 @@ class ResultBuilder:
         self.rejected: list[tuple[int, str]] = []
         self.duplicates = 0
         self.stops: Counter[str] = Counter()
+        self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
+        self.stopped_to_watchdog = 0
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
@@ -464,7 +503,10 @@ class ResultBuilder:
                 "scaled_to_zero": scaled,
                 "alerts_sent": 0,
                 "unavailable_service_minutes": None,
+                "watchdog_service_minutes": None,
                 "desired_counts": {},
+                # added field: STOPPED task events the watchdog received (DEPROVISIONING lines never reach it)
+                "stopped_tasks_to_watchdog": self.stopped_to_watchdog,
                 # added field: how the stopped tasks were classified (why there was, or was not, a decision)
                 "stops_by_kind": dict(sorted(self.stops.items())),
             },

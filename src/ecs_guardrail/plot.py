@@ -79,14 +79,19 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
     ax.set_xlabel("UTC")
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
-    handles = [Line2D([], [], color="tab:blue", label="healthy hosts (min per minute)")]
+    handles = []
+    if per:  # the healthy-host line and its shading exist only with samples (healthy_hosts.csv)
+        handles.append(Line2D([], [], color="tab:blue", label="healthy hosts (min per minute)"))
+        handles.append(Patch(color="tab:red", alpha=0.12, label="no healthy host"))
+        handles.append(Patch(color="0.85", label="no datapoint"))
     handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label) for m, c, label in _MARKS.values()]
     handles += [Line2D([], [], color="tab:purple", linestyle="--", label="watchdog decision")]
     fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=4, frameon=False)
     a = tl.attribution
-    fig.suptitle(f"{tl.cluster}: healthy hosts per service; attribution: {a.verdict.value}", x=0.01, ha="left",
-                 fontsize=10)
+    what = "healthy hosts per service" if per else "stops and decisions per service (no healthy-host samples)"
+    fig.suptitle(f"{tl.cluster}: {what}; attribution: {a.verdict.value}", x=0.01, ha="left", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     out = Path(path)
     fig.savefig(out, dpi=110)

@@ -8,9 +8,16 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["print_report"]
+__all__ = ["print_report", "make_console"]
 
 _STYLE = {"scale_to_zero": "bold red", "alert_only": "yellow", "hold": "cyan"}
+
+
+def make_console() -> Console:
+    """stdout's console; piped or redirected (not a terminal) it does not wrap at 80 columns."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=200, soft_wrap=True)
 
 
 def _why(decisions: list[dict[str, Any]]) -> list[str]:
@@ -37,7 +44,7 @@ def _why(decisions: list[dict[str, Any]]) -> list[str]:
 
 def print_report(name: str, scenario: Any, result: Any, console: Console | None = None) -> None:
     """Print the report of one replay to ``console`` (default: stdout)."""
-    console = console or Console()
+    console = console or make_console()
     s = result.summary
     st = scenario.settings
     console.rule(f"ecs-guardrail replay: {name}")
@@ -65,6 +72,10 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     if stops:
         console.print("stopped tasks by kind (only crashes count toward a loop): "
                       + ", ".join(f"{k} {v}" for k, v in stops.items()), highlight=False)
+    if "stopped_tasks_to_watchdog" in s:
+        console.print(f"stopped tasks that reached the watchdog: {s['stopped_tasks_to_watchdog']} (only a task's "
+                      "lastStatus STOPPED event does; STOPPING and DEPROVISIONING lines are recorded, not counted)",
+                      highlight=False)
     for j in result.job_failures:
         console.print(f"job failed (alerted, never acted on): {j['cluster']}/{j['family']}")
     minutes = s["unavailable_service_minutes"]
@@ -73,7 +84,9 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}", highlight=False)
     console.print(f"scaled to zero: {', '.join(s['scaled_to_zero']) or 'none'}", highlight=False)
     console.print("unavailable service-minutes: "
-                  + ("n/a (no healthy_hosts.csv)" if minutes is None else str(minutes)), highlight=False)
+                  + ("n/a (no healthy_hosts.csv)" if minutes is None else
+                     f"{minutes}, of which {s.get('watchdog_service_minutes')} at zero by the watchdog"),
+                  highlight=False)
     avail = getattr(result, "availability", None)
     if avail is not None:
         c = avail.by_cause

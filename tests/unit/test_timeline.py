@@ -156,3 +156,52 @@ def test_many_services_across_zones_is_shared_dependency_or_checker() -> None:
 
 def test_nothing_failed() -> None:
     assert verdict([], {}) is Verdict.NONE
+
+
+# ---------------------------------------------------------------- accounts and regions never mix; clean job exits
+def _homed(item: dict, account: str | None, region: str | None = "eu-west-1") -> dict:
+    return {**item, **({"account": account} if account else {}), **({"region": region} if region else {})}
+
+
+def test_two_accounts_clusters_of_one_name_get_one_timeline_each():
+    from ecs_guardrail.core.timeline import build_timelines
+
+    own = [_homed(stop(m, "api", "crash", n), None, None) for n, m in enumerate((1, 2, 3, 4, 5))]
+    other = [_homed(stop(m, svc, "crash", n), "999988887777")
+             for svc in ("a", "b", "c", "d") for n, m in enumerate((1, 2, 3, 4, 5))]
+    tls = build_timelines(own + other, "dev", at(0), at(30), account="111122223333", region="eu-west-1", config=CFG)
+    assert [(t.account, t.region) for t in tls] == [("111122223333", "eu-west-1"), ("999988887777", "eu-west-1")]
+    mine, theirs = tls
+    assert mine.attribution.verdict is Verdict.SERVICE and [r.service for r in mine.attribution.rows] == ["api"]
+    assert {r.service for r in theirs.attribution.rows} == {"a", "b", "c", "d"}
+    assert all("api" not in ln.services for ln in theirs.lines)
+    assert mine.to_dict()["account"] == "111122223333"
+
+
+def test_same_account_other_region_is_apart_too():
+    from ecs_guardrail.core.attribution import group_by_home
+
+    items = [_homed(stop(1, "api", "crash", 1), "111122223333", "eu-west-1"),
+             _homed(stop(1, "api", "crash", 2), "111122223333", "us-east-1"),
+             stop(2, "api", "crash", 3)]
+    groups = group_by_home(items, "111122223333", "eu-west-1")
+    assert {k: len(v) for k, v in groups.items()} == {("111122223333", "eu-west-1", "dev"): 2,
+                                                      ("111122223333", "us-east-1", "dev"): 1}
+
+
+def test_a_standalone_jobs_clean_exit_is_finished_not_a_crash():
+    from ecs_guardrail.core.attribution import is_clean_job_exit
+
+    job = {**stop(1, "", "crash", 1, exit_codes=[{"name": "app", "code": 0}, {"name": "sidecar", "code": 0}]),
+           "service": None, "group": "family:report-builder"}
+    failed = {**stop(2, "", "crash", 2, exit_codes=[{"name": "app", "code": 1}]),
+              "service": None, "group": "family:report-builder"}
+    tl = build_timeline([job, failed], "dev", at(0), at(30), config=CFG)
+    titles = [ln.title for ln in tl.lines]
+    assert "standalone tasks finished (exit 0)" in titles
+    firsts = [ln for ln in tl.lines if ln.category == "first_crash"]
+    assert len(firsts) == 1 and firsts[0].detail["task_arn"].endswith("-2")  # the clean exit is no crash
+    assert sum(r.crashes for r in tl.attribution.rows) == 1
+    assert is_clean_job_exit("family:x", [("app", 0)]) and not is_clean_job_exit("family:x", [("app", None)])
+    assert not is_clean_job_exit("service:api", [{"name": "app", "code": 0}])
+    assert not is_clean_job_exit("family:x", [])

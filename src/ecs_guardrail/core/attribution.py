@@ -19,10 +19,41 @@ from typing import Any
 from ecs_guardrail.core.classify import COUNTS_AS_FAILURE, StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig, blast_radius_bound
 
-__all__ = ["Verdict", "ServiceFailures", "Attribution", "attribute", "SERVICE_SHARE"]
+__all__ = ["Verdict", "ServiceFailures", "Attribution", "attribute", "SERVICE_SHARE", "Home", "home_of",
+           "group_by_home", "is_clean_job_exit"]
 
 #: a service whose failed tasks are more than this share of the tasks seen is failing as a whole
 SERVICE_SHARE = 0.5
+
+
+#: where a cluster lives: (account, region, cluster name). Two accounts (or regions) may hold clusters of
+#: the same name; their evidence never mixes in an attribution or a timeline.
+Home = tuple[str | None, str | None, str]
+
+
+def home_of(item: dict[str, Any], account: str | None = None, region: str | None = None) -> Home:
+    """The (account, region, cluster) of a recorded item; a missing account or region is the reader's own
+    (``account``/``region``: the fleet's, or None when unknown)."""
+    return (item.get("account") or account, item.get("region") or region, str(item.get("cluster") or ""))
+
+
+def group_by_home(items: Iterable[dict[str, Any]], account: str | None = None, region: str | None = None
+                  ) -> dict[Home, list[dict[str, Any]]]:
+    """Items grouped by :func:`home_of`, each group in the order given."""
+    out: dict[Home, list[dict[str, Any]]] = defaultdict(list)
+    for i in items:
+        out[home_of(i, account, region)].append(i)
+    return dict(out)
+
+
+def is_clean_job_exit(group: Any, exit_codes: Any) -> bool:
+    """A standalone task (``group`` ``family:...``) whose every container exited 0: a job that finished,
+    never a crash (``exit_codes``: ``[{"name", "code"}]`` as recorded, or ``(name, code)`` pairs). Unknown
+    codes (``None``) are not 0."""
+    if not isinstance(group, str) or not group.startswith("family:") or not exit_codes:
+        return False
+    codes = [c.get("code") if isinstance(c, dict) else c[1] for c in exit_codes]
+    return all(c is not None and str(c) == "0" for c in codes)
 
 
 class Verdict(StrEnum):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.core.attribution import Attribution, attribute
+from ecs_guardrail.core.attribution import Attribution, attribute, group_by_home, is_clean_job_exit
 from ecs_guardrail.core.availability import (
     AvailabilityReport,
     MinuteState,
@@ -35,12 +35,13 @@ from ecs_guardrail.core.availability import (
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
-__all__ = ["Line", "Timeline", "build_timeline", "availability_from_items", "render", "FORMATS"]
+__all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "availability_from_items", "render", "FORMATS"]
 
 FORMATS = ("text", "markdown", "json", "csv")
 
 _STOP_TITLES = {
     "crash": "crashes",
+    "finished": "standalone tasks finished (exit 0)",
     "health_check_kill": "health-check kills",
     "spot": "Spot interruptions",
     "scheduler": "scheduler stops (deployments, scale-in)",
@@ -96,11 +97,16 @@ class Timeline:
     availability: AvailabilityReport | None
     #: ``(time, service, what)`` for plots: each stop's kind, and ``decision:<action>``
     marks: list[tuple[datetime, str, str]] = field(default_factory=list)
+    #: the cluster's account and region when known (two clusters of one name never share a timeline)
+    account: str | None = None
+    region: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "type": "timeline",
             "cluster": self.cluster,
+            **({"account": self.account} if self.account else {}),
+            **({"region": self.region} if self.region else {}),
             "since": _iso(self.since),
             "until": _iso(self.until),
             "service": self.service,
@@ -128,7 +134,8 @@ def _stops(items: Iterable[dict[str, Any]]) -> list[_Stop]:
     for i in items:
         if i.get("type") != "task" or not i.get("kind") or not i.get("task_arn"):
             continue
-        s = _Stop(_t(i["time"]), i.get("service") or i.get("group") or "?", i["kind"], i["task_arn"],
+        kind = "finished" if is_clean_job_exit(i.get("group"), i.get("exit_codes")) else i["kind"]
+        s = _Stop(_t(i["time"]), i.get("service") or i.get("group") or "?", kind, i["task_arn"],
                   i.get("az"), i.get("cause"), i.get("stopped_reason"),
                   tuple(f"{e.get('name')}={e.get('code')}" for e in i.get("exit_codes") or []))
         if s.task_arn not in first or s.time < first[s.task_arn].time:
@@ -308,8 +315,13 @@ def build_timeline(
     service: str | None = None,
     config: PolicyConfig | None = None,
     gap_minutes: int = 5,
+    account: str | None = None,
+    region: str | None = None,
 ) -> Timeline:
     """Build the timeline of ``cluster`` from its items in ``[since, until]``.
+
+    ``account``/``region``: keep only that account's and region's items (an item without them is
+    taken as theirs); ``None`` keeps all (use :func:`build_timelines` when several may be present).
 
     ``service`` narrows the lines and the availability figures to one service; attribution always
     weighs the whole cluster (the verdict needs the fleet). Availability covers the minutes where
@@ -317,6 +329,8 @@ def build_timeline(
     """
     config = config or PolicyConfig()
     items = [i for i in items if i.get("cluster") in (cluster, None) and "time" in i
+             and (account is None or i.get("account") in (account, None))
+             and (region is None or i.get("region") in (region, None))
              and since <= _t(i["time"]) <= until]
     tasks = [i for i in items if i.get("type") == "task"]
     stops = _stops(tasks)
@@ -354,7 +368,22 @@ def build_timeline(
     lines.sort(key=lambda ln: (ln.start, _ORDER.get(ln.category, 9)))
     marks = [(s.time, s.service, s.kind) for s in stops if mine({"service": s.service})]
     marks += [(_t(d["time"]), d["service"], f"decision:{d.get('action')}") for d in decisions if mine(d)]
-    return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report, sorted(marks))
+    return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report, sorted(marks),
+                    account, region)
+
+
+def build_timelines(items: Iterable[dict[str, Any]], cluster: str, since: datetime, until: datetime, *,
+                    account: str | None = None, region: str | None = None, **kwargs: Any) -> list[Timeline]:
+    """One timeline per (account, region) holding a cluster named ``cluster``: clusters of two accounts
+    or regions never mix (their stops, decisions, attribution and availability stay apart). Items without
+    an account or region are ``account``'s and ``region``'s (the reader's own). The own home comes first.
+    """
+    groups = group_by_home([i for i in items if i.get("cluster") in (cluster, None)], account, region)
+    homes = sorted(groups, key=lambda h: (h[:2] != (account, region), str(h[0]), str(h[1])))
+    if not homes:
+        homes = [(account, region, cluster)]
+    return [build_timeline(groups.get(h, []), cluster, since, until, account=h[0], region=h[1], **kwargs)
+            for h in homes]
 
 
 # ------------------------------------------------------------------------------------------- rendering

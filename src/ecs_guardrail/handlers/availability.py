@@ -11,22 +11,17 @@ samples exactly the minute it was meant to):
 4. write one sample per target group (conditional PutItem: a re-run writes nothing new). A target
    group without a datapoint gets a ``no_data`` sample, never an ``up`` one.
 
-``replay_availability`` runs the same handler over a scenario's ``healthy_hosts.csv`` on the embedded
-AWS and computes the availability report from what the handler wrote.
+A replay runs :func:`sample_minute` on its own clock, interleaved with the events
+(:mod:`ecs_guardrail.replay.sampling`); nothing replay-only lives here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import csv
-import math
-import os
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.adapters.cloudwatch import METRIC, NAMESPACE, HealthyHostCount, Series
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsFleet
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
@@ -35,12 +30,10 @@ from ecs_guardrail.adapters.elb import (
     target_group_name,
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
-from ecs_guardrail.core.availability import AvailabilityReport, Sample, minute_floor, minutes_between
-from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.core.timeline import availability_from_items
+from ecs_guardrail.core.availability import Sample, minute_floor
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
-__all__ = ["handler", "sample_minute", "SampleOutcome", "replay_availability", "scheduled_time", "USES"]
+__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES"]
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
@@ -49,11 +42,6 @@ USES = {
     "elb": TargetGroups.IAM_ACTIONS,
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
 }
-
-
-#: what the availability report reads of each timeline item
-AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
-                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at")
 
 
 def scheduled_time(event: Any, fallback: datetime | None = None) -> datetime:
@@ -146,100 +134,3 @@ def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
     logger.info("sampled", extra=outcome.to_dict())
     return outcome.to_dict()
-
-
-# ---------------------------------------------------------------------------- reading back, replay
-def _parse(text: str) -> datetime:
-    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)  # SCENARIOS.md: times are UTC
-
-
-#: the longest healthy_hosts.csv period a replay samples (one sampler run a minute): about a month
-MAX_REPLAY_MINUTES = 35 * 24 * 60
-_EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
-
-
-def _row(time_text: str, target_group: str, count_text: str) -> tuple[datetime, str, float]:
-    t, value = _parse(time_text), float(count_text)
-    if not _EARLIEST <= t < _LATEST:
-        raise ValueError(f"time {time_text!r} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
-    if not (math.isfinite(value) and 0 <= value <= 1_000_000):
-        raise ValueError(f"healthy_host_count {count_text!r} is not a count")
-    return t, target_group, value
-
-
-def read_healthy_hosts_csv(path: Any) -> list[tuple[datetime, str, float]]:
-    """``healthy_hosts.csv`` rows as ``(time, target group name, healthy_host_count)`` (SCENARIOS.md).
-
-    Raises:
-        ScenarioError: a wrong header or a row that does not parse (named by line).
-    """
-    rows: list[tuple[datetime, str, float]] = []
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            if not reader.fieldnames or {"time", "target_group", "healthy_host_count"} - set(reader.fieldnames):
-                raise ScenarioError(f"{path}: header must be time,target_group,healthy_host_count")
-            for n, row in enumerate(reader, 2):
-                try:
-                    rows.append(_row(row["time"].strip(), row["target_group"].strip(),
-                                     row["healthy_host_count"].strip()))
-                except (ValueError, AttributeError) as exc:
-                    raise ScenarioError(f"{path}:{n}: {exc}") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ScenarioError(f"{path}: cannot be read ({exc})") from None
-    if rows:
-        span = (max(r[0] for r in rows) - min(r[0] for r in rows)) // timedelta(minutes=1)
-        if span > MAX_REPLAY_MINUTES:
-            raise ScenarioError(f"{path}: rows span {span} minutes; a replay samples at most {MAX_REPLAY_MINUTES}")
-    return rows
-
-
-def load_healthy_hosts(cloudwatch: Any, target_groups: dict[str, dict[str, str]],
-                       rows: list[tuple[datetime, str, float]]) -> list[str]:
-    """PutMetricData the rows into (embedded) CloudWatch as ``AWS/ApplicationELB`` HealthyHostCount.
-
-    ``target_groups``: name -> ``{"dimension", "lb_dimension"}``. Returns the unknown target group
-    names (rows skipped).
-    """
-    unknown: set[str] = set()
-    data = []
-    for t, name, value in rows:
-        tg = target_groups.get(name)
-        if tg is None:
-            unknown.add(name)
-            continue
-        data.append({"MetricName": METRIC, "Timestamp": t, "Value": value, "Unit": "Count",
-                     "Dimensions": Series(tg["dimension"], tg["lb_dimension"]).dimensions()})
-    for i in range(0, len(data), 1000):  # PutMetricData takes at most 1000 metrics a call
-        cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=data[i:i + 1000])
-    return sorted(unknown)
-
-
-def replay_availability(aws: Any, scenario: Any, result: Any, rt: Runtime) -> AvailabilityReport | None:
-    """Load ``healthy_hosts.csv`` into the embedded CloudWatch, run the sampler once per minute of its
-    period (the schedule for minute M fires at M + SAMPLE_LOOKBACK_MINUTES) and compute the report
-    from the samples read back, the watchdog's decisions and the task events.
-
-    Covers the minutes from the first to the last row for the services that have target groups.
-    Returns ``None`` when the CSV has no rows.
-    """
-    rows = read_healthy_hosts_csv(scenario.healthy_hosts_path)
-    if not rows:
-        return None
-    unknown = sorted({name for _, name, _ in rows} - set(aws.target_groups))
-    for name in unknown:
-        print(f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored", file=sys.stderr)
-    start, end = minute_floor(min(r[0] for r in rows)), minute_floor(max(r[0] for r in rows))
-    lookback = timedelta(minutes=scenario.settings.SAMPLE_LOOKBACK_MINUTES)
-    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):  # EMF metrics go to stdout
-        for m in minutes_between(start, end):
-            sample({"source": "aws.events", "detail-type": "Scheduled Event", "time": iso(m + lookback),
-                    "detail": {}}, rt)
-    store = rt.history
-    items: list[dict[str, Any]] = []
-    for c in scenario.fleet["clusters"]:
-        # task events from before the period tell which tasks were running at its start
-        items.extend(store.timeline_brief(c["name"], start - timedelta(days=1), end + timedelta(seconds=59),
-                                          fields=AVAILABILITY_FIELDS))
-    return availability_from_items(items, start, end)

@@ -1,0 +1,358 @@
+"""``ecs-guardrail capture``: a scenario folder (SCENARIOS.md) written from a real account.
+
+- ``fleet.json`` from ECS (ListServices, DescribeServices with tags), the services' target groups and
+  their health checks (DescribeTargetGroups), the load balancers' type (DescribeLoadBalancers) and the
+  Application Auto Scaling range (DescribeScalableTargets), each optional key only where readable;
+- ``events.jsonl`` from the raw-event log group the stack writes (rule C in ARCHITECTURE.md;
+  ``/aws/events/<stack>/ecs``): FilterLogEvents over the period, each message one raw event, kept for
+  the clusters asked, in the log's order (time order: the log does not keep the bus's delivery order);
+- ``healthy_hosts.csv`` from GetMetricData: HealthyHostCount, Minimum, 60 s, per target group + load
+  balancer (``AWS/ApplicationELB`` or ``AWS/NetworkELB``), the lowest over a target group's load balancers;
+- ``CAPTURE.md``: what was read, and what could not be (a missing permission, a retention gap), one line
+  each. It is a separate file so that ``fleet.json`` keeps only the keys a replay reads.
+
+Clients come from a factory passed in (``make_client(service)``), so tests run it on moto.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+__all__ = ["capture", "CaptureReport", "DENIED_CODES"]
+
+#: error codes that mean "this identity may not call that"
+DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
+                          "UnauthorizedException", "AuthorizationError", "AuthorizationErrorException"})
+_METRIC = "HealthyHostCount"
+
+
+@dataclass
+class CaptureReport:
+    """What a capture wrote and what it could not read (``problems``: one line each)."""
+
+    out_dir: Path
+    clusters: list[str]
+    since: datetime
+    until: datetime
+    log_group: str
+    services: int = 0
+    target_groups: int = 0
+    events: int = 0
+    events_skipped: int = 0
+    csv_rows: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def summary_line(self) -> str:
+        return (f"wrote {self.out_dir}: {self.services} services, {self.target_groups} target groups, "
+                f"{self.events} events, {self.csv_rows} healthy-host rows"
+                + (f"; {len(self.problems)} thing(s) missing, see CAPTURE.md" if self.problems else ""))
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _denied(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code", "") in DENIED_CODES
+
+
+def _op(exc: ClientError) -> str:
+    return str(getattr(exc, "operation_name", "") or "?")
+
+
+def _chunks(xs: list[Any], n: int) -> Iterator[list[Any]]:
+    for i in range(0, len(xs), n):
+        yield xs[i:i + n]
+
+
+# ------------------------------------------------------------------------------------------------ fleet
+def _health_check(tg: dict[str, Any]) -> dict[str, Any]:
+    """DescribeTargetGroups' health check as fleet.json's ``healthCheck`` (SCENARIOS.md)."""
+    hc: dict[str, Any] = {}
+    for key, src in (("path", "HealthCheckPath"), ("intervalSeconds", "HealthCheckIntervalSeconds"),
+                     ("unhealthyThresholdCount", "UnhealthyThresholdCount"),
+                     ("timeoutSeconds", "HealthCheckTimeoutSeconds"),
+                     ("healthyThresholdCount", "HealthyThresholdCount")):
+        if tg.get(src) is not None:
+            hc[key] = tg[src]
+    matcher = (tg.get("Matcher") or {}).get("HttpCode")
+    if matcher:
+        hc["matcher"] = matcher
+    return hc
+
+
+def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: CaptureReport
+                ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """fleet.json's content and ``{target group name: {"arn", "lbs": [(lb dimension, namespace)]}}``."""
+    ecs = client("ecs")
+    services: dict[str, list[dict[str, Any]]] = {}
+    for cluster in clusters:
+        try:
+            arns = [a for page in ecs.get_paginator("list_services").paginate(cluster=cluster)
+                    for a in page.get("serviceArns", [])]
+            described = [s for chunk in _chunks(arns, 10)
+                         for s in ecs.describe_services(cluster=cluster, services=chunk, include=["TAGS"])["services"]]
+        except ClientError as exc:
+            if _denied(exc):
+                report.problems.append(f"no permission for ecs:{_op(exc)} on cluster {cluster}: fleet.json has "
+                                       "no services for it")
+                services[cluster] = []
+                continue
+            if exc.response.get("Error", {}).get("Code") in ("ClusterNotFoundException", "ClusterNotFound"):
+                report.problems.append(f"cluster {cluster} not found in this account and region")
+                services[cluster] = []
+                continue
+            raise
+        services[cluster] = [s for s in described if s.get("status", "ACTIVE") != "INACTIVE"]
+    tg_arns = sorted({lb["targetGroupArn"] for ss in services.values() for s in ss
+                      for lb in s.get("loadBalancers", []) if lb.get("targetGroupArn")})
+    tgs = _read_target_groups(client, tg_arns, report)
+    scaling = _read_scaling(client, [(c, s["serviceName"]) for c, ss in services.items() for s in ss], report)
+    fleet_clusters = []
+    for cluster in clusters:
+        out = []
+        for s in sorted(services[cluster], key=lambda s: s["serviceName"]):
+            arns = [lb["targetGroupArn"] for lb in s.get("loadBalancers", []) if lb.get("targetGroupArn")]
+            names = list(dict.fromkeys(a.split(":", 5)[5].split("/")[1] for a in arns))
+            svc: dict[str, Any] = {"name": s["serviceName"], "desiredCount": int(s.get("desiredCount", 0)),
+                                   "targetGroups": names,
+                                   "tags": {t["key"]: t.get("value", "") for t in s.get("tags") or []}}
+            if s.get("schedulingStrategy") and s["schedulingStrategy"] != "REPLICA":
+                svc["schedulingStrategy"] = s["schedulingStrategy"]
+            breaker = (s.get("deploymentConfiguration") or {}).get("deploymentCircuitBreaker")
+            if breaker:
+                svc["deploymentCircuitBreaker"] = {"enable": bool(breaker.get("enable")),
+                                                   "rollback": bool(breaker.get("rollback"))}
+            if (cluster, s["serviceName"]) in scaling:
+                svc["autoScaling"] = scaling[(cluster, s["serviceName"])]
+            types = {tgs[a]["type"] for a in arns if a in tgs and tgs[a]["type"]}
+            if types == {"network"}:
+                svc["loadBalancerType"] = "network"
+            if arns and arns[0] in tgs and tgs[arns[0]]["healthCheck"]:
+                svc["healthCheck"] = tgs[arns[0]]["healthCheck"]
+            if s.get("healthCheckGracePeriodSeconds"):
+                svc["healthCheckGracePeriodSeconds"] = int(s["healthCheckGracePeriodSeconds"])
+            out.append(svc)
+        report.services += len(out)
+        fleet_clusters.append({"name": cluster, "services": out})
+    by_name = {a.split(":", 5)[5].split("/")[1]: {"arn": a, **tgs.get(a, {"lbs": [], "type": None})}
+               for a in tg_arns}
+    report.target_groups = len(by_name)
+    return {"clusters": fleet_clusters}, by_name
+
+
+def _read_target_groups(client: Callable[[str], Any], arns: list[str], report: CaptureReport
+                        ) -> dict[str, dict[str, Any]]:
+    """``{arn: {"lbs": [(lb dimension, namespace)], "type": "application"|"network"|None, "healthCheck"}}``."""
+    if not arns:
+        return {}
+    elb = client("elbv2")
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        groups = [g for chunk in _chunks(arns, 20)
+                  for g in elb.describe_target_groups(TargetGroupArns=chunk)["TargetGroups"]]
+        lb_arns = sorted({a for g in groups for a in g.get("LoadBalancerArns") or []})
+        lb_types = {lb["LoadBalancerArn"]: lb.get("Type", "application") for chunk in _chunks(lb_arns, 20)
+                    for lb in elb.describe_load_balancers(LoadBalancerArns=chunk)["LoadBalancers"]}
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        report.problems.append(f"no permission for elasticloadbalancing:{_op(exc)}: target groups have no "
+                               "health check or load balancer, healthy_hosts.csv has no rows")
+        return {}
+    for g in groups:
+        lbs = []
+        for lb in g.get("LoadBalancerArns") or []:
+            dim = lb.split(":loadbalancer/", 1)[1]
+            lbs.append((dim, "AWS/NetworkELB" if dim.startswith("net/") else "AWS/ApplicationELB"))
+        types = {lb_types.get(a) for a in g.get("LoadBalancerArns") or []}
+        out[g["TargetGroupArn"]] = {"lbs": lbs, "type": types.pop() if len(types) == 1 else None,
+                                    "healthCheck": _health_check(g)}
+    return out
+
+
+def _read_scaling(client: Callable[[str], Any], services: list[tuple[str, str]], report: CaptureReport
+                  ) -> dict[tuple[str, str], dict[str, int]]:
+    if not services:
+        return {}
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    try:
+        aas = client("application-autoscaling")
+        for chunk in _chunks([f"service/{c}/{s}" for c, s in services], 50):
+            resp = aas.describe_scalable_targets(ServiceNamespace="ecs", ResourceIds=chunk,
+                                                 ScalableDimension="ecs:service:DesiredCount")
+            for t in resp.get("ScalableTargets", []):
+                _, c, s = t["ResourceId"].split("/", 2)
+                out[(c, s)] = {"minCapacity": int(t["MinCapacity"]), "maxCapacity": int(t["MaxCapacity"])}
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        report.problems.append(f"no permission for application-autoscaling:{_op(exc)}: fleet.json has no "
+                               "autoScaling keys")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- events
+def _cluster_of(raw: Any) -> str | None:
+    detail = raw.get("detail") if isinstance(raw, dict) else None
+    arn = detail.get("clusterArn") if isinstance(detail, dict) else None
+    return arn.rsplit("/", 1)[-1] if isinstance(arn, str) else None
+
+
+def _read_events(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime,
+                 log_group: str, report: CaptureReport) -> list[str]:
+    logs = client("logs")
+    try:
+        groups = logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups", [])
+        found = [g for g in groups if g["logGroupName"] == log_group]
+        if not found:
+            report.problems.append(f"log group {log_group} not found: events.jsonl is empty (pass --log-group; "
+                                   "the stack's output EcsEventsLogGroupName names it)")
+            return []
+        days = found[0].get("retentionInDays")
+        if days and since < datetime.now(UTC) - timedelta(days=int(days)):
+            kept = datetime.now(UTC) - timedelta(days=int(days))
+            report.problems.append(f"retention gap: {log_group} keeps {days} days, so events before "
+                                   f"{_iso(kept)} are gone (asked from {_iso(since)})")
+        wanted = set(clusters)
+        lines: list[str] = []
+        paginator = logs.get_paginator("filter_log_events")
+        for page in paginator.paginate(logGroupName=log_group, startTime=int(since.timestamp() * 1000),
+                                       endTime=int(until.timestamp() * 1000)):
+            for e in page.get("events", []):
+                try:
+                    raw = json.loads(e["message"])
+                except ValueError:
+                    report.events_skipped += 1
+                    continue
+                if not isinstance(raw, dict) or raw.get("source") != "aws.ecs" or _cluster_of(raw) not in wanted:
+                    report.events_skipped += 1
+                    continue
+                lines.append(json.dumps(raw, separators=(",", ":")))
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        report.problems.append(f"no permission for logs:{_op(exc)} on {log_group}: events.jsonl is empty")
+        return []
+    report.events = len(lines)
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ healthy hosts
+def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, dict[str, Any]], since: datetime,
+                        until: datetime, report: CaptureReport) -> list[tuple[str, str, float]]:
+    series = [(name, tg["arn"].split(":", 5)[5], lb, ns) for name, tg in sorted(target_groups.items())
+              for lb, ns in tg.get("lbs", [])]
+    if not series:
+        return []
+    cw = client("cloudwatch")
+    start = since.astimezone(UTC).replace(second=0, microsecond=0)
+    end = until.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    minima: dict[tuple[str, datetime], float] = {}
+    try:
+        for chunk in _chunks(series, 500):  # GetMetricData: at most 500 queries a call
+            ids = {f"q{n}": s for n, s in enumerate(chunk)}
+            kwargs: dict[str, Any] = {"StartTime": start, "EndTime": end, "ScanBy": "TimestampAscending",
+                                      "MetricDataQueries": [{
+                                          "Id": qid, "ReturnData": True,
+                                          "MetricStat": {"Metric": {"Namespace": ns, "MetricName": _METRIC,
+                                                                    "Dimensions": [
+                                                                        {"Name": "TargetGroup", "Value": tg},
+                                                                        {"Name": "LoadBalancer", "Value": lb}]},
+                                                         "Period": 60, "Stat": "Minimum"}}
+                                          for qid, (_n, tg, lb, ns) in ids.items()]}
+            while True:
+                resp = cw.get_metric_data(**kwargs)
+                for r in resp.get("MetricDataResults", []):
+                    name = ids[r["Id"]][0]
+                    for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
+                        m = ts.astimezone(UTC).replace(second=0, microsecond=0)
+                        minima[(name, m)] = min(v, minima.get((name, m), v))
+                if not resp.get("NextToken"):
+                    break
+                kwargs["NextToken"] = resp["NextToken"]
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        report.problems.append("no permission for cloudwatch:GetMetricData: healthy_hosts.csv not written "
+                               "(no availability figures)")
+        return []
+    rows = sorted(((_iso(m), name, v) for (name, m), v in minima.items()))
+    if rows:
+        first = datetime.fromisoformat(rows[0][0].replace("Z", "+00:00"))
+        if first - start > timedelta(minutes=5) and start < datetime.now(UTC) - timedelta(days=15):
+            report.problems.append(f"healthy hosts start at {rows[0][0]}, not {_iso(start)} (CloudWatch keeps "
+                                   "1-minute data 15 days): earlier minutes are missing, not down")
+    report.csv_rows = len(rows)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ capture
+def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime, out_dir: Path,
+            *, log_group: str) -> CaptureReport:
+    """Write ``fleet.json``, ``events.jsonl``, ``healthy_hosts.csv`` (when there are rows) and
+    ``CAPTURE.md`` to ``out_dir`` (created). Returns the :class:`CaptureReport`.
+
+    Permission errors and a retention gap become ``report.problems`` (and lines of CAPTURE.md); any other
+    AWS error propagates (botocore ``ClientError``).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = CaptureReport(out_dir, list(clusters), since, until, log_group)
+    fleet, target_groups = _read_fleet(client, list(dict.fromkeys(clusters)), report)
+    region = getattr(getattr(client("ecs"), "meta", None), "region_name", None)
+    try:
+        account = client("sts").get_caller_identity()["Account"]
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        account = None
+        report.problems.append("no permission for sts:GetCallerIdentity: fleet.json has no account")
+    head: dict[str, Any] = {}
+    if account:
+        head["account"] = account
+    if region:
+        head["region"] = region
+    (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
+    events = _read_events(client, list(clusters), since, until, log_group, report)
+    (out_dir / "events.jsonl").write_text("".join(line + "\n" for line in events), encoding="utf-8")
+    rows = _read_healthy_hosts(client, target_groups, since, until, report)
+    csv_path = out_dir / "healthy_hosts.csv"
+    if rows:
+        with csv_path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(("time", "target_group", "healthy_host_count"))
+            for t, name, v in rows:
+                w.writerow((t, name, int(v) if float(v).is_integer() else v))
+    elif csv_path.exists():
+        csv_path.unlink()
+    _write_notes(out_dir / "CAPTURE.md", report)
+    return report
+
+
+def _write_notes(path: Path, r: CaptureReport) -> None:
+    lines = [
+        "# Captured scenario",
+        "",
+        f"- clusters: {', '.join(r.clusters)}",
+        f"- period: {_iso(r.since)} to {_iso(r.until)}",
+        f"- fleet.json: {r.services} services, {r.target_groups} target groups (desired counts as they are "
+        "now: a service the watchdog scaled to 0 and nobody restored shows 0; set it back to replay the "
+        "incident from its start)",
+        f"- events.jsonl: {r.events} events from {r.log_group} ({r.events_skipped} of other clusters or "
+        "not ECS skipped), in the log's time order",
+        f"- healthy_hosts.csv: {r.csv_rows} rows" if r.csv_rows else "- healthy_hosts.csv: not written (no rows)",
+        "",
+        "## Missing",
+        "",
+    ]
+    lines += [f"- {p}" for p in r.problems] or ["- nothing"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,0 +1,97 @@
+"""Replay engines: what a replay runs the handlers over.
+
+- ``fast`` (default): the metrics source is the CSV in memory
+  (:class:`~ecs_guardrail.replay.healthy_hosts.MemoryHealthyHostCount`) and the sampler keeps the fleet's
+  ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a read (in a
+  replay nothing else changes a service);
+- ``moto``: everything through moto, the CSV loaded into moto CloudWatch and read back by the real
+  adapter with GetMetricData, the fleet described anew every minute. The reference the fast engine
+  must match (tests/e2e/test_engines.py).
+
+The history store of both engines is made by :func:`make_history_store` only, so an embedded store
+(in memory) plugs in at one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecs_guardrail.adapters.ecs import EcsFleet, LoadBalancedService
+from ecs_guardrail.adapters.elb import TargetGroups
+
+__all__ = ["ENGINES", "DEFAULT_ENGINE", "make_history_store", "make_metrics_source", "CachedFleet",
+           "CachedTargetGroups"]
+
+ENGINES = ("fast", "moto")
+DEFAULT_ENGINE = "fast"
+
+
+def make_history_store(engine: str, aws: Any) -> Any:
+    """The history store the replay's sampler writes to and its report reads from.
+
+    Both engines return the moto-backed :class:`~ecs_guardrail.adapters.history.HistoryStore` for now;
+    the embedded store (same port) replaces it for ``fast`` here.
+
+    Raises:
+        ValueError: an unknown engine.
+    """
+    from ecs_guardrail.adapters.history import HistoryStore
+    from ecs_guardrail.local import TABLE
+
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    return HistoryStore(aws.client("dynamodb"), TABLE)
+
+
+def make_metrics_source(engine: str, aws: Any, rows: list[Any]) -> tuple[Any, list[str]]:
+    """The sampler's HealthyHostCount source and the CSV's target group names unknown to the fleet.
+
+    The CSV also goes into moto CloudWatch on both engines: the watchdog's own decision-time reads
+    (through the handlers' clients) must see the same data whichever engine samples.
+    """
+    from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
+    from ecs_guardrail.replay.healthy_hosts import MemoryHealthyHostCount, load_into_cloudwatch
+
+    unknown = load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups, rows)
+    if engine == "fast":
+        return MemoryHealthyHostCount.from_rows(aws.target_groups, rows)[0], unknown
+    return HealthyHostCount(aws.client("cloudwatch")), unknown
+
+
+class CachedFleet:
+    """:class:`EcsFleet` answers kept until :meth:`invalidate` (the fast engine calls it once a handler
+    made a call that may change a service: the watchdog is the only writer of ECS in a replay)."""
+
+    def __init__(self, fleet: EcsFleet) -> None:
+        self._fleet = fleet
+        self._clusters: list[str] | None = None
+        self._services: dict[str, list[LoadBalancedService]] = {}
+
+    def invalidate(self) -> None:
+        self._clusters = None
+        self._services.clear()
+
+    def clusters(self) -> list[str]:
+        if self._clusters is None:
+            self._clusters = self._fleet.clusters()
+        return self._clusters
+
+    def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
+        if cluster not in self._services:
+            self._services[cluster] = self._fleet.load_balanced_services(cluster)
+        return self._services[cluster]
+
+
+class CachedTargetGroups:
+    """:class:`TargetGroups` answers kept for the whole replay (the fleet's load balancers never change)."""
+
+    def __init__(self, target_groups: TargetGroups) -> None:
+        self._tg = target_groups
+        self._known: dict[str, tuple[str, ...]] = {}
+
+    def load_balancers(self, target_group_arns: Any) -> dict[str, tuple[str, ...]]:
+        wanted = set(target_group_arns)
+        missing = wanted - set(self._known)
+        if missing:
+            self._known.update(self._tg.load_balancers(missing))
+        return {arn: self._known[arn] for arn in wanted}

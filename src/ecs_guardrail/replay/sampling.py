@@ -1,0 +1,93 @@
+"""The availability sampler in a replay: one tick a minute on the replay's clock, then the report.
+
+The tick runs the production sampler's recipe (:func:`ecs_guardrail.handlers.availability.sample_minute`)
+for minute M at event time M + 1 min (see :mod:`ecs_guardrail.replay.clock`), over the engine's metrics
+source, and writes the samples to the engine's history store. The report is computed from what was
+written, the watchdog's decisions and the task events, read back from the same store.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta
+from typing import Any
+
+from ecs_guardrail.adapters.ecs import EcsFleet
+from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.core.availability import AvailabilityReport, minute_floor
+from ecs_guardrail.core.timeline import availability_from_items
+from ecs_guardrail.replay.engine import CachedFleet, CachedTargetGroups, make_metrics_source
+from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+
+__all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
+
+MINUTE = timedelta(minutes=1)
+_READS = ("Describe", "List", "Get")
+
+#: what the availability report reads of each timeline item (the store's brief fields cover them)
+AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
+                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account",
+                       "region")
+
+
+class ReplaySampler:
+    """Samples a scenario's minutes on the replay clock (no CSV: no minutes, no report)."""
+
+    def __init__(self, scenario: Any, aws: Any, engine: str, store: Any) -> None:
+        self.scenario = scenario
+        self.store = store
+        path = scenario.healthy_hosts_path
+        self.rows = read_healthy_hosts_csv(path) if path is not None else []
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        if not self.rows:
+            return
+        self.first = minute_floor(min(r[0] for r in self.rows))
+        self.last = minute_floor(max(r[0] for r in self.rows))
+        self.healthy, unknown = make_metrics_source(engine, aws, self.rows)
+        for name in unknown:
+            print(f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored", file=sys.stderr)
+        self._counter = aws.counter
+        self._writes_seen = 0
+        fleet = EcsFleet(aws.counter.attach(aws.client("ecs")))
+        target_groups = TargetGroups(aws.counter.attach(aws.client("elbv2")))
+        self._cached = engine == "fast"
+        self.fleet: Any = CachedFleet(fleet) if self._cached else fleet
+        self.target_groups: Any = CachedTargetGroups(target_groups) if self._cached else target_groups
+
+    def _ecs_writes(self) -> int:
+        """ECS and Application Auto Scaling calls that may change a service, made so far by the handlers."""
+        return sum(n for (svc, op), n in self._counter.calls.items()
+                   if svc in ("ecs", "application-autoscaling") and not op.startswith(_READS))
+
+    def tick(self, minute: datetime) -> None:
+        """Sample ``minute``, as the state is now (event time ``minute`` + 1 min)."""
+        from ecs_guardrail.handlers.availability import sample_minute
+
+        if self._cached:  # the fast engine describes the fleet anew only after a handler changed it
+            writes = self._ecs_writes()
+            if writes != self._writes_seen:
+                self._writes_seen = writes
+                self.fleet.invalidate()
+
+        sample_minute(minute + MINUTE, fleet=self.fleet, target_groups=self.target_groups, healthy=self.healthy,
+                      store=self.store, lookback_minutes=1)
+
+    def _own(self, item: dict[str, Any]) -> bool:
+        """The fleet's own account and region (an item without them is the fleet's): another account's
+        cluster of the same name never counts in this fleet's availability."""
+        return (item.get("account") in (None, self.scenario.account)
+                and item.get("region") in (None, self.scenario.region))
+
+    def report(self) -> AvailabilityReport | None:
+        """The availability report over the CSV's minutes (None without rows)."""
+        if self.first is None or self.last is None:
+            return None
+        items: list[dict[str, Any]] = []
+        for c in self.scenario.fleet["clusters"]:
+            # task events from before the period tell which tasks were running at its start
+            items.extend(i for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
+                                                              self.last + timedelta(seconds=59),
+                                                              fields=AVAILABILITY_FIELDS)
+                         if self._own(i))
+        return availability_from_items(items, self.first, self.last)

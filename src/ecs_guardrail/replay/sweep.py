@@ -1,0 +1,136 @@
+"""``replay DIR --sweep KEY=V1,V2 ...``: one replay per combination of settings, one row each.
+
+A row says what the policy would have done with those settings on the same events: decisions by
+action, services scaled to 0, services held, and the service-minutes the watchdog's own scale-downs
+cost (``null`` without ``healthy_hosts.csv``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecs_guardrail.core.errors import ScenarioError
+
+__all__ = ["parse_sweep", "grid", "SweepRow", "run_sweep", "ACTIONS"]
+
+ACTIONS = ("scale_to_zero", "alert_only", "hold")
+
+
+def parse_sweep(text: str) -> tuple[str, list[str]]:
+    """``"CRASH_THRESHOLD=3,5,8"`` -> ``("CRASH_THRESHOLD", ["3", "5", "8"])``.
+
+    Raises:
+        ScenarioError: no ``=`` or no value.
+    """
+    if "=" not in text:
+        raise ScenarioError(f"--sweep: expected KEY=V1,V2,..., got {text!r}")
+    key, values = text.split("=", 1)
+    vals = [v.strip() for v in values.split(",") if v.strip()]
+    if not key.strip() or not vals:
+        raise ScenarioError(f"--sweep: expected KEY=V1,V2,..., got {text!r}")
+    return key.strip(), vals
+
+
+def grid(sweeps: Sequence[tuple[str, list[str]]]) -> list[dict[str, str]]:
+    """Every combination, the first key varying slowest; a key given twice keeps its last values."""
+    merged = dict(sweeps)
+    keys = list(merged)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(merged[k] for k in keys))]
+
+
+@dataclass(slots=True)
+class SweepRow:
+    settings: dict[str, str]
+    decisions_by_action: dict[str, int] = field(default_factory=dict)
+    services_scaled: int = 0
+    services_held: int = 0
+    watchdog_service_minutes: int | None = None
+    unavailable_service_minutes: int | None = None
+    decisions: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "sweep_row", "settings": self.settings, "decisions": self.decisions,
+                "decisions_by_action": self.decisions_by_action, "services_scaled": self.services_scaled,
+                "services_held": self.services_held, "watchdog_service_minutes": self.watchdog_service_minutes,
+                "unavailable_service_minutes": self.unavailable_service_minutes}
+
+
+def row_of(settings: dict[str, str], result: Any) -> SweepRow:
+    by_action = Counter(d["action"] for d in result.decisions)
+    held = {(d["cluster"], d["service"]) for d in result.decisions if d["action"] == "hold"}
+    s = result.summary
+    return SweepRow(settings=settings, decisions_by_action={a: by_action.get(a, 0) for a in
+                                                            sorted(set(ACTIONS) | set(by_action))},
+                    services_scaled=len(s["scaled_to_zero"]), services_held=len(held),
+                    watchdog_service_minutes=s.get("watchdog_service_minutes"),
+                    unavailable_service_minutes=s.get("unavailable_service_minutes"), decisions=len(result.decisions))
+
+
+def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, list[str]]], *, engine: str = "fast",
+              on_warning: Callable[[str], None] | None = None) -> list[SweepRow]:
+    """Replay ``folder`` once per combination of ``sweeps`` on top of ``base`` (``--set``).
+
+    Every combination is validated before the first replay runs.
+
+    Raises:
+        ScenarioError: an unknown setting or an invalid value (named with its combination).
+    """
+    from ecs_guardrail.local import load_scenario, replay
+
+    combos = grid(sweeps)
+    scenarios = []
+    for combo in combos:
+        try:
+            scenarios.append(load_scenario(folder, {**base, **combo}))
+        except ScenarioError as exc:
+            raise ScenarioError(f"--sweep {','.join(f'{k}={v}' for k, v in combo.items())}: {exc}") from None
+    rows = []
+    warned: set[str] = set()
+
+    def warn_once(text: str) -> None:
+        if text not in warned and on_warning:
+            warned.add(text)
+            on_warning(text)
+
+    for combo, scenario in zip(combos, scenarios, strict=True):
+        rows.append(row_of(combo, replay(scenario, engine=engine, on_warning=warn_once)))
+    return rows
+
+
+def summary(rows: list[SweepRow]) -> dict[str, Any]:
+    """The last JSON line: how many combinations, and the ones that scaled least and cost least."""
+    known = [r for r in rows if r.watchdog_service_minutes is not None]
+    best = min(known, key=lambda r: (r.watchdog_service_minutes, r.services_scaled)) if known else None
+    return {"type": "sweep_summary", "combinations": len(rows),
+            "keys": sorted({k for r in rows for k in r.settings}),
+            "least_watchdog_service_minutes": best.settings if best else None}
+
+
+def render_rows(rows: list[SweepRow], console: Any) -> None:
+    """The rich table: one row per combination."""
+    from rich import box
+    from rich.table import Table
+
+    keys = list(rows[0].settings) if rows else []
+    actions = sorted({a for r in rows for a in r.decisions_by_action}, key=lambda a: (a not in ACTIONS, a))
+    t = Table(title="Sweep: one replay per combination", title_justify="left", box=box.SIMPLE_HEAD)
+    for k in keys:
+        t.add_column(k, justify="right")
+    for a in actions:
+        t.add_column(a, justify="right")
+    for col in ("services scaled", "held", "watchdog svc-min", "unavailable svc-min"):
+        t.add_column(col, justify="right")
+
+    def n(v: int | None) -> str:
+        return "n/a" if v is None else str(v)
+
+    for r in rows:
+        t.add_row(*[r.settings[k] for k in keys], *[str(r.decisions_by_action.get(a, 0)) for a in actions],
+                  str(r.services_scaled), str(r.services_held), n(r.watchdog_service_minutes),
+                  n(r.unavailable_service_minutes))
+    console.print(t)

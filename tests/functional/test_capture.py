@@ -1,0 +1,106 @@
+"""``capture`` on moto, end to end: build a fleet, put its raw events in the stack's log group and its
+healthy hosts in CloudWatch, capture, replay the captured folder: same decisions as the original."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from botocore.exceptions import ClientError
+
+from ecs_guardrail.capture import capture
+from ecs_guardrail.cli import DEFAULT_LOG_GROUP, main
+from ecs_guardrail.local import EmbeddedAws, load_scenario, replay
+from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch, read_healthy_hosts_csv
+
+SCENARIO = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "watchdog-made-zero"
+SINCE, UNTIL = datetime.fromisoformat("2025-10-07T09:50:00+00:00"), datetime.fromisoformat("2025-10-07T10:40:00+00:00")
+
+
+def _ms(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+@pytest.fixture(autouse=True)
+def _moto_logs_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto's PutLogEvents drops events older than 14 days: its clock is set to the scenario's day."""
+    import moto.logs.models
+
+    monkeypatch.setattr(moto.logs.models, "utcnow", lambda: datetime(2025, 10, 8))
+
+
+def _seed_logs(aws: EmbeddedAws, folder: Path, log_group: str = DEFAULT_LOG_GROUP) -> None:
+    logs = aws.client("logs")
+    logs.create_log_group(logGroupName=log_group)
+    logs.create_log_stream(logGroupName=log_group, logStreamName="eventbridge")
+    lines = [ln for ln in (folder / "events.jsonl").read_text().splitlines() if ln.strip()]
+    # another cluster's event in the same log group is not part of the capture
+    other = json.loads(lines[0])
+    other["detail"]["clusterArn"] = other["detail"]["clusterArn"].rsplit("/", 1)[0] + "/elsewhere"
+    lines.append(json.dumps(other))
+    events = sorted(({"timestamp": _ms(json.loads(ln)["time"]), "message": ln} for ln in lines),
+                    key=lambda e: e["timestamp"])
+    logs.put_log_events(logGroupName=log_group, logStreamName="eventbridge", logEvents=events)
+
+
+def _decisions(folder: Path) -> list[tuple[str, str, str, str, str]]:
+    res = replay(load_scenario(folder))
+    return [(d["time"], d["cluster"], d["service"], d["action"], d["reason"]) for d in res.decisions]
+
+
+def test_capture_then_replay_gives_the_original_decisions(tmp_path: Path) -> None:
+    out = tmp_path / "captured"
+    with EmbeddedAws(load_scenario(SCENARIO)) as aws:
+        _seed_logs(aws, SCENARIO)
+        load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups,
+                             read_healthy_hosts_csv(SCENARIO / "healthy_hosts.csv"))
+        report = capture(aws.client, ["dev"], SINCE, UNTIL, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.problems == []
+    fleet = json.loads((out / "fleet.json").read_text())
+    original = json.loads((SCENARIO / "fleet.json").read_text())
+    assert fleet["account"] == original["account"] and fleet["region"] == original["region"]
+    assert {s["name"]: (s["desiredCount"], s["targetGroups"]) for s in fleet["clusters"][0]["services"]} == {
+        s["name"]: (s["desiredCount"], s["targetGroups"]) for s in original["clusters"][0]["services"]}
+    assert report.events == 10 and report.events_skipped == 1
+    assert read_healthy_hosts_csv(out / "healthy_hosts.csv") == sorted(
+        read_healthy_hosts_csv(SCENARIO / "healthy_hosts.csv"), key=lambda r: (r[0], r[1]))
+    shutil.copy(SCENARIO / "settings.env", out / "settings.env")  # settings are the operator's, not captured
+    assert _decisions(out) == _decisions(SCENARIO)
+    assert "## Missing\n\n- nothing" in (out / "CAPTURE.md").read_text()
+
+
+def test_missing_log_group_and_denied_metrics_are_one_line_each(tmp_path: Path) -> None:
+    out = tmp_path / "captured"
+    with EmbeddedAws(load_scenario(SCENARIO)) as aws:
+        def client(service: str):
+            c = aws.client(service)
+            if service == "cloudwatch":
+                def deny(**_: object) -> None:
+                    raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetMetricData")
+                c.get_metric_data = deny
+            return c
+
+        report = capture(client, ["dev"], SINCE, UNTIL, out, log_group="/aws/events/nope/ecs")
+    assert len(report.problems) == 2
+    assert report.problems[0].startswith("log group /aws/events/nope/ecs not found")
+    assert report.problems[1].startswith("no permission for cloudwatch:GetMetricData")
+    notes = (out / "CAPTURE.md").read_text()
+    assert all(p in notes for p in report.problems)
+    assert (out / "events.jsonl").read_text() == "" and not (out / "healthy_hosts.csv").exists()
+
+
+def test_retention_gap_is_named(tmp_path: Path) -> None:
+    with EmbeddedAws(load_scenario(SCENARIO)) as aws:
+        _seed_logs(aws, SCENARIO)
+        aws.client("logs").put_retention_policy(logGroupName=DEFAULT_LOG_GROUP, retentionInDays=30)
+        report = capture(aws.client, ["dev"], SINCE, UNTIL, tmp_path / "c", log_group=DEFAULT_LOG_GROUP)
+    assert [p for p in report.problems if p.startswith("retention gap:")], report.problems
+
+
+def test_cli_capture_rejects_a_backwards_period(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["capture", "--cluster", "dev", "--since", "2025-10-07T11:00", "--until", "2025-10-07T10:00",
+               str(tmp_path / "x")])
+    assert rc == 2 and "--until must be after --since" in capsys.readouterr().err
