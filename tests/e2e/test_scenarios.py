@@ -111,5 +111,5 @@ def test_readable_report_and_alerts_out(tmp_path):
     assert len(sent) == 1
     assert sent[0]["channel"] == "sns" and sent[0]["subject"] == "ecs-guardrail alert only: production/billing"
     body = sent[0]["message"]
-    assert "alert-only: production is in ALERT_ONLY_CLUSTERS" in body
+    assert "alert-only: cluster production is in ALERT_ONLY_CLUSTERS" in body
     assert "OutOfMemoryError" in body and "app=137" in body  # last stop reasons and exit codes

@@ -21,9 +21,10 @@ import ecsgen
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
-from ecs_guardrail.adapters.ecs import EcsService
-from ecs_guardrail.adapters.history import HistoryStore
-from ecs_guardrail.handlers.runtime import Runtime
+from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+from ecs_guardrail.core.episode import Episode
+from ecs_guardrail.handlers.runtime import Clients, Runtime, build_runtime
 from ecs_guardrail.local import TABLE, EmbeddedAws, load_scenario
 from ecs_guardrail.settings import load_settings
 
@@ -96,8 +97,12 @@ class Fleet:
         self.n = 0
 
     def runtime(self, *, sns: bool = True, slack_secret: str | None = None, **env: str) -> Runtime:
+        """A watchdog runtime (its own caches) whose DynamoDB, ECS, SNS and Secrets Manager clients are the
+        fault-injecting ones; other clients (Application Auto Scaling...) are plain moto clients."""
         settings = load_settings({**self.env, **env})
-        rt = Runtime(settings=settings, history=HistoryStore(self.ddb, TABLE), ecs=EcsService(self.ecs))
+        wrapped = {"dynamodb": self.ddb, "ecs": self.ecs, "sns": self.sns, "secretsmanager": self.secrets}
+        clients = Clients(lambda service: wrapped.get(service) or self.aws.client(service))
+        rt = build_runtime(settings, clients, watchdog=True, table=DynamoTable(self.ddb, TABLE))
         if sns:
             rt.sns = SnsTopic(self.sns, self.aws.topic_arn)
         if slack_secret:
@@ -114,13 +119,12 @@ class Fleet:
         return self.aws.desired_counts()[f"{cluster}/{service}"]
 
     def decision_items(self, service: str, cluster: str = "development") -> list[dict[str, Any]]:
-        store = HistoryStore(self.aws.client("dynamodb"), TABLE)
-        return [i for i in store._query(KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
-                                        ExpressionAttributeValues={":pk": {"S": f"SVC#{cluster}#{service}"},
-                                                                   ":d": {"S": "DEC#"}})]
+        table = DynamoTable(self.aws.client("dynamodb"), TABLE)
+        return list(table.query(f"SVC#{cluster}#{service}", prefix="DEC#"))
 
-    def episode(self, service: str, cluster: str = "development"):
-        return HistoryStore(self.aws.client("dynamodb"), TABLE).load_service(cluster, service).episode
+    def episode(self, service: str, cluster: str = "development") -> Episode | None:
+        state = WatchdogState(DynamoTable(self.aws.client("dynamodb"), TABLE))
+        return state.load(cluster, service, fresh=True).episode
 
 
 @contextlib.contextmanager

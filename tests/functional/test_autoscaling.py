@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -14,8 +15,12 @@ from moto import mock_aws
 
 from ecs_guardrail.adapters.autoscaling import SCALABLE_DIMENSION, ScalableTargets, resource_id
 from ecs_guardrail.adapters.ecs import EcsService
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode
 from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
+from ecs_guardrail.core.records import Action, Reason
 from ecs_guardrail.restore import restore
 
 REGION = "eu-west-1"
@@ -151,26 +156,16 @@ def test_restore_when_target_was_deregistered_changes_nothing(aws: Aws) -> None:
 
 # --- restore: the count, then the scalable target ---------------------------------------------------------
 
-@dataclass
-class _Episode:
-    previous_desired_count: int | None = 2
-    action: str = "scale_to_zero"
-    closed: bool = False
-
-
-class _History:
-    """Stands in for the history store's two calls restore makes (the lead owns the real one)."""
-
-    def __init__(self) -> None:
-        self.episode = _Episode()
-        self.closed = 0
-
-    def latest_episode(self, cluster: str, service: str) -> _Episode:
-        return self.episode
-
-    def close_episode(self, cluster: str, service: str) -> None:
-        self.closed += 1
-        self.episode.closed = True
+def _History() -> HistoryStore:  # noqa: N802 - reads like the stand-in it replaced
+    """A history store (in memory) whose prod/api episode scaled the service from 2 to 0."""
+    store = HistoryStore.on(MemoryTable())
+    t = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
+    ep = Episode(decision_time=t, last_failure=t, action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP,
+                 trigger="crash_loop", action_status=ActionStatus.DONE, alert_status=AlertStatus.SENT,
+                 previous_desired_count=2)
+    current = store.state.load("prod", "api")
+    store.state.save("prod", current, replace(current, episode=ep))
+    return store
 
 
 def test_restore_puts_back_count_and_suspended_state(aws: Aws) -> None:

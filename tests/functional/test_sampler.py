@@ -14,9 +14,9 @@ from ecs_guardrail.adapters.cloudwatch import NAMESPACE, Series
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.availability import MinuteState
 from ecs_guardrail.core.timeline import availability_from_items
-from ecs_guardrail.handlers import availability
+from ecs_guardrail.handlers import availability, runtime
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.local import TABLE, EmbeddedAws, _environ, load_scenario
+from ecs_guardrail.local import TABLE, EmbeddedAws, load_scenario
 
 T0 = datetime(2025, 8, 21, 15, 0, tzinfo=UTC)
 N_SERVICES = 14  # two DescribeServices pages, one GetMetricData call
@@ -34,10 +34,17 @@ def _fleet(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def aws(tmp_path: Path):
+def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     scenario = load_scenario(_fleet(tmp_path))
-    with EmbeddedAws(scenario) as embedded, _environ({"HISTORY_TABLE": TABLE, "SAMPLE_LOOKBACK_MINUTES": "5"}):
-        yield embedded
+    monkeypatch.setenv("HISTORY_TABLE", TABLE)
+    monkeypatch.setenv("SAMPLE_LOOKBACK_MINUTES", "5")
+    with EmbeddedAws(scenario) as embedded:
+        # the Lambda path's clients: this embedded AWS's, with every call counted
+        runtime.set_client_factory(lambda service: embedded.counter.attach(embedded.client(service)))
+        try:
+            yield embedded
+        finally:
+            runtime.set_client_factory(None)
 
 
 def _put(aws: EmbeddedAws, name: str, minute: datetime, value: float) -> None:

@@ -15,7 +15,7 @@ from botocore.stub import Stubber
 from ecs_guardrail.adapters.alerts import SecretUnreadableError, WebhookUrl
 from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.handlers import runtime as rt_module
-from ecs_guardrail.handlers.runtime import Runtime
+from ecs_guardrail.handlers.runtime import Clients, Runtime
 
 PARTIAL_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:ecs-guardrail/slack-webhook"
 
@@ -44,7 +44,7 @@ def test_access_denied_is_a_typed_error_with_its_code() -> None:
 
 def test_access_denied_counts_a_metric_and_logs_an_error(caplog: pytest.LogCaptureFixture) -> None:
     webhook, stubber = _stubbed("AccessDeniedException", "not authorized to perform secretsmanager:GetSecretValue")
-    runtime = Runtime(settings=None, history=None, webhook=webhook)  # type: ignore[arg-type]
+    runtime = Runtime(settings=None, history=None, clients=Clients(), webhook=webhook)  # type: ignore[arg-type]
     rt_module.metrics.clear_metrics()
     with caplog.at_level(logging.ERROR, logger="ecs-guardrail"):
         (delivery,) = runtime.send(Alert(subject="crash loop", text="scaled to zero"))
@@ -60,7 +60,7 @@ def test_access_denied_counts_a_metric_and_logs_an_error(caplog: pytest.LogCaptu
 
 def test_other_errors_are_counted_too_without_the_arn_hint(caplog: pytest.LogCaptureFixture) -> None:
     webhook, _ = _stubbed("ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
-    runtime = Runtime(settings=None, history=None, webhook=webhook)  # type: ignore[arg-type]
+    runtime = Runtime(settings=None, history=None, clients=Clients(), webhook=webhook)  # type: ignore[arg-type]
     rt_module.metrics.clear_metrics()
     with caplog.at_level(logging.ERROR, logger="ecs-guardrail"):
         runtime.send(Alert(subject="s", text="t"))

@@ -119,10 +119,12 @@ def moto_store():
     from moto import mock_aws
 
     from ecs_guardrail.adapters.history import HistoryStore
-    from ecs_guardrail.local import _environ, create_history_table
+    from ecs_guardrail.local import create_history_table
 
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1"}
-    with _environ(env), mock_aws():
+    with pytest.MonkeyPatch.context() as mp, mock_aws():
+        for k, v in env.items():
+            mp.setenv(k, v)
         ddb = boto3.client("dynamodb", region_name="eu-west-1")
         create_history_table(ddb, "fuzz-history")
         yield HistoryStore(ddb, "fuzz-history")
@@ -147,7 +149,7 @@ def test_recorder_keeps_every_rejected_event_and_never_raises(moto_store, raw):
                                                               HealthCheck.function_scoped_fixture])
 @given(raw=mutated())
 def test_rejected_event_never_counts_as_a_crash(moto_store, raw):
-    from ecs_guardrail.handlers.runtime import Runtime
+    from ecs_guardrail.handlers.runtime import Clients, Runtime
     from ecs_guardrail.handlers.watchdog import process
 
     try:
@@ -155,7 +157,7 @@ def test_rejected_event_never_counts_as_a_crash(moto_store, raw):
         return  # valid mutations are the other tests' business
     except EventRejectedError:
         pass
-    rt = Runtime(settings=load_settings({"HISTORY_TABLE": "fuzz-history"}), history=moto_store)
+    rt = Runtime(settings=load_settings({"HISTORY_TABLE": "fuzz-history"}), history=moto_store, clients=Clients())
     out, wd = process(raw, rt)
     assert out["status"] == "rejected" and wd.decisions == []
 

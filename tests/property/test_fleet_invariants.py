@@ -6,7 +6,8 @@ Invariants (STYLE.md "Tests", ARCHITECTURE.md "Decision policy"):
 - only services with a genuine crash loop (crashes or SERVICE_TASK_START_IMPAIRED) are ever scaled:
   Spot stops, deployments, user stops and ELB health-check kills never cause a scale-down;
 - in no window does the watchdog scale more services of a cluster than the blast-radius bound;
-- a service gets at most one decision per episode (the stream spans less than one window);
+- a service gets at most one decision per episode (the stream spans less than one window), plus the one
+  escalation of an episode opened by health-check kills;
 - delivering the stream twice (every event duplicated, or the whole stream redelivered) yields the
   same decisions and the same desired counts.
 """
@@ -120,9 +121,14 @@ def _check_invariants(storm: dict, res) -> None:
     for i, start in enumerate(times):
         in_window = [t for t in times[i:] if t <= ecsgen.iso(_parse(start) + timedelta(minutes=WINDOW_MIN))]
         assert len(in_window) <= bound, (times, bound)
-    # one decision per service per episode (the whole stream is one episode)
-    per_service = Counter((d["cluster"], d["service"]) for d in res.decisions)
+    # one decision per service per episode (the whole stream is one episode), plus at most the one escalation
+    # of an episode opened by health-check kills (rule 2)
+    per_service = Counter((d["cluster"], d["service"]) for d in res.decisions if not d["escalation"])
     assert max(per_service.values(), default=0) <= 1, res.decisions
+    for d in (d for d in res.decisions if d["escalation"]):
+        first = [x for x in res.decisions if (x["cluster"], x["service"]) == (d["cluster"], d["service"])]
+        assert len(first) == 2 and first[0]["trigger"] == "health_check_kills" and first[0]["time"] <= d["time"], first
+        assert d["trigger"] in ("crash_loop", "impaired"), d
 
 
 def _parse(text: str):
