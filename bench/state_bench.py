@@ -66,8 +66,8 @@ def run_stream(fleet: dict[str, Any], stream: list[dict[str, Any]], *, engine: s
     with tempfile.TemporaryDirectory() as tmp:
         folder = ecsgen.write_scenario(Path(tmp), fleet, [], {"ALERT_ONLY_CLUSTERS": alert_only})
         scenario = load_scenario(folder)
-        with EmbeddedAws(scenario) as aws, contextlib.redirect_stdout(io.StringIO()) as sink:
-            _quiet_logs()
+        with EmbeddedAws(scenario) as aws, contextlib.redirect_stdout(io.StringIO()) as sink, \
+                _quiet_logs():
             settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
             clients = aws.clients()
             base = DynamoTable(clients("dynamodb"), TABLE) if engine == "moto" else MemoryTable(TABLE)

@@ -283,14 +283,25 @@ class ReplayResult:
     history: Any = None
 
 
-def _quiet_logs() -> None:
-    """Powertools logs go to stderr at WARNING in a replay: stdout carries only the report."""
+@contextlib.contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """Powertools logs go to stderr at ERROR during a replay (stdout carries only the report); the
+    logger's level and streams are put back afterwards, so an in-process replay changes nothing for
+    whatever runs next (a Lambda handler in the same process, a test)."""
     log = logging.getLogger("ecs-guardrail")
-    for h in log.handlers:
-        if isinstance(h, logging.StreamHandler) and h.stream is not sys.stderr:
+    level = log.level
+    streams = [(h, h.stream) for h in log.handlers if isinstance(h, logging.StreamHandler)]
+    for h, stream in streams:
+        if stream is not sys.stderr:
             h.stream = sys.stderr  # not setStream: it flushes the old stream, which a test may have closed
     if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
         log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+        for h, stream in streams:
+            h.stream = stream
 
 
 def _fleet_names(fleet: dict[str, Any]) -> tuple[set[str], set[tuple[str, str]]]:
@@ -353,6 +364,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
     from ecs_guardrail.replay.clock import MinuteClock, event_time
+    from ecs_guardrail.replay.engine import make_table
     from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
 
@@ -368,13 +380,13 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     for text in fleet_warnings(scenario.fleet):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
-    with EmbeddedAws(scenario) as aws:
-        _quiet_logs()
+    with EmbeddedAws(scenario) as aws, contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet_logs())
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")
         settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
         clients = aws.clients()
-        table = make_table(engine, clients, scenario.region)
+        table = make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
         home = (scenario.account, scenario.region)
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
@@ -449,22 +461,6 @@ def _invoke_watchdog(watchdog: Any, raw: Any, rt: Any, ctx: Any) -> dict[str, An
         return watchdog.invoke(raw, rt, ctx)
     except watchdog.AlertDeliveryError as exc:
         return exc.outcome
-
-
-def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
-    """The history table port of a replay: ``fast`` (in memory) or ``moto`` (DynamoDB on the embedded AWS).
-
-    Raises:
-        ScenarioError: an unknown engine.
-    """
-    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
-    from ecs_guardrail.adapters.store.memory import MemoryTable
-
-    if engine == "fast":
-        return MemoryTable(TABLE, region)
-    if engine == "moto":
-        return DynamoTable(clients("dynamodb"), TABLE)
-    raise ScenarioError(f"unknown engine {engine!r}: fast or moto")
 
 
 class ResultBuilder:

@@ -8,8 +8,8 @@
   adapter with GetMetricData, the fleet described anew every minute. The reference the fast engine
   must match (tests/e2e/test_engines.py).
 
-The history store of both engines is made by :func:`make_history_store` only, so an embedded store
-(in memory) plugs in at one place.
+The history table of both engines is made by :func:`make_table` only: in memory for ``fast``, DynamoDB
+on moto for ``moto``; the same handlers and adapters write through either.
 """
 
 from __future__ import annotations
@@ -19,28 +19,31 @@ from typing import Any
 from ecs_guardrail.adapters.ecs import EcsFleet, LoadBalancedService
 from ecs_guardrail.adapters.elb import TargetGroups
 
-__all__ = ["ENGINES", "DEFAULT_ENGINE", "make_history_store", "make_metrics_source", "CachedFleet",
+__all__ = ["ENGINES", "DEFAULT_ENGINE", "make_table", "make_metrics_source", "CachedFleet",
            "CachedTargetGroups"]
 
 ENGINES = ("fast", "moto")
 DEFAULT_ENGINE = "fast"
 
 
-def make_history_store(engine: str, aws: Any) -> Any:
-    """The history store the replay's sampler writes to and its report reads from.
-
-    Both engines return the moto-backed :class:`~ecs_guardrail.adapters.history.HistoryStore` for now;
-    the embedded store (same port) replaces it for ``fast`` here.
+def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
+    """The history table port of a replay: ``fast`` is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`
+    (in process), ``moto`` is :class:`~ecs_guardrail.adapters.store.dynamodb.DynamoTable` on the embedded
+    DynamoDB. Every handler and the sampler of the replay write through it; ``tests/contract`` runs one
+    suite against both.
 
     Raises:
         ValueError: an unknown engine.
     """
-    from ecs_guardrail.adapters.history import HistoryStore
+    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+    from ecs_guardrail.adapters.store.memory import MemoryTable
     from ecs_guardrail.local import TABLE
 
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
-    return HistoryStore(aws.client("dynamodb"), TABLE)
+    if engine == "fast":
+        return MemoryTable(TABLE, region)
+    if engine == "moto":
+        return DynamoTable(clients("dynamodb"), TABLE)
+    raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
 
 
 def make_metrics_source(engine: str, aws: Any, rows: list[Any]) -> tuple[Any, list[str]]:
