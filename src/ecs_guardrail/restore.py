@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -80,7 +79,9 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         ep = s.episode
         if ep is None or ep.action_status is ActionStatus.RESTORED:
             return None
-        ended = close_episode(s, EpisodeEnd.RESTORED, max(ep.last_failure, datetime.now(UTC))) or s
+        # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
+        # after it, even one delivered late, belongs to a new episode
+        ended = close_episode(s, EpisodeEnd.RESTORED, ep.last_failure) or s
         return replace(ended, episode=replace(ep, action_status=ActionStatus.RESTORED if ep.action is
                                               Action.SCALE_TO_ZERO else ep.action_status,
                                               lease_owner=None, lease_until=0.0))

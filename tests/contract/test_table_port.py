@@ -201,8 +201,6 @@ def test_index_follows_an_overwritten_item(table):
     assert list(table.query("TL#b", index=True)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: MemoryTable.query(index=True) returns whole items; DynamoDB's gsi1 "
-                                       "projects only TIMELINE_FIELDS (INCLUDE), so the engines differ")
 def test_index_query_returns_the_same_attributes_on_both_engines(both):
     got = []
     for t in both:

@@ -107,9 +107,6 @@ def test_timeline_command_reads_the_history_table(brownout) -> None:
     assert code == 0 and csv_text.startswith("start,end,category,title,count,services,text")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cli timeline passes no own account/region to load_timelines, so a "
-                                       "single-account cluster splits into two documents (samples and decisions "
-                                       "without account/region vs task events with them)")
 def test_timeline_command_one_service_is_one_document(brownout) -> None:
     code, out = brownout["basket"]
     assert code == 0

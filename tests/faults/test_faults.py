@@ -98,8 +98,6 @@ def test_two_services_race_for_the_clusters_last_action_slot(monkeypatch):
         assert len(fleet.aws.alerts()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: watchdog._act names the held services from the view read before "
-                                       "take_slot failed, so a lost slot race names nobody")
 def test_slot_race_loser_names_the_service_that_took_the_slot(monkeypatch):
     with embedded_fleet(FLEET_SIGNAL_MIN_FAILURES="3") as fleet:
         out = _slot_race(fleet, monkeypatch)

@@ -443,8 +443,6 @@ def test_restored_service_that_loops_again_is_a_new_episode(qa: Aws) -> None:
     assert qa.desired("a", "qa") == 0 and len(qa.decisions("a", "qa")) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: restore.py ends the episode at max(last_failure, wall-clock now), so "
-                                       "failures with event time before the restore's wall clock never count again")
 def test_restored_service_that_loops_again_with_event_times_in_the_past(qa: Aws) -> None:
     # ARCHITECTURE.md rule 1: time is the events' own time, never the wall clock (replays, late delivery)
     [d] = _loop_again_after_restore(qa, T0)

@@ -378,7 +378,14 @@ def build_timelines(items: Iterable[dict[str, Any]], cluster: str, since: dateti
     or regions never mix (their stops, decisions, attribution and availability stay apart). Items without
     an account or region are ``account``'s and ``region``'s (the reader's own). The own home comes first.
     """
-    groups = group_by_home([i for i in items if i.get("cluster") in (cluster, None)], account, region)
+    items = [i for i in items if i.get("cluster") in (cluster, None)]
+    if account is None and region is None:
+        # a reader that does not know its own home (the timeline command): when every item that names
+        # one names the same account and region, the items without one (samples, decisions) are theirs
+        named = {(i.get("account"), i.get("region")) for i in items if i.get("account") and i.get("region")}
+        if len(named) == 1:
+            account, region = next(iter(named))
+    groups = group_by_home(items, account, region)
     homes = sorted(groups, key=lambda h: (h[:2] != (account, region), str(h[0]), str(h[1])))
     if not homes:
         homes = [(account, region, cluster)]

@@ -428,7 +428,7 @@ class Watchdog:
         view = self.state.cluster(ck)
         slot = self.state.take_slot(ck, service, ep.decision_time, max(1, int(record.get("bound") or 1)), view)
         if slot is None:  # another service took the last slot between the decision and now
-            held = [x for x in view.held() if x != service]
+            held = [x for x in self.state.cluster(ck).held() if x != service]
             record = {**record, "action": Action.HOLD.value, "reason": Reason.BLAST_RADIUS_CAP.value,
                       "message": f"held: {', '.join(held)} took the last held-at-zero slot of {cluster} "
                                  f"(bound {record.get('bound')}). " + record["message"],

@@ -27,9 +27,16 @@ class MemoryTable:
     """:class:`~ecs_guardrail.adapters.store.table.Table` in memory. ``calls`` counts operations by
     DynamoDB's name for them (the benchmark compares it with the DynamoDB engine's calls)."""
 
-    def __init__(self, name: str = "ecs-guardrail-history", region: str | None = None) -> None:
+    def __init__(self, name: str = "ecs-guardrail-history", region: str | None = None,
+                 index_fields: tuple[str, ...] | None = None) -> None:
         self.name = name
         self.region = region
+        #: the index's projection (DynamoDB ``INCLUDE``): keys plus these; ``None`` = the timeline fields
+        if index_fields is None:
+            from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
+
+            index_fields = TIMELINE_FIELDS
+        self._projected = frozenset(("pk", "sk", INDEX[1], INDEX[2], *index_fields))
         self._items: dict[str, dict[str, dict[str, Any]]] = {}
         self._keys: dict[str, list[str]] = {}
         self._index: dict[str, list[tuple[str, str, str]]] = {}  # gsi1pk -> sorted (gsi1sk, pk, sk)
@@ -107,6 +114,8 @@ class MemoryTable:
         out = []
         for _, (p, s) in selected:
             item = self._items[p][s]
+            if index:  # what the index holds: its keys, the table's keys and the projected attributes
+                item = {k: v for k, v in item.items() if k in self._projected}
             out.append({f: _copy(item[f]) for f in fields if f in item} if fields else _copy(item))
         return iter(out)
 
