@@ -108,6 +108,7 @@ def test_timeline_command_reads_the_history_table(brownout) -> None:
 
 
 def test_timeline_command_one_service_is_one_document(brownout) -> None:
+    """One account's cluster is one timeline, whatever items carry an account and region (the index projects them)."""
     code, out = brownout["basket"]
     assert code == 0
     doc = json.loads(out)

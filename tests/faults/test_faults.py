@@ -320,3 +320,38 @@ def test_secrets_manager_unavailable_records_and_resends_on_redelivery():
         out, _ = process(_last(fleet), rt2)
         assert out["status"] == "resumed"
         assert len(fleet.aws.alerts()) == 1
+
+
+# ------------------------------------------------------------------ a mass hold's one cluster alert
+def _mass_hold(fleet, rt):
+    """svc0 fails twice, then svc1 loops: two failing services over a bound of 1, a mass hold."""
+    for i in range(2):
+        process(fleet.crash("svc0", i), rt)
+    events = [fleet.crash("svc1", 2 + i) for i in range(3)]
+    out = wd = None
+    for e in events:
+        out, wd = process(e, rt)
+    assert out["decision"]["reason"] == "mass_unhealthy"
+    return events, wd
+
+
+def test_mass_hold_sends_one_cluster_alert():
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        _mass_hold(fleet, rt)
+        assert len(fleet.aws.alerts()) == 1
+        assert fleet.ecs.calls["update_service"] == 0
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a mass hold whose cluster alert failed is resumed as COVERED: "
+                                       "_alert calls open_mass_event again, which its own first try already opened")
+def test_mass_hold_alert_that_failed_is_resent_on_redelivery():
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        fleet.sns.fail("publish", client_error("InternalError", "Publish", 500))
+        events, wd = _mass_hold(fleet, rt)
+        assert wd.alerts_sent == 0 and fleet.aws.alerts() == []
+        assert fleet.episode("svc1").alert_status is AlertStatus.FAILED
+        out, _ = process(events[-1], rt)  # Lambda's retry (AlertDeliveryError) redelivers the event
+        assert out["status"] == "resumed"
+        assert len(fleet.aws.alerts()) == 1
