@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -111,6 +111,15 @@ class DecisionInProgressError(GuardrailError):
     """Another invocation holds the lease of this service's unfinished episode. Raised by the Lambda
     entry point so that Lambda retries the event later and resumes the work if that invocation died
     (Powertools idempotency's ``IdempotencyAlreadyInProgressError`` plays the same part)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What a decision read that its action can reuse in the same invocation (no second read)."""
+
+    facts: ServiceFacts | None
+    scalable: ScalableTargetFacts | None
+    view: ClusterView
 
 
 def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
@@ -366,7 +375,7 @@ class Watchdog:
         summaries = [x for x in view.summaries if x.service != service] + [s]
         count = count or len(summaries)
         fleet = fleet_view(self.config, service, summaries, trigger.time, count)
-        ent, _ = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
+        ent, scalable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
         held = self._held(ck, cluster, service, view, fleet.bound) if ent.reason is None else view.held()
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
         prev = facts.desired_count if facts else None
@@ -386,7 +395,7 @@ class Watchdog:
             return {"status": "lost_race"}
         metrics.add_metric(name=f"Decision_{decision.action.value}", unit="Count", value=1)
         logger.info("decision", extra={"decision": record})
-        record = self._finish(ck, s, record)
+        record = self._finish(ck, s, record, _Known(facts, scalable, view))
         self.decisions.append(record)
         return {"status": "decided", "decision": record}
 
@@ -405,27 +414,30 @@ class Watchdog:
 
         return self.state.update(ck, service, change)[0]
 
-    def _finish(self, ck: str, s: ServiceSummary, record: dict[str, Any]) -> dict[str, Any]:
-        """Do what the claimed episode still owes, in order: the action, the alert, the completion."""
+    def _finish(self, ck: str, s: ServiceSummary, record: dict[str, Any],
+                known: _Known | None = None) -> dict[str, Any]:
+        """Do what the claimed episode still owes, in order: the action, the alert, the completion (the
+        alert's status and the lease's release are one write). ``known``: facts the decision just read."""
         service, ep = s.service, s.episode
         assert ep is not None
         cluster = record["cluster"]
         if ep.action_status is ActionStatus.PENDING:
-            record, s = self._act(ck, cluster, s, record)
+            record, s = self._act(ck, cluster, s, record, known)
             ep = s.episode
             assert ep is not None
+        done: dict[str, Any] = {"lease_owner": None, "lease_until": 0.0}
         if ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
             status, owner = self._alert(ck, record)
-            s = self._mine(ck, service, alert_status=status, cluster_alert_owner=owner)
-        self._mine(ck, service, lease_owner=None, lease_until=0.0)
+            done.update(alert_status=status, cluster_alert_owner=owner)
+        self._mine(ck, service, **done)
         return record
 
-    def _act(self, ck: str, cluster: str, s: ServiceSummary, record: dict[str, Any]) -> tuple[dict[str, Any],
-                                                                                              ServiceSummary]:
+    def _act(self, ck: str, cluster: str, s: ServiceSummary, record: dict[str, Any],
+             known: _Known | None = None) -> tuple[dict[str, Any], ServiceSummary]:
         ep = s.episode
         assert ep is not None and self.rt.ecs is not None
         service = s.service
-        view = self.state.cluster(ck)
+        view = known.view if known is not None else self.state.cluster(ck)
         slot = self.state.take_slot(ck, service, ep.decision_time, max(1, int(record.get("bound") or 1)), view)
         if slot is None:  # another service took the last slot between the decision and now
             held = [x for x in self.state.cluster(ck).held() if x != service]
@@ -436,13 +448,13 @@ class Watchdog:
             self.state.amend_decision(ck, record)
             return record, self._mine(ck, service, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
                                       action_status=ActionStatus.NONE)
-        facts = self.rt.ecs.describe(cluster, service)
+        facts = known.facts if known is not None and known.facts is not None else self.rt.ecs.describe(cluster, service)
         prev = ep.previous_desired_count if ep.previous_desired_count is not None else facts.desired_count
         suspended = ep.previous_suspended
         if suspended is None:
             scaling = ScalableTargets(self.rt.clients("application-autoscaling"))
             try:
-                target = scaling.describe(cluster, service)
+                target = known.scalable if known is not None else scaling.describe(cluster, service)
                 if target is not None:
                     suspended = scaling.suspend(target).to_api()
                     self._mine(ck, service, previous_suspended=suspended)
