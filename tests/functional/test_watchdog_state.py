@@ -14,6 +14,7 @@ import contextlib
 import copy
 import io
 import json
+import sys
 import threading
 import time
 from collections import Counter
@@ -45,6 +46,7 @@ TABLE = "wd-history"
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
 #: the largest item the watchdog may write under a hot loop (bytes of its JSON); DynamoDB's limit is 400 KB
 ITEM_BOUND = 8_000
+_MOTO_DDB_LOCK = threading.RLock()
 
 
 def crash(n: int, t: datetime, service: str = "api", cluster: str = "dev") -> dict[str, Any]:
@@ -74,6 +76,17 @@ class Aws:
     def client(self, service: str) -> Any:
         c = boto3.client(service, region_name=REGION)
         name = c.meta.service_model.service_name
+        if name == "dynamodb":
+            # one DynamoDB call at a time, as DynamoDB serialises writes per item: moto rolls a cancelled
+            # transaction back by restoring a copy of the whole table, which would also erase another
+            # thread's concurrent writes (a moto artefact, not DynamoDB's behaviour)
+            call = c._make_api_call
+
+            def serialised(*args: Any, **kwargs: Any) -> Any:
+                with _MOTO_DDB_LOCK:
+                    return call(*args, **kwargs)
+
+            c._make_api_call = serialised
 
         def count(model: Any, **_: Any) -> None:
             self.calls[(name, model.name)] += 1
@@ -330,7 +343,7 @@ def test_item_size_under_a_hot_loop_of_5000_failures_in_memory(aws: Aws) -> None
     table = MemoryTable(TABLE, REGION)
     sizes, rt, statuses = hot_loop(aws, table, 5_000)
     _check_hot_loop(aws, sizes, rt, statuses, 5_000)
-    print(f"\nlargest item written, 5,000 failures (memory): {max(sizes)} bytes")
+    print(f"\nlargest item written, 5,000 failures (memory): {max(sizes)} bytes", file=sys.stderr)
 
 
 def test_item_size_under_a_hot_loop_of_500_failures_on_moto(aws: Aws) -> None:
@@ -341,7 +354,7 @@ def test_item_size_under_a_hot_loop_of_500_failures_on_moto(aws: Aws) -> None:
     item = boto3.client("dynamodb", region_name=REGION).get_item(
         TableName=TABLE, Key={"pk": {"S": keys.summaries("production")}, "sk": {"S": "S#hot"}})["Item"]
     assert len(json.dumps(item)) < ITEM_BOUND
-    print(f"\nlargest item written, 500 failures (moto): {max(sizes)} bytes")
+    print(f"\nlargest item written, 500 failures (moto): {max(sizes)} bytes", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- AWS calls per below-threshold crash
@@ -358,7 +371,7 @@ def test_calls_per_below_threshold_crash_warm_and_cold(aws: Aws) -> None:
         aws.calls.clear()
         deliver(crash(i, T0 + timedelta(minutes=i)), fresh)
         cold.append(dict(aws.calls))
-    print(f"\nwatchdog AWS calls per below-threshold crash: warm {warm[-1]}, cold {cold[-1]}")
+    print(f"\nwatchdog AWS calls per below-threshold crash: warm {warm[-1]}, cold {cold[-1]}", file=sys.stderr)
     assert all(c == {("dynamodb", "PutItem"): 1} for c in warm), warm  # one conditional PutItem of the summary
     # a cold summary costs one more call: a GetItem, or a conditional PutItem presuming no summary whose
     # failure returns the stored one (ALL_OLD)
