@@ -343,8 +343,6 @@ def test_mass_hold_sends_one_cluster_alert():
         assert fleet.ecs.calls["update_service"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a mass hold whose cluster alert failed is resumed as COVERED: "
-                                       "_alert calls open_mass_event again, which its own first try already opened")
 def test_mass_hold_alert_that_failed_is_resent_on_redelivery():
     with embedded_fleet() as fleet:
         rt = fleet.runtime()

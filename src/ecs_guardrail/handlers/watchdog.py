@@ -427,7 +427,7 @@ class Watchdog:
             assert ep is not None
         done: dict[str, Any] = {"lease_owner": None, "lease_until": 0.0}
         if ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
-            status, owner = self._alert(ck, record)
+            status, owner = self._alert(ck, record, owner=ep.cluster_alert_owner)
             done.update(alert_status=status, cluster_alert_owner=owner)
         self._mine(ck, service, **done)
         return record
@@ -472,12 +472,16 @@ class Watchdog:
         metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
         return record, self._mine(ck, service, action_status=ActionStatus.DONE, previous_desired_count=prev)
 
-    def _alert(self, ck: str, record: dict[str, Any]) -> tuple[AlertStatus, bool]:
+    def _alert(self, ck: str, record: dict[str, Any], owner: bool = False) -> tuple[AlertStatus, bool]:
+        """Send the episode's alert; ``owner``: this episode already opened the mass event (its cluster
+        alert failed before and is re-sent, never reported as covered by itself)."""
         decision = decision_from_record(record)
         if decision.reason is Reason.MASS_UNHEALTHY:
-            if not self.state.open_mass_event(ck, decision.time, self.config.window):
+            if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
                 return AlertStatus.COVERED, False
             ok = self._deliver(mass_alert(decision, list(decision.failing)))
+            if not ok:
+                self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
             return (AlertStatus.SENT if ok else AlertStatus.FAILED), True
         ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count"),
                                           undo=self._undo_command(decision)))
