@@ -1,4 +1,4 @@
-"""The operator's command line: replay, capture, timeline, restore.
+"""The operator's command line: replay, capture, timeline, restore, audit.
 
 Exit status: 0 when the command ran (whatever the watchdog decided), 2 for bad input (a scenario
 that cannot be read, an unknown setting), 1 when AWS refused.
@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--since", required=True, type=_time, help="ISO 8601 start (UTC unless an offset is given)")
     t.add_argument("--until", required=True, type=_time, help="ISO 8601 end")
     t.add_argument("--service", default=None, help="only this service's lines and availability")
-    t.add_argument("--format", choices=("text", "markdown", "json", "csv"), default="text")
+    t.add_argument("--format", choices=("text", "markdown", "json", "csv"), default="text",
+                   help="output format (default: text)")
     t.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw healthy hosts per service (needs [plot])")
     t.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     t.add_argument("--region", default=None, help="AWS region (default: the environment's)")
@@ -114,12 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--cluster", dest="clusters", action="append", metavar="CLUSTER",
                        help="a cluster name or ARN of the account (repeatable)")
     where.add_argument("--scenario", type=Path, metavar="DIR", help="audit a scenario's fleet built in moto")
-    a.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    a.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="output format (default: text; json: one line per finding, then a summary)")
     a.add_argument("--fail-on", choices=("high", "medium", "never"), default="high",
                    help="exit 1 when a finding of this severity or higher exists (default: high)")
     a.add_argument("--set", dest="overrides", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="override a setting (ALERT_ONLY_CLUSTERS, MAX_ACTION_FRACTION, AUDIT_*; repeatable)")
-    a.add_argument("--region", default=None)
+    a.add_argument("--region", default=None,
+                   help="AWS region (default: the environment's; --scenario uses fleet.json's)")
     return p
 
 

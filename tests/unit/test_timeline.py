@@ -205,3 +205,18 @@ def test_a_standalone_jobs_clean_exit_is_finished_not_a_crash():
     assert is_clean_job_exit("family:x", [("app", 0)]) and not is_clean_job_exit("family:x", [("app", None)])
     assert not is_clean_job_exit("service:api", [{"name": "app", "code": 0}])
     assert not is_clean_job_exit("family:x", [])
+
+
+def test_a_longer_window_does_not_dilute_a_service_failure_into_an_instance():
+    """A bad image: every new task of api fails to start while one old task runs on. Tasks stopped hours before
+    the failures (earlier deployments) are not in the share's denominator, so the verdict is the service's
+    whatever --since/--until the reader asks for."""
+    old = []
+    for n in range(6):  # six earlier tasks, each replaced by a deployment hours before
+        old += [running(-300 + n * 30, "api", 100 + n), stop(-290 + n * 30, "api", "scheduler", 100 + n)]
+    items = old + [running(-400, "api", 50)] + [stop(1 + i, "api", "crash", i) for i in range(6)]
+    narrow = build_timeline(items, "dev", at(0), at(30), config=CFG)
+    wide = build_timeline(items, "dev", at(-480), at(30), config=CFG)
+    assert narrow.attribution.verdict is Verdict.SERVICE
+    assert wide.attribution.verdict is Verdict.SERVICE
+    assert wide.attribution.rows[0].tasks_seen == 7  # the six that failed and the one still running

@@ -342,16 +342,24 @@ def build_timeline(
             counted.append(int(json.loads(d.get("decision") or "{}").get("services_in_cluster") or 0))
     services_in_cluster = max([len(known), *counted])
 
-    seen: dict[str, set[str]] = defaultdict(set)
-    zones = set()
-    for i in tasks:
-        if i.get("service") and i.get("task_arn"):
-            seen[i["service"]].add(i["task_arn"])
-        if i.get("az"):
-            zones.add(i["az"])
+    zones = {i["az"] for i in tasks if i.get("az")}
     failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
                 if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)]
     span = (failures[0].time, failures[-1].time) if failures else (since, until)
+    # the share's denominator: the tasks alive during the span (first seen by its end, not stopped before its
+    # start), not every task of the query window: a longer --since/--until must not dilute a service's failure
+    first: dict[tuple[str, str], datetime] = {}
+    stopped: dict[tuple[str, str], datetime] = {}
+    for i in tasks:
+        if i.get("service") and i.get("task_arn"):
+            key, t = (i["service"], i["task_arn"]), _t(i["time"])
+            first[key] = min(first.get(key, t), t)
+            if i.get("last_status") == "STOPPED":
+                stopped[key] = min(stopped.get(key, t), t)
+    seen: dict[str, set[str]] = defaultdict(set)
+    for (svc, arn), t in first.items():
+        if t <= span[1] and stopped.get((svc, arn), span[0]) >= span[0]:
+            seen[svc].add(arn)
     attribution = attribute(config, failures, seen, zones, services_in_cluster, span[0], span[1])
 
     def mine(i: dict[str, Any]) -> bool:
