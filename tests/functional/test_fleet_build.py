@@ -163,3 +163,27 @@ def test_every_optional_key_is_known():
     daemon = {"clusters": [{"name": "c", "services": [agent]}]}
     check_fleet(daemon)
     assert [w for w in fleet_warnings(daemon) if "desiredCount ignored" in w]
+
+
+@pytest.mark.parametrize("key", ["autoScaling", "deploymentCircuitBreaker", "healthCheckGracePeriodSeconds",
+                                 "healthCheck", "containerHealthCheck", "containers"])
+def test_an_optional_key_given_as_null_is_omitted(key):
+    """``"autoScaling": null`` passed check_fleet and then crashed build_fleet with a TypeError."""
+    fleet = {"account": ACCOUNT, "region": REGION,
+             "clusters": [{"name": "dev", "services": [{"name": "api", "desiredCount": 1, key: None}]}]}
+    check_fleet(fleet)
+    with mock_aws():
+        built = build_fleet(_factory, fleet, ACCOUNT, REGION)
+        assert built.scalable_targets == {}
+        assert _service("dev", "api")["desiredCount"] == 1
+
+
+@pytest.mark.parametrize("key", ["schedulingStrategy", "loadBalancerType"])
+@pytest.mark.parametrize("value", [["DAEMON"], {"a": 1}, 3])
+def test_a_choice_of_the_wrong_type_is_a_scenario_error(key, value):
+    """``"schedulingStrategy": ["DAEMON"]`` raised TypeError (unhashable) instead of a one-line error."""
+    from ecs_guardrail.core.errors import ScenarioError
+
+    fleet = {"clusters": [{"name": "dev", "services": [{"name": "api", "targetGroups": ["api-dev"], key: value}]}]}
+    with pytest.raises(ScenarioError, match=key):
+        check_fleet(fleet)
