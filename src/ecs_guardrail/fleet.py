@@ -204,6 +204,12 @@ def _check_health_check(where: str, check: Any, lb_type: str) -> None:
             raise ScenarioError(f"{where}: healthCheck.{key} must be an integer from {low} to {high}")
     if "timeoutSeconds" in check and "intervalSeconds" in check and check["timeoutSeconds"] >= check["intervalSeconds"]:
         raise ScenarioError(f"{where}: healthCheck.timeoutSeconds must be less than intervalSeconds")
+    # one of the two given: the other is the API's default (interval 30; timeout 5 HTTP, 10 TCP)
+    timeout = check.get("timeoutSeconds", 5 if lb_type == "application" else 10)
+    interval = check.get("intervalSeconds", 30)
+    if timeout > interval or (timeout == interval and lb_type == "application"):
+        raise ScenarioError(f"{where}: healthCheck.timeoutSeconds ({timeout}) must be less than intervalSeconds "
+                            f"({interval}; a key not given is the API's default)")
     if lb_type == "network" and matcher is not None and path is None:
         raise ScenarioError(f"{where}: healthCheck.matcher needs a path (an HTTP check) behind a network LB")
 

@@ -187,3 +187,19 @@ def test_a_choice_of_the_wrong_type_is_a_scenario_error(key, value):
     fleet = {"clusters": [{"name": "dev", "services": [{"name": "api", "targetGroups": ["api-dev"], key: value}]}]}
     with pytest.raises(ScenarioError, match=key):
         check_fleet(fleet)
+
+
+@pytest.mark.parametrize("lb_type, check", [
+    ("application", {"timeoutSeconds": 120}),  # default interval 30
+    ("application", {"intervalSeconds": 5}),  # default timeout 5
+    ("network", {"intervalSeconds": 7}),  # default TCP timeout 10
+])
+def test_health_check_timeout_against_the_default_interval_is_checked(lb_type, check):
+    """Only one of timeoutSeconds/intervalSeconds given: CreateTargetGroup refused it after check_fleet
+    passed it (exit 1, 'AWS refused') instead of a one-line fleet.json error (exit 2)."""
+    from ecs_guardrail.core.errors import ScenarioError
+
+    fleet = {"clusters": [{"name": "dev", "services": [
+        {"name": "api", "targetGroups": ["api-dev"], "loadBalancerType": lb_type, "healthCheck": check}]}]}
+    with pytest.raises(ScenarioError, match="timeoutSeconds"):
+        check_fleet(fleet)
