@@ -320,7 +320,7 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     group = detail.get("group")
     if cluster not in clusters:
         return f"cluster {cluster!r} is not in fleet.json: its services cannot be read or scaled"
-    if isinstance(group, str) and group.startswith("service:") and (cluster, group[8:]) not in services:
+    if isinstance(group, str) and group.startswith("service:") and group[8:] and (cluster, group[8:]) not in services:
         return f"service {cluster}/{group[8:]} is not in fleet.json: it can be alerted on, never scaled"
     return None
 
