@@ -26,6 +26,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.core.errors import ScenarioError
+
 __all__ = ["capture", "CaptureReport", "DENIED_CODES"]
 
 #: error codes that mean "this identity may not call that"
@@ -305,7 +307,8 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     AWS error propagates (botocore ``ClientError``).
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ScenarioError(f"{out_dir}: exists and is not a folder")
     report = CaptureReport(out_dir, list(clusters), since, until, log_group)
     fleet, target_groups = _read_fleet(client, list(dict.fromkeys(clusters)), report)
     region = getattr(getattr(client("ecs"), "meta", None), "region_name", None)
@@ -321,10 +324,15 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         head["account"] = account
     if region:
         head["region"] = region
-    (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
     events = _read_events(client, list(clusters), since, until, log_group, report)
-    (out_dir / "events.jsonl").write_text("".join(line + "\n" for line in events), encoding="utf-8")
     rows = _read_healthy_hosts(client, target_groups, since, until, report)
+    # everything read before anything is written: an AWS error part way leaves an earlier capture whole
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ScenarioError(f"{out_dir}: cannot be created ({exc.strerror})") from None
+    (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "events.jsonl").write_text("".join(line + "\n" for line in events), encoding="utf-8")
     csv_path = out_dir / "healthy_hosts.csv"
     if rows:
         with csv_path.open("w", newline="", encoding="utf-8") as fh:

@@ -134,9 +134,9 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
             raise ScenarioError(f"{where}: tag {k[:80]!r}: keys are 1 to 128 characters, values at most 256")
 
     strategy = s.get("schedulingStrategy", "REPLICA")
-    if strategy not in _SCHEDULING:
+    if not isinstance(strategy, str) or strategy not in _SCHEDULING:
         raise ScenarioError(f"{where}: schedulingStrategy must be REPLICA or DAEMON, got {str(strategy)[:40]!r}")
-    if strategy == "DAEMON" and "autoScaling" in s:
+    if strategy == "DAEMON" and s.get("autoScaling") is not None:
         raise ScenarioError(f"{where}: a DAEMON service cannot have autoScaling (no desired count to scale)")
 
     cb = s.get("deploymentCircuitBreaker")
@@ -154,7 +154,7 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
                             f"0 <= N <= M <= {_MAX_CAPACITY}")
 
     lb_type = s.get("loadBalancerType", "application")
-    if lb_type not in _LB_TYPES:
+    if not isinstance(lb_type, str) or lb_type not in _LB_TYPES:
         raise ScenarioError(f"{where}: loadBalancerType must be application or network, got {str(lb_type)[:40]!r}")
     if "loadBalancerType" in s and not tgs:
         raise ScenarioError(f"{where}: loadBalancerType needs targetGroups")
@@ -204,6 +204,12 @@ def _check_health_check(where: str, check: Any, lb_type: str) -> None:
             raise ScenarioError(f"{where}: healthCheck.{key} must be an integer from {low} to {high}")
     if "timeoutSeconds" in check and "intervalSeconds" in check and check["timeoutSeconds"] >= check["intervalSeconds"]:
         raise ScenarioError(f"{where}: healthCheck.timeoutSeconds must be less than intervalSeconds")
+    # one of the two given: the other is the API's default (interval 30; timeout 5 HTTP, 10 TCP)
+    timeout = check.get("timeoutSeconds", 5 if lb_type == "application" else 10)
+    interval = check.get("intervalSeconds", 30)
+    if timeout > interval or (timeout == interval and lb_type == "application"):
+        raise ScenarioError(f"{where}: healthCheck.timeoutSeconds ({timeout}) must be less than intervalSeconds "
+                            f"({interval}; a key not given is the API's default)")
     if lb_type == "network" and matcher is not None and path is None:
         raise ScenarioError(f"{where}: healthCheck.matcher needs a path (an HTTP check) behind a network LB")
 
@@ -412,15 +418,16 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
                 kwargs["desiredCount"] = s.get("desiredCount", 1)
             ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
             update: dict[str, Any] = {}
-            if "healthCheckGracePeriodSeconds" in s:
+            # a key given as null is a key omitted (as check_fleet reads it)
+            if s.get("healthCheckGracePeriodSeconds") is not None:
                 update["healthCheckGracePeriodSeconds"] = s["healthCheckGracePeriodSeconds"]
-            if "deploymentCircuitBreaker" in s:
+            if s.get("deploymentCircuitBreaker") is not None:
                 update["deploymentConfiguration"] = {
                     "deploymentCircuitBreaker": dict(s["deploymentCircuitBreaker"]),
                     "maximumPercent": 200, "minimumHealthyPercent": 100}
             if update:
                 ecs.update_service(cluster=c["name"], service=s["name"], **update)
-            if "autoScaling" in s:
+            if s.get("autoScaling") is not None:
                 resource = f"service/{c['name']}/{s['name']}"
                 client_factory("application-autoscaling").register_scalable_target(
                     ServiceNamespace="ecs", ResourceId=resource, ScalableDimension="ecs:service:DesiredCount",

@@ -109,8 +109,10 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
             raise ScenarioError(f"{folder / name}: not a file")
     try:
         fleet = json.loads(fleet_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
+    except RecursionError:
+        raise ScenarioError("fleet.json: not JSON (nested too deeply)") from None
     except OSError as exc:
         raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
     check_fleet(fleet)
@@ -318,7 +320,7 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     group = detail.get("group")
     if cluster not in clusters:
         return f"cluster {cluster!r} is not in fleet.json: its services cannot be read or scaled"
-    if isinstance(group, str) and group.startswith("service:") and (cluster, group[8:]) not in services:
+    if isinstance(group, str) and group.startswith("service:") and group[8:] and (cluster, group[8:]) not in services:
         return f"service {cluster}/{group[8:]} is not in fleet.json: it can be alerted on, never scaled"
     return None
 

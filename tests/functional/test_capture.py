@@ -104,3 +104,36 @@ def test_cli_capture_rejects_a_backwards_period(tmp_path: Path, capsys: pytest.C
     rc = main(["capture", "--cluster", "dev", "--since", "2025-10-07T11:00", "--until", "2025-10-07T10:00",
                str(tmp_path / "x")])
     assert rc == 2 and "--until must be after --since" in capsys.readouterr().err
+
+
+def test_cli_capture_into_a_file_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """OUT_DIR naming an existing file raised FileExistsError with a traceback (exit 1)."""
+    target = tmp_path / "a-file"
+    target.write_text("keep me")
+    rc = main(["capture", "--cluster", "dev", "--since", "2025-10-07T10:00", "--until", "2025-10-07T11:00",
+               str(target)])
+    assert rc == 2 and "is not a folder" in capsys.readouterr().err
+    assert target.read_text() == "keep me"
+
+
+def test_an_aws_error_part_way_leaves_an_earlier_capture_whole(tmp_path: Path) -> None:
+    """capture wrote the new fleet.json before reading the events: a failed events read left the new
+    fleet.json beside the old events.jsonl."""
+    out = tmp_path / "captured"
+    out.mkdir()
+    (out / "fleet.json").write_text("old fleet")
+    (out / "events.jsonl").write_text("old events\n")
+    with EmbeddedAws(load_scenario(SCENARIO)) as aws:
+        def client(service: str):
+            c = aws.client(service)
+            if service == "logs":
+                def fail(**_: object) -> None:
+                    raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}},
+                                      "DescribeLogGroups")
+                c.describe_log_groups = fail
+            return c
+
+        with pytest.raises(ClientError):
+            capture(client, ["dev"], SINCE, UNTIL, out, log_group=DEFAULT_LOG_GROUP)
+    assert (out / "fleet.json").read_text() == "old fleet"
+    assert (out / "events.jsonl").read_text() == "old events\n"

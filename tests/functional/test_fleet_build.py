@@ -163,3 +163,43 @@ def test_every_optional_key_is_known():
     daemon = {"clusters": [{"name": "c", "services": [agent]}]}
     check_fleet(daemon)
     assert [w for w in fleet_warnings(daemon) if "desiredCount ignored" in w]
+
+
+@pytest.mark.parametrize("key", ["autoScaling", "deploymentCircuitBreaker", "healthCheckGracePeriodSeconds",
+                                 "healthCheck", "containerHealthCheck", "containers"])
+def test_an_optional_key_given_as_null_is_omitted(key):
+    """``"autoScaling": null`` passed check_fleet and then crashed build_fleet with a TypeError."""
+    fleet = {"account": ACCOUNT, "region": REGION,
+             "clusters": [{"name": "dev", "services": [{"name": "api", "desiredCount": 1, key: None}]}]}
+    check_fleet(fleet)
+    with mock_aws():
+        built = build_fleet(_factory, fleet, ACCOUNT, REGION)
+        assert built.scalable_targets == {}
+        assert _service("dev", "api")["desiredCount"] == 1
+
+
+@pytest.mark.parametrize("key", ["schedulingStrategy", "loadBalancerType"])
+@pytest.mark.parametrize("value", [["DAEMON"], {"a": 1}, 3])
+def test_a_choice_of_the_wrong_type_is_a_scenario_error(key, value):
+    """``"schedulingStrategy": ["DAEMON"]`` raised TypeError (unhashable) instead of a one-line error."""
+    from ecs_guardrail.core.errors import ScenarioError
+
+    fleet = {"clusters": [{"name": "dev", "services": [{"name": "api", "targetGroups": ["api-dev"], key: value}]}]}
+    with pytest.raises(ScenarioError, match=key):
+        check_fleet(fleet)
+
+
+@pytest.mark.parametrize("lb_type, check", [
+    ("application", {"timeoutSeconds": 120}),  # default interval 30
+    ("application", {"intervalSeconds": 5}),  # default timeout 5
+    ("network", {"intervalSeconds": 7}),  # default TCP timeout 10
+])
+def test_health_check_timeout_against_the_default_interval_is_checked(lb_type, check):
+    """Only one of timeoutSeconds/intervalSeconds given: CreateTargetGroup refused it after check_fleet
+    passed it (exit 1, 'AWS refused') instead of a one-line fleet.json error (exit 2)."""
+    from ecs_guardrail.core.errors import ScenarioError
+
+    fleet = {"clusters": [{"name": "dev", "services": [
+        {"name": "api", "targetGroups": ["api-dev"], "loadBalancerType": lb_type, "healthCheck": check}]}]}
+    with pytest.raises(ScenarioError, match="timeoutSeconds"):
+        check_fleet(fleet)
