@@ -147,8 +147,10 @@ class ServiceSummary:
         return max(times) if times else None
 
     def knows_task(self, task_arn: str) -> bool:
-        return any(f.task_arn == task_arn for f in self.crashes + self.kills) or any(
-            t == task_arn for t, _ in self.spot)
+        """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
+        tid = task_arn.rsplit("/", 1)[-1]
+        return any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills) or any(
+            t.rsplit("/", 1)[-1] == tid for t, _ in self.spot)
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -174,11 +176,11 @@ def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
     """``failures`` with ``end - window <= time <= end`` and ``time > after``, oldest first."""
     start = end - window
     return tuple(sorted((f for f in failures if start <= f.time <= end and (after is None or f.time > after)),
-                        key=lambda f: (f.time, f.task_arn)))
+                        key=lambda f: (f.time, f.task_arn.rsplit("/", 1)[-1])))
 
 
 def _ring(failures: tuple[Failure, ...], new: Failure, keep: int) -> tuple[Failure, ...]:
-    merged = sorted(failures + (new,), key=lambda f: (f.time, f.task_arn))
+    merged = sorted(failures + (new,), key=lambda f: (f.time, f.task_arn.rsplit("/", 1)[-1]))
     return tuple(merged[-keep:])
 
 

@@ -133,15 +133,16 @@ def blast_radius_bound(config: PolicyConfig, services_in_cluster: int) -> int:
 
 
 def is_alert_only_cluster(config: PolicyConfig, cluster: str, cluster_arn: str = "") -> bool:
-    """True when the cluster matches ``ALERT_ONLY_CLUSTERS`` (names, ARNs or globs).
+    """True when the cluster matches ``ALERT_ONLY_CLUSTERS`` (names, ARNs or globs, compared without case).
 
     An empty list means every cluster is alert-only: acting has to be asked for.
     """
     patterns = config.alert_only_clusters
     if not patterns:
         return True
-    candidates = [c for c in (cluster, cluster_arn) if c]
-    return any(fnmatch.fnmatchcase(c, p) for p in patterns for c in candidates)
+    # case-insensitive on purpose: a capitalisation slip (PRODUCTION for production) must fail safe
+    candidates = [c.lower() for c in (cluster, cluster_arn) if c]
+    return any(fnmatch.fnmatchcase(c, p.lower()) for p in patterns for c in candidates)
 
 
 def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impaired: bool = False) -> Trigger | None:

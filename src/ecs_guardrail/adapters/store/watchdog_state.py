@@ -91,10 +91,22 @@ def _ep(doc: dict[str, Any]) -> Episode:
                    escalated=bool(doc.get("es")), cluster_alert_owner=bool(doc.get("co")))
 
 
+#: failures stored whole per ring (the alert's last stops); older ones keep time, kind and task id only
+FULL_ENTRIES = 5
+
+
+def _ring_doc(ring: tuple[Failure, ...]) -> list[dict[str, Any]]:
+    """Oldest first; all but the newest :data:`FULL_ENTRIES` reduced to ``{"t", "k", "a": task id}`` (about
+    75 bytes), so even ``CRASH_THRESHOLD=1000`` with long reasons stays far below DynamoDB's 400 KB item."""
+    cut = max(0, len(ring) - FULL_ENTRIES)
+    return [{"t": iso(f.time), "k": f.kind.value, "a": f.task_arn.rsplit("/", 1)[-1]} for f in ring[:cut]] + \
+        [f.to_doc() for f in ring[cut:]]
+
+
 def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     """The JSON document a summary is stored as (compact keys; see :func:`summary_from_doc`)."""
     doc: dict[str, Any] = {
-        "c": [f.to_doc() for f in s.crashes], "k": [f.to_doc() for f in s.kills],
+        "c": _ring_doc(s.crashes), "k": _ring_doc(s.kills),
         "s": [[t, iso(when)] for t, when in s.spot],
         "d": [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason} for n in s.deployments],
     }
