@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from ecs_guardrail.core.records import Reason
+
 if TYPE_CHECKING:
     from ecs_guardrail.core.events import DeploymentStateChange
 
@@ -61,18 +63,8 @@ FAILED_EVENT = "SERVICE_DEPLOYMENT_FAILED"
 _ROLLBACK_MARK = "rolling back"
 
 
-class EntitlementReason(StrEnum):
-    """The reasons of rule 4 (same string values as ``core.policy.Reason``; the two will be unified)."""
-
-    CRASH_LOOP = "crash_loop"
-    HEALTH_CHECK_KILLS = "health_check_kills"
-    ALERT_ONLY_CLUSTER = "alert_only_cluster"
-    OPTED_OUT = "opted_out"
-    SERVICE_NOT_FOUND = "service_not_found"
-    DAEMON_SERVICE = "daemon_service"
-    DEPLOYMENT_IN_PROGRESS = "deployment_in_progress"
-    STILL_SERVING = "still_serving"
-    DRY_RUN = "dry_run"
+#: rule 4's reasons are the public :class:`~ecs_guardrail.core.records.Reason` values (one vocabulary)
+EntitlementReason = Reason
 
 
 class DeploymentState(StrEnum):
