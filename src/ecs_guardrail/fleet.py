@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.core.errors import ScenarioError
@@ -342,22 +343,26 @@ def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, 
     missing = upto - current
     if missing <= 0:
         return
-    try:
-        from moto.ecs.models import ecs_backends
+    if isinstance(ecs, BaseClient):  # a botocore client, on moto: its backend directly
+        try:
+            from moto.ecs.models import ecs_backends
 
-        backend = ecs_backends[account][region]
-        for _ in range(missing):
-            backend.register_task_definition(family, [dict(c) for c in containers])
-    except (ImportError, KeyError, AttributeError, TypeError):
-        for _ in range(missing):
-            ecs.register_task_definition(family=family, containerDefinitions=containers)
+            backend = ecs_backends[account][region]
+            for _ in range(missing):
+                backend.register_task_definition(family, [dict(c) for c in containers])
+            return
+        except (ImportError, KeyError, AttributeError, TypeError):
+            pass
+    for _ in range(missing):
+        ecs.register_task_definition(family=family, containerDefinitions=containers)
 
 
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
                 event_task_definitions: Mapping[str, Iterable[str]] | None = None) -> BuiltFleet:
     """Create ``fleet`` (already checked by :func:`check_fleet`) in the embedded AWS.
 
-    ``client_factory(service_name)`` returns a boto3 client (moto must be active). Built with the
+    ``client_factory(service_name)`` returns a client of the embedded AWS: boto3 on moto, or the fast
+    engine's :class:`~ecs_guardrail.replay.memory_aws.MemoryAws`. Built with the
     calls the real API takes: CreateCluster; RegisterTaskDefinition (family = service name; a second
     service of the same name in another cluster registers the next revision); ELBv2 CreateLoadBalancer
     (one ``application``, one ``network`` load balancer as needed), CreateTargetGroup with the service's

@@ -248,6 +248,50 @@ class EmbeddedAws:
         return out
 
 
+class InMemoryAws(EmbeddedAws):
+    """The fast engine's embedded AWS: the same fleet, topic and readbacks as :class:`EmbeddedAws`, over
+    :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` instead of moto (no history table here: the fast
+    engine's table is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        from ecs_guardrail.replay.memory_aws import MemoryAws
+
+        super().__init__(scenario)
+        self.memory = MemoryAws(scenario.account, self.region)
+
+    def client(self, service: str) -> Any:
+        return self.memory.client(service)
+
+    def __enter__(self) -> InMemoryAws:
+        # the fake credentials still: a client made outside this AWS by mistake fails, never signs as a user
+        self._stack.enter_context(_environ({**_FAKE_ENV, "AWS_DEFAULT_REGION": self.region}))
+        self.topic_arn = self.client("sns").create_topic(Name=TOPIC)["TopicArn"]
+        self._build_fleet()
+        return self
+
+    def alerts(self) -> list[dict[str, Any]]:
+        """Every message published to the alert topic, in publication order (as :meth:`EmbeddedAws.alerts`,
+        without the SNS envelope's wall-clock ``time``)."""
+        return [{"channel": "sns", "subject": m["subject"], "message": m["message"], "time": None}
+                for m in self.memory.topics.get(self.topic_arn, [])]
+
+
+def make_aws(engine: str, scenario: Scenario) -> EmbeddedAws:
+    """The embedded AWS of a replay: :class:`InMemoryAws` for ``fast``, :class:`EmbeddedAws` (moto) for
+    ``moto``.
+
+    Raises:
+        ValueError: an unknown engine.
+    """
+    from ecs_guardrail.replay.engine import ENGINES
+
+    if engine == "fast":
+        return InMemoryAws(scenario)
+    if engine == "moto":
+        return EmbeddedAws(scenario)
+    raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+
+
 def create_history_table(ddb: Any, name: str) -> None:
     """The history table as template.yaml defines it (keys, GSI ``gsi1`` projecting the timeline fields,
     on-demand, TTL)."""
@@ -382,7 +426,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     for text in fleet_warnings(scenario.fleet):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
-    with EmbeddedAws(scenario) as aws, contextlib.ExitStack() as stack:
+    with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
         stack.enter_context(_quiet_logs())
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")

@@ -13,6 +13,7 @@ from ecs_guardrail.core.availability import (
     ScaleDown,
     availability_report,
     classify_service_minutes,
+    minutes_between,
     running_tasks_by_minute,
 )
 
@@ -125,3 +126,27 @@ def test_every_minute_is_counted_once_and_missing_data_is_never_up(values, opera
     up = api.minutes[MinuteState.UP]
     assert up == sum(1 for v in values if v is not None and v >= 1)
     assert api.denominator == up + api.unavailable
+
+
+def _running_by_brute_force(task_states, start, end):
+    """The definition, minute by minute: a task counts in minute M when its latest event before M's end
+    says RUNNING (the oracle the sweep in ``running_tasks_by_minute`` must equal)."""
+    out = {}
+    for minute in minutes_between(start, end):
+        edge = minute + timedelta(minutes=1)
+        latest = {}
+        for cluster, service, arn, t, status in sorted(task_states, key=lambda x: (x[3], x[4])):
+            if t < edge:
+                latest[(cluster, service, arn)] = status
+        for (cluster, service, _arn), status in latest.items():
+            if status == "RUNNING":
+                out[(cluster, service, minute)] = out.get((cluster, service, minute), 0) + 1
+    return out
+
+
+@given(st.lists(st.tuples(st.sampled_from(["api", "web"]), st.sampled_from(["t1", "t2", "t3"]),
+                          st.integers(min_value=-150, max_value=400),
+                          st.sampled_from(["PENDING", "RUNNING", "STOPPED"])), max_size=25))
+def test_running_tasks_sweep_equals_the_minute_by_minute_definition(raw) -> None:
+    states_ = [("prod", svc, arn, m(0) + timedelta(seconds=sec), status) for svc, arn, sec, status in raw]
+    assert running_tasks_by_minute(states_, m(0), m(5)) == _running_by_brute_force(states_, m(0), m(5))

@@ -217,22 +217,41 @@ def running_tasks_by_minute(
     latest event up to that minute's end. Tasks that started before the first event given are not
     seen (an undercount, never an overcount). Returns ``{(cluster, service, minute): count}``.
     """
+    first = minute_floor(start)
+    count = len(minutes_between(start, end))
     per_task: dict[tuple[str, str, str], list[tuple[datetime, str]]] = defaultdict(list)
     for cluster, service, arn, t, status in task_states:
         per_task[(cluster, service, arn)].append((t, status))
-    out: Counter[tuple[str, str, datetime]] = Counter()
-    minutes = minutes_between(start, end)
+    # One sweep per task: the state an event sets holds from the minute it falls in (the latest event of
+    # a minute wins) until the minute of the next event; RUNNING spans go into a difference array per
+    # service. O(events + services x minutes), never tasks x minutes.
+    steps: dict[tuple[str, str], list[int]] = {}
     for (cluster, service, _arn), states in per_task.items():
         states.sort()
-        i, current = 0, None
-        for m in minutes:
-            edge = m + MINUTE
-            while i < len(states) and states[i][0] < edge:
-                current = states[i][1]
-                i += 1
-            if current == "RUNNING":
-                out[(cluster, service, m)] += 1
-    return dict(out)
+        spans: list[tuple[int, str]] = []  # (minute index from which the state holds, state)
+        for t, status in states:
+            k = max(0, (minute_floor(t) - first) // MINUTE)
+            if k >= count:
+                break
+            if spans and spans[-1][0] == k:
+                spans[-1] = (k, status)
+            else:
+                spans.append((k, status))
+        for j, (k, status) in enumerate(spans):
+            if status != "RUNNING":
+                continue
+            stop = spans[j + 1][0] if j + 1 < len(spans) else count
+            diff = steps.setdefault((cluster, service), [0] * (count + 1))
+            diff[k] += 1
+            diff[stop] -= 1
+    out: dict[tuple[str, str, datetime], int] = {}
+    for (cluster, service), diff in steps.items():
+        running = 0
+        for i in range(count):
+            running += diff[i]
+            if running:
+                out[(cluster, service, first + i * MINUTE)] = running
+    return out
 
 
 @dataclass(slots=True)

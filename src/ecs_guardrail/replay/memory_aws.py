@@ -1,0 +1,469 @@
+"""The fast engine's AWS: ECS, ELBv2, EC2, CloudWatch, Application Auto Scaling and SNS in memory.
+
+A replay runs the handlers and adapters unchanged over clients that answer from Python dicts instead of
+moto, which costs seconds to import (its EC2 models alone about 1.7 s), to load botocore's service
+models and to build the fleet (one VPC, load balancers, target groups), and a few hundred microseconds
+a call after that. Only the operations the fleet build (:func:`ecs_guardrail.fleet.build_fleet`), the
+handlers, the sampler and ``restore`` make are here, with the request parameters and response fields
+of the API reference that the adapters send and read:
+
+- ECS: CreateCluster, ListClusters, RegisterTaskDefinition, DescribeTaskDefinition, CreateService,
+  UpdateService, DescribeServices (``include=["TAGS"]``), ListServices, TagResource;
+- ELBv2: CreateLoadBalancer, CreateTargetGroup, CreateListener, DescribeTargetGroups;
+- EC2: CreateVpc, DescribeAvailabilityZones, CreateSubnet (the fleet build's VPC, nothing else);
+- CloudWatch: PutMetricData, GetMetricData (``Minimum`` per period, ``TimestampAscending``);
+- Application Auto Scaling: RegisterScalableTarget, DescribeScalableTargets;
+- SNS: CreateTopic, Publish.
+
+Where moto (the ``--engine moto`` reference) answers differently from AWS in a way a replay can see, this
+follows moto, so both engines give the same output (``tests/e2e/test_engines.py``): a new service
+reports ``runningCount`` 0 and one PRIMARY deployment whose ``rolloutState`` is fixed at creation
+(``IN_PROGRESS`` unless the desired count is 0), and an UpdateService with ``desiredCount`` sets
+``runningCount`` to it. The port is the boto3 client surface; ``tests/contract/test_aws_port.py`` runs
+the adapters against this and against moto and compares their answers.
+
+Every call runs the handlers registered on ``client.meta.events`` for ``before-call.*.*`` (as botocore
+does), so :class:`ecs_guardrail.local.CallCounter` counts calls here too. Errors are
+:class:`botocore.exceptions.ClientError` with the codes AWS (and moto) give: ``ClusterNotFoundException``,
+``ServiceNotFoundException``, ``ClientException`` (an unknown task definition), ``TargetGroupNotFound``,
+``ObjectNotFoundException``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import itertools
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError"]
+
+
+class UnsupportedOperationError(NotImplementedError):
+    """An operation this in-memory AWS does not answer: the replay would need ``--engine moto``."""
+
+
+def _error(operation: str, code: str, message: str) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": message},
+                        "ResponseMetadata": {"HTTPStatusCode": 400}}, operation)
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """What a ``before-call`` handler receives as ``model`` (botocore's ``OperationModel.name``)."""
+
+    name: str
+
+
+class _Events:
+    """The part of botocore's event system a client's users touch: ``register`` for ``before-call``."""
+
+    def __init__(self) -> None:
+        self.handlers: list[Callable[..., Any]] = []
+
+    def register(self, event_name: str, handler: Callable[..., Any], *_: Any, **__: Any) -> None:
+        if event_name.startswith("before-call"):
+            self.handlers.append(handler)
+
+
+@dataclass(frozen=True, slots=True)
+class _ServiceModel:
+    service_name: str
+
+
+class _Meta:
+    def __init__(self, service_name: str, region: str) -> None:
+        self.service_model = _ServiceModel(service_name)
+        self.region_name = region
+        self.events = _Events()
+
+
+class _Paginator:
+    """One page holding every result (the fleets of a replay are small); ``paginate`` takes the
+    operation's parameters."""
+
+    def __init__(self, method: Callable[..., dict[str, Any]]) -> None:
+        self._method = method
+
+    def paginate(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        yield self._method(**kwargs)
+
+
+class MemoryClient:
+    """Base of the in-memory clients: ``meta`` (service name, region, events) and call accounting."""
+
+    SERVICE = ""
+    #: snake_case operation -> API operation name, for the ``before-call`` handlers
+    OPERATIONS: dict[str, str] = {}
+
+    def __init__(self, aws: MemoryAws) -> None:
+        self._aws = aws
+        self.meta = _Meta(self.SERVICE, aws.region)
+
+    def _call(self, method: str) -> None:
+        op = _Operation(self.OPERATIONS[method])
+        for handler in self.meta.events.handlers:
+            handler(model=op, params={}, request_signer=None, context={})
+
+    def get_paginator(self, name: str) -> _Paginator:
+        if name not in self.OPERATIONS:
+            raise UnsupportedOperationError(f"{self.SERVICE}: no paginator {name!r} in the fast engine")
+        return _Paginator(getattr(self, name))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise UnsupportedOperationError(f"{self.SERVICE}.{name} is not in the fast engine's AWS "
+                                        "(replay with --engine moto)")
+
+
+# ----------------------------------------------------------------------------------------------- ECS
+
+class _Ecs(MemoryClient):
+    SERVICE = "ecs"
+    OPERATIONS = {"create_cluster": "CreateCluster", "list_clusters": "ListClusters",
+                  "register_task_definition": "RegisterTaskDefinition",
+                  "describe_task_definition": "DescribeTaskDefinition", "create_service": "CreateService",
+                  "update_service": "UpdateService", "describe_services": "DescribeServices",
+                  "list_services": "ListServices", "tag_resource": "TagResource"}
+
+    def _cluster(self, op: str, cluster: str) -> dict[str, Any]:
+        found = self._aws.ecs_clusters.get(cluster.rsplit("/", 1)[-1])
+        if found is None:
+            raise _error(op, "ClusterNotFoundException", "Cluster not found.")
+        return found
+
+    def create_cluster(self, clusterName: str = "default", **_: Any) -> dict[str, Any]:
+        self._call("create_cluster")
+        arn = self._aws.arn("ecs", f"cluster/{clusterName}")
+        cluster = self._aws.ecs_clusters.setdefault(clusterName, {"clusterArn": arn, "clusterName": clusterName,
+                                                                  "status": "ACTIVE", "services": {}})
+        return {"cluster": {k: v for k, v in cluster.items() if k != "services"}}
+
+    def list_clusters(self, **_: Any) -> dict[str, Any]:
+        self._call("list_clusters")
+        return {"clusterArns": sorted(c["clusterArn"] for c in self._aws.ecs_clusters.values())}
+
+    def register_task_definition(self, family: str, containerDefinitions: list[dict[str, Any]],
+                                 **extra: Any) -> dict[str, Any]:
+        self._call("register_task_definition")
+        revisions = self._aws.task_definitions.setdefault(family, [])
+        revision = len(revisions) + 1
+        td = {"taskDefinitionArn": self._aws.arn("ecs", f"task-definition/{family}:{revision}"), "family": family,
+              "revision": revision, "status": "ACTIVE", "containerDefinitions": copy.deepcopy(containerDefinitions),
+              **copy.deepcopy(extra)}
+        revisions.append(td)
+        return {"taskDefinition": copy.deepcopy(td)}
+
+    def describe_task_definition(self, taskDefinition: str, **_: Any) -> dict[str, Any]:
+        self._call("describe_task_definition")
+        name = taskDefinition.rsplit("/", 1)[-1]
+        family, _, rev = name.partition(":")
+        revisions = self._aws.task_definitions.get(family) or []
+        try:
+            td = revisions[int(rev) - 1] if rev else revisions[-1]
+        except (ValueError, IndexError):
+            td = None
+        if td is None:
+            raise _error("DescribeTaskDefinition", "ClientException", "Unable to describe task definition.")
+        return {"taskDefinition": copy.deepcopy(td), "tags": []}
+
+    def create_service(self, cluster: str, serviceName: str, taskDefinition: str | None = None,
+                       desiredCount: int | None = None, loadBalancers: list[dict[str, Any]] | None = None,
+                       schedulingStrategy: str | None = None, tags: list[dict[str, str]] | None = None,
+                       deploymentController: dict[str, str] | None = None, **_: Any) -> dict[str, Any]:
+        self._call("create_service")
+        c = self._cluster("CreateService", cluster)
+        desired = int(desiredCount or 0)
+        controller = deploymentController or {"type": "ECS"}
+        service: dict[str, Any] = {
+            "serviceArn": self._aws.arn("ecs", f"service/{c['clusterName']}/{serviceName}"),
+            "serviceName": serviceName, "clusterArn": c["clusterArn"], "status": "ACTIVE",
+            "desiredCount": desired, "runningCount": 0, "pendingCount": desired,
+            "taskDefinition": taskDefinition, "loadBalancers": copy.deepcopy(loadBalancers or []),
+            "schedulingStrategy": schedulingStrategy or "REPLICA", "deploymentController": dict(controller),
+            "tags": copy.deepcopy(tags or []), "deployments": [],
+        }
+        if controller.get("type", "ECS") == "ECS":  # as moto: one PRIMARY deployment, its state fixed now
+            did = f"ecs-svc/{next(self._aws.ids):019d}"
+            state = "COMPLETED" if desired <= 0 else "IN_PROGRESS"
+            service["deployments"] = [{
+                "id": did, "status": "PRIMARY", "taskDefinition": taskDefinition, "desiredCount": desired,
+                "pendingCount": desired, "runningCount": 0, "failedTasks": 0, "rolloutState": state,
+                "rolloutStateReason": f"ECS deployment {did} {'completed' if state == 'COMPLETED' else 'in progress'}.",
+            }]
+        c["services"][serviceName] = service
+        return {"service": self._public(service, tags=True)}
+
+    @staticmethod
+    def _public(service: dict[str, Any], *, tags: bool) -> dict[str, Any]:
+        out = copy.deepcopy(service)
+        if not tags:
+            out.pop("tags", None)
+        return out
+
+    def update_service(self, cluster: str = "default", service: str = "", desiredCount: int | None = None,
+                       **changes: Any) -> dict[str, Any]:
+        self._call("update_service")
+        c = self._cluster("UpdateService", cluster)
+        s = c["services"].get(service.rsplit("/", 1)[-1])
+        if s is None:
+            raise _error("UpdateService", "ServiceNotFoundException", "Service not found.")
+        if desiredCount is not None:  # as moto: the running count follows at once
+            s["desiredCount"] = s["runningCount"] = int(desiredCount)
+            s["pendingCount"] = 0
+        for key in ("healthCheckGracePeriodSeconds", "deploymentConfiguration", "taskDefinition"):
+            if changes.get(key) is not None:
+                s[key] = copy.deepcopy(changes[key])
+        return {"service": self._public(s, tags=True)}
+
+    def describe_services(self, cluster: str = "default", services: list[str] | None = None,
+                          include: list[str] | None = None, **_: Any) -> dict[str, Any]:
+        self._call("describe_services")
+        c = self._cluster("DescribeServices", cluster)
+        found, failures = [], []
+        for name_or_arn in services or []:
+            s = c["services"].get(name_or_arn.rsplit("/", 1)[-1])
+            if s is None:
+                arn = name_or_arn if name_or_arn.startswith("arn:") else self._aws.arn("ecs", f"service/{name_or_arn}")
+                failures.append({"arn": arn, "reason": "MISSING"})
+            else:
+                found.append(self._public(s, tags="TAGS" in (include or [])))
+        return {"services": found, "failures": failures}
+
+    def list_services(self, cluster: str = "default", **_: Any) -> dict[str, Any]:
+        self._call("list_services")
+        c = self._cluster("ListServices", cluster)
+        return {"serviceArns": sorted(s["serviceArn"] for s in c["services"].values())}
+
+    def tag_resource(self, resourceArn: str, tags: list[dict[str, str]], **_: Any) -> dict[str, Any]:
+        self._call("tag_resource")
+        for c in self._aws.ecs_clusters.values():
+            for s in c["services"].values():
+                if s["serviceArn"] == resourceArn:
+                    merged = {t["key"]: t.get("value", "") for t in s["tags"]}
+                    merged.update({t["key"]: t.get("value", "") for t in tags})
+                    s["tags"] = [{"key": k, "value": v} for k, v in merged.items()]
+                    return {}
+        raise _error("TagResource", "InvalidParameterException", f"The ARN {resourceArn} is not a resource here.")
+
+
+# ----------------------------------------------------------------------------------- ELBv2 and EC2
+
+class _Elbv2(MemoryClient):
+    SERVICE = "elbv2"
+    OPERATIONS = {"create_load_balancer": "CreateLoadBalancer", "create_target_group": "CreateTargetGroup",
+                  "create_listener": "CreateListener", "describe_target_groups": "DescribeTargetGroups"}
+
+    def create_load_balancer(self, Name: str, Type: str = "application", **_: Any) -> dict[str, Any]:
+        self._call("create_load_balancer")
+        # moto names every load balancer's ARN loadbalancer/app/... (fleet.BuiltFleet says why it matters)
+        arn = self._aws.arn("elasticloadbalancing", f"loadbalancer/app/{Name}/{next(self._aws.ids):016x}")
+        self._aws.load_balancers[arn] = {"LoadBalancerArn": arn, "LoadBalancerName": Name, "Type": Type}
+        return {"LoadBalancers": [dict(self._aws.load_balancers[arn])]}
+
+    def create_target_group(self, Name: str, Protocol: str = "HTTP", Port: int = 80, **params: Any
+                            ) -> dict[str, Any]:
+        self._call("create_target_group")
+        arn = self._aws.arn("elasticloadbalancing", f"targetgroup/{Name}/{next(self._aws.ids):016x}")
+        tg = {"TargetGroupArn": arn, "TargetGroupName": Name, "Protocol": Protocol, "Port": Port,
+              "HealthCheckEnabled": True, "HealthCheckProtocol": params.get("HealthCheckProtocol", Protocol),
+              "HealthCheckIntervalSeconds": params.get("HealthCheckIntervalSeconds", 30),
+              "HealthCheckTimeoutSeconds": params.get("HealthCheckTimeoutSeconds", 5),
+              "HealthyThresholdCount": params.get("HealthyThresholdCount", 5),
+              "UnhealthyThresholdCount": params.get("UnhealthyThresholdCount", 2),
+              "TargetType": params.get("TargetType", "instance"), "LoadBalancerArns": []}
+        if Protocol in ("HTTP", "HTTPS") or "HealthCheckPath" in params:
+            tg["HealthCheckPath"] = params.get("HealthCheckPath", "/")
+            tg["Matcher"] = params.get("Matcher", {"HttpCode": "200"})
+        self._aws.elb_target_groups[arn] = tg
+        return {"TargetGroups": [copy.deepcopy(tg)]}
+
+    def create_listener(self, LoadBalancerArn: str, DefaultActions: list[dict[str, Any]], **_: Any
+                        ) -> dict[str, Any]:
+        self._call("create_listener")
+        for action in DefaultActions:
+            tg = self._aws.elb_target_groups.get(action.get("TargetGroupArn", ""))
+            if tg is not None and LoadBalancerArn not in tg["LoadBalancerArns"]:
+                tg["LoadBalancerArns"].append(LoadBalancerArn)
+        return {"Listeners": [{"LoadBalancerArn": LoadBalancerArn, "DefaultActions": DefaultActions}]}
+
+    def describe_target_groups(self, TargetGroupArns: list[str] | None = None, **_: Any) -> dict[str, Any]:
+        self._call("describe_target_groups")
+        groups = self._aws.elb_target_groups
+        if TargetGroupArns is None:
+            return {"TargetGroups": [copy.deepcopy(tg) for tg in groups.values()]}
+        missing = [a for a in TargetGroupArns if a not in groups]
+        if missing:
+            raise _error("DescribeTargetGroups", "TargetGroupNotFound", "One or more target groups not found")
+        return {"TargetGroups": [copy.deepcopy(groups[a]) for a in TargetGroupArns]}
+
+
+class _Ec2(MemoryClient):
+    SERVICE = "ec2"
+    OPERATIONS = {"create_vpc": "CreateVpc", "describe_availability_zones": "DescribeAvailabilityZones",
+                  "create_subnet": "CreateSubnet"}
+
+    def create_vpc(self, CidrBlock: str, **_: Any) -> dict[str, Any]:
+        self._call("create_vpc")
+        return {"Vpc": {"VpcId": f"vpc-{next(self._aws.ids):017x}", "CidrBlock": CidrBlock}}
+
+    def describe_availability_zones(self, **_: Any) -> dict[str, Any]:
+        self._call("describe_availability_zones")
+        return {"AvailabilityZones": [{"ZoneName": f"{self._aws.region}{z}", "State": "available"} for z in "abc"]}
+
+    def create_subnet(self, VpcId: str, CidrBlock: str, AvailabilityZone: str | None = None, **_: Any
+                      ) -> dict[str, Any]:
+        self._call("create_subnet")
+        return {"Subnet": {"SubnetId": f"subnet-{next(self._aws.ids):017x}", "VpcId": VpcId, "CidrBlock": CidrBlock,
+                           "AvailabilityZone": AvailabilityZone}}
+
+
+# ---------------------------------------------------------------------------------------- CloudWatch
+
+class _CloudWatch(MemoryClient):
+    SERVICE = "cloudwatch"
+    OPERATIONS = {"put_metric_data": "PutMetricData", "get_metric_data": "GetMetricData"}
+    #: GetMetricData's limit on queries a call (API reference)
+    MAX_QUERIES = 500
+
+    @staticmethod
+    def _key(namespace: str, name: str, dimensions: list[dict[str, str]]) -> tuple[Any, ...]:
+        return namespace, name, tuple(sorted((d["Name"], d["Value"]) for d in dimensions))
+
+    def put_metric_data(self, Namespace: str, MetricData: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
+        self._call("put_metric_data")
+        for d in MetricData:
+            series = self._aws.metrics[self._key(Namespace, d["MetricName"], d.get("Dimensions") or [])]
+            t = d["Timestamp"]
+            t = t if t.tzinfo else t.replace(tzinfo=UTC)
+            bisect.insort(series, (t.astimezone(UTC), float(d["Value"])))
+        return {}
+
+    def get_metric_data(self, MetricDataQueries: list[dict[str, Any]], StartTime: datetime, EndTime: datetime,
+                        ScanBy: str = "TimestampDescending", **_: Any) -> dict[str, Any]:
+        """``Minimum``, ``Maximum``, ``Sum``, ``Average`` or ``SampleCount`` per ``Period`` from ``StartTime``;
+        periods without a datapoint are absent."""
+        self._call("get_metric_data")
+        if len(MetricDataQueries) > self.MAX_QUERIES:
+            raise _error("GetMetricData", "ValidationError", "too many MetricDataQueries")
+        start, end = StartTime.astimezone(UTC), EndTime.astimezone(UTC)
+        results = []
+        for q in MetricDataQueries:
+            stat = q["MetricStat"]
+            metric, period = stat["Metric"], int(stat["Period"])
+            points = self._aws.metrics.get(self._key(metric["Namespace"], metric["MetricName"],
+                                                     metric.get("Dimensions") or []), [])
+            lo = bisect.bisect_left(points, (start, float("-inf")))
+            hi = bisect.bisect_left(points, (end, float("-inf")))
+            buckets: dict[datetime, list[float]] = defaultdict(list)
+            for t, v in points[lo:hi]:
+                buckets[start + timedelta(seconds=period * ((t - start).total_seconds() // period))].append(v)
+            reduce = {"Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len,
+                      "Average": lambda vs: sum(vs) / len(vs)}[stat["Stat"]]
+            stamps = sorted(buckets, reverse=ScanBy != "TimestampAscending")
+            results.append({"Id": q["Id"], "Label": metric["MetricName"], "StatusCode": "Complete",
+                            "Timestamps": stamps, "Values": [float(reduce(buckets[t])) for t in stamps]})
+        return {"MetricDataResults": results, "Messages": []}
+
+
+# --------------------------------------------------------------------- Application Auto Scaling, SNS
+
+class _ApplicationAutoScaling(MemoryClient):
+    SERVICE = "application-autoscaling"
+    OPERATIONS = {"register_scalable_target": "RegisterScalableTarget",
+                  "describe_scalable_targets": "DescribeScalableTargets"}
+
+    def register_scalable_target(self, ServiceNamespace: str, ResourceId: str, ScalableDimension: str,
+                                 MinCapacity: int | None = None, MaxCapacity: int | None = None,
+                                 SuspendedState: dict[str, bool] | None = None, **_: Any) -> dict[str, Any]:
+        self._call("register_scalable_target")
+        key = (ServiceNamespace, ResourceId, ScalableDimension)
+        target = self._aws.scalable_targets.get(key)
+        if target is None:
+            if MinCapacity is None or MaxCapacity is None:
+                raise _error("RegisterScalableTarget", "ValidationException",
+                             "MinCapacity and MaxCapacity are required to register a new scalable target")
+            target = self._aws.scalable_targets[key] = {
+                "ServiceNamespace": ServiceNamespace, "ResourceId": ResourceId,
+                "ScalableDimension": ScalableDimension, "MinCapacity": MinCapacity, "MaxCapacity": MaxCapacity,
+                "SuspendedState": {"DynamicScalingInSuspended": False, "DynamicScalingOutSuspended": False,
+                                   "ScheduledScalingSuspended": False}}
+        if MinCapacity is not None:
+            target["MinCapacity"] = MinCapacity
+        if MaxCapacity is not None:
+            target["MaxCapacity"] = MaxCapacity
+        if SuspendedState is not None:
+            target["SuspendedState"].update(SuspendedState)
+        return {"ScalableTargetARN": self._aws.arn("application-autoscaling", f"scalable-target/{ResourceId}")}
+
+    def describe_scalable_targets(self, ServiceNamespace: str, ResourceIds: list[str] | None = None,
+                                  ScalableDimension: str | None = None, **_: Any) -> dict[str, Any]:
+        self._call("describe_scalable_targets")
+        out = [copy.deepcopy(t) for (ns, rid, dim), t in sorted(self._aws.scalable_targets.items())
+               if ns == ServiceNamespace and (ResourceIds is None or rid in ResourceIds)
+               and (ScalableDimension is None or dim == ScalableDimension)]
+        return {"ScalableTargets": out}
+
+
+class _Sns(MemoryClient):
+    SERVICE = "sns"
+    OPERATIONS = {"create_topic": "CreateTopic", "publish": "Publish"}
+
+    def create_topic(self, Name: str, **_: Any) -> dict[str, Any]:
+        self._call("create_topic")
+        arn = self._aws.arn("sns", Name)
+        self._aws.topics.setdefault(arn, [])
+        return {"TopicArn": arn}
+
+    def publish(self, TopicArn: str, Message: str, Subject: str | None = None, **_: Any) -> dict[str, Any]:
+        self._call("publish")
+        if TopicArn not in self._aws.topics:
+            raise _error("Publish", "NotFound", "Topic does not exist")
+        self._aws.topics[TopicArn].append({"subject": Subject, "message": Message})
+        return {"MessageId": f"{next(self._aws.ids):032x}"}
+
+
+_CLIENTS: dict[str, type[MemoryClient]] = {c.SERVICE: c for c in (_Ecs, _Elbv2, _Ec2, _CloudWatch,
+                                                                   _ApplicationAutoScaling, _Sns)}
+
+
+class MemoryAws:
+    """One replay's in-memory AWS account in one region: the state every client of it shares.
+
+    ``client(service)`` returns a client for ``ecs``, ``elbv2``, ``ec2``, ``cloudwatch``,
+    ``application-autoscaling`` or ``sns``.
+
+    Raises:
+        UnsupportedOperationError: another service, or an operation not listed in the module docstring.
+    """
+
+    def __init__(self, account: str, region: str) -> None:
+        self.account = account
+        self.region = region
+        self.partition = "aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-") \
+            else "aws"
+        self.ids = itertools.count(1)
+        self.ecs_clusters: dict[str, dict[str, Any]] = {}
+        self.task_definitions: dict[str, list[dict[str, Any]]] = {}
+        self.load_balancers: dict[str, dict[str, Any]] = {}
+        self.elb_target_groups: dict[str, dict[str, Any]] = {}
+        self.metrics: defaultdict[tuple[Any, ...], list[tuple[datetime, float]]] = defaultdict(list)
+        self.scalable_targets: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.topics: dict[str, list[dict[str, Any]]] = {}
+
+    def arn(self, service: str, resource: str) -> str:
+        """``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE``."""
+        return f"arn:{self.partition}:{service}:{self.region}:{self.account}:{resource}"
+
+    def client(self, service: str) -> MemoryClient:
+        cls = _CLIENTS.get(service)
+        if cls is None:
+            raise UnsupportedOperationError(f"{service} is not in the fast engine's AWS (replay with --engine moto)")
+        return cls(self)
