@@ -8,7 +8,7 @@ handlers, the sampler and ``restore`` make are here, with the request parameters
 of the API reference that the adapters send and read:
 
 - ECS: CreateCluster, ListClusters, RegisterTaskDefinition, DescribeTaskDefinition, CreateService,
-  UpdateService, DescribeServices (``include=["TAGS"]``), ListServices, TagResource;
+  UpdateService, DescribeServices (``include=["TAGS"]``), ListServices, TagResource, UntagResource;
 - ELBv2: CreateLoadBalancer, CreateTargetGroup, CreateListener, DescribeTargetGroups;
 - EC2: CreateVpc, DescribeAvailabilityZones, CreateSubnet (the fleet build's VPC, nothing else);
 - CloudWatch: PutMetricData, GetMetricData (``Minimum`` per period, ``TimestampAscending``);
@@ -131,7 +131,8 @@ class _Ecs(MemoryClient):
                   "register_task_definition": "RegisterTaskDefinition",
                   "describe_task_definition": "DescribeTaskDefinition", "create_service": "CreateService",
                   "update_service": "UpdateService", "describe_services": "DescribeServices",
-                  "list_services": "ListServices", "tag_resource": "TagResource"}
+                  "list_services": "ListServices", "tag_resource": "TagResource",
+                  "untag_resource": "UntagResource"}
 
     def _cluster(self, op: str, cluster: str) -> dict[str, Any]:
         found = self._aws.ecs_clusters.get(cluster.rsplit("/", 1)[-1])
@@ -242,16 +243,26 @@ class _Ecs(MemoryClient):
         c = self._cluster("ListServices", cluster)
         return {"serviceArns": sorted(s["serviceArn"] for s in c["services"].values())}
 
-    def tag_resource(self, resourceArn: str, tags: list[dict[str, str]], **_: Any) -> dict[str, Any]:
-        self._call("tag_resource")
+    def _service_by_arn(self, op: str, arn: str) -> dict[str, Any]:
         for c in self._aws.ecs_clusters.values():
             for s in c["services"].values():
-                if s["serviceArn"] == resourceArn:
-                    merged = {t["key"]: t.get("value", "") for t in s["tags"]}
-                    merged.update({t["key"]: t.get("value", "") for t in tags})
-                    s["tags"] = [{"key": k, "value": v} for k, v in merged.items()]
-                    return {}
-        raise _error("TagResource", "InvalidParameterException", f"The ARN {resourceArn} is not a resource here.")
+                if s["serviceArn"] == arn:
+                    return s
+        raise _error(op, "InvalidParameterException", f"The ARN {arn} is not a service here.")
+
+    def tag_resource(self, resourceArn: str, tags: list[dict[str, str]], **_: Any) -> dict[str, Any]:
+        self._call("tag_resource")
+        s = self._service_by_arn("TagResource", resourceArn)
+        merged = {t["key"]: t.get("value", "") for t in s["tags"]}
+        merged.update({t["key"]: t.get("value", "") for t in tags})
+        s["tags"] = [{"key": k, "value": v} for k, v in merged.items()]
+        return {}
+
+    def untag_resource(self, resourceArn: str, tagKeys: list[str], **_: Any) -> dict[str, Any]:
+        self._call("untag_resource")
+        s = self._service_by_arn("UntagResource", resourceArn)
+        s["tags"] = [t for t in s["tags"] if t["key"] not in tagKeys]
+        return {}
 
 
 # ----------------------------------------------------------------------------------- ELBv2 and EC2

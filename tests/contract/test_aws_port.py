@@ -1,0 +1,213 @@
+"""The AWS port's two implementations, side by side: moto and the fast engine's ``MemoryAws``.
+
+The same fleet is built in both with :func:`ecs_guardrail.fleet.build_fleet`, then every adapter a replay
+runs (ECS facts, scale-down and restore, the fleet listing, target groups, CloudWatch minima, scalable
+targets, task definitions, SNS) reads both; the answers must be equal once the IDs each AWS makes up
+(target group and load balancer IDs, deployment IDs) are replaced by names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from ecs_guardrail.adapters.alerts import SnsTopic
+from ecs_guardrail.adapters.autoscaling import ScalableTargets
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.ecs import EcsFleet, EcsService, ServiceNotFoundError
+from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.adapters.taskdef import TaskDefinitions
+from ecs_guardrail.core.alert import Alert
+from ecs_guardrail.fleet import build_fleet, check_fleet
+from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch
+from ecs_guardrail.replay.memory_aws import MemoryAws, UnsupportedOperationError
+
+ACCOUNT, REGION = "123456789012", "eu-west-1"
+T0 = datetime(2025, 10, 7, 9, 0, tzinfo=UTC)
+FLEET: dict[str, Any] = {
+    "account": ACCOUNT, "region": REGION,
+    "clusters": [
+        {"name": "production", "services": [
+            {"name": "orders", "desiredCount": 2, "targetGroups": ["orders-prod", "orders-admin"],
+             "tags": {"team": "shop", "ecs-guardrail:mode": "alert-only"},
+             "healthCheck": {"path": "/health", "intervalSeconds": 10, "unhealthyThresholdCount": 2},
+             "healthCheckGracePeriodSeconds": 60, "deploymentCircuitBreaker": {"enable": True, "rollback": True},
+             "autoScaling": {"minCapacity": 2, "maxCapacity": 6},
+             "containers": [{"name": "log-router", "essential": False}, {"name": "web", "essential": True}]},
+            {"name": "agent", "schedulingStrategy": "DAEMON"},
+            {"name": "ingest", "desiredCount": 1, "targetGroups": ["ingest-prod"], "loadBalancerType": "network"},
+            {"name": "idle", "desiredCount": 0},
+        ]},
+        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1, "targetGroups": ["orders-stg"]}]},
+    ],
+}
+EVENT_TASK_DEFINITIONS = {f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:3": ("report",)}
+_IDS = re.compile(r"(targetgroup|loadbalancer/app|app|net)/([^/]+)/[0-9a-f]+|ecs-svc/\d+")
+
+
+def _names(value: Any) -> Any:
+    """``value`` with the made-up IDs cut: ``targetgroup/NAME/ID`` -> ``targetgroup/NAME``."""
+    if isinstance(value, str):
+        return _IDS.sub(lambda m: f"{m.group(1)}/{m.group(2)}" if m.group(1) else "ecs-svc/ID", value)
+    if isinstance(value, dict):
+        return {_names(k): _names(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        out = [_names(v) for v in value]
+        return sorted(out, key=repr) if isinstance(value, set | frozenset) else out
+    return value
+
+
+class Side:
+    """One AWS with the fleet built: ``client(service)`` and the :class:`~ecs_guardrail.fleet.BuiltFleet`."""
+
+    def __init__(self, kind: str, factory: Any) -> None:
+        self.kind = kind
+        self.client = factory
+        check_fleet(FLEET)
+        self.built = build_fleet(factory, FLEET, ACCOUNT, REGION, event_task_definitions=EVENT_TASK_DEFINITIONS)
+        sns = factory("sns")
+        self.topic = sns.create_topic(Name="alerts")["TopicArn"]
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
+                 "AWS_DEFAULT_REGION": REGION, "MOTO_ACCOUNT_ID": ACCOUNT}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture
+def both(aws_env: None) -> Iterator[tuple[Side, Side]]:
+    with mock_aws():
+        memory = MemoryAws(ACCOUNT, REGION)
+        yield Side("memory", memory.client), Side("moto", lambda s: boto3.client(s, region_name=REGION))
+
+
+def _each(both: tuple[Side, Side], read: Any) -> None:
+    """``read(side)`` on both sides gives the same answer (IDs cut)."""
+    memory, moto = (_names(read(side)) for side in both)
+    assert memory == moto
+
+
+def test_service_facts_are_the_same(both: tuple[Side, Side]) -> None:
+    for cluster, service in [("production", "orders"), ("production", "agent"), ("production", "ingest"),
+                             ("production", "idle"), ("staging", "orders")]:
+        _each(both, lambda side: asdict(EcsService(side.client("ecs")).describe(cluster, service)))
+    _each(both, lambda side: EcsService(side.client("ecs")).count_services("production"))
+
+
+@pytest.mark.parametrize("cluster, service", [("production", "missing"), ("nowhere", "orders")])
+def test_a_missing_service_or_cluster_is_not_found_on_both(both: tuple[Side, Side], cluster: str,
+                                                           service: str) -> None:
+    for side in both:
+        with pytest.raises(ServiceNotFoundError):
+            EcsService(side.client("ecs")).describe(cluster, service)
+
+
+def test_scale_to_zero_tags_and_restore_read_back_the_same(both: tuple[Side, Side]) -> None:
+    def act(side: Side) -> list[Any]:
+        ecs = EcsService(side.client("ecs"))
+        facts = ecs.describe("production", "orders")
+        seen = [ecs.scale_to_zero(facts, facts.desired_count)]
+        zero = ecs.describe("production", "orders")
+        seen.append(asdict(zero))
+        seen.append(ecs.restore(zero, 2))
+        seen.append(asdict(ecs.describe("production", "orders")))
+        return seen
+
+    _each(both, act)
+
+
+def test_fleet_listing_is_the_same(both: tuple[Side, Side]) -> None:
+    def listing(side: Side) -> Any:
+        fleet = EcsFleet(side.client("ecs"))
+        return {c: [asdict(s) for s in fleet.load_balanced_services(c)] for c in fleet.clusters()}
+
+    _each(both, listing)
+
+
+def test_target_groups_and_their_load_balancers_are_the_same(both: tuple[Side, Side]) -> None:
+    def lbs(side: Side) -> Any:
+        tgs = side.built.target_groups
+        found = TargetGroups(side.client("elbv2")).load_balancers([tgs[n]["arn"] for n in sorted(tgs)])
+        return {"built": {n: {k: v for k, v in tg.items() if k != "arn"} for n, tg in tgs.items()},
+                "load_balancers": {arn: list(v) for arn, v in found.items()}}
+
+    _each(both, lbs)
+
+
+def test_healthy_host_minima_and_newest_sample_are_the_same(both: tuple[Side, Side]) -> None:
+    rows = [(T0 + timedelta(minutes=m, seconds=s), tg, float(v)) for m in range(6) for s in (0, 30)
+            for tg, v in (("orders-prod", m % 3 + (s > 0)), ("ingest-prod", 0 if m > 3 else 2))
+            if not (tg == "orders-prod" and m == 4)]
+
+    def read(side: Side) -> Any:
+        tgs = side.built.target_groups
+        assert load_into_cloudwatch(side.client("cloudwatch"), tgs, [*rows, (T0, "unknown-tg", 1.0)]) == ["unknown-tg"]
+        series = [Series(tgs[n]["dimension"], tgs[n]["lb_dimension"]) for n in ("orders-prod", "ingest-prod")]
+        cw = HealthyHostCount(side.client("cloudwatch"))
+        minima = cw.minima(series, T0, T0 + timedelta(minutes=6))
+        newest = cw.newest_healthy(series, T0 + timedelta(minutes=4, seconds=20))
+        return {"minima": {repr(s): dict(sorted(v.items())) for s, v in sorted(minima.items(), key=repr)},
+                "newest": [asdict(x) for x in newest]}
+
+    _each(both, read)
+
+
+def test_scalable_targets_suspend_and_restore_the_same(both: tuple[Side, Side]) -> None:
+    def cycle(side: Side) -> Any:
+        aas = ScalableTargets(side.client("application-autoscaling"))
+        before = aas.describe("production", "orders")
+        assert before is not None
+        previous = aas.suspend(before)
+        during = aas.describe("production", "orders")
+        restored = aas.restore_suspended("production", "orders", previous)
+        return [asdict(before), asdict(during), restored, asdict(aas.describe("production", "orders")),
+                aas.describe("production", "agent")]
+
+    _each(both, cycle)
+
+
+def test_task_definitions_the_same(both: tuple[Side, Side]) -> None:
+    def essentials(side: Side) -> Any:
+        td = TaskDefinitions(side.client("ecs"))
+        arns = [*side.built.task_definitions.values(), *EVENT_TASK_DEFINITIONS,
+                f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:99"]
+        return {arn: td.essential_containers(arn) for arn in arns}
+
+    _each(both, essentials)
+
+
+def test_sns_delivers_on_both(both: tuple[Side, Side]) -> None:
+    for side in both:
+        delivery = SnsTopic(side.client("sns"), side.topic).send(Alert(subject="s", text="t", data={"a": 1}))
+        assert delivery.ok, delivery
+        missing = SnsTopic(side.client("sns"), side.topic + "-gone").send(Alert(subject="s", text="t"))
+        assert not missing.ok
+
+
+def test_calls_are_counted_by_before_call_handlers(aws_env: None) -> None:
+    from ecs_guardrail.local import CallCounter
+
+    memory = MemoryAws(ACCOUNT, REGION)
+    counter = CallCounter()
+    ecs = counter.attach(memory.client("ecs"))
+    ecs.create_cluster(clusterName="c")
+    list(ecs.get_paginator("list_services").paginate(cluster="c"))
+    assert counter.calls == {("ecs", "CreateCluster"): 1, ("ecs", "ListServices"): 1}
+
+
+def test_an_operation_outside_the_fast_engine_says_so() -> None:
+    memory = MemoryAws(ACCOUNT, REGION)
+    with pytest.raises(UnsupportedOperationError, match="--engine moto"):
+        memory.client("ecs").delete_service(cluster="c", service="s")
+    with pytest.raises(UnsupportedOperationError, match="dynamodb"):
+        memory.client("dynamodb")
