@@ -134,40 +134,49 @@ def measure(services: int, events: int) -> dict[str, Any]:
 
 
 SEED_SCENARIO = ROOT / "events" / "scenarios" / "shared-cache-brownout"
-#: today's (before the one-clock engine) moto replay of the seed scenario, measured on the bench machine
+#: the moto replay of the seed scenario before the one-clock engine, measured on the bench machine under
+#: load (issue 10's "today": about 40 s); the same run's moto figure is the fair comparison
 SEED_MOTO_BEFORE_S = 40.0
 
 
-def _timed_replay(folder: Path, engine: str) -> dict[str, Any]:
-    from ecs_guardrail.local import load_scenario, replay
+def _cli() -> list[str]:
+    exe = Path(sys.executable).parent / "ecs-guardrail"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "ecs_guardrail.cli"]
 
-    scenario = load_scenario(folder)
+
+def _timed_replay(folder: Path, engine: str) -> dict[str, Any]:
+    """``ecs-guardrail replay FOLDER --json --engine ENGINE`` in a fresh process, as a user runs it (imports,
+    fleet build, events, availability report): wall seconds, events, decisions, peak memory."""
     began = time.perf_counter()
-    res = replay(scenario, engine=engine)
+    proc = subprocess.run([*_cli(), "replay", str(folder), "--json", "--engine", engine], capture_output=True,
+                          text=True, check=True, env={**os.environ, "COLUMNS": "200"})
     wall = time.perf_counter() - began
-    n = res.summary["events_read"]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    n = summary["events_read"]
     return {"engine": engine, "events": n, "wall_s": wall, "eps": n / wall if wall else 0.0,
-            "decisions": res.summary["decisions"], "csv_minutes": res.availability.denominator
-            if res.availability is not None else 0}
+            "decisions": summary["decisions"], "output": proc.stdout,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def replay_speed(fleet_day_events: int) -> dict[str, Any]:
-    """The replay speed figures (see the module docstring)."""
+    """The replay speed figures (see the module docstring): each replay a fresh CLI process."""
     out: dict[str, Any] = {"seed": SEED_SCENARIO.name}
     out["seed_fast"] = _timed_replay(SEED_SCENARIO, "fast")
     out["seed_moto"] = _timed_replay(SEED_SCENARIO, "moto")
+    out["same_output"] = out["seed_fast"].pop("output") == out["seed_moto"].pop("output")
     out["speedup"] = out["seed_moto"]["wall_s"] / out["seed_fast"]["wall_s"]
     if fleet_day_events:
         with tempfile.TemporaryDirectory() as tmp:
             folder = ecsgen.fleet_day(Path(tmp) / "fleet-day", events=fleet_day_events)
             out["fleet_day"] = _timed_replay(folder, "fast")
+            out["fleet_day"].pop("output")
     return out
 
 
 def replay_lines(r: dict[str, Any]) -> list[str]:
     f, m = r["seed_fast"], r["seed_moto"]
     lines = [
-        "## Replay speed",
+        "## Replay speed (`ecs-guardrail replay DIR --json`, a fresh process each)",
         "",
         "| run | events | wall s | events/s |",
         "| --- | --- | --- | --- |",
@@ -180,17 +189,22 @@ def replay_lines(r: dict[str, Any]) -> list[str]:
         d = r["fleet_day"]
         lines.append(f"| generated fleet-day, engine fast | {d['events']} | {d['wall_s']:.1f} | {d['eps']:.0f} |")
     lines += ["", "| target | measured | status |", "| --- | --- | --- |",
-              f"| seed scenario: fast >= 10x moto | {r['speedup']:.1f}x | "
-              f"{'met' if r['speedup'] >= 10 else 'MISSED'} |"]
+              f"| seed scenario: fast >= 10x the moto engine of the same run | {r['speedup']:.1f}x | "
+              f"{'met' if r['speedup'] >= 10 else 'MISSED'} |",
+              f"| seed scenario: fast >= 10x the moto replay before (reference {SEED_MOTO_BEFORE_S:.0f} s) | "
+              f"{SEED_MOTO_BEFORE_S / f['wall_s']:.1f}x | {'met' if SEED_MOTO_BEFORE_S / f['wall_s'] >= 10 else 'MISSED'} |",
+              f"| both engines print the same `--json` | {'yes' if r['same_output'] else 'NO'} | "
+              f"{'met' if r['same_output'] else 'MISSED'} |"]
     if "fleet_day" in r:
         d = r["fleet_day"]
         ok = d["events"] >= 100_000 and d["wall_s"] < 60
         lines.append(f"| 100,000-event fleet-day under 60 s | {d['events']} events in {d['wall_s']:.1f} s | "
                      f"{'met' if ok else 'MISSED'} |")
-    lines += ["", "The fast engine keeps the history table in memory (`make_table` in "
-              "`ecs_guardrail/replay/engine.py`), reads healthy hosts from the CSV in memory and keeps the "
-              "fleet's ECS answers between events; "
-              "ECS, SNS and the scalable targets stay on moto in both engines.", ""]
+    lines += ["", "The fast engine runs the same handlers and adapters over an in-memory history table "
+              "(`MemoryTable`) and an in-memory AWS (`ecs_guardrail/replay/memory_aws.py`: ECS, ELBv2, "
+              "CloudWatch, Application Auto Scaling, SNS), so it never imports moto; `tests/contract` runs one "
+              "suite against both implementations of each port. The moto engine's time is mostly moto: "
+              "importing it, building the fleet's VPC and load balancers, and serialising every call.", ""]
     return lines
 
 

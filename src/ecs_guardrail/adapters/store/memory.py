@@ -10,7 +10,6 @@ same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,8 +18,28 @@ from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError
 __all__ = ["MemoryTable"]
 
 
-def _copy(item: Any) -> Any:
-    return json.loads(json.dumps(item))
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON value: dicts and lists rebuilt, scalars shared (they are immutable).
+
+    Raises:
+        TypeError: a value JSON cannot hold, or a map key that is not a string.
+    """
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise TypeError(f"map key {k!r} is not a string")
+            out[k] = v if type(v) in _SCALARS else _copy(v)
+        return out
+    if kind is list or kind is tuple:
+        return [v if type(v) in _SCALARS else _copy(v) for v in value]
+    if isinstance(value, _SCALARS):
+        return value
+    raise TypeError(f"{kind.__name__} is not a JSON value")
 
 
 class MemoryTable:
