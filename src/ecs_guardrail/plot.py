@@ -88,11 +88,15 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
         handles.append(Patch(color="0.85", label="no datapoint"))
     handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label) for m, c, label in _MARKS.values()]
     handles += [Line2D([], [], color="tab:purple", linestyle="--", label="watchdog decision")]
-    fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=4, frameon=False)
+    # the title on top, the legend under the time axis: they never overlap, whatever the figure's height
+    legend_in, title_in = 0.2 + 0.18 * -(-len(handles) // 4), 0.4  # inches below and above the axes
+    height = 0.6 + 0.75 * len(services) + legend_in + title_in
+    fig.set_figheight(height)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=7, ncol=4, frameon=False)
     a = tl.attribution
     what = "healthy hosts per service" if per else "stops and decisions per service (no healthy-host samples)"
     fig.suptitle(f"{tl.cluster}: {what}; attribution: {a.verdict.value}", x=0.01, ha="left", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1 - title_in / height))
     out = Path(path)
     fig.savefig(out, dpi=110)
     plt.close(fig)

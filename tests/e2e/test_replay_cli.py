@@ -133,3 +133,9 @@ def test_plot_of_a_multi_cluster_scenario_names_every_cluster(tmp_path):
     for name in clusters:  # each cluster drawn, or said to have nothing to draw
         assert f"(cluster {name})" in proc.stderr or f"cluster {name}: nothing to draw" in proc.stderr
     assert (tmp_path / "p.png").exists()
+
+
+def test_sweep_of_an_unknown_setting_names_sweep_not_set():
+    proc = run("replay", str(SCENARIOS / "bad-image-dev"), "--sweep", "CRASH_TRESHOLD=3,5")
+    assert proc.returncode == 2
+    assert "--sweep: unknown setting 'CRASH_TRESHOLD'" in proc.stderr and "--set" not in proc.stderr

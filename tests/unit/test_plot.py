@@ -17,11 +17,11 @@ def _iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _items(with_samples: bool) -> list[dict]:
-    items = [{"type": "task", "cluster": "dev", "service": "api", "task_arn": f"arn:t/{n}", "kind": "crash",
+def _items(with_samples: bool, cluster: str = "dev") -> list[dict]:
+    items = [{"type": "task", "cluster": cluster, "service": "api", "task_arn": f"arn:t/{n}", "kind": "crash",
               "time": _iso(T0 + timedelta(minutes=n)), "last_status": "STOPPED"} for n in range(3)]
     if with_samples:
-        items += [{"type": "healthy_hosts", "cluster": "dev", "service": "api", "target_group": "api",
+        items += [{"type": "healthy_hosts", "cluster": cluster, "service": "api", "target_group": "api",
                    "time": _iso(T0 + timedelta(minutes=n)), "healthy_host_count": 0 if n == 1 else 2}
                   for n in range(4)]
     return items
@@ -54,3 +54,33 @@ def test_legend_with_samples_names_the_shading(tmp_path, monkeypatch):
     labels = _legend(tmp_path, monkeypatch, with_samples=True)
     assert "healthy hosts (min per minute)" in labels
     assert "no healthy host" in labels and "no datapoint" in labels
+
+
+@pytest.mark.parametrize("with_samples", [False, True])
+def test_title_legend_and_axes_never_overlap(tmp_path, monkeypatch, with_samples):
+    """The saved figure's title, legend and axes have disjoint boxes (one service: the smallest figure;
+    a long cluster name: the widest title)."""
+    import matplotlib.figure
+
+    from ecs_guardrail.plot import plot_timeline
+
+    boxes: dict[str, list] = {}
+    original = matplotlib.figure.Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        renderer = self.canvas.get_renderer()
+        boxes["title"] = [self._suptitle.get_window_extent(renderer)]
+        boxes["legend"] = [lg.get_window_extent(renderer) for lg in self.legends]
+        boxes["axes"] = [ax.get_tightbbox(renderer) for ax in self.axes]
+        return out
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    cluster = "production-eu-west-1-checkout-platform-blue"
+    tl = build_timeline(_items(with_samples, cluster), cluster, T0 - timedelta(minutes=5), T0 + timedelta(minutes=30))
+    plot_timeline(tl, tmp_path / "p.png")
+    assert boxes["legend"] and boxes["axes"]
+    for a, b in [("title", "legend"), ("title", "axes"), ("legend", "axes")]:
+        for x in boxes[a]:
+            for y in boxes[b]:
+                assert not x.overlaps(y), f"{a} overlaps {b}: {x} / {y}"

@@ -1,15 +1,18 @@
 """Replay engines: what a replay runs the handlers over.
 
-- ``fast`` (default): the metrics source is the CSV in memory
-  (:class:`~ecs_guardrail.replay.healthy_hosts.MemoryHealthyHostCount`) and the sampler keeps the fleet's
-  ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a read (in a
-  replay nothing else changes a service);
+- ``fast`` (default): the history table is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`, the
+  AWS is :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` (ECS, ELBv2, CloudWatch, Application Auto
+  Scaling, SNS in dicts; made by :func:`ecs_guardrail.local.make_aws`), the sampler's metrics source is
+  the CSV in memory (:class:`~ecs_guardrail.replay.healthy_hosts.MemoryHealthyHostCount`) and it keeps
+  the fleet's ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a
+  read (in a replay nothing else changes a service). moto is never imported;
 - ``moto``: everything through moto, the CSV loaded into moto CloudWatch and read back by the real
   adapter with GetMetricData, the fleet described anew every minute. The reference the fast engine
-  must match (tests/e2e/test_engines.py).
+  must match (tests/e2e/test_engines.py); ``tests/contract`` runs one suite against both
+  implementations of each port (the table, and the AWS clients).
 
-The history table of both engines is made by :func:`make_table` only: in memory for ``fast``, DynamoDB
-on moto for ``moto``; the same handlers and adapters write through either.
+The history table of both engines is made by :func:`make_table` only; the same handlers and adapters
+write through either.
 """
 
 from __future__ import annotations

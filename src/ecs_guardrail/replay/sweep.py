@@ -81,7 +81,11 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
         ScenarioError: an unknown setting or an invalid value (named with its combination).
     """
     from ecs_guardrail.local import load_scenario, replay
+    from ecs_guardrail.settings import SETTING_NAMES
 
+    for key, _ in sweeps:  # named as the user wrote it: --sweep, not --set
+        if key not in SETTING_NAMES:
+            raise ScenarioError(f"--sweep: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
     combos = grid(sweeps)
     scenarios = []
     for combo in combos:
