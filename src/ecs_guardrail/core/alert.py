@@ -216,7 +216,8 @@ def _make(kind: str, title: str, header: str, summary: str, fields: dict[str, st
     where_data = {}
     if where is not None:
         where_data = {"account": where.account, "region": where.region, "partition": where.partition}
-    return Alert(subject=_subject(f"ecs-guardrail {title}"), text=_text(title, summary, fields, stops, links, where),
+    first = header.split(" ", 1)[1] if header.startswith(":") and " " in header else header  # no Slack emoji
+    return Alert(subject=_subject(f"ecs-guardrail {title}"), text=_text(first, summary, fields, stops, links, where),
                  blocks=_blocks(header, summary, fields, stops, links, where, note),
                  data={**data, **where_data, "kind": kind, "links": {link.label: link.url for link in links}},
                  kind=kind, time=time, title=title, links=links, where=where, keywords=keywords)

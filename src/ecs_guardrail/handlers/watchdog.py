@@ -336,6 +336,8 @@ class Watchdog:
                 return close_episode(s, EpisodeEnd.STEADY_STATE, event.time)
 
             s, closed = self.state.update(ck, service, steady)
+            if not closed:  # a restore (another process) may have made a recovery owed since this cache
+                s = self.state.load(ck, service, fresh=True)
             recovered = self._recover_if_owed(ck, event.cluster, s) is not s
             return {"status": "episode_closed" if closed else "ignored", "why": STEADY,
                     **({"recovered": True} if recovered else {})}
