@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import pytest
 
 from ecs_guardrail.adapters.alerts import SlackWebhook
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
-from ecs_guardrail.core.alert import chatbot_message
 from ecs_guardrail.local import load_scenario, replay
 from ecs_guardrail.restore import restore
 from tests.conftest import ROOT
@@ -68,7 +66,7 @@ def kinds(rt: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------- where and links
-def test_decision_alert_links_the_service_its_stopped_tasks_the_logs_and_the_runbook(aws: Aws) -> None:
+def test_decision_alert_links_the_service_its_stopped_tasks_the_logs_and_the_runbook(aws: Aws) -> None:  # noqa: F811 - the fixture
     arn = logged_taskdef()
     rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev", RUNBOOK_URL="https://wiki.example.com/rb/{cluster}/{service}")
     rt.previews = []
@@ -94,7 +92,7 @@ def test_decision_alert_links_the_service_its_stopped_tasks_the_logs_and_the_run
     assert aws.calls[("ecs", "DescribeTaskDefinition")] == 1
 
 
-def test_sns_body_is_chatbot_json_by_default_and_plain_text_on_request(aws: Aws) -> None:
+def test_sns_body_is_chatbot_json_by_default_and_plain_text_on_request(aws: Aws) -> None:  # noqa: F811 - the fixture
     for i in range(3):
         deliver(crash(i, T0 + timedelta(minutes=i)), aws.runtime(ALERT_ONLY_CLUSTERS="dev"))
     [published] = aws.alerts()
@@ -125,7 +123,7 @@ def test_slack_receives_link_buttons(slack_server: str, aws: Aws) -> None:  # no
 
 
 # ---------------------------------------------------------------- recovery
-def test_recovery_on_steady_state_is_sent_once_even_by_two_invocations(aws: Aws) -> None:
+def test_recovery_on_steady_state_is_sent_once_even_by_two_invocations(aws: Aws) -> None:  # noqa: F811 - the fixture
     rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
     rt.previews = []
     for i in range(3):
@@ -145,7 +143,7 @@ def test_recovery_on_steady_state_is_sent_once_even_by_two_invocations(aws: Aws)
     assert kinds(a) == ["recovery"]  # never twice
 
 
-def test_recovery_after_a_quiet_window_says_so(aws: Aws) -> None:
+def test_recovery_after_a_quiet_window_says_so(aws: Aws) -> None:  # noqa: F811 - the fixture
     rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
     rt.previews = []
     for i in range(3):
@@ -156,7 +154,7 @@ def test_recovery_after_a_quiet_window_says_so(aws: Aws) -> None:
     assert "a full window passed with no failure" in rec["text"] and "after 30 min" in rec["text"]
 
 
-def test_scale_down_recovers_only_when_restored_and_once(aws: Aws) -> None:
+def test_scale_down_recovers_only_when_restored_and_once(aws: Aws) -> None:  # noqa: F811 - the fixture
     rt = aws.runtime(ALERT_ONLY_CLUSTERS="production")
     rt.previews = []
     for i in range(3):
@@ -202,7 +200,7 @@ def test_a_job_failing_every_5_minutes_for_24_hours_sends_42_alerts_not_288(tmp_
     assert result.decisions == []  # a job is never acted on
 
 
-def test_two_concurrent_job_failures_open_one_window(aws: Aws) -> None:
+def test_two_concurrent_job_failures_open_one_window(aws: Aws) -> None:  # noqa: F811 - the fixture
     """Invocation A reads the family item before B writes it; A's conditional write then fails and A
     files its run into B's window: one alert between them."""
     rt_a, rt_b = aws.runtime(), aws.runtime()

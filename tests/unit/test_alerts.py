@@ -29,7 +29,8 @@ HERE = Where(cluster="production", service="billing", account="111122223333", re
 
 
 def failure(n: int, service: str = "billing", reason: str = "OutOfMemoryError: Container killed") -> Failure:
-    return Failure(service, T0 + timedelta(minutes=n), StopKind.CRASH, task_arn=f"arn:aws:ecs:eu-west-1:1:task/p/{n:032x}",
+    return Failure(service, T0 + timedelta(minutes=n), StopKind.CRASH,
+                   task_arn=f"arn:aws:ecs:eu-west-1:1:task/p/{n:032x}",
                    stop_code="EssentialContainerExited", reason=reason, exit_codes=(("app", 137),))
 
 
