@@ -56,6 +56,8 @@ locals {
         DRY_RUN                      = tostring(var.dry_run)
         ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
         SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+        RUNBOOK_URL                  = var.runbook_url
+        SNS_FORMAT                   = var.sns_format
       }
     }
     availability = {

@@ -96,6 +96,28 @@ variable "dry_run" {
   default     = false
 }
 
+variable "runbook_url" {
+  description = "Optional runbook URL template linked from every alert; {cluster} and {service} are replaced."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = length(var.runbook_url) <= 1024 && can(regex("^(https://[^\\s]+)?$", var.runbook_url))
+    error_message = "runbook_url: an https URL (at most 1024 characters) with optional {cluster} and {service}, or empty."
+  }
+}
+
+variable "sns_format" {
+  description = "SNS message body; chatbot is AWS Chatbot's custom-notification JSON (plain text as its description), text is plain text."
+  type        = string
+  default     = "chatbot"
+
+  validation {
+    condition     = contains(["chatbot", "text"], var.sns_format)
+    error_message = "sns_format: chatbot or text."
+  }
+}
+
 variable "log_level" {
   description = "POWERTOOLS_LOG_LEVEL of the three functions."
   type        = string

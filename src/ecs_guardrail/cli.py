@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="JSON Lines on stdout: decisions, then one summary")
     r.add_argument("--set", dest="overrides", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="override a setting of settings.env (repeatable)")
-    r.add_argument("--alerts-out", type=Path, help="write every alert sent (JSON Lines) to this file")
+    r.add_argument("--alerts-out", type=Path,
+                   help="write what each channel would have received (JSON Lines: one line per alert per channel, "
+                        "SNS subject and message, Slack text and blocks, stamped with the event time)")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
     r.add_argument("--plot", type=Path, metavar="FILE.png",

@@ -315,7 +315,12 @@ def create_history_table(ddb: Any, name: str) -> None:
 
 @dataclass
 class ReplayResult:
-    """What a replay produced: decisions in order, the summary line, alerts and call counts."""
+    """What a replay produced: decisions in order, the summary line, alerts and call counts.
+
+    ``alerts``: one dict per alert per channel, in the order sent (``Runtime.preview_of``):
+    ``{"time": event time, "kind", "channel": "sns", "format", "subject", "message"}`` and
+    ``{"time", "kind", "channel": "slack", "text", "blocks"}``.
+    """
 
     decisions: list[dict[str, Any]] = field(default_factory=list)
     job_failures: list[dict[str, Any]] = field(default_factory=list)
@@ -436,6 +441,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         home = (scenario.account, scenario.region)
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
+        rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
         read = 0
@@ -494,8 +500,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.summary["watchdog_service_minutes"] = (
             res.availability.by_cause["zero_by_watchdog"] if res.availability is not None else None)
-        res.alerts = aws.alerts()
-        res.summary["alerts_sent"] = len(res.alerts)
+        res.summary["alerts_sent"] = len(aws.alerts())  # published to SNS, read back from the embedded AWS
+        res.alerts = rt_watchdog.previews
         res.summary["desired_counts"] = aws.desired_counts()
         if keep_open is not None:
             keep_open(aws, res)
@@ -528,7 +534,7 @@ class ResultBuilder:
         self.decisions.extend(outcome.get("decisions", []))
         if outcome.get("status") == "job_failed":
             self.job_failures.append({"type": "job_failure", "cluster": outcome["cluster"],
-                                      "family": outcome["family"]})
+                                      "family": outcome["family"], "alerted": bool(outcome.get("alerted"))})
 
     def build(self, read: int) -> ReplayResult:
         scaled = sorted({f"{d['cluster']}/{d['service']}" for d in self.decisions if d["action"] == "scale_to_zero"})

@@ -76,8 +76,14 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         console.print(f"stopped tasks that reached the watchdog: {s['stopped_tasks_to_watchdog']} (only a task's "
                       "lastStatus STOPPED event does; STOPPING and DEPROVISIONING lines are recorded, not counted)",
                       highlight=False)
-    for j in result.job_failures:
-        console.print(f"job failed (alerted, never acted on): {j['cluster']}/{j['family']}")
+    jobs: dict[str, list[int]] = {}
+    for j in result.job_failures:  # failed runs and alerts per family (one alert per window, then a summary)
+        counts = jobs.setdefault(f"{j['cluster']}/{j['family']}", [0, 0])
+        counts[0] += 1
+        counts[1] += bool(j.get("alerted", True))
+    for family, (runs, alerted) in jobs.items():
+        console.print(f"job failed {runs} time{'s' if runs != 1 else ''} (never acted on; {alerted} alert"
+                      f"{'s' if alerted != 1 else ''}, one per window with the last window's summary): {family}")
     minutes = s["unavailable_service_minutes"]
     console.print(
         f"\nevents read {s['events_read']}, rejected {s['events_rejected']}, duplicates ignored "

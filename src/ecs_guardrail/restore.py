@@ -2,7 +2,10 @@
 
 The previous count comes from the service's episode in the history table, or, if the table has lost
 it, from the service tag ``ecs-guardrail:previous-desired-count``. Restoring frees the service's
-held-at-zero slot (the blast-radius cap counts services held at zero) and ends its episode.
+held-at-zero slot (the blast-radius cap counts services held at zero) and ends its episode; the
+episode's recovery message becomes owed in the same conditional write, and the watchdog sends it
+with the service's next event (its ``SERVICE_STEADY_STATE`` once the tasks run again): the operator's
+credentials need no SNS or Slack access, and the message goes out exactly once.
 Idempotent: a second run changes nothing and says so. Needs ``dynamodb:GetItem``/``Query``/``PutItem``
 on the table and ``ecs:DescribeServices``/``ecs:UpdateService``/``ecs:UntagResource`` on the service
 (operator's role). Where the decision suspended the service's Application Auto Scaling scalable
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -21,7 +25,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
-from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode
+from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode, mark_restored
 from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 
@@ -41,7 +45,7 @@ class RestoreOutcome:
 
 def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, *,
             scaling: ScalableTargets | None = None,
-            previous_suspended: Mapping[str, Any] | None = None) -> RestoreOutcome:
+            previous_suspended: Mapping[str, Any] | None = None, now: datetime | None = None) -> RestoreOutcome:
     """Restore one service from its recorded previous desired count, then its scalable target.
 
     ``previous_suspended``: the scalable target's ``SuspendedState`` (API shape,
@@ -75,16 +79,21 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     changed = ecs.restore(facts, count)
     history.state.release_slot(cluster, service)
 
+    at = now or datetime.now(UTC)
+
     def restored(s: ServiceSummary) -> ServiceSummary | None:
         ep = s.episode
         if ep is None or ep.action_status is ActionStatus.RESTORED:
             return None
         # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
-        # after it, even one delivered late, belongs to a new episode
-        ended = close_episode(s, EpisodeEnd.RESTORED, ep.last_failure) or s
-        return replace(ended, episode=replace(ep, action_status=ActionStatus.RESTORED if ep.action is
-                                              Action.SCALE_TO_ZERO else ep.action_status,
-                                              lease_owner=None, lease_until=0.0))
+        # after it, even one delivered late, belongs to a new episode. The recovery message says when
+        # the restore happened (``at``).
+        ended = mark_restored(s, at) if ep.acted else None
+        if ended is None:
+            ended = close_episode(s, EpisodeEnd.RESTORED, ep.last_failure, at) or s
+        e = ended.episode
+        assert e is not None
+        return replace(ended, episode=replace(e, lease_owner=None, lease_until=0.0))
 
     history.state.update(cluster, service, restored)
     if changed:

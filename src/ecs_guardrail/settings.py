@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     holding the webhook URL, optional), ``SAMPLE_LOOKBACK_MINUTES`` (minutes the availability sampler
     reads back, default 5: CloudWatch publishes ALB metrics with a delay).
 
+    Alerts (README, "Alerts"): ``RUNBOOK_URL`` (optional https URL template; ``{cluster}`` and
+    ``{service}`` are replaced, URL-quoted, and the alert gets a "Runbook" link), ``SNS_FORMAT``
+    (``chatbot``, the default: the SNS message is AWS Chatbot's custom-notification JSON with the
+    plain text as its description; ``text``: the plain text and the facts as JSON).
+
     ``ecs-guardrail audit`` only (README, "Audit"): ``AUDIT_MIN_EJECTION_SECONDS`` (seconds, default
     30: ``fast_ejection`` below ``UnhealthyThresholdCount x HealthCheckIntervalSeconds``),
     ``AUDIT_AGGREGATE_PATHS`` (comma-separated health-check paths that aggregate dependencies, default
@@ -64,6 +69,8 @@ class Settings(BaseSettings):
     ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$")
     SLACK_WEBHOOK_SECRET_ARN: str | None = Field(None, min_length=1, max_length=2048)
     SAMPLE_LOOKBACK_MINUTES: int = Field(5, ge=1, le=180)
+    RUNBOOK_URL: str | None = Field(None, max_length=1024, pattern=r"^https://[^\s]+$")
+    SNS_FORMAT: Literal["chatbot", "text"] = "chatbot"
 
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: int = Field(30, ge=0, le=3600)
@@ -81,7 +88,7 @@ class Settings(BaseSettings):
             return tuple(str(v).strip() for v in value if str(v).strip())
         raise ValueError("expected a comma-separated list of cluster names, ARNs or globs")
 
-    @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", mode="before")
+    @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

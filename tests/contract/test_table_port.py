@@ -375,12 +375,19 @@ def test_slot_race_with_one_view_gives_the_bound_exactly(table):
 
 def test_job_failure_alerts_once_per_window(table):
     st = store_on(table).state
-    assert st.job_failure("c", "nightly", "t1", T0, W) == (True, True, 1)
-    assert st.job_failure("c", "nightly", "t1", T0, W) == (False, False, 1)  # redelivery
-    assert st.job_failure("c", "nightly", "t2", T0 + timedelta(minutes=10), W) == (True, False, 2)
-    assert st.job_failure("c", "nightly", "t3", T0 + W, W) == (True, False, 3)  # exactly a window: still in
-    assert st.job_failure("c", "nightly", "t4", T0 + W + timedelta(seconds=1), W) == (True, True, 1)
-    assert st.job_failure("c", "other", "t5", T0, W) == (True, True, 1)
+    def filed(family: str, task: str, at: Any, exit_text: str = "1") -> tuple[bool, bool, int, Any]:
+        f = st.job_failure("c", family, task, at, W, exit_text)
+        if f is None:
+            return (False, False, 0, None)
+        return (True, f.opened, f.job.failures_since_alert, f.closed)
+
+    assert filed("nightly", "t1", T0) == (True, True, 1, None)
+    assert filed("nightly", "t1", T0) == (False, False, 0, None)  # redelivery
+    assert filed("nightly", "t2", T0 + timedelta(minutes=10)) == (True, False, 2, None)
+    assert filed("nightly", "t3", T0 + W, "137") == (True, False, 3, None)  # exactly a window: still in
+    # the next failure closes the window: its summary (start, 3 failures, last exit 137, last time) is due
+    assert filed("nightly", "t4", T0 + W + timedelta(seconds=1)) == (True, True, 1, (T0, 3, "137", T0 + W))
+    assert filed("other", "t5", T0) == (True, True, 1, None)
     # jobs never appear among the cluster's service summaries
     assert st.cluster("c").summaries == ()
 

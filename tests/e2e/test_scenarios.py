@@ -108,8 +108,10 @@ def test_readable_report_and_alerts_out(tmp_path):
     assert proc.returncode == 0
     assert "alert_only_cluster" in proc.stdout and "production/billing" in proc.stdout
     sent = [json.loads(line) for line in alerts.read_text().splitlines()]
-    assert len(sent) == 1
-    assert sent[0]["channel"] == "sns" and sent[0]["subject"] == "ecs-guardrail alert only: production/billing"
-    body = sent[0]["message"]
+    assert [a["channel"] for a in sent] == ["sns", "slack"]  # what each channel would have received
+    assert sent[0]["subject"] == "ecs-guardrail alert only: production/billing"
+    assert sent[0]["format"] == "chatbot" and sent[0]["time"] == sent[1]["time"]
+    body = json.loads(sent[0]["message"])["content"]["description"]
     assert "alert-only: cluster production is in ALERT_ONLY_CLUSTERS" in body
     assert "OutOfMemoryError" in body and "app=137" in body  # last stop reasons and exit codes
+    assert sent[1]["text"] == body and any(b["type"] == "actions" for b in sent[1]["blocks"])

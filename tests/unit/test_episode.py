@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,13 +16,18 @@ from ecs_guardrail.core.episode import (
     DeploymentNote,
     Episode,
     EpisodeEnd,
+    JobSummary,
+    RecoveryStatus,
     ServiceSummary,
     add_deployment,
     add_failure,
     add_spot,
     close_episode,
     episode_is_open,
+    file_job_failure,
     in_window,
+    mark_restored,
+    recovery_owed,
 )
 from ecs_guardrail.core.records import Action, Failure, Reason
 
@@ -145,7 +151,9 @@ def test_close_episode_records_why_and_what_no_longer_counts():
     assert closed is not None and closed.episode_end is EpisodeEnd.STEADY_STATE
     assert closed.counted_after == T0 + timedelta(minutes=4)  # never before the episode's last failure
     assert closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W) == ()
-    assert closed.episode == s.episode  # the record of the decision stays
+    # the record of the decision stays; the write that ended it owes its recovery message (it alerted)
+    assert replace(closed.episode, recovery=RecoveryStatus.NONE, ended_by=None, ended_at=None) == s.episode
+    assert closed.episode.recovery is RecoveryStatus.PENDING and closed.episode.ended_by is EpisodeEnd.STEADY_STATE
     assert close_episode(closed, EpisodeEnd.QUIET, T0 + timedelta(minutes=60)) is None  # already ended
     assert close_episode(ServiceSummary("api"), EpisodeEnd.QUIET, T0) is None  # nothing to end
     later = close_episode(s, EpisodeEnd.RESTORED, T0 + timedelta(minutes=9))
@@ -174,3 +182,61 @@ def test_in_window_is_inclusive_and_sorted():
     got = in_window(fs, T0 + W, W)
     assert [f.task_arn for f in got] == ["task-1", "task-2", "task-3"]
     assert [f.task_arn for f in in_window(fs, T0 + W, W, after=T0)] == ["task-2", "task-3"]
+
+
+# ---------------------------------------------------------------- recovery (issue 13)
+def test_recovery_is_owed_once_and_only_for_episodes_that_alerted():
+    assert recovery_owed(ep(), EpisodeEnd.QUIET) and recovery_owed(ep(), EpisodeEnd.STEADY_STATE)
+    for status in (AlertStatus.PENDING, AlertStatus.FAILED, AlertStatus.COVERED):  # never alerted: no recovery
+        assert not recovery_owed(ep(alert_status=status), EpisodeEnd.STEADY_STATE)
+    assert not recovery_owed(ep(recovery=RecoveryStatus.SENT), EpisodeEnd.QUIET)  # at most once
+    s = ServiceSummary("api", episode=ep(last=4))
+    closed = close_episode(s, EpisodeEnd.QUIET, T0 + timedelta(minutes=4), T0 + timedelta(minutes=34))
+    assert closed.episode.recovery is RecoveryStatus.PENDING and closed.episode.ended_at == T0 + timedelta(minutes=34)
+    never = close_episode(ServiceSummary("api", episode=ep(alert_status=AlertStatus.COVERED)), EpisodeEnd.QUIET, T0)
+    assert never.episode.recovery is RecoveryStatus.NONE
+
+
+def test_a_scale_down_recovers_only_when_restored():
+    down = ep(action=Action.SCALE_TO_ZERO, action_status=ActionStatus.DONE, previous_desired_count=3)
+    s = ServiceSummary("api", episode=down)
+    # quiet and steady because it is stopped: the episode ends, no recovery is owed
+    quiet = close_episode(s, EpisodeEnd.QUIET, T0)
+    assert quiet.episode_end is EpisodeEnd.QUIET and quiet.episode.recovery is RecoveryStatus.NONE
+    assert close_episode(s, EpisodeEnd.STEADY_STATE, T0).episode.recovery is RecoveryStatus.NONE
+    # restored later (after the episode ended quiet): now it is owed, once, ended at the restore
+    back = mark_restored(quiet, T0 + timedelta(minutes=90))
+    assert back.episode.action_status is ActionStatus.RESTORED and back.episode.recovery is RecoveryStatus.PENDING
+    assert back.episode.ended_by is EpisodeEnd.RESTORED and back.episode.ended_at == T0 + timedelta(minutes=90)
+    assert mark_restored(back, T0 + timedelta(minutes=91)) is None
+    # restored while still open: the episode ends at its last failure (event time), recovery owed
+    open_back = mark_restored(s, T0 + timedelta(minutes=50))
+    assert open_back.episode_end is EpisodeEnd.RESTORED and open_back.counted_after == down.last_failure
+    assert mark_restored(ServiceSummary("api", episode=ep()), T0) is None  # not a scale-down
+
+
+# ---------------------------------------------------------------- job windows (issue 13)
+def test_job_window_counts_then_closes_with_a_summary():
+    job = JobSummary("nightly")
+    f = file_job_failure(job, "t1", T0, "1", W)
+    assert f.opened and f.closed is None and f.job.failures_since_alert == 1
+    job = f.job
+    assert file_job_failure(job, "t1", T0, "1", W) is None  # redelivery
+    for i, m in enumerate((5, 10, 30), 2):
+        f = file_job_failure(job, f"t{i}", T0 + timedelta(minutes=m), "137" if m == 30 else "1", W)
+        assert not f.opened and f.job.failures_since_alert == i
+        job = f.job
+    assert (job.last_exit, job.last_time) == ("137", T0 + W)
+    f = file_job_failure(job, "t9", T0 + timedelta(minutes=31), "2", W)
+    assert f.opened and f.closed == (T0, 4, "137", T0 + W)
+    assert (f.job.last_alert, f.job.failures_since_alert, f.job.last_exit) == (T0 + timedelta(minutes=31), 1, "2")
+
+
+def test_job_window_of_one_failure_needs_no_summary_and_state_stays_bounded():
+    f = file_job_failure(JobSummary("hourly"), "t1", T0, "1", W)
+    f = file_job_failure(f.job, "t2", T0 + timedelta(hours=1), "1", W)
+    assert f.opened and f.closed is None  # the opening alert already said all there was
+    job = f.job
+    for i in range(500):
+        job = file_job_failure(job, f"x{i}", T0 + timedelta(hours=1, seconds=i), "1", W).job
+    assert len(job.tasks) == 32 and job.failures_since_alert == 501

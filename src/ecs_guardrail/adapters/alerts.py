@@ -1,5 +1,10 @@
 """Alert sinks: a Slack incoming webhook (URL from Secrets Manager) and an SNS topic.
 
+What each sink sends is rendered in :mod:`ecs_guardrail.core.alert` (pure): Slack gets
+:func:`~ecs_guardrail.core.alert.slack_payload`; SNS gets AWS Chatbot's custom-notification JSON
+(:func:`~ecs_guardrail.core.alert.chatbot_message`, ``SNS_FORMAT=chatbot``, the default) or the plain
+text with the facts as JSON (``SNS_FORMAT=text``).
+
 Delivery is retried (slack_sdk's retry handlers for 429 with Retry-After, 5xx and connection errors;
 botocore's standard mode for SNS) and each sink's outcome is reported, never raised past the caller
 that already recorded the decision.
@@ -11,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ecs_guardrail.core.alert import Alert
+from ecs_guardrail.core.alert import SNS_MESSAGE_MAX_BYTES, SNS_SUBJECT_MAX, Alert, chatbot_message, slack_payload
 
 __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError"]
 
@@ -63,7 +68,7 @@ class SlackWebhook:
 
     def send(self, alert: Alert) -> Delivery:
         try:
-            resp = self._client.send(text=alert.text[:3000], blocks=alert.blocks)
+            resp = self._client.send(**slack_payload(alert))
         except Exception as exc:  # noqa: BLE001 - any transport failure is reported, not raised
             return Delivery("slack", False, f"{type(exc).__name__}: {exc}"[:300])
         if resp.status_code == 200:
@@ -72,18 +77,41 @@ class SlackWebhook:
 
 
 class SnsTopic:
-    """Publish an alert to an SNS topic (subject at most 100 characters, SNS Publish API)."""
+    """Publish an alert to an SNS topic.
+
+    ``fmt``: ``chatbot`` (AWS Chatbot's custom-notification JSON, which Chatbot renders in Slack,
+    Teams and Chime) or ``text`` (the plain text, then the facts as JSON). Subject at most 100
+    ASCII characters and message at most 256 KB (SNS Publish API).
+    """
 
     IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"alert_topic": frozenset({"sns:Publish"})}
+    FORMATS: ClassVar[tuple[str, ...]] = ("chatbot", "text")
 
-    def __init__(self, client: Any, topic_arn: str) -> None:
+    def __init__(self, client: Any, topic_arn: str, fmt: str = "chatbot") -> None:
+        if fmt not in self.FORMATS:
+            raise ValueError(f"SNS format {fmt!r}: expected one of {', '.join(self.FORMATS)}")
         self._sns = client
         self.topic_arn = topic_arn
+        self.fmt = fmt
+
+    def render(self, alert: Alert) -> tuple[str, str]:
+        """``(subject, message)`` as published (message within :data:`SNS_MESSAGE_MAX_BYTES` UTF-8)."""
+        if self.fmt == "chatbot":
+            msg = chatbot_message(alert)
+            body = json.dumps(msg, ensure_ascii=False)
+            while len(body.encode()) > SNS_MESSAGE_MAX_BYTES and msg["content"]["description"]:
+                d = msg["content"]["description"]
+                msg["content"]["description"] = d[: len(d) // 2]
+                body = json.dumps(msg, ensure_ascii=False)
+        else:
+            body = alert.text + "\n\ndecision (JSON): " + json.dumps(alert.data, sort_keys=True, default=str)
+            body = body.encode()[:SNS_MESSAGE_MAX_BYTES].decode(errors="ignore")
+        return alert.subject[:SNS_SUBJECT_MAX], body
 
     def send(self, alert: Alert) -> Delivery:
-        body = alert.text + "\n\ndecision (JSON): " + json.dumps(alert.data, sort_keys=True, default=str)
+        subject, body = self.render(alert)
         try:
-            self._sns.publish(TopicArn=self.topic_arn, Subject=alert.subject[:100], Message=body[:250_000])
+            self._sns.publish(TopicArn=self.topic_arn, Subject=subject, Message=body)
         except Exception as exc:  # noqa: BLE001 - reported to the caller, which records and re-raises
             return Delivery("sns", False, f"{type(exc).__name__}: {exc}"[:300])
         return Delivery("sns", True)

@@ -4,15 +4,31 @@ ECS task events do not say which container is essential; the task definition doe
 (DescribeTaskDefinition ``taskDefinition.containerDefinitions[].essential``; a container without the
 field is essential, as the API documents). Task definition revisions are immutable, so the answer is
 cached per ARN for the life of the object (keep one per Lambda container).
+
+The same answer gives each container's log destination for the alerts' log links
+(``containerDefinitions[].logConfiguration``: ``logDriver`` ``awslogs`` with the options
+``awslogs-group``, ``awslogs-stream-prefix`` and ``awslogs-region``; ECS Developer Guide, "Using the
+awslogs log driver"), so a link costs no second call.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-__all__ = ["TaskDefinitions"]
+__all__ = ["TaskDefinitions", "AwsLogs"]
+
+
+@dataclass(frozen=True, slots=True)
+class AwsLogs:
+    """A container's ``awslogs`` destination: ``group``, ``prefix`` (``None``: no stream prefix, so the
+    stream name is not derivable) and ``region`` (``None``: the task's own region)."""
+
+    group: str
+    prefix: str | None
+    region: str | None
 
 # errors that will not go away by asking again: remembered as "unknown" for the ARN
 _PERMANENT = frozenset({"AccessDeniedException", "AccessDenied", "ClientException", "InvalidParameterException"})
@@ -27,6 +43,7 @@ class TaskDefinitions:
         self._ecs = client
         self._cache: dict[str, frozenset[str] | None] = {}
         self._errors: dict[str, str] = {}
+        self._logs: dict[str, dict[str, AwsLogs]] = {}
 
     def essential_containers(self, task_definition_arn: str) -> frozenset[str] | None:
         """Names of the essential containers of ``task_definition_arn`` (``taskDefinitionArn`` of the event).
@@ -52,6 +69,7 @@ class TaskDefinitions:
             self._errors[task_definition_arn] = f"{type(exc).__name__}: {exc}"
             return None
         containers = (resp.get("taskDefinition") or {}).get("containerDefinitions") or []
+        self._logs[task_definition_arn] = _awslogs(containers)
         essential = frozenset(c["name"] for c in containers if c.get("name") and c.get("essential", True))
         result = essential or None  # ECS requires an essential container: none found means unknown
         if result is None:
@@ -61,6 +79,25 @@ class TaskDefinitions:
         self._cache[task_definition_arn] = result
         return result
 
+    def log_destinations(self, task_definition_arn: str) -> dict[str, AwsLogs]:
+        """Container name -> its ``awslogs`` destination, for the containers that log with ``awslogs``
+        (read with :meth:`essential_containers`'s cached call; ``{}`` when the task definition cannot
+        be read or no container uses ``awslogs``). Never raises."""
+        if task_definition_arn not in self._logs:
+            self.essential_containers(task_definition_arn)
+        return dict(self._logs.get(task_definition_arn, {}))
+
     def why_unknown(self, task_definition_arn: str) -> str | None:
         """The last error that made :meth:`essential_containers` return ``None`` for the ARN (one line)."""
         return self._errors.get(task_definition_arn)
+
+
+def _awslogs(containers: list[dict[str, Any]]) -> dict[str, AwsLogs]:
+    out: dict[str, AwsLogs] = {}
+    for c in containers:
+        conf = c.get("logConfiguration") or {}
+        opts = conf.get("options") or {}
+        if c.get("name") and conf.get("logDriver") == "awslogs" and opts.get("awslogs-group"):
+            out[c["name"]] = AwsLogs(str(opts["awslogs-group"]), opts.get("awslogs-stream-prefix") or None,
+                                     opts.get("awslogs-region") or None)
+    return out

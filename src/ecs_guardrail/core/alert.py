@@ -1,34 +1,142 @@
 """What an alert says: composed here (pure), delivered by the Slack and SNS adapters.
 
 Every alert states what the watchdog did, why, the counts, the last stop reasons and exit codes, and
-the service. Slack gets Block Kit (api.slack.com/reference/block-kit/blocks); SNS gets the same text
-as the message body and the decision as JSON in a ``MessageAttributes``-free, subject-bearing message.
+*where*: account, region, cluster and service, with links (the service's console page, its stopped
+tasks, the log streams of the last stops, a runbook). Kinds (:attr:`Alert.kind`): ``scale_down``,
+``alert_only``, ``hold``, ``mass_hold``, ``recovery``, ``job_failure``, ``job_summary``.
+
+Renderings, one per channel, all from the same :class:`Alert`:
+
+- Slack Block Kit (:attr:`Alert.blocks`; api.slack.com/reference/block-kit/blocks), kept within
+  Block Kit's limits (:data:`SLACK_LIMITS`): links become ``button`` elements with a ``url`` in one
+  ``actions`` block;
+- AWS Chatbot (Amazon Q Developer in chat applications) custom notifications, :func:`chatbot_message`,
+  the SNS body when ``SNS_FORMAT=chatbot`` (:data:`CHATBOT_LIMITS`);
+- plain text (:attr:`Alert.text`), the SNS body when ``SNS_FORMAT=text`` and Slack's fallback.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.core.records import Action, Decision, Failure
+from ecs_guardrail.core import links as L
+from ecs_guardrail.core.records import Action, Decision, Failure, iso
 
-__all__ = ["Alert", "decision_alert", "mass_alert", "job_failure_alert"]
+__all__ = [
+    "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
+    "alert_links", "decision_alert", "mass_alert", "job_failure_alert", "job_summary_alert", "recovery_alert",
+    "chatbot_message", "slack_payload",
+]
 
 _ICON = {Action.SCALE_TO_ZERO: ":octagonal_sign:", Action.ALERT_ONLY: ":warning:", Action.HOLD: ":pause_button:"}
 _VERB = {Action.SCALE_TO_ZERO: "SCALED TO 0", Action.ALERT_ONLY: "ALERT ONLY", Action.HOLD: "HELD"}
+_KIND = {Action.SCALE_TO_ZERO: "scale_down", Action.ALERT_ONLY: "alert_only", Action.HOLD: "hold"}
+
+#: Slack Block Kit limits (api.slack.com/reference/block-kit/blocks and .../block-elements#button):
+#: 50 blocks per message; section text 3,000 characters; at most 10 section fields of 2,000 each;
+#: header plain_text 150; actions block at most 25 elements; button text 75, url 3,000; context at
+#: most 10 elements (each a text object of at most 3,000 characters).
+SLACK_LIMITS = {"blocks": 50, "section_text": 3000, "fields": 10, "field_text": 2000, "header_text": 150,
+                "actions_elements": 25, "button_text": 75, "button_url": 3000, "context_elements": 10,
+                "context_text": 3000, "action_id": 255}
+
+#: AWS Chatbot custom notification limits used here (docs: "Custom notifications using Amazon Q
+#: Developer in chat applications", the ``content`` fields). Conservative: title 250 characters,
+#: description 8,000, at most 10 nextSteps and 10 keywords, a keyword at most 75 characters (shorter
+#: keeps them readable as Slack labels), a next step at most 500.
+CHATBOT_LIMITS = {"title": 250, "description": 8000, "next_steps": 10, "next_step": 500, "keywords": 10,
+                  "keyword": 75, "summary": 250}
+
+#: SNS Publish: ``Subject`` at most 100 characters (ASCII, no line breaks); ``Message`` at most
+#: 256 KB (262,144 bytes, UTF-8) (SNS API Reference, "Publish").
+SNS_SUBJECT_MAX = 100
+SNS_MESSAGE_MAX_BYTES = 262_144
+
+_STOPPED_HINT = "stopped tasks: filter desired status Stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where an alert happened: ``account`` (12 digits) and ``region`` (``None`` when unknown),
+    ``partition`` (``aws``, ``aws-us-gov``, ``aws-cn``), ``cluster``, and ``service`` (``None`` for a
+    cluster alert or a job) or ``family`` (a standalone job's task definition family)."""
+
+    cluster: str
+    service: str | None = None
+    account: str | None = None
+    region: str | None = None
+    partition: str = "aws"
+    family: str | None = None
+
+    def context_line(self) -> str:
+        """``account 123456789012 · region eu-west-1 · cluster dev · service api`` (unknowns said so)."""
+        parts = [f"account {self.account or 'unknown'}", f"region {self.region or 'unknown'}",
+                 f"cluster {self.cluster}"]
+        if self.service:
+            parts.append(f"service {self.service}")
+        if self.family:
+            parts.append(f"job family {self.family}")
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class LogStream:
+    """One container's ``awslogs`` stream of one stopped task: ``group``, ``stream``
+    (``prefix/container/task-id``) and ``region`` (the ``awslogs-region`` option)."""
+
+    task_id: str
+    container: str
+    group: str
+    stream: str
+    region: str
 
 
 @dataclass(frozen=True, slots=True)
 class Alert:
-    """One alert: ``subject`` (at most 100 characters, SNS's limit), ``text`` (plain, for SNS and the
-    Slack fallback), ``blocks`` (Slack Block Kit) and ``data`` (the decision as JSON fields)."""
+    """One alert.
+
+    ``subject`` (at most 100 characters, SNS's limit), ``text`` (plain, for SNS's text format and
+    the Slack fallback), ``blocks`` (Slack Block Kit), ``data`` (the facts as JSON fields: cluster,
+    service, action, reason, time...), ``kind`` (see the module docstring), ``time`` (event time the
+    alert is about; the replay's clock), ``title`` (one short line), ``links`` and ``where``.
+    """
 
     subject: str
     text: str
     blocks: list[dict[str, Any]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    kind: str = "alert"
+    time: datetime | None = None
+    title: str = ""
+    links: tuple[L.Link, ...] = ()
+    where: Where | None = None
+    keywords: tuple[str, ...] = ()
 
 
+# ---------------------------------------------------------------------------- links
+def alert_links(where: Where, *, logs: tuple[LogStream, ...] = (), runbook: str | None = None) -> tuple[L.Link, ...]:
+    """The links of an alert about ``where``: the service page and its stopped tasks (a job: the
+    cluster's tasks), one per log stream in ``logs`` and the runbook (``RUNBOOK_URL`` template with
+    ``{cluster}`` and ``{service}``). No console link without a region."""
+    out: list[L.Link] = []
+    if where.region:
+        if where.service:
+            out.append(L.Link("Service", L.service_url(where.region, where.cluster, where.service, where.partition)))
+            out.append(L.Link("Stopped tasks", L.stopped_tasks_url(where.region, where.cluster, where.service,
+                                                                   where.partition)))
+        else:
+            out.append(L.Link("Cluster tasks", L.cluster_tasks_url(where.region, where.cluster, where.partition)))
+    for log in logs:
+        out.append(L.Link(f"Logs {log.container} {log.task_id[:8]}"[:75],
+                          L.log_stream_url(log.region, log.group, log.stream, where.partition)))
+    if runbook:
+        out.append(L.Link("Runbook", L.runbook_url(runbook, where.cluster, where.service or where.family or "")))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------- text pieces
 def _stops(failures: tuple[Failure, ...]) -> list[str]:
     lines = []
     for f in failures[-5:]:
@@ -39,25 +147,100 @@ def _stops(failures: tuple[Failure, ...]) -> list[str]:
     return lines
 
 
-def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str]) -> list[dict[str, Any]]:
+def _minutes(span: timedelta) -> int:
+    """Whole minutes, rounded to the nearest (never negative)."""
+    return max(0, round(span.total_seconds() / 60))
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, an ellipsis marking a cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _button(link: L.Link, n: int) -> dict[str, Any] | None:
+    """A Block Kit ``button`` with a ``url`` (``None`` when the URL is past Slack's 3,000: a cut URL is
+    a wrong URL)."""
+    if len(link.url) > SLACK_LIMITS["button_url"]:
+        return None
+    return {"type": "button", "text": {"type": "plain_text", "text": _cut(link.label, SLACK_LIMITS["button_text"])},
+            "url": link.url, "action_id": f"link-{n}"}
+
+
+def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str], links: tuple[L.Link, ...] = (),
+            where: Where | None = None, note: str | None = None) -> list[dict[str, Any]]:
+    """Block Kit within :data:`SLACK_LIMITS`: header, summary, fields, last stops, buttons, context."""
+    lim = SLACK_LIMITS
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": header[:150]}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": summary[:3000]}},
-        {"type": "section", "fields": [{"type": "mrkdwn", "text": f"*{k}*\n{v}"[:2000]}
-                                       for k, v in list(fields.items())[:10]]},
+        {"type": "header", "text": {"type": "plain_text", "text": _cut(header, lim["header_text"])}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _cut(summary, lim["section_text"])}},
     ]
+    items = list(fields.items())
+    for i in range(0, min(len(items), 20), lim["fields"]):  # at most two field sections
+        blocks.append({"type": "section", "fields": [{"type": "mrkdwn", "text": _cut(f"*{k}*\n{v}", lim["field_text"])}
+                                                     for k, v in items[i:i + lim["fields"]]]})
     if stops:
-        blocks.append({"type": "section",
-                       "text": {"type": "mrkdwn", "text": ("*Last stops*\n```" + "\n".join(stops) + "```")[:3000]}})
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "ecs-guardrail"}]})
-    return blocks
+        body = "\n".join(stops)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Last stops*\n```"
+                                                   + _cut(body, lim["section_text"] - 20) + "```"}})
+    buttons = [b for b in (_button(link, n) for n, link in enumerate(links)) if b is not None]
+    if buttons:
+        blocks.append({"type": "actions", "elements": buttons[:lim["actions_elements"]]})
+    context = [where.context_line() if where else None, note, "ecs-guardrail"]
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(t, lim["context_text"])}
+                                                   for t in context if t][:lim["context_elements"]]})
+    return blocks[:lim["blocks"]]
 
 
+def _text(title: str, summary: str, fields: dict[str, str], stops: list[str], links: tuple[L.Link, ...],
+          where: Where | None) -> str:
+    lines = [title, summary]
+    if where is not None:
+        lines.append(where.context_line())
+    lines += [f"{k}: {v}" for k, v in fields.items()]
+    if stops:
+        lines += ["Last stops:", *stops]
+    if links:
+        lines += ["Links:", *[f"{link.label}: {link.url}" for link in links]]
+    return "\n".join(lines)
+
+
+def _subject(text: str) -> str:
+    """SNS's subject: ASCII, one line, at most :data:`SNS_SUBJECT_MAX` characters."""
+    ascii_only = text.encode("ascii", "replace").decode().replace("\n", " ").replace("\r", " ")
+    return ascii_only[:SNS_SUBJECT_MAX]
+
+
+def _make(kind: str, title: str, header: str, summary: str, fields: dict[str, str], stops: list[str],
+          links: tuple[L.Link, ...], where: Where | None, data: dict[str, Any], time: datetime | None,
+          keywords: tuple[str, ...], note: str | None = None) -> Alert:
+    where_data = {}
+    if where is not None:
+        where_data = {"account": where.account, "region": where.region, "partition": where.partition}
+    first = header.split(" ", 1)[1] if header.startswith(":") and " " in header else header  # no Slack emoji
+    return Alert(subject=_subject(f"ecs-guardrail {title}"), text=_text(first, summary, fields, stops, links, where),
+                 blocks=_blocks(header, summary, fields, stops, links, where, note),
+                 data={**data, **where_data, "kind": kind, "links": {link.label: link.url for link in links}},
+                 kind=kind, time=time, title=title, links=links, where=where, keywords=keywords)
+
+
+def _where_of(decision: Decision, where: Where | None, service: bool = True) -> Where:
+    if where is not None:
+        return where
+    return Where(cluster=decision.cluster, service=decision.service if service else None)
+
+
+# ---------------------------------------------------------------------------- the alerts
 def decision_alert(decision: Decision, *, previous_desired_count: int | None = None,
-                   extra: dict[str, str] | None = None, undo: str | None = None) -> Alert:
-    """The per-service alert for a decision; ``undo`` is the exact restore command for a scale-down."""
-    where = f"{decision.cluster}/{decision.service}"
-    header = f"{_ICON[decision.action]} {_VERB[decision.action]}: {where}"
+                   extra: dict[str, str] | None = None, undo: str | None = None, where: Where | None = None,
+                   links: tuple[L.Link, ...] = ()) -> Alert:
+    """The per-service alert for a decision; ``undo`` is the exact restore command for a scale-down.
+
+    ``where`` and ``links`` (:func:`alert_links`) say where it happened and where to look.
+    """
+    w = _where_of(decision, where)
+    at = f"{decision.cluster}/{decision.service}"
+    title = f"{_VERB[decision.action].lower()}: {at}"
+    header = f"{_ICON[decision.action]} {_VERB[decision.action]}: {at}"
     fields = {
         "Action": decision.action.value,
         "Reason (rule)": decision.reason.value,
@@ -75,51 +258,169 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
         undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
         fields["Undo"] = f"`{undo}`"
     fields.update(extra or {})
-    stops = _stops(decision.last_failures)
-    text = "\n".join([f"{_VERB[decision.action]}: {where}", decision.message,
-                      *[f"{k}: {v}" for k, v in fields.items()], "Last stops:", *stops])
-    return Alert(
-        subject=f"ecs-guardrail {_VERB[decision.action].lower()}: {where}"[:100],
-        text=text,
-        blocks=_blocks(header, decision.message, fields, stops),
-        data={"cluster": decision.cluster, "service": decision.service, "action": decision.action.value,
-              "reason": decision.reason.value, "time": f"{decision.time:%Y-%m-%dT%H:%M:%SZ}"},
-    )
+    return _make(_KIND[decision.action], title, header, decision.message, fields, _stops(decision.last_failures),
+                 links, w,
+                 {"cluster": decision.cluster, "service": decision.service, "action": decision.action.value,
+                  "reason": decision.reason.value, "time": iso(decision.time),
+                  **({"undo": undo} if decision.action is Action.SCALE_TO_ZERO else {})},
+                 decision.time, (decision.action.value, decision.reason.value), _STOPPED_HINT if links else None)
 
 
-def mass_alert(decision: Decision, failing: list[str]) -> Alert:
+def mass_alert(decision: Decision, failing: list[str], *, where: Where | None = None,
+               links: tuple[L.Link, ...] = ()) -> Alert:
     """The one cluster alert of a mass event: the watchdog holds and says why."""
+    w = _where_of(decision, where, service=False)
+    title = f"held: mass failure in {decision.cluster}"
     header = f"{_ICON[Action.HOLD]} HELD: {decision.failing_services} of {decision.services_in_cluster} " \
              f"services in {decision.cluster} failing at once"
     summary = (f"Acting on nobody. {decision.failing_services} services failing together (bound "
                f"{decision.bound}) point at a shared dependency or the health check, not the services. "
                f"Check what they all depend on, and the target groups' health-check paths.")
+    names = sorted(failing)
+    listing = ", ".join(names)
+    if len(listing) > 1500:
+        shown = _cut(listing, 1400).rsplit(", ", 1)[0]
+        listing = f"{shown} … and {len(names) - shown.count(', ') - 1} more"
     fields = {
         "Cluster": decision.cluster,
         "Action": "hold",
         "Reason": decision.reason.value,
-        "Failing services": ", ".join(sorted(failing))[:1500] or "-",
+        "Failing services": listing or "-",
         "First trigger": f"{decision.service} at {decision.time:%H:%M:%S}Z",
     }
-    stops = _stops(decision.last_failures)
-    text = "\n".join([header, summary, *[f"{k}: {v}" for k, v in fields.items()], "Last stops:", *stops])
-    return Alert(
-        subject=f"ecs-guardrail held: mass failure in {decision.cluster}"[:100],
-        text=text,
-        blocks=_blocks(header, summary, fields, stops),
-        data={"cluster": decision.cluster, "service": None, "action": "hold", "reason": decision.reason.value,
-              "time": f"{decision.time:%Y-%m-%dT%H:%M:%SZ}", "failing_services": sorted(failing)},
-    )
+    return _make("mass_hold", title, header, summary, fields, _stops(decision.last_failures), links, w,
+                 {"cluster": decision.cluster, "service": None, "action": "hold", "reason": decision.reason.value,
+                  "time": iso(decision.time), "failing_services": names},
+                 decision.time, ("hold", decision.reason.value))
 
 
-def job_failure_alert(cluster: str, family: str, failure: Failure) -> Alert:
-    """A standalone task (``family:NAME``) whose essential container exited non-zero or unknown."""
+def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Where | None = None,
+                      links: tuple[L.Link, ...] = (), window_minutes: int | None = None,
+                      window_end: datetime | None = None) -> Alert:
+    """The first failure of standalone job ``family`` in a window (``family:NAME``: an essential
+    container exited non-zero or unknown). Later failures until ``window_end`` are counted, not
+    alerted; their summary follows (:func:`job_summary_alert`)."""
+    w = where or Where(cluster=cluster, family=family)
+    title = f"job failed: {cluster}/{family}"
     header = f":x: JOB FAILED: {cluster}/{family}"
     summary = "A standalone task failed. The watchdog never acts on standalone tasks."
-    fields = {"Cluster": cluster, "Family": family, "Task": failure.task_arn.rsplit("/", 1)[-1]}
-    stops = _stops((failure,))
-    text = "\n".join([header, summary, *[f"{k}: {v}" for k, v in fields.items()], *stops])
-    return Alert(subject=f"ecs-guardrail job failed: {cluster}/{family}"[:100], text=text,
-                 blocks=_blocks(header, summary, fields, stops),
-                 data={"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
-                       "time": f"{failure.time:%Y-%m-%dT%H:%M:%SZ}"})
+    if window_minutes is not None and window_end is not None:
+        summary += (f" Further failures of this family until {window_end:%H:%M}Z ({window_minutes} min) are counted, "
+                    "not alerted; one summary follows with the first failure after that.")
+    fields = {"Cluster": cluster, "Family": family, "Task": failure.task_arn.rsplit("/", 1)[-1],
+              "Event time": f"{failure.time:%Y-%m-%d %H:%M:%S}Z"}
+    return _make("job_failure", title, header, summary, fields, _stops((failure,)), links, w,
+                 {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
+                  "time": iso(failure.time)},
+                 failure.time, ("job_failed",))
+
+
+def job_summary_alert(cluster: str, family: str, *, failures: int, window_minutes: int, window_start: datetime,
+                      last_exit: str, last_time: datetime, next_failure: Failure | None = None,
+                      where: Where | None = None, links: tuple[L.Link, ...] = ()) -> Alert:
+    """The summary of a closed job window: "failed N times in M min, last exit X".
+
+    ``failures``: runs that failed in the window that opened at ``window_start`` (event time) and
+    lasted ``window_minutes``; ``last_exit``/``last_time``: the newest of them. ``next_failure``: the
+    failure that arrived after the window closed and opens the next one (it is reported here, in the
+    same message, instead of a second alert).
+    """
+    w = where or Where(cluster=cluster, family=family)
+    headline = f"failed {failures} times in {window_minutes} min, last exit {last_exit}"
+    title = f"job {headline}: {cluster}/{family}"
+    header = f":x: JOB SUMMARY: {cluster}/{family} {headline}"
+    summary = (f"Standalone job {family} {headline} (window {window_start:%H:%M}Z to "
+               f"{window_start + timedelta(minutes=window_minutes):%H:%M}Z; last failure {last_time:%H:%M:%S}Z).")
+    if next_failure is not None:
+        end = next_failure.time + timedelta(minutes=window_minutes)
+        summary += (f" It failed again at {next_failure.time:%H:%M:%S}Z: a new window runs to {end:%H:%M}Z; its "
+                    "failures are counted and summarised the same way.")
+    fields = {"Cluster": cluster, "Family": family, "Failures in window": str(failures),
+              "Window": f"{window_start:%Y-%m-%d %H:%M}Z + {window_minutes} min", "Last exit": last_exit,
+              "Last failure": f"{last_time:%Y-%m-%d %H:%M:%S}Z"}
+    stops = _stops((next_failure,)) if next_failure is not None else []
+    at = next_failure.time if next_failure is not None else last_time
+    return _make("job_summary", title, header, summary, fields, stops, links, w,
+                 {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
+                  "time": iso(at), "failures": failures, "window_minutes": window_minutes,
+                  "window_start": iso(window_start), "last_exit": last_exit},
+                 at, ("job_failed", "summary"))
+
+
+def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: datetime, ended_by: str,
+                   ended_at: datetime, detail: str | None = None, links: tuple[L.Link, ...] = ()) -> Alert:
+    """The episode of ``where`` is over: how long it lasted (minutes from the decision to ``ended_at``)
+    and what ended it (``ended_by``: ``quiet``, ``steady_state``, ``restored``)."""
+    minutes = _minutes(ended_at - decision_time)
+    at = f"{where.cluster}/{where.service}"
+    what = {"quiet": "a full window passed with no failure",
+            "steady_state": "ECS reported SERVICE_STEADY_STATE",
+            "restored": "the service was restored"}.get(ended_by, ended_by)
+    title = f"recovered: {at} after {minutes} min"
+    header = f":white_check_mark: RECOVERED: {at} after {minutes} min"
+    summary = (f"The episode that began with the {action.value} decision ({reason}) at "
+               f"{decision_time:%Y-%m-%d %H:%M:%S}Z is over: {what} at {ended_at:%Y-%m-%d %H:%M:%S}Z. "
+               f"It lasted {minutes} min.")
+    if detail:
+        summary += " " + detail
+    fields = {"Ended by": ended_by, "Duration": f"{minutes} min", "Decision": f"{action.value} ({reason})",
+              "Decided at": f"{decision_time:%Y-%m-%d %H:%M:%S}Z", "Ended at": f"{ended_at:%Y-%m-%d %H:%M:%S}Z"}
+    return _make("recovery", title, header, summary, fields, [], links, where,
+                 {"cluster": where.cluster, "service": where.service, "action": action.value, "reason": reason,
+                  "time": iso(ended_at), "ended_by": ended_by, "duration_minutes": minutes,
+                  "decision_time": iso(decision_time)},
+                 ended_at, ("recovery", ended_by))
+
+
+# ---------------------------------------------------------------------------- channel renderings
+def slack_payload(alert: Alert) -> dict[str, Any]:
+    """What a Slack incoming webhook receives: ``{"text": fallback, "blocks": [...]}`` (text within
+    the 3,000 characters Slack shows as a notification)."""
+    return {"text": _cut(alert.text, SLACK_LIMITS["section_text"]), "blocks": alert.blocks}
+
+
+def chatbot_message(alert: Alert) -> dict[str, Any]:
+    """The AWS Chatbot custom notification for ``alert`` (docs: "Custom notifications using Amazon Q
+    Developer in chat applications").
+
+    Shape: ``{"version": "1.0", "source": "custom", "id": str, "content": {"textType":
+    "client-markdown", "title", "description", "nextSteps": [str], "keywords": [str]}, "metadata":
+    {"threadId", "summary", "eventType", "relatedResources": [str], "additionalContext": {str: str}}}``
+    within :data:`CHATBOT_LIMITS`. ``description`` is the plain text of the alert; the links are
+    ``nextSteps`` (Chatbot shows them as a list; Slack makes the URLs clickable).
+    """
+    lim = CHATBOT_LIMITS
+    w = alert.where
+    steps = [_cut(f"{link.label}: {link.url}", lim["next_step"]) for link in alert.links
+             if len(link.label) + 2 + len(link.url) <= lim["next_step"]]
+    undo = alert.data.get("undo")
+    if undo:
+        steps.insert(0, _cut(f"Undo: {undo}", lim["next_step"]))
+    keywords = [k for k in (*alert.keywords, w.cluster if w else None, w.account if w else None,
+                            w.region if w else None) if k]
+    thread = None
+    if w is not None:
+        thread = f"{w.cluster}/{w.service or w.family or 'cluster'}"
+    related = [str(alert.data[k]) for k in ("cluster_arn", "service_arn") if alert.data.get(k)]
+    context = {k: str(v) for k, v in alert.data.items()
+               if k in ("cluster", "service", "family", "action", "reason", "time", "account", "region", "kind",
+                        "ended_by", "duration_minutes", "failures", "last_exit") and v is not None}
+    msg: dict[str, Any] = {
+        "version": "1.0",
+        "source": "custom",
+        "id": f"{alert.kind}:{thread or ''}:{alert.data.get('time', '')}",
+        "content": {
+            "textType": "client-markdown",
+            "title": _cut(alert.title or alert.subject, lim["title"]),
+            "description": _cut(alert.text, lim["description"]),
+            "nextSteps": steps[:lim["next_steps"]],
+            "keywords": [_cut(str(k), lim["keyword"]) for k in dict.fromkeys(keywords)][:lim["keywords"]],
+        },
+        "metadata": {"summary": _cut(alert.subject, lim["summary"]), "eventType": alert.kind,
+                     "relatedResources": related, "additionalContext": context},
+    }
+    if thread:
+        msg["metadata"]["threadId"] = thread
+    if not msg["content"]["nextSteps"]:
+        del msg["content"]["nextSteps"]
+    return msg

@@ -28,9 +28,10 @@ from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.records import Action, Failure, Reason
 
 __all__ = [
-    "ActionStatus", "AlertStatus", "EpisodeEnd", "Episode", "DeploymentNote", "ServiceSummary",
-    "JobSummary", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "add_failure", "add_spot", "add_deployment",
-    "episode_is_open", "in_window", "close_episode",
+    "ActionStatus", "AlertStatus", "RecoveryStatus", "EpisodeEnd", "Episode", "DeploymentNote", "ServiceSummary",
+    "JobSummary", "JobFiling", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "JOB_TASKS_KEPT", "add_failure", "add_spot",
+    "add_deployment", "episode_is_open", "in_window", "close_episode", "mark_restored", "recovery_owed",
+    "owe_recovery", "file_job_failure",
 ]
 
 #: how long (event time) a Spot or termination notice's verdict is remembered for a task
@@ -60,6 +61,19 @@ class AlertStatus(StrEnum):
     SENT = "sent"
     FAILED = "failed"
     COVERED = "covered"
+
+
+class RecoveryStatus(StrEnum):
+    """Where the episode's recovery message stands (at most one per episode). ``NONE``: not owed
+    (the episode is open, never alerted, or a scale-down not restored yet); ``PENDING``: owed, the
+    episode ended (the write that ended it set this); ``SENT``: claimed by one invocation (set
+    *before* delivery, so two never send it); ``FAILED``: every sink failed (logged, not retried:
+    at most once wins over at least once for an "it is over" message)."""
+
+    NONE = "none"
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
 
 
 class EpisodeEnd(StrEnum):
@@ -94,6 +108,14 @@ class Episode:
     lease_until: float = 0.0
     escalated: bool = False
     cluster_alert_owner: bool = False
+    recovery: RecoveryStatus = RecoveryStatus.NONE
+    ended_by: EpisodeEnd | None = None
+    ended_at: datetime | None = None
+
+    @property
+    def acted(self) -> bool:
+        """A scale-down was decided and not turned into an alert or a hold (pending, done, restored)."""
+        return self.action is Action.SCALE_TO_ZERO and self.action_status is not ActionStatus.NONE
 
     @property
     def held_at_zero(self) -> bool:
@@ -159,16 +181,64 @@ class ServiceSummary:
         return in_window(ring, end, window, self.counted_after)
 
 
+#: failed task ARNs a job family remembers to deduplicate redeliveries (a bounded ring)
+JOB_TASKS_KEPT = 32
+
+
 @dataclass(frozen=True, slots=True)
 class JobSummary:
-    """A standalone job family's failures: the newest failed task ARNs (deduplication) and when its
-    last alert went out (at most one alert per family per window)."""
+    """A standalone job family's current window, in a size that does not grow with the failures.
+
+    ``tasks``: the newest :data:`JOB_TASKS_KEPT` failed task ARNs (deduplication); ``last_alert``: event
+    time of the failure that opened the current window (its alert went out then); the window is
+    ``[last_alert, last_alert + window]``. ``failures_since_alert``: failed runs in the window, its
+    opener included; ``last_exit`` (``"1"``, ``"unknown"``) and ``last_time``: the newest of them.
+    """
 
     family: str
     seq: int = 0
     tasks: tuple[str, ...] = ()
     last_alert: datetime | None = None
     failures_since_alert: int = 0
+    last_exit: str | None = None
+    last_time: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobFiling:
+    """What filing one failed run did: ``job`` (the new state to write), ``opened`` (this run opened
+    a window: alert), and ``closed`` (the window it closed, when that window saw more than its opener:
+    send its summary) as ``(window start, failures, last exit, last failure time)``."""
+
+    job: JobSummary
+    opened: bool
+    closed: tuple[datetime, int, str, datetime] | None = None
+
+
+def file_job_failure(job: JobSummary, task_arn: str, at: datetime, exit_text: str,
+                     window: timedelta) -> JobFiling | None:
+    """File a failed run of a job family (ARCHITECTURE.md: one alert per family per window, then one
+    summary when the window closes).
+
+    A run at most ``window`` after the window opened (both ends included; a late one with an older
+    time too) is counted in it. A run after that closes the window and opens the next one: the
+    caller sends the closed window's summary (when it counted more than the run that opened it;
+    otherwise the opening alert already said everything) together with the news of the new window,
+    in one message. Returns ``None`` for a task already filed (a redelivery).
+    """
+    if task_arn in job.tasks:
+        return None
+    tasks = (job.tasks + (task_arn,))[-JOB_TASKS_KEPT:]
+    if job.last_alert is not None and at <= job.last_alert + window:
+        newest = job.last_time is None or at >= job.last_time
+        return JobFiling(replace(job, tasks=tasks, failures_since_alert=job.failures_since_alert + 1,
+                                 last_exit=exit_text if newest else job.last_exit,
+                                 last_time=at if newest else job.last_time), opened=False)
+    closed = None
+    if job.last_alert is not None and job.failures_since_alert > 1:
+        closed = (job.last_alert, job.failures_since_alert, job.last_exit or "unknown", job.last_time or job.last_alert)
+    return JobFiling(replace(job, tasks=tasks, last_alert=at, failures_since_alert=1, last_exit=exit_text,
+                             last_time=at), opened=True, closed=closed)
 
 
 def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
@@ -238,10 +308,53 @@ def episode_is_open(summary: ServiceSummary, at: datetime, window: timedelta) ->
     return at <= ep.last_failure + window
 
 
-def close_episode(summary: ServiceSummary, why: EpisodeEnd, at: datetime) -> ServiceSummary | None:
-    """End the open episode (``None`` when there is none). Failures up to ``at`` never count again."""
+def close_episode(summary: ServiceSummary, why: EpisodeEnd, at: datetime,
+                  ended_at: datetime | None = None) -> ServiceSummary | None:
+    """End the open episode (``None`` when there is none). Failures up to ``at`` never count again.
+
+    ``ended_at`` (default ``at``) is when it ended for its recovery message (a quiet window ends one
+    window after the last failure), which this write makes owed when :func:`recovery_owed` says so:
+    the one writer that ends an episode is the one that owes its recovery.
+    """
     if summary.episode is None or summary.episode_end is not None:
         return None
     after = max(at, summary.episode.last_failure)
-    return replace(summary, episode_end=why, counted_after=after)
+    return replace(summary, episode_end=why, counted_after=after,
+                   episode=owe_recovery(summary.episode, why, ended_at or at))
+
+
+def recovery_owed(ep: Episode, why: EpisodeEnd) -> bool:
+    """Is a recovery message owed when ``ep`` ends ``why``?
+
+    Only for an episode whose own alert went out (``SENT``: a ``COVERED`` mass hold, or an alert still
+    pending or failed, never told the channel anything to recover from), once (``recovery`` still
+    ``NONE``), and for a scale-down only when the service is restored: a stopped service is quiet and
+    steady because it is stopped, not because it recovered.
+    """
+    if ep.alert_status is not AlertStatus.SENT or ep.recovery is not RecoveryStatus.NONE:
+        return False
+    return why is EpisodeEnd.RESTORED if ep.acted else True
+
+
+def owe_recovery(ep: Episode, why: EpisodeEnd, at: datetime) -> Episode:
+    """``ep`` with its recovery owed (``PENDING``, ended ``why`` at ``at``) when :func:`recovery_owed`."""
+    if not recovery_owed(ep, why):
+        return ep
+    return replace(ep, recovery=RecoveryStatus.PENDING, ended_by=why, ended_at=at)
+
+
+def mark_restored(summary: ServiceSummary, at: datetime) -> ServiceSummary | None:
+    """The watchdog's scale-down of this service was undone (``restore``, or an operator raised its
+    desired count), noticed at ``at``: the action is ``RESTORED``, the episode ends if still open
+    (at its last failure, in event time: rule 1; a later failure belongs to a new episode) and its
+    recovery becomes owed, ended at ``at``. ``None`` when there is no scale-down to restore, or it
+    already was."""
+    ep = summary.episode
+    if ep is None or not ep.acted or ep.action_status is ActionStatus.RESTORED:
+        return None
+    ep = owe_recovery(replace(ep, action_status=ActionStatus.RESTORED), EpisodeEnd.RESTORED, at)
+    new = replace(summary, episode=ep)
+    if summary.episode_end is None:
+        new = replace(new, episode_end=EpisodeEnd.RESTORED, counted_after=ep.last_failure)
+    return new
 

@@ -67,7 +67,9 @@ class Failure:
 
     ``service`` is the service name (``family:NAME`` for a standalone job); ``time`` the event time
     of its STOPPED event; ``kind`` CRASH or HEALTH_CHECK_KILL; ``exit_codes`` ``(container, code)``
-    with ``None`` for unknown (never read as 0).
+    with ``None`` for unknown (never read as 0); ``task_definition_arn`` the event's
+    ``taskDefinitionArn`` (the alert's log links read its ``awslogs`` options; not part of the
+    decision's public JSON).
     """
 
     service: str
@@ -79,19 +81,20 @@ class Failure:
     reason: str | None = None
     cause: str | None = None
     exit_codes: tuple[tuple[str, int | None], ...] = ()
+    task_definition_arn: str | None = None
 
     def to_doc(self) -> dict[str, Any]:
         """Compact JSON-safe form (empty fields left out)."""
         doc = {"t": iso(self.time), "k": self.kind.value, "a": self.task_arn, "z": self.availability_zone,
                "c": self.stop_code, "r": (self.reason or "")[:200] or None, "x": self.cause,
-               "e": [[n, c] for n, c in self.exit_codes] or None}
+               "e": [[n, c] for n, c in self.exit_codes] or None, "d": self.task_definition_arn}
         return {k: v for k, v in doc.items() if v is not None}
 
     @classmethod
     def from_doc(cls, service: str, doc: dict[str, Any]) -> Failure:
         return cls(service=service, time=parse_time(doc["t"]), kind=StopKind(doc["k"]), task_arn=doc.get("a", ""),
                    availability_zone=doc.get("z"), stop_code=doc.get("c"), reason=doc.get("r"), cause=doc.get("x"),
-                   exit_codes=tuple((n, c) for n, c in doc.get("e") or ()))
+                   exit_codes=tuple((n, c) for n, c in doc.get("e") or ()), task_definition_arn=doc.get("d"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,9 @@ from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.table import Table
-from ecs_guardrail.core.alert import Alert
+from ecs_guardrail.core.alert import Alert, slack_payload
 from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.core.records import iso
 from ecs_guardrail.settings import Settings, load_settings
 
 __all__ = [
@@ -77,10 +78,14 @@ class Runtime:
     home: tuple[str, str] | None = None
     deliveries: list[Delivery] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict)
+    #: ``replay`` only: every alert sent, as each channel received it (:meth:`preview_of`); ``None``: off
+    previews: list[dict[str, Any]] | None = None
 
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
         out: list[Delivery] = []
+        if self.previews is not None:
+            self.previews.extend(self.preview_of(alert))
         if self.sns is not None:
             out.append(self.sns.send(alert))
         if self.webhook is not None:
@@ -102,6 +107,20 @@ class Runtime:
                 logger.error("alert delivery failed", extra={"sink": d.sink, "error": d.error,
                                                              "alert_subject": alert.subject})
         self.deliveries.extend(out)
+        return out
+
+    def preview_of(self, alert: Alert) -> list[dict[str, Any]]:
+        """What each channel receives for ``alert``, one dict a channel: ``{"time": event time (ISO),
+        "kind", "channel": "sns", "subject", "message", "format"}`` when an SNS topic is configured and
+        ``{"time", "kind", "channel": "slack", "text", "blocks"}`` always (Slack's payload does not
+        depend on the webhook)."""
+        t = iso(alert.time) if alert.time is not None else None
+        out: list[dict[str, Any]] = []
+        if self.sns is not None:
+            subject, message = self.sns.render(alert)
+            out.append({"time": t, "kind": alert.kind, "channel": "sns", "format": self.sns.fmt,
+                        "subject": subject, "message": message})
+        out.append({"time": t, "kind": alert.kind, "channel": "slack", **slack_payload(alert)})
         return out
 
     def _secret_unreadable(self, exc: Exception, alert: Alert) -> None:
@@ -127,7 +146,7 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
     if watchdog:
         rt.ecs = EcsService(clients("ecs"))
         if settings.ALERT_TOPIC_ARN:
-            rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN)
+            rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN, settings.SNS_FORMAT)
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
     return rt

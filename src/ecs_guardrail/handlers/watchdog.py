@@ -11,7 +11,13 @@ Recipe per event (ARCHITECTURE.md, "Decision policy" and "Watchdog state"):
    :func:`~ecs_guardrail.core.policy.decide`;
 4. claim the episode and write the decision record in ONE transaction, holding a lease;
 5. act within the cap on services held at zero (a conditional slot), after suspending the
-   service's scalable target; then alert; then complete the episode and drop the lease.
+   service's scalable target; then alert; then complete the episode and drop the lease;
+6. when an episode ends (a quiet window, ``SERVICE_STEADY_STATE``, a restore), the write that ends
+   it owes its recovery message; one invocation claims it (conditional write) and sends it.
+
+Every alert says where (account, region, cluster, service) and links to the console: the service,
+its stopped tasks, the log streams of the last stops (``awslogs`` options of the task definition,
+read with the same cached DescribeTaskDefinition the job path uses) and ``RUNBOOK_URL``.
 
 Whatever can run twice will: a redelivery or a concurrent invocation finds the episode claimed and
 either waits for the lease or resumes the unfinished step, so an action happens at most once and an
@@ -37,7 +43,17 @@ from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
-from ecs_guardrail.core.alert import decision_alert, job_failure_alert, mass_alert
+from ecs_guardrail.core.alert import (
+    Alert,
+    LogStream,
+    Where,
+    alert_links,
+    decision_alert,
+    job_failure_alert,
+    job_summary_alert,
+    mass_alert,
+    recovery_alert,
+)
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, job_failed
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
@@ -46,11 +62,13 @@ from ecs_guardrail.core.episode import (
     DeploymentNote,
     Episode,
     EpisodeEnd,
+    RecoveryStatus,
     ServiceSummary,
     add_deployment,
     add_failure,
     add_spot,
     close_episode,
+    mark_restored,
 )
 from ecs_guardrail.core.errors import (
     EventRejectedError,
@@ -60,6 +78,7 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
+from ecs_guardrail.core.links import arn_parts, log_stream_name, partition_of
 from ecs_guardrail.core.policy import (
     Action,
     Decision,
@@ -127,7 +146,19 @@ def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
     d = event.detail
     return Failure(service=service, time=event.time, kind=kind, task_arn=d.task_arn,
                    availability_zone=d.availability_zone, stop_code=d.stop_code, reason=d.stopped_reason,
-                   cause=cause, exit_codes=exit_codes)
+                   cause=cause, exit_codes=exit_codes, task_definition_arn=d.task_definition_arn)
+
+
+def _exit_text(exit_codes: tuple[tuple[str, int | None], ...], essential: frozenset[str] | None) -> str:
+    """The exit code a job summary reports: the first failing essential container's (any container's
+    when the essential ones are unknown), ``"unknown"`` when the event has none."""
+    codes = dict(exit_codes)
+    names = sorted(essential) if essential else [n for n, _ in exit_codes]
+    for name in names:
+        code = codes.get(name)
+        if code != 0:
+            return "unknown" if code is None else str(code)
+    return "unknown"
 
 
 class Watchdog:
@@ -147,6 +178,7 @@ class Watchdog:
         self.decisions: list[dict[str, Any]] = []
         self.alerts_failed: list[str] = []
         self.alerts_sent = 0
+        self._arns: dict[str, str] = {}  # cluster key -> an ARN of the cluster (account, region, partition)
 
     # -------------------------------------------------------------- where
     def _where(self, cluster: str, arn: str) -> tuple[str, str | None]:
@@ -154,8 +186,98 @@ class Watchdog:
         parts = arn.split(":")
         home = self.rt.home
         if home is None or len(parts) < 6 or (parts[4], parts[3]) == home:
-            return cluster, None
-        return keys.cluster_key(cluster, parts[4], parts[3]), f"account {parts[4]}, region {parts[3]}"
+            ck, foreign = cluster, None
+        else:
+            ck, foreign = keys.cluster_key(cluster, parts[4], parts[3]), f"account {parts[4]}, region {parts[3]}"
+        if len(parts) >= 6:
+            self._arns.setdefault(ck, arn)
+        return ck, foreign
+
+    def _place(self, ck: str, cluster: str, service: str | None = None, family: str | None = None) -> Where:
+        """Account, region and partition of cluster key ``ck``: from an ARN of the cluster seen in this
+        invocation, else the cluster key (``NAME@ACCOUNT@REGION``), else the watchdog's home."""
+        partition, region, account = arn_parts(self._arns.get(ck))
+        if region is None and "@" in ck:
+            _, account, region = ck.split("@", 2)
+        if region is None and self.rt.home is not None:
+            account, region = self.rt.home
+        region = region or self.rt.history.region
+        return Where(cluster=cluster, service=service, family=family, account=account, region=region,
+                     partition=partition or partition_of(region or ""))
+
+    def _logs(self, failures: tuple[Failure, ...], region: str | None) -> tuple[LogStream, ...]:
+        """The ``awslogs`` stream of each failure's task (its first failing container that logs with
+        ``awslogs`` and a stream prefix), newest five; read from the cached task definitions."""
+        out: list[LogStream] = []
+        for f in failures[-5:]:
+            if not f.task_definition_arn:
+                continue
+            dests = self._taskdefs().log_destinations(f.task_definition_arn)
+            failing = [n for n, c in f.exit_codes if c != 0] + [n for n, c in f.exit_codes if c == 0]
+            for name in failing + sorted(set(dests) - set(failing)):
+                d = dests.get(name)
+                if d is not None and d.prefix and (d.region or region):
+                    task_id = f.task_arn.rsplit("/", 1)[-1]
+                    out.append(LogStream(task_id, name, d.group, log_stream_name(d.prefix, name, task_id),
+                                         d.region or region or ""))
+                    break
+        return tuple(out)
+
+    def _with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
+        """``failures`` (from a decision record, which does not carry it) with each task's task
+        definition ARN, from the service's summary where it still holds the task."""
+        if all(f.task_definition_arn for f in failures):
+            return failures
+        s = self.state.load(ck, service)
+        known = {f.task_arn: f.task_definition_arn for f in s.crashes + s.kills if f.task_definition_arn}
+        return tuple(replace(f, task_definition_arn=f.task_definition_arn or known.get(f.task_arn)) for f in failures)
+
+    def _links(self, where: Where, failures: tuple[Failure, ...] = ()) -> Any:
+        return alert_links(where, logs=self._logs(failures, where.region), runbook=self.rt.settings.RUNBOOK_URL)
+
+    # -------------------------------------------------------------- recovery
+    def _recover(self, ck: str, cluster: str, service: str) -> bool:
+        """Send the episode's owed recovery message, once: the claim (``PENDING`` -> ``SENT``) is a
+        conditional write, so of two invocations that both see it owed exactly one sends it. Returns
+        True when this invocation sent it (or tried: a delivery that fails is logged and marked
+        ``FAILED``, never re-sent)."""
+        def claim(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or ep.recovery is not RecoveryStatus.PENDING:
+                return None
+            return replace(s, episode=replace(ep, recovery=RecoveryStatus.SENT))
+
+        s, claimed = self.state.update(ck, service, claim)
+        ep = s.episode
+        if not claimed or ep is None:
+            return False
+        where = self._place(ck, cluster, service)
+        detail = None
+        if ep.ended_by is EpisodeEnd.RESTORED and ep.acted:
+            detail = f"Desired count back to {ep.previous_desired_count}." if ep.previous_desired_count else None
+        alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
+                               ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
+                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self._links(where))
+        if not self._deliver(alert):
+            logger.error("recovery alert not delivered; not retried", extra={"cluster": ck, "service": service})
+            decided = ep.decision_time
+
+            def failed(x: ServiceSummary) -> ServiceSummary | None:
+                e = x.episode
+                if e is None or e.decision_time != decided or e.recovery is not RecoveryStatus.SENT:
+                    return None
+                return replace(x, episode=replace(e, recovery=RecoveryStatus.FAILED))
+
+            self.state.update(ck, service, failed)
+        metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
+        return True
+
+    def _recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
+        """:meth:`_recover` when ``s`` owes one; returns the summary as stored afterwards."""
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.PENDING:
+            return s
+        self._recover(ck, cluster, s.service)
+        return self.state.load(ck, s.service)
 
     # -------------------------------------------------------------- entry points
     def on_task(self, event: TaskStateChange) -> dict[str, Any]:
@@ -186,12 +308,13 @@ class Watchdog:
             ep = new.episode
             if ep is not None and new.episode_end is None:
                 if failure.time > ep.last_failure + window:  # a full quiet window ended the episode
-                    new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure) or new
+                    new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window) or new
                 elif failure.time > ep.last_failure:
                     new = replace(new, episode=replace(ep, last_failure=failure.time))
             return new
 
         s, new = self.state.update(ck, service, file)
+        s = self._recover_if_owed(ck, d.cluster, s)
         if new:
             metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
                                unit="Count", value=1)
@@ -212,18 +335,23 @@ class Watchdog:
                     return None
                 return close_episode(s, EpisodeEnd.STEADY_STATE, event.time)
 
-            _, closed = self.state.update(ck, service, steady)
-            return {"status": "episode_closed" if closed else "ignored", "why": STEADY}
+            s, closed = self.state.update(ck, service, steady)
+            if not closed:  # a restore (another process) may have made a recovery owed since this cache
+                s = self.state.load(ck, service, fresh=True)
+            recovered = self._recover_if_owed(ck, event.cluster, s) is not s
+            return {"status": "episode_closed" if closed else "ignored", "why": STEADY,
+                    **({"recovered": True} if recovered else {})}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
-        s = self.state.load(ck, service)
+        s = self._recover_if_owed(ck, event.cluster, self.state.load(ck, service))
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
         ck, _ = self._where(event.cluster, event.resources[0])
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
-        _, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
+        s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
+        self._recover_if_owed(ck, event.cluster, s)
         return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name}
 
     # -------------------------------------------------------------- standalone jobs
@@ -240,13 +368,26 @@ class Watchdog:
             return {"status": "ignored", "why": f"standalone task finished normally ({why})"}
         failure = replace(_failure(event, kind, cause, exit_codes, f"family:{family}"),
                           reason=f"{why}; {d.stopped_reason or 'no reason'}")
-        new, due, _ = self.state.job_failure(ck, family, d.task_arn, event.time, self.config.window)
-        if not new:
+        window = self.config.window
+        filing = self.state.job_failure(ck, family, d.task_arn, event.time, window, _exit_text(exit_codes, essential))
+        if filing is None:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
-        if due:
-            self._deliver(job_failure_alert(d.cluster, family, failure))
-        return {"status": "job_failed", "cluster": d.cluster, "family": family, "alerted": due}
+        if filing.opened:
+            where = self._place(ck, d.cluster, family=family)
+            links = self._links(where, (failure,))
+            minutes = self.config.window_minutes
+            if filing.closed is not None:
+                start, count, last_exit, last_time = filing.closed
+                alert = job_summary_alert(d.cluster, family, failures=count, window_minutes=minutes,
+                                          window_start=start, last_exit=last_exit, last_time=last_time,
+                                          next_failure=failure, where=where, links=links)
+            else:
+                alert = job_failure_alert(d.cluster, family, failure, where=where, links=links,
+                                          window_minutes=minutes, window_end=event.time + window)
+            self._deliver(alert)
+        return {"status": "job_failed", "cluster": d.cluster, "family": family, "alerted": filing.opened,
+                **({"summarised": filing.closed[1]} if filing.closed else {})}
 
     # -------------------------------------------------------------- decide
     def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
@@ -337,7 +478,8 @@ class Watchdog:
             evidence.setdefault("ecs", why)
         return Entitlement(Reason(v.reason.value), v.message, evidence), scalable
 
-    def _held(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int) -> tuple[str, ...]:
+    def _held(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int,
+              at: datetime) -> tuple[str, ...]:
         """The other services held at zero; when they fill the bound, re-read them from ECS and free the
         slot of any an operator raised (rule 5)."""
         held = tuple(h for h in view.held() if h != service)
@@ -351,21 +493,23 @@ class Watchdog:
                 facts = None
             if facts is not None and facts.desired_count > 0:
                 self.state.release_slot(ck, other, view)
-                self._mark_restored(ck, other)
+                self._mark_restored(ck, cluster, other, at)
                 logger.info("held service raised by an operator: slot freed", extra={"service": other})
             else:
                 still.append(other)
         return tuple(still)
 
-    def _mark_restored(self, ck: str, service: str) -> None:
+    def _mark_restored(self, ck: str, cluster: str, service: str, at: datetime) -> None:
+        """An operator raised the desired count of ``service`` (seen at event time ``at``): its
+        episode ends restored, and its recovery message goes out."""
         def restored(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
             if ep is None or not ep.held_at_zero:
                 return None
-            new = replace(s, episode=replace(ep, action_status=ActionStatus.RESTORED))
-            return close_episode(new, EpisodeEnd.RESTORED, ep.last_failure) or new
+            return mark_restored(s, at)
 
-        self.state.update(ck, service, restored)
+        s, _ = self.state.update(ck, service, restored)
+        self._recover_if_owed(ck, cluster, s)
 
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
@@ -376,7 +520,8 @@ class Watchdog:
         count = count or len(summaries)
         fleet = fleet_view(self.config, service, summaries, trigger.time, count)
         ent, scalable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
-        held = self._held(ck, cluster, service, view, fleet.bound) if ent.reason is None else view.held()
+        held = (self._held(ck, cluster, service, view, fleet.bound, trigger.time) if ent.reason is None
+                else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
         prev = facts.desired_count if facts else None
         record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run,
@@ -479,12 +624,16 @@ class Watchdog:
         if decision.reason is Reason.MASS_UNHEALTHY:
             if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
                 return AlertStatus.COVERED, False
-            ok = self._deliver(mass_alert(decision, list(decision.failing)))
+            where = self._place(ck, decision.cluster)
+            ok = self._deliver(mass_alert(decision, list(decision.failing), where=where, links=self._links(where)))
             if not ok:
                 self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
             return (AlertStatus.SENT if ok else AlertStatus.FAILED), True
+        where = self._place(ck, decision.cluster, decision.service)
+        failures = self._with_task_definitions(ck, decision.service, decision.last_failures)
         ok = self._deliver(decision_alert(decision, previous_desired_count=record.get("previous_desired_count"),
-                                          undo=self._undo_command(decision)))
+                                          undo=self._undo_command(decision), where=where,
+                                          links=self._links(where, failures)))
         if not ok:
             self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
         return (AlertStatus.SENT if ok else AlertStatus.FAILED), False
@@ -530,7 +679,7 @@ class Watchdog:
         return (f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service} "
                 f"--table {self.rt.history.table}" + (f" --region {region}" if region else ""))
 
-    def _deliver(self, alert: Any) -> bool:
+    def _deliver(self, alert: Alert) -> bool:
         results = self.rt.send(alert)
         if results and any(r.ok for r in results):
             self.alerts_sent += 1

@@ -37,8 +37,11 @@ from ecs_guardrail.core.episode import (
     DeploymentNote,
     Episode,
     EpisodeEnd,
+    JobFiling,
     JobSummary,
+    RecoveryStatus,
     ServiceSummary,
+    file_job_failure,
 )
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
@@ -79,7 +82,9 @@ def _ep_doc(ep: Episode) -> dict[str, Any]:
     doc = {"dt": iso(ep.decision_time), "lf": iso(ep.last_failure), "ac": ep.action.value, "re": ep.reason.value,
            "tr": ep.trigger, "as": ep.action_status.value, "al": ep.alert_status.value,
            "pd": ep.previous_desired_count, "ps": ep.previous_suspended, "lo": ep.lease_owner,
-           "lu": ep.lease_until or None, "es": ep.escalated or None, "co": ep.cluster_alert_owner or None}
+           "lu": ep.lease_until or None, "es": ep.escalated or None, "co": ep.cluster_alert_owner or None,
+           "rc": ep.recovery.value if ep.recovery is not RecoveryStatus.NONE else None,
+           "eb": ep.ended_by.value if ep.ended_by else None, "ea": iso(ep.ended_at) if ep.ended_at else None}
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -88,7 +93,10 @@ def _ep(doc: dict[str, Any]) -> Episode:
                    reason=Reason(doc["re"]), trigger=doc["tr"], action_status=ActionStatus(doc["as"]),
                    alert_status=AlertStatus(doc["al"]), previous_desired_count=doc.get("pd"),
                    previous_suspended=doc.get("ps"), lease_owner=doc.get("lo"), lease_until=float(doc.get("lu") or 0),
-                   escalated=bool(doc.get("es")), cluster_alert_owner=bool(doc.get("co")))
+                   escalated=bool(doc.get("es")), cluster_alert_owner=bool(doc.get("co")),
+                   recovery=RecoveryStatus(doc.get("rc", "none")),
+                   ended_by=EpisodeEnd(doc["eb"]) if doc.get("eb") else None,
+                   ended_at=parse_time(doc["ea"]) if doc.get("ea") else None)
 
 
 #: failures stored whole per ring (the alert's last stops); older ones keep time, kind and task id only
@@ -143,7 +151,8 @@ def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
         return JobSummary(family)
     doc = json.loads(item["doc"])
     return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
-                      parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)))
+                      parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
+                      doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
 
 
 # ---------------------------------------------------------------------------- adapter
@@ -339,29 +348,34 @@ class WatchdogState:
         return first
 
     # -------------------------------------------------------------- standalone jobs (never in the fleet test)
-    def job_failure(self, ck: str, family: str, task_arn: str, at: datetime,
-                    window: timedelta) -> tuple[bool, bool, int]:
-        """File a failed run of job ``family``; returns ``(new, alert_due, failures_since_alert)``.
+    def job_failure(self, ck: str, family: str, task_arn: str, at: datetime, window: timedelta,
+                    exit_text: str = "unknown") -> JobFiling | None:
+        """File a failed run of job ``family`` (:func:`~ecs_guardrail.core.episode.file_job_failure`).
 
-        At most one alert per family per window; the task ARNs of the newest 32 failures deduplicate
-        redeliveries.
+        One item per family (``JOB#<cluster key>`` / ``J#<family>``), written conditionally on its
+        ``seq``: of two concurrent invocations exactly one opens (or closes) a window, so a window
+        gets one alert and one summary. The item holds the window (start, count, last exit, last
+        time) and the newest 32 task ARNs; nothing in it grows with the number of failures.
+
+        Returns the filing (``opened``: send the window's alert; ``closed``: the summary to send), or
+        ``None`` for a redelivered task. Raises :class:`StateConflictError` after repeated lost races.
         """
         pk, sk = keys.job(ck, family)
         for _ in range(_RETRIES):
             item = self.table.get(pk, sk)
             job = _job_from_item(family, item)
-            if task_arn in job.tasks:
-                return False, False, job.failures_since_alert
-            due = job.last_alert is None or at - job.last_alert > window
-            n = 1 if due else job.failures_since_alert + 1
-            doc = {"t": list(job.tasks[-31:]) + [task_arn], "l": iso(at) if due else (iso(job.last_alert)
-                                                                                      if job.last_alert else None),
-                   "n": n}
+            filing = file_job_failure(job, task_arn, at, exit_text, window)
+            if filing is None:
+                return None
+            j = filing.job
+            doc = {"t": list(j.tasks), "l": iso(j.last_alert) if j.last_alert else None, "n": j.failures_since_alert,
+                   "x": j.last_exit, "lt": iso(j.last_time) if j.last_time else None}
             try:
                 self.table.put({"pk": pk, "sk": sk, "type": "job_summary", "family": family, "seq": job.seq + 1,
-                                "doc": json.dumps(doc, separators=(",", ":")), "expires_at": self._log.expires(at)},
+                                "doc": json.dumps(doc, separators=(",", ":")),
+                                "expires_at": self._log.expires(max(at, j.last_time or at))},
                                Cond(absent=True) if item is None else Cond(any_of=({"seq": job.seq},)))
-                return True, due, n
+                return replace(filing, job=replace(j, seq=job.seq + 1))
             except ConditionFailedError:
                 continue
         raise StateConflictError(f"{ck}/family:{family}: kept changing under {_RETRIES} writes")

@@ -1,0 +1,115 @@
+"""Where an alert points: AWS console links for a service, its stopped tasks and its tasks' logs.
+
+Pure string building (no I/O). Sources:
+
+- Partitions and their console hosts (AWS General Reference, "AWS partitions"; GovCloud User Guide,
+  "Signing in to the AWS GovCloud (US) console"; Amazon Web Services in China, "Console"):
+  ``aws``       -> ``https://{region}.console.aws.amazon.com``,
+  ``aws-us-gov``-> ``https://console.amazonaws-us-gov.com``,
+  ``aws-cn``    -> ``https://console.amazonaws.cn``.
+  The partition is the second field of an ARN (``arn:aws-cn:ecs:...``); without an ARN it follows
+  from the region name (``us-gov-*`` GovCloud, ``cn-*`` China).
+- ECS console v2 paths: ``/ecs/v2/clusters/{cluster}/services/{service}/health?region={region}``
+  (the service page) and ``/ecs/v2/clusters/{cluster}/services/{service}/tasks?region={region}``
+  (its tasks tab). The console's filter for stopped tasks is not a documented URL parameter, so the
+  link opens the tasks tab, where "Filter desired status: Stopped" is one click; the alert's text
+  says so.
+- CloudWatch Logs console: ``/cloudwatch/home?region={region}#logsV2:log-groups/log-group/{group}
+  /log-events/{stream}``, where group and stream are URL-encoded twice and ``%`` is written ``$``
+  (``/`` -> ``%2F`` -> ``%252F`` -> ``$252F``), as the console itself writes them.
+- The ``awslogs`` log driver names a container's stream ``{awslogs-stream-prefix}/{container name}/
+  {task id}`` (ECS Developer Guide, "Using the awslogs log driver"); without a prefix the stream
+  name is not derivable from the task, so no link is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+__all__ = [
+    "Link", "partition_of", "console_host", "service_url", "stopped_tasks_url", "cluster_tasks_url",
+    "log_stream_name", "log_stream_url", "runbook_url", "console_escape", "arn_parts",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link of an alert: ``label`` (a button's text, at most 75 characters) and ``url``."""
+
+    label: str
+    url: str
+
+
+def arn_parts(arn: str | None) -> tuple[str | None, str | None, str | None]:
+    """``(partition, region, account)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``);
+    ``None`` for each field an ARN that is missing or malformed does not give."""
+    parts = (arn or "").split(":")
+    if len(parts) < 6 or parts[0] != "arn":
+        return None, None, None
+    return parts[1] or None, parts[3] or None, parts[4] or None
+
+
+def partition_of(region: str, arn: str | None = None) -> str:
+    """``aws``, ``aws-us-gov`` or ``aws-cn``: the ARN's own partition when given, else the region's."""
+    from_arn, _, _ = arn_parts(arn)
+    if from_arn:
+        return from_arn
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    if region.startswith("cn-"):
+        return "aws-cn"
+    return "aws"
+
+
+def console_host(region: str, partition: str = "aws") -> str:
+    """The console's origin for ``region`` in ``partition`` (see the module docstring)."""
+    if partition == "aws-us-gov":
+        return "https://console.amazonaws-us-gov.com"
+    if partition == "aws-cn":
+        return "https://console.amazonaws.cn"
+    return f"https://{region}.console.aws.amazon.com"
+
+
+def _seg(name: str) -> str:
+    """A path segment (cluster and service names are ``[A-Za-z0-9_-]``; quoted anyway)."""
+    return quote(name, safe="")
+
+
+def service_url(region: str, cluster: str, service: str, partition: str = "aws") -> str:
+    """The ECS console's page of the service (its health and metrics tab)."""
+    return (f"{console_host(region, partition)}/ecs/v2/clusters/{_seg(cluster)}/services/{_seg(service)}"
+            f"/health?region={region}")
+
+
+def stopped_tasks_url(region: str, cluster: str, service: str, partition: str = "aws") -> str:
+    """The service's tasks tab (the stopped ones are one filter away; see the module docstring)."""
+    return (f"{console_host(region, partition)}/ecs/v2/clusters/{_seg(cluster)}/services/{_seg(service)}"
+            f"/tasks?region={region}")
+
+
+def cluster_tasks_url(region: str, cluster: str, partition: str = "aws") -> str:
+    """The cluster's tasks tab (standalone jobs have no service page)."""
+    return f"{console_host(region, partition)}/ecs/v2/clusters/{_seg(cluster)}/tasks?region={region}"
+
+
+def console_escape(text: str) -> str:
+    """CloudWatch console fragment encoding: quote twice, then ``%`` -> ``$`` (``/`` -> ``$252F``)."""
+    return quote(quote(text, safe=""), safe="").replace("%", "$")
+
+
+def log_stream_name(prefix: str, container: str, task_id: str) -> str:
+    """The ``awslogs`` stream of one container of one task: ``prefix/container/task-id``."""
+    return f"{prefix}/{container}/{task_id}"
+
+
+def log_stream_url(region: str, group: str, stream: str, partition: str = "aws") -> str:
+    """The CloudWatch Logs console page of one log stream (``region`` is the log group's region)."""
+    return (f"{console_host(region, partition)}/cloudwatch/home?region={region}#logsV2:log-groups/log-group/"
+            f"{console_escape(group)}/log-events/{console_escape(stream)}")
+
+
+def runbook_url(template: str, cluster: str, service: str) -> str:
+    """``RUNBOOK_URL`` with ``{cluster}`` and ``{service}`` replaced (URL-quoted); other braces are
+    left as they are (a template is not a format string: ``{x}`` it does not know stays)."""
+    return template.replace("{cluster}", quote(cluster, safe="")).replace("{service}", quote(service, safe=""))

@@ -1,0 +1,229 @@
+"""Issue 13 on moto: links read from the task definition, recovery messages once, job windows with one
+summary (24 hours replayed), AWS Chatbot's format on SNS, Slack buttons against a server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from ecs_guardrail.adapters.alerts import SlackWebhook
+from ecs_guardrail.adapters.ecs import EcsService
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+from ecs_guardrail.local import load_scenario, replay
+from ecs_guardrail.restore import restore
+from tests.conftest import ROOT
+from tests.functional.test_handlers import _Hook, slack_server  # noqa: F401 - the 127.0.0.1 Slack fixture
+from tests.functional.test_watchdog_state import (  # noqa: F401 - fixtures
+    ACCOUNT,
+    REGION,
+    T0,
+    TABLE,
+    Aws,
+    aws,
+    crash,
+    deliver,
+    moto_env,
+)
+
+W = timedelta(minutes=30)
+
+
+def steady(t, service: str = "api", cluster: str = "dev", n: int = 1) -> dict[str, Any]:
+    return {"version": "0", "id": f"5e5e0000-0000-4000-8000-{n:012d}", "detail-type": "ECS Service Action",
+            "source": "aws.ecs", "account": ACCOUNT, "time": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": REGION,
+            "resources": [f"arn:aws:ecs:{REGION}:{ACCOUNT}:service/{cluster}/{service}"],
+            "detail": {"clusterArn": f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/{cluster}", "eventType": "INFO",
+                       "eventName": "SERVICE_STEADY_STATE", "createdAt": t.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+
+
+def logged_taskdef() -> str:
+    """A task definition whose container logs with awslogs (group, stream prefix, region)."""
+    ecs = boto3.client("ecs", region_name=REGION)
+    return ecs.register_task_definition(family="api-logged", containerDefinitions=[{
+        "name": "app", "image": "x", "memory": 128, "essential": True,
+        "logConfiguration": {"logDriver": "awslogs", "options": {
+            "awslogs-group": "/ecs/dev/api", "awslogs-stream-prefix": "ecs", "awslogs-region": REGION}}}],
+    )["taskDefinition"]["taskDefinitionArn"]
+
+
+def with_taskdef(event: dict[str, Any], arn: str) -> dict[str, Any]:
+    e = copy.deepcopy(event)
+    e["detail"]["taskDefinitionArn"] = arn
+    for c in e["detail"]["containers"]:
+        c["name"] = "app"
+    return e
+
+
+def kinds(rt: Any) -> list[str]:
+    return [p["kind"] for p in rt.previews if p["channel"] == "slack"]
+
+
+# ---------------------------------------------------------------- where and links
+def test_decision_alert_links_the_service_its_stopped_tasks_the_logs_and_the_runbook(aws: Aws) -> None:  # noqa: F811 - the fixture
+    arn = logged_taskdef()
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev", RUNBOOK_URL="https://wiki.example.com/rb/{cluster}/{service}")
+    rt.previews = []
+    for i in range(3):
+        deliver(with_taskdef(crash(i, T0 + timedelta(minutes=i)), arn), rt)
+    [slack] = [p for p in rt.previews if p["channel"] == "slack"]
+    [sns] = [p for p in rt.previews if p["channel"] == "sns"]
+    [actions] = [b for b in slack["blocks"] if b["type"] == "actions"]
+    urls = {e["text"]["text"]: e["url"] for e in actions["elements"]}
+    console = f"https://{REGION}.console.aws.amazon.com"
+    assert urls["Service"] == f"{console}/ecs/v2/clusters/dev/services/api/health?region={REGION}"
+    assert urls["Stopped tasks"] == f"{console}/ecs/v2/clusters/dev/services/api/tasks?region={REGION}"
+    assert urls["Runbook"] == "https://wiki.example.com/rb/dev/api"
+    logs = [e["url"] for e in actions["elements"] if e["text"]["text"].startswith("Logs app")]
+    assert len(set(logs)) == 3  # one per last stop, stream prefix/container/task-id
+    assert all(u.startswith(f"{console}/cloudwatch/home?region={REGION}#logsV2:log-groups/log-group/"
+                            "$252Fecs$252Fdev$252Fapi/log-events/ecs$252Fapp$252F") for u in logs)
+    assert f"account {ACCOUNT} · region {REGION} · cluster dev · service api" in slack["text"]
+    # SNS (default format chatbot) carries the same links as next steps
+    msg = json.loads(sns["message"])
+    assert msg["source"] == "custom" and any(s.startswith("Logs app") for s in msg["content"]["nextSteps"])
+    # the task definition was read once for three stops (cached per ARN)
+    assert aws.calls[("ecs", "DescribeTaskDefinition")] == 1
+
+
+def test_sns_body_is_chatbot_json_by_default_and_plain_text_on_request(aws: Aws) -> None:  # noqa: F811 - the fixture
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i)), aws.runtime(ALERT_ONLY_CLUSTERS="dev"))
+    [published] = aws.alerts()
+    body = json.loads(published["Message"])
+    assert body["version"] == "1.0" and body["source"] == "custom"
+    assert body["content"]["title"] == "alert only: dev/api" and "ALERT ONLY: dev/api" in body["content"]["description"]
+    assert published["Subject"] == "ecs-guardrail alert only: dev/api"
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev", SNS_FORMAT="text")
+    for i in range(3):
+        deliver(crash(10 + i, T0 + timedelta(hours=2, minutes=i), service="web"), rt)
+    [text] = aws.alerts()
+    assert text["Message"].startswith("ALERT ONLY: dev/web") and "decision (JSON): " in text["Message"]
+
+
+def test_slack_receives_link_buttons(slack_server: str, aws: Aws) -> None:  # noqa: F811
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
+    rt.previews = []
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i)), rt)
+    alert_payload = next(p for p in rt.previews if p["channel"] == "slack")
+    _Hook.received.clear()
+    from ecs_guardrail.core.alert import Alert
+    assert SlackWebhook(slack_server).send(Alert(subject="s", text=alert_payload["text"],
+                                                 blocks=alert_payload["blocks"])).ok
+    [got] = _Hook.received
+    buttons = [e for b in got["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert {b["text"]["text"] for b in buttons} >= {"Service", "Stopped tasks"} and all("url" in b for b in buttons)
+
+
+# ---------------------------------------------------------------- recovery
+def test_recovery_on_steady_state_is_sent_once_even_by_two_invocations(aws: Aws) -> None:  # noqa: F811 - the fixture
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
+    rt.previews = []
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i)), rt)
+    assert kinds(rt) == ["alert_only"]
+    # two cold execution environments get the same SERVICE_STEADY_STATE (a redelivery): one recovery
+    a, b = aws.runtime(ALERT_ONLY_CLUSTERS="dev"), aws.runtime(ALERT_ONLY_CLUSTERS="dev")
+    a.previews, b.previews = [], []
+    deliver(steady(T0 + timedelta(minutes=20)), a)
+    deliver(steady(T0 + timedelta(minutes=20)), b)
+    assert kinds(a) + kinds(b) == ["recovery"]
+    [rec] = [p for p in a.previews + b.previews if p["channel"] == "sns"]
+    msg = json.loads(rec["message"])
+    assert rec["subject"] == "ecs-guardrail recovered: dev/api after 18 min"
+    assert "SERVICE_STEADY_STATE" in msg["content"]["description"] and rec["time"] == "2025-08-21T10:20:00Z"
+    deliver(steady(T0 + timedelta(hours=6), n=2), a)
+    assert kinds(a) == ["recovery"]  # never twice
+
+
+def test_recovery_after_a_quiet_window_says_so(aws: Aws) -> None:  # noqa: F811 - the fixture
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
+    rt.previews = []
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i)), rt)
+    deliver(crash(9, T0 + timedelta(minutes=2) + W + timedelta(minutes=5)), rt)  # after a full quiet window
+    assert kinds(rt) == ["alert_only", "recovery"]
+    rec = [p for p in rt.previews if p["channel"] == "slack"][1]
+    assert "a full window passed with no failure" in rec["text"] and "after 30 min" in rec["text"]
+
+
+def test_scale_down_recovers_only_when_restored_and_once(aws: Aws) -> None:  # noqa: F811 - the fixture
+    rt = aws.runtime(ALERT_ONLY_CLUSTERS="production")
+    rt.previews = []
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i)), rt)
+    assert kinds(rt) == ["scale_down"] and aws.desired("api") == 0
+    deliver(steady(T0 + timedelta(minutes=10)), rt)  # steady at 0 tasks: not a recovery
+    assert kinds(rt) == ["scale_down"]
+    store = HistoryStore.on(DynamoTable(boto3.client("dynamodb", region_name=REGION), TABLE))
+    restore(store, EcsService(boto3.client("ecs", region_name=REGION)), "dev", "api",
+            now=T0 + timedelta(minutes=47))
+    assert aws.desired("api") == 2
+    deliver(steady(T0 + timedelta(minutes=50), n=2), rt)
+    deliver(steady(T0 + timedelta(minutes=55), n=3), rt)
+    assert kinds(rt) == ["scale_down", "recovery"]
+    rec = [p for p in rt.previews if p["channel"] == "slack"][1]
+    assert "the service was restored" in rec["text"] and "after 45 min" in rec["text"]
+
+
+# ---------------------------------------------------------------- job failures
+_spec = importlib.util.spec_from_file_location("tour", ROOT / "scripts" / "make_scenario_alerts_tour.py")
+assert _spec is not None and _spec.loader is not None
+tour = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tour)
+
+
+def test_a_job_failing_every_5_minutes_for_24_hours_sends_42_alerts_not_288(tmp_path: Path) -> None:
+    """288 failed runs a day; default window 30 min: a window opens at the first failure, counts the
+    next six (up to and including +30 min), and the run at +35 min closes it: one message per 35 min
+    (the first failure's alert, then each closed window's summary with the news of the next one):
+    ceil(1440 / 35) = 42 a day."""
+    start = T0.replace(hour=0, minute=0)
+    events = tour.job_every(start, timedelta(minutes=5), 288)
+    tour.write(tmp_path / "day", events, ["web"], "ALERT_ONLY_CLUSTERS=production\n",
+               {"scaled_to_zero": [], "desired_counts": {}})
+    result = replay(load_scenario(tmp_path / "day"))
+    assert len(result.job_failures) == 288
+    sns = [a for a in result.alerts if a["channel"] == "sns"]
+    assert result.summary["alerts_sent"] == len(sns) == 42
+    assert [a["kind"] for a in sns] == ["job_failure"] + ["job_summary"] * 41
+    first_summary = json.loads(sns[1]["message"])
+    assert "failed 7 times in 30 min, last exit 1" in first_summary["content"]["title"]
+    assert sns[1]["time"] == "2025-08-21T00:35:30Z"  # the replay's clock, not the wall clock
+    assert result.decisions == []  # a job is never acted on
+
+
+def test_two_concurrent_job_failures_open_one_window(aws: Aws) -> None:  # noqa: F811 - the fixture
+    """Invocation A reads the family item before B writes it; A's conditional write then fails and A
+    files its run into B's window: one alert between them."""
+    rt_a, rt_b = aws.runtime(), aws.runtime()
+    rt_a.previews, rt_b.previews = [], []
+    table_a = rt_a.history.state.table
+    real_get = table_a.get
+    raced = {"done": False}
+
+    def get_then_race(pk: str, sk: str) -> Any:
+        item = real_get(pk, sk)
+        if sk.startswith("J#") and not raced["done"]:
+            raced["done"] = True
+            deliver(job(2, T0 + timedelta(seconds=5)), rt_b)  # B wins the race
+        return item
+
+    table_a.get = get_then_race  # type: ignore[method-assign]
+    deliver(job(1, T0), rt_a)
+    assert raced["done"] and kinds(rt_a) + kinds(rt_b) == ["job_failure"]
+    item = real_get("JOB#dev", "J#nightly")
+    assert json.loads(item["doc"])["n"] == 2
+
+
+def job(n: int, t) -> dict[str, Any]:
+    e = crash(100 + n, t)
+    e["detail"]["group"] = "family:nightly"
+    return e
