@@ -227,3 +227,48 @@ def job(n: int, t) -> dict[str, Any]:
     e = crash(100 + n, t)
     e["detail"]["group"] = "family:nightly"
     return e
+
+
+OK_RUN = {"code": "EssentialContainerExited", "reason": "Essential container in task exited", "exit": 0}
+
+
+def _job_day(tmp_path: Path, failures: int, ok_after: list[timedelta]) -> Any:
+    """``failures`` failed runs 5 min apart from T0 00:00, then clean runs at the offsets given."""
+    start = T0.replace(hour=0, minute=0)
+    events = tour.job_every(start, timedelta(minutes=5), failures)
+    events += [tour.base.task_event(5000 + i, start + dt, "family:nightly-report", "STOPPED", 5, OK_RUN)
+               for i, dt in enumerate(ok_after)]
+    tour.write(tmp_path / "day", events, ["web"], "ALERT_ONLY_CLUSTERS=production\n",
+               {"scaled_to_zero": [], "desired_counts": {}})
+    result = replay(load_scenario(tmp_path / "day"))
+    return [a for a in result.alerts if a["channel"] == "sns"]
+
+
+def test_a_job_that_stops_failing_still_gets_its_last_window_summary(tmp_path: Path) -> None:
+    """3 failures (00:00:30, 00:05:30, 00:10:30), a clean run inside the window (nothing yet), then a
+    clean run after the window closed: one summary, sent then, naming the clean run; later clean runs
+    send nothing."""
+    sns = _job_day(tmp_path, 3, [timedelta(minutes=20), timedelta(minutes=40), timedelta(minutes=60)])
+    assert [a["kind"] for a in sns] == ["job_failure", "job_summary"]
+    summary = json.loads(sns[1]["message"])
+    assert "failed 3 times in 30 min, last exit 1" in summary["content"]["title"]
+    assert "A run finished normally at 00:40:00Z" in summary["content"]["description"]
+    assert sns[1]["time"] == "2025-08-21T00:40:00Z"
+
+
+def test_a_single_failure_then_clean_runs_sends_only_its_alert(tmp_path: Path) -> None:
+    sns = _job_day(tmp_path, 1, [timedelta(minutes=40), timedelta(minutes=80)])
+    assert [a["kind"] for a in sns] == ["job_failure"]
+
+
+def test_after_a_clean_close_the_next_failure_opens_a_new_window(tmp_path: Path) -> None:
+    start = T0.replace(hour=0, minute=0)
+    events = tour.job_every(start, timedelta(minutes=5), 2)
+    events.append(tour.base.task_event(5000, start + timedelta(minutes=45), "family:nightly-report", "STOPPED", 5,
+                                       OK_RUN))
+    events += tour.job_every(start + timedelta(minutes=60), timedelta(minutes=5), 1, first_task=2000)
+    tour.write(tmp_path / "day", events, ["web"], "ALERT_ONLY_CLUSTERS=production\n",
+               {"scaled_to_zero": [], "desired_counts": {}})
+    sns = [a for a in replay(load_scenario(tmp_path / "day")).alerts if a["channel"] == "sns"]
+    assert [a["kind"] for a in sns] == ["job_failure", "job_summary", "job_failure"]
+    assert "failed 2 times" in json.loads(sns[1]["message"])["content"]["title"]

@@ -23,6 +23,7 @@ from ecs_guardrail.core.episode import (
     add_failure,
     add_spot,
     close_episode,
+    close_job_window,
     episode_is_open,
     file_job_failure,
     in_window,
@@ -240,3 +241,24 @@ def test_job_window_of_one_failure_needs_no_summary_and_state_stays_bounded():
     for i in range(500):
         job = file_job_failure(job, f"x{i}", T0 + timedelta(hours=1, seconds=i), "1", W).job
     assert len(job.tasks) == 32 and job.failures_since_alert == 501
+
+
+def test_a_clean_run_closes_only_a_window_that_is_over_and_counted_more_than_its_opener():
+    job = JobSummary("nightly")
+    for n, minutes in enumerate((0, 5, 10)):
+        job = file_job_failure(job, f"t{n}", T0 + timedelta(minutes=minutes), "1", W).job
+    assert close_job_window(job, T0 + timedelta(minutes=29), W) is None  # window still open
+    assert close_job_window(job, T0 + W, W) is None  # both ends of the window belong to it
+    filing = close_job_window(job, T0 + timedelta(minutes=31), W)
+    assert filing is not None and not filing.opened
+    assert filing.closed == (T0, 3, "1", T0 + timedelta(minutes=10))
+    assert filing.job.last_alert is None and filing.job.failures_since_alert == 0
+    assert close_job_window(filing.job, T0 + timedelta(minutes=90), W) is None  # closed once
+    reopened = file_job_failure(filing.job, "t9", T0 + timedelta(minutes=95), "2", W)
+    assert reopened is not None and reopened.opened and reopened.closed is None
+
+
+def test_a_clean_run_after_a_single_failure_has_nothing_to_say():
+    job = file_job_failure(JobSummary("nightly"), "t0", T0, "1", W).job
+    assert close_job_window(job, T0 + timedelta(hours=2), W) is None
+    assert close_job_window(JobSummary("never-failed"), T0, W) is None

@@ -241,6 +241,21 @@ def file_job_failure(job: JobSummary, task_arn: str, at: datetime, exit_text: st
                              last_time=at), opened=True, closed=closed)
 
 
+def close_job_window(job: JobSummary, at: datetime, window: timedelta) -> JobFiling | None:
+    """A run of the family finished normally at ``at``: close its window if that window is over.
+
+    A job that stops failing sends no further failure, so without this its last window's summary would
+    never go out. Returns a filing whose ``closed`` is the summary to send (the window counted more than
+    the run that opened it), with ``job`` reset to no open window; ``None`` when there is nothing to
+    close or say (no window, the window still open, or a window of one failure, which its opening alert
+    already reported whole).
+    """
+    if job.last_alert is None or at <= job.last_alert + window or job.failures_since_alert <= 1:
+        return None
+    closed = (job.last_alert, job.failures_since_alert, job.last_exit or "unknown", job.last_time or job.last_alert)
+    return JobFiling(replace(job, last_alert=None, failures_since_alert=0), opened=False, closed=closed)
+
+
 def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
               after: datetime | None = None) -> tuple[Failure, ...]:
     """``failures`` with ``end - window <= time <= end`` and ``time > after``, oldest first."""

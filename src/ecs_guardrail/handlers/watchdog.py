@@ -360,12 +360,14 @@ class Watchdog:
         d = event.detail
         if d.last_status.upper() != "STOPPED":
             return {"status": "ignored", "why": "standalone task: waiting for the STOPPED event's exit codes"}
-        if kind is not StopKind.CRASH or (exit_codes and all(c == 0 for _, c in exit_codes)):
-            return {"status": "ignored", "why": "standalone task finished normally"}
+        if exit_codes and all(c == 0 for _, c in exit_codes):
+            return self._job_ok(event, ck, family, "standalone task finished normally")
+        if kind is not StopKind.CRASH:
+            return {"status": "ignored", "why": f"standalone task stopped ({kind.value}): not a failed run"}
         essential = self._taskdefs().essential_containers(d.task_definition_arn) if d.task_definition_arn else None
         failed, why = job_failed(exit_codes, essential)
         if not failed:
-            return {"status": "ignored", "why": f"standalone task finished normally ({why})"}
+            return self._job_ok(event, ck, family, f"standalone task finished normally ({why})")
         failure = replace(_failure(event, kind, cause, exit_codes, f"family:{family}"),
                           reason=f"{why}; {d.stopped_reason or 'no reason'}")
         window = self.config.window
@@ -388,6 +390,20 @@ class Watchdog:
             self._deliver(alert)
         return {"status": "job_failed", "cluster": d.cluster, "family": family, "alerted": filing.opened,
                 **({"summarised": filing.closed[1]} if filing.closed else {})}
+
+    def _job_ok(self, event: TaskStateChange, ck: str, family: str, why: str) -> dict[str, Any]:
+        """A run of ``family`` finished normally: if it closes a window that counted several failures,
+        send that window's summary now (a job that stops failing sends no further failure to do it)."""
+        d = event.detail
+        filing = self.state.job_run_ok(ck, family, event.time, self.config.window)
+        if filing is None or filing.closed is None:
+            return {"status": "ignored", "why": why}
+        start, count, last_exit, last_time = filing.closed
+        where = self._place(ck, d.cluster, family=family)
+        self._deliver(job_summary_alert(d.cluster, family, failures=count, window_minutes=self.config.window_minutes,
+                                        window_start=start, last_exit=last_exit, last_time=last_time,
+                                        ok_run_at=event.time, where=where, links=self._links(where, ())))
+        return {"status": "ignored", "why": why, "cluster": d.cluster, "family": family, "summarised": count}
 
     # -------------------------------------------------------------- decide
     def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,

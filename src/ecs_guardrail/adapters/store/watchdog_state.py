@@ -41,6 +41,7 @@ from ecs_guardrail.core.episode import (
     JobSummary,
     RecoveryStatus,
     ServiceSummary,
+    close_job_window,
     file_job_failure,
 )
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
@@ -360,11 +361,25 @@ class WatchdogState:
         Returns the filing (``opened``: send the window's alert; ``closed``: the summary to send), or
         ``None`` for a redelivered task. Raises :class:`StateConflictError` after repeated lost races.
         """
+        return self._file_job(ck, family, at, lambda job: file_job_failure(job, task_arn, at, exit_text, window))
+
+    def job_run_ok(self, ck: str, family: str, at: datetime, window: timedelta) -> JobFiling | None:
+        """A run of job ``family`` finished normally at ``at``: close its window when that window is over
+        (:func:`~ecs_guardrail.core.episode.close_job_window`), so a job that stops failing still gets its
+        last window's summary. One GetItem (none is written for a family that never failed or has
+        nothing to summarise); the closing write is conditional on ``seq``, so of two concurrent
+        invocations one sends the summary. Returns the filing (``closed``: send it) or ``None``.
+        Raises :class:`StateConflictError` after repeated lost races.
+        """
+        return self._file_job(ck, family, at, lambda job: close_job_window(job, at, window))
+
+    def _file_job(self, ck: str, family: str, at: datetime,
+                  change: Callable[[JobSummary], JobFiling | None]) -> JobFiling | None:
         pk, sk = keys.job(ck, family)
         for _ in range(_RETRIES):
             item = self.table.get(pk, sk)
             job = _job_from_item(family, item)
-            filing = file_job_failure(job, task_arn, at, exit_text, window)
+            filing = change(job)
             if filing is None:
                 return None
             j = filing.job
