@@ -200,6 +200,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with args.alerts_out.open("w") as fh:
             for a in result.alerts:
                 fh.write(json.dumps(a, sort_keys=True) + "\n")
+        channels = sorted({a.get("channel", "?") for a in result.alerts})
+        print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
+              + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)
     if args.calls:
         for (svc, op), n in sorted(result.calls.items()):
             print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)
