@@ -198,7 +198,8 @@ def replay_lines(r: dict[str, Any]) -> list[str]:
               f"| seed scenario: fast >= 10x the moto engine of the same run | {r['speedup']:.1f}x | "
               f"{'met' if r['speedup'] >= 10 else 'MISSED'} |",
               f"| seed scenario: fast >= 10x the moto replay before (reference {SEED_MOTO_BEFORE_S:.0f} s) | "
-              f"{SEED_MOTO_BEFORE_S / f['wall_s']:.1f}x | {'met' if SEED_MOTO_BEFORE_S / f['wall_s'] >= 10 else 'MISSED'} |",
+              f"{SEED_MOTO_BEFORE_S / f['wall_s']:.1f}x | "
+              f"{'met' if SEED_MOTO_BEFORE_S / f['wall_s'] >= 10 else 'MISSED'} |",
               f"| both engines print the same `--json` | {'yes' if r['same_output'] else 'NO'} | "
               f"{'met' if r['same_output'] else 'MISSED'} |"]
     if "fleet_day" in r:
