@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
-## the main job on its embedded default: replay a bundled incident on in-process moto
+## the main job on its embedded default: replay a bundled incident in process (fast engine: in-memory AWS, no moto)
 run: setup
 	$(VENV)/bin/ecs-guardrail replay $(SCENARIO)
 

@@ -73,7 +73,8 @@ def storm(services: int, events: int, seed: int = 7) -> list[tuple[str, dict[str
 
 def measure(services: int, events: int) -> dict[str, Any]:
     from ecs_guardrail.handlers import record, watchdog
-    from ecs_guardrail.handlers.runtime import LambdaContextStub
+    from ecs_guardrail.handlers import runtime as lambda_runtime
+    from ecs_guardrail.handlers.runtime import LambdaContextStub, default_client
     from ecs_guardrail.local import TABLE, EmbeddedAws, _environ, _quiet_logs, load_scenario
     from ecs_guardrail.routing import targets
 
@@ -87,30 +88,35 @@ def measure(services: int, events: int) -> dict[str, Any]:
                 _environ({"HISTORY_TABLE": TABLE, "ALERT_ONLY_CLUSTERS": "none", "ALERT_TOPIC_ARN": aws.topic_arn}), \
                 contextlib.redirect_stdout(io.StringIO()) as sink, _quiet_logs():
             result["fleet_build_s"] = time.perf_counter() - t_build
-            ctx = LambdaContextStub()
-            per_kind: dict[str, list[tuple[int, int]]] = defaultdict(list)  # kind -> [(calls, writes)]
-            crash_phases: list[tuple[int, int, str]] = []
-            began = time.perf_counter()
-            for kind, raw in stream:
-                before = dict(aws.counter.calls)
-                routes = targets(raw)
-                record.handler(raw, ctx)
-                status = ""
-                if "watchdog" in routes:
-                    try:
-                        status = watchdog.handler(raw, ctx).get("status", "")
-                    except watchdog.AlertDeliveryError:
-                        status = "alert_failed"
-                diff = {k: v - before.get(k, 0) for k, v in aws.counter.calls.items() if v != before.get(k, 0)}
-                calls = sum(diff.values())
-                writes = sum(v for (_, op), v in diff.items() if op in WRITES)
-                label = kind
-                if kind == "crash":
-                    label = "crash (counted, no decision)" if status == "counted" else f"crash ({status})"
-                per_kind[label].append((calls, writes))
-                sink.seek(0)
-                sink.truncate()  # EMF metrics lines
-            elapsed = time.perf_counter() - began
+            # the handlers run on the Lambda path, whose clients come from its own factory: count them there
+            lambda_runtime.set_client_factory(lambda service: aws.counter.attach(default_client(service)))
+            try:
+                ctx = LambdaContextStub()
+                per_kind: dict[str, list[tuple[int, int]]] = defaultdict(list)  # kind -> [(calls, writes)]
+                crash_phases: list[tuple[int, int, str]] = []
+                began = time.perf_counter()
+                for kind, raw in stream:
+                    before = dict(aws.counter.calls)
+                    routes = targets(raw)
+                    record.handler(raw, ctx)
+                    status = ""
+                    if "watchdog" in routes:
+                        try:
+                            status = watchdog.handler(raw, ctx).get("status", "")
+                        except watchdog.AlertDeliveryError:
+                            status = "alert_failed"
+                    diff = {k: v - before.get(k, 0) for k, v in aws.counter.calls.items() if v != before.get(k, 0)}
+                    calls = sum(diff.values())
+                    writes = sum(v for (_, op), v in diff.items() if op in WRITES)
+                    label = kind
+                    if kind == "crash":
+                        label = "crash (counted, no decision)" if status == "counted" else f"crash ({status})"
+                    per_kind[label].append((calls, writes))
+                    sink.seek(0)
+                    sink.truncate()  # EMF metrics lines
+                elapsed = time.perf_counter() - began
+            finally:
+                lambda_runtime.set_client_factory(None)
             result["product_s"] = elapsed
             result["product_eps"] = len(stream) / elapsed
             result["calls_per_event"] = sum(c for v in per_kind.values() for c, _ in v) / len(stream)
@@ -192,7 +198,8 @@ def replay_lines(r: dict[str, Any]) -> list[str]:
               f"| seed scenario: fast >= 10x the moto engine of the same run | {r['speedup']:.1f}x | "
               f"{'met' if r['speedup'] >= 10 else 'MISSED'} |",
               f"| seed scenario: fast >= 10x the moto replay before (reference {SEED_MOTO_BEFORE_S:.0f} s) | "
-              f"{SEED_MOTO_BEFORE_S / f['wall_s']:.1f}x | {'met' if SEED_MOTO_BEFORE_S / f['wall_s'] >= 10 else 'MISSED'} |",
+              f"{SEED_MOTO_BEFORE_S / f['wall_s']:.1f}x | "
+              f"{'met' if SEED_MOTO_BEFORE_S / f['wall_s'] >= 10 else 'MISSED'} |",
               f"| both engines print the same `--json` | {'yes' if r['same_output'] else 'NO'} | "
               f"{'met' if r['same_output'] else 'MISSED'} |"]
     if "fleet_day" in r:

@@ -62,13 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ecs-guardrail {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("replay", help="replay a scenario folder on the embedded AWS (moto) and report")
+    r = sub.add_parser("replay", help="replay a scenario folder on an embedded AWS (in memory; moto with --engine "
+                                      "moto) and report")
     r.add_argument("scenario", nargs="?", default=None,
                    help=f"scenario folder (default: the bundled {DEFAULT_SCENARIO})")
     r.add_argument("--json", action="store_true", help="JSON Lines on stdout: decisions, then one summary")
     r.add_argument("--set", dest="overrides", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="override a setting of settings.env (repeatable)")
-    r.add_argument("--alerts-out", type=Path,
+    r.add_argument("--alerts-out", type=Path, metavar="FILE.jsonl",
                    help="write what each channel would have received (JSON Lines: one line per alert per channel, "
                         "SNS subject and message, Slack text and blocks, stamped with the event time)")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
@@ -77,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw healthy hosts per service with stops and decisions, one file per cluster "
                         "(FILE.png, then FILE-CLUSTER.png; needs [plot])")
     r.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
-                   help="fast (default): metrics and fleet answers kept in memory; moto: everything through "
-                        "the embedded AWS (the reference)")
+                   help="fast (default): an in-memory history table and AWS (replay/memory_aws.py), no moto; "
+                        "moto: everything through moto in process (the reference); both print the same")
     r.add_argument("--sweep", action="append", type=_sweep, default=[], metavar="KEY=V1,V2",
                    help="replay once per combination of these settings' values (repeatable) and print one row "
                         "per combination: decisions by action, services scaled, held, watchdog service-minutes")
@@ -199,6 +200,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with args.alerts_out.open("w") as fh:
             for a in result.alerts:
                 fh.write(json.dumps(a, sort_keys=True) + "\n")
+        channels = sorted({a.get("channel", "?") for a in result.alerts})
+        print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
+              + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)
     if args.calls:
         for (svc, op), n in sorted(result.calls.items()):
             print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)

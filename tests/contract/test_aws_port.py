@@ -100,7 +100,7 @@ def _each(both: tuple[Side, Side], read: Any) -> None:
 def test_service_facts_are_the_same(both: tuple[Side, Side]) -> None:
     for cluster, service in [("production", "orders"), ("production", "agent"), ("production", "ingest"),
                              ("production", "idle"), ("staging", "orders")]:
-        _each(both, lambda side: asdict(EcsService(side.client("ecs")).describe(cluster, service)))
+        _each(both, lambda side, c=cluster, s=service: asdict(EcsService(side.client("ecs")).describe(c, s)))
     _each(both, lambda side: EcsService(side.client("ecs")).count_services("production"))
 
 

@@ -139,3 +139,12 @@ def test_sweep_of_an_unknown_setting_names_sweep_not_set():
     proc = run("replay", str(SCENARIOS / "bad-image-dev"), "--sweep", "CRASH_TRESHOLD=3,5")
     assert proc.returncode == 2
     assert "--sweep: unknown setting 'CRASH_TRESHOLD'" in proc.stderr and "--set" not in proc.stderr
+
+
+def test_alerts_out_says_where_it_wrote_like_plot(tmp_path):
+    out = tmp_path / "alerts.jsonl"
+    proc = run("replay", str(SCENARIOS / "alerts-tour"), "--json", "--alerts-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    assert lines and f"wrote {out} ({len(lines)} lines: one per alert per channel, slack, sns)" in proc.stderr
+    assert all(json.loads(ln)["type"] in ("decision", "summary") for ln in proc.stdout.splitlines())

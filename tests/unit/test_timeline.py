@@ -178,6 +178,22 @@ def test_two_accounts_clusters_of_one_name_get_one_timeline_each():
     assert mine.to_dict()["account"] == "111122223333"
 
 
+def test_two_timelines_of_one_cluster_name_say_whose_they_are_in_their_heading():
+    from ecs_guardrail.core.timeline import build_timelines
+
+    own = [_homed(stop(m, "api", "crash", n), None, None) for n, m in enumerate((1, 2, 3))]
+    other = [_homed(stop(m, "web", "crash", n), "999988887777") for n, m in enumerate((1, 2, 3))]
+    mine, theirs = build_timelines(own + other, "dev", at(0), at(30), account="111122223333", region="eu-west-1",
+                                   config=CFG)
+    heads = [render(t, fmt).splitlines()[0] for t in (mine, theirs) for fmt in ("text", "markdown")]
+    assert heads[0].startswith("Incident timeline: cluster dev (account 111122223333, region eu-west-1), ")
+    assert heads[1] == "### Incident timeline: `dev` (account 111122223333, region eu-west-1)"
+    assert heads[2].startswith("Incident timeline: cluster dev (account 999988887777, region eu-west-1), ")
+    assert heads[3] == "### Incident timeline: `dev` (account 999988887777, region eu-west-1)"
+    plain = build_timeline([stop(1, "api", "crash", 1)], "dev", at(0), at(30), config=CFG)
+    assert render(plain, "text").startswith("Incident timeline: cluster dev, ")  # nothing known, nothing said
+
+
 def test_same_account_other_region_is_apart_too():
     from ecs_guardrail.core.attribution import group_by_home
 

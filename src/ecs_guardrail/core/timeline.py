@@ -433,9 +433,16 @@ def _attribution_rows(a: Attribution) -> list[tuple[str, str, str, str, str]]:
              f"{r.crashes}/{r.health_check_kills}", ", ".join(r.zones) or "-") for r in a.rows]
 
 
+def _home(tl: Timeline) -> str:
+    """``" (account A, region R)"`` when known: two accounts' clusters of one name get a timeline each."""
+    parts = [f"account {tl.account}" if tl.account else "", f"region {tl.region}" if tl.region else ""]
+    parts = [p for p in parts if p]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
     day = tl.since.date() != tl.until.date()
-    head = (f"Incident timeline: cluster {tl.cluster}" + (f", service {tl.service}" if tl.service else "")
+    head = (f"Incident timeline: cluster {tl.cluster}{_home(tl)}" + (f", service {tl.service}" if tl.service else "")
             + f", {_iso(tl.since)} to {_iso(tl.until)} (UTC)")
     out = [head, "=" * min(len(head), 100)]
     if not tl.lines:
@@ -462,7 +469,7 @@ def _md(text: str) -> str:
 
 def render_markdown(tl: Timeline) -> str:
     day = tl.since.date() != tl.until.date()
-    out = [f"### Incident timeline: `{tl.cluster}`" + (f" / `{tl.service}`" if tl.service else ""),
+    out = [f"### Incident timeline: `{tl.cluster}`" + (f" / `{tl.service}`" if tl.service else "") + _home(tl),
            "", f"{_iso(tl.since)} to {_iso(tl.until)} (UTC)", "",
            "| time (UTC) | what | detail |", "| --- | --- | --- |"]
     for ln in tl.lines:

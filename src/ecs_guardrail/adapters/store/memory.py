@@ -2,9 +2,10 @@
 
 Plain dictionaries and sorted key lists; no network. Values are copied on the way in and out, so a
 caller can never change a stored item by mutating what it wrote or read (as with DynamoDB); the copy
-is a JSON round trip, which also refuses what DynamoDB would refuse of our writes (a value that is not
-JSON) and turns tuples into lists as DynamoDB does, at a fifth of ``copy.deepcopy``'s cost. Floats stay floats, integers stay integers (DynamoDB's Decimal round trip gives the
-same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
+(:func:`_copy`) rebuilds dicts and lists and shares the immutable scalars, refuses what DynamoDB would
+refuse of our writes (a value that is not JSON, a map key that is not a string) and turns tuples into
+lists as DynamoDB does. Floats stay floats, integers stay integers (DynamoDB's Decimal round trip gives
+the same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
 """
 
 from __future__ import annotations
