@@ -12,7 +12,7 @@ import pytest
 from ecs_guardrail.core.attribution import Verdict, attribute
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
-from ecs_guardrail.core.timeline import build_timeline, render
+from ecs_guardrail.core.timeline import build_timeline, busiest_window, render
 
 T0 = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
 CFG = PolicyConfig()
@@ -217,7 +217,7 @@ def test_a_standalone_jobs_clean_exit_is_finished_not_a_crash():
     assert "standalone tasks finished (exit 0)" in titles
     firsts = [ln for ln in tl.lines if ln.category == "first_crash"]
     assert len(firsts) == 1 and firsts[0].detail["task_arn"].endswith("-2")  # the clean exit is no crash
-    assert sum(r.crashes for r in tl.attribution.rows) == 1
+    assert tl.attribution.rows == ()  # a failed job is on the timeline, never in the attribution (no fleet test)
     assert is_clean_job_exit("family:x", [("app", 0)]) and not is_clean_job_exit("family:x", [("app", None)])
     assert not is_clean_job_exit("service:api", [{"name": "app", "code": 0}])
     assert not is_clean_job_exit("family:x", [])
@@ -236,3 +236,50 @@ def test_a_longer_window_does_not_dilute_a_service_failure_into_an_instance():
     assert narrow.attribution.verdict is Verdict.SERVICE
     assert wide.attribution.verdict is Verdict.SERVICE
     assert wide.attribution.rows[0].tasks_seen == 7  # the six that failed and the one still running
+
+
+def _zones(n: int) -> str:
+    return f"eu-west-1{'abc'[n % 3]}"
+
+
+def test_failures_hours_apart_are_not_failing_at_once() -> None:
+    """Ten services each crash twice, one service an hour: never more than one failing in a 30-min
+    window, so no shared-dependency verdict (the fleet test would not have held either)."""
+    items = [running(0, f"svc{k}", 100 + k, _zones(k)) for k in range(10)]
+    for k in range(10):
+        items += [stop(60 * k + m, f"svc{k}", "crash", 10 * k + m, _zones(k)) for m in range(2)]
+    tl = build_timeline(items, "dev", at(-5), at(660))
+    assert tl.attribution.verdict is not Verdict.SHARED
+    assert len(tl.attribution.failing) == 1
+
+
+def test_failures_of_many_services_within_one_window_are_still_shared() -> None:
+    items = [running(0, f"svc{k}", 100 + k, _zones(k)) for k in range(10)]
+    for k in range(10):
+        items += [stop(k + m / 2, f"svc{k}", "crash", 10 * k + m, _zones(k)) for m in range(2)]
+    items += [stop(300, "svc0", "crash", 999)]  # a later failure does not stretch the window
+    tl = build_timeline(items, "dev", at(-5), at(400))
+    assert tl.attribution.verdict is Verdict.SHARED and len(tl.attribution.failing) == 10
+
+
+def test_a_failing_standalone_job_is_not_a_failing_service() -> None:
+    items = [running(0, "api", 1), running(0, "web", 2)]
+    items += [stop(m, "api", "crash", 10 + m) for m in range(2)]
+    for m in range(6):
+        job = stop(m, "x", "crash", 50 + m, exit_codes=[{"name": "app", "code": 1}])
+        job.pop("service")
+        job["group"] = "family:nightly"
+        items.append(job)
+    tl = build_timeline(items, "dev", at(-5), at(30))
+    assert tl.attribution.failing == ("api",)
+    assert all(not r.service.startswith("family:") for r in tl.attribution.rows)
+
+
+def test_busiest_window_prefers_more_failing_services_then_more_failures() -> None:
+    f = [Failure("a", at(0), StopKind.CRASH, "t1"), Failure("a", at(1), StopKind.CRASH, "t2"),
+         Failure("b", at(100), StopKind.CRASH, "t3"), Failure("c", at(101), StopKind.CRASH, "t4"),
+         Failure("b", at(102), StopKind.CRASH, "t5"), Failure("c", at(103), StopKind.CRASH, "t6")]
+    assert busiest_window(f, CFG) == (at(100), at(103))
+    lone = [Failure("a", at(0), StopKind.CRASH, "t1"), Failure("b", at(100), StopKind.CRASH, "t2"),
+            Failure("b", at(101), StopKind.CRASH, "t3")]  # b reaches 2 failures: the window of b
+    assert busiest_window(lone, CFG) == (at(100), at(101))

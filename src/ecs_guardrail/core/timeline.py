@@ -35,7 +35,7 @@ from ecs_guardrail.core.availability import (
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
-__all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "availability_from_items", "render", "FORMATS"]
+__all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items", "render", "FORMATS"]
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -306,6 +306,36 @@ def availability_from_items(items: list[dict[str, Any]], start: datetime | None 
     return availability_report(samples, start, end, scale_downs=downs, running_tasks=running)
 
 
+def busiest_window(failures: list[Failure], config: PolicyConfig) -> tuple[datetime, datetime]:
+    """The span attribution weighs: the ``config.window`` (the watchdog's crash window) holding the most
+    failing services (each with ``fleet_signal_min_failures`` failures in it; then the most failures;
+    then the earliest), from
+    its first failure to its last. "At once" means what it means to the fleet test: a window, not a
+    whole incident, so failures hours apart are never counted together.
+
+    ``failures``: sorted by time (non-empty). Returns ``(first failure time, last failure time)``; one
+    sliding pass, O(len(failures)).
+    """
+    counts: dict[str, int] = defaultdict(int)
+    failing = 0
+    lo = 0
+    best: tuple[int, int, int, int] = (-1, -1, 0, 0)  # (failing services, failures, start index, end index)
+    need = config.fleet_signal_min_failures
+    for hi, f in enumerate(failures):
+        counts[f.service] += 1
+        if counts[f.service] == need:
+            failing += 1
+        while failures[lo].time < f.time - config.window:
+            gone = failures[lo].service
+            if counts[gone] == need:
+                failing -= 1
+            counts[gone] -= 1
+            lo += 1
+        if (failing, hi - lo + 1) > best[:2]:
+            best = (failing, hi - lo + 1, lo, hi)
+    return failures[best[2]].time, failures[best[3]].time
+
+
 def build_timeline(
     items: Iterable[dict[str, Any]],
     cluster: str,
@@ -343,9 +373,11 @@ def build_timeline(
     services_in_cluster = max([len(known), *counted])
 
     zones = {i["az"] for i in tasks if i.get("az")}
+    # standalone jobs (group family:...) are outside the fleet test, so outside the attribution too
     failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
-                if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)]
-    span = (failures[0].time, failures[-1].time) if failures else (since, until)
+                if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)
+                and not s.service.startswith("family:")]
+    span = busiest_window(failures, config) if failures else (since, until)
     # the share's denominator: the tasks alive during the span (first seen by its end, not stopped before its
     # start), not every task of the query window: a longer --since/--until must not dilute a service's failure
     first: dict[tuple[str, str], datetime] = {}
