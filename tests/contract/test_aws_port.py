@@ -211,3 +211,35 @@ def test_an_operation_outside_the_fast_engine_says_so() -> None:
         memory.client("ecs").delete_service(cluster="c", service="s")
     with pytest.raises(UnsupportedOperationError, match="dynamodb"):
         memory.client("dynamodb")
+
+
+#: clusters whose names are substrings of each other's (moto's ListServices matched "prod:" inside "preprod:api")
+NESTED_FLEET: dict[str, Any] = {
+    "account": ACCOUNT, "region": REGION,
+    "clusters": [
+        {"name": "prod", "services": [{"name": "api", "desiredCount": 2, "targetGroups": ["api-prod"]}]},
+        {"name": "preprod", "services": [{"name": "api", "desiredCount": 1, "targetGroups": ["api-preprod"]},
+                                         {"name": "jobs", "desiredCount": 1, "targetGroups": ["jobs-preprod"]}]},
+        {"name": "eu-prod", "services": [{"name": "web", "desiredCount": 1}]},
+    ],
+}
+
+
+@pytest.fixture
+def nested(aws_env: None) -> Iterator[tuple[Any, Any]]:
+    from ecs_guardrail.local import moto_as_aws
+
+    with mock_aws(), moto_as_aws():
+        memory = MemoryAws(ACCOUNT, REGION).client
+        moto = lambda s: boto3.client(s, region_name=REGION)  # noqa: E731
+        for factory in (memory, moto):
+            build_fleet(factory, NESTED_FLEET, ACCOUNT, REGION)
+        yield memory, moto
+
+
+def test_a_cluster_lists_only_its_own_services_when_names_nest(nested: tuple[Any, Any]) -> None:
+    for factory in nested:
+        ecs, fleet = EcsService(factory("ecs")), EcsFleet(factory("ecs"))
+        assert [ecs.count_services(c) for c in ("prod", "preprod", "eu-prod")] == [1, 2, 1]
+        assert [(s.cluster, s.name) for s in fleet.load_balanced_services("prod")] == [("prod", "api")]
+
