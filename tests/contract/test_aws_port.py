@@ -243,3 +243,10 @@ def test_a_cluster_lists_only_its_own_services_when_names_nest(nested: tuple[Any
         assert [ecs.count_services(c) for c in ("prod", "preprod", "eu-prod")] == [1, 2, 1]
         assert [(s.cluster, s.name) for s in fleet.load_balanced_services("prod")] == [("prod", "api")]
 
+
+def test_deployment_ids_are_the_same_on_both(nested: tuple[Any, Any]) -> None:
+    """Not only in shape: a decision's message names the deployment, so the IDs themselves agree (moto's
+    are pinned at build time; it draws them at random)."""
+    memory, moto = ([d.id for d in EcsService(f("ecs")).describe(c, "api").deployments]
+                    for f in nested for c in ["preprod"])
+    assert memory == moto and memory[0].startswith("ecs-svc/")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import hashlib
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -42,7 +43,16 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError"]
+__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id"]
+
+
+def deployment_id(cluster: str, service: str) -> str:
+    """The ID of a new service's PRIMARY deployment: ``ecs-svc/`` and 19 digits (as AWS writes them), made
+    from the cluster and service names so that it does not depend on creation order. The moto engine's
+    fleet build pins moto's (drawn at random) to the same (:func:`ecs_guardrail.fleet.build_fleet`): a
+    decision's message and evidence name it."""
+    digest = hashlib.sha256(f"{cluster}/{service}".encode()).digest()
+    return f"ecs-svc/{int.from_bytes(digest[:8], 'big') % 10**19:019d}"
 
 
 class UnsupportedOperationError(NotImplementedError):
@@ -192,7 +202,7 @@ class _Ecs(MemoryClient):
             "tags": copy.deepcopy(tags or []), "deployments": [],
         }
         if controller.get("type", "ECS") == "ECS":  # as moto: one PRIMARY deployment, its state fixed now
-            did = f"ecs-svc/{next(self._aws.ids):019d}"
+            did = deployment_id(c["clusterName"], serviceName)
             state = "COMPLETED" if desired <= 0 else "IN_PROGRESS"
             service["deployments"] = [{
                 "id": did, "status": "PRIMARY", "taskDefinition": taskDefinition, "desiredCount": desired,
