@@ -281,7 +281,7 @@ def task_definitions_in_events(path: Path, account: str, region: str) -> dict[st
                 names.update(ct["name"] for ct in detail.get("containers") or []
                              if isinstance(ct, dict) and isinstance(ct.get("name"), str)
                              and _NAME.fullmatch(ct["name"]))
-            except (ValueError, AttributeError, RecursionError):
+            except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects the line
                 pass
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
 
