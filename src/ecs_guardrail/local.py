@@ -147,19 +147,32 @@ def moto_as_aws() -> Iterator[None]:
     """moto corrected where it answers unlike AWS and a replay would show it (the fast engine answers as
     AWS does): ListServices lists the services of that cluster only. moto keeps services under
     ``CLUSTER:SERVICE`` and tests ``"prod:" in key``, so ``prod`` also listed ``preprod``'s services (and
-    ``ig`` those of ``big``): every decision in ``prod`` counted them in its cluster's size."""
+    ``ig`` those of ``big``): every decision in ``prod`` counted them in its cluster's size.
+    DescribeTaskDefinition of a revision that is not a positive integer (``job:1.0``) is ClientException,
+    as in AWS and the fast engine (moto raised ValueError: a traceback)."""
     from unittest import mock
 
+    from moto.ecs.exceptions import TaskDefinitionNotFoundException
     from moto.ecs.models import EC2ContainerServiceBackend
 
+    from ecs_guardrail.replay.memory_aws import task_definition_revision
+
     original = EC2ContainerServiceBackend.list_services
+    original_describe = EC2ContainerServiceBackend.describe_task_definition
+
+    def describe_task_definition(self: Any, task_definition_str: str) -> Any:
+        _, colon, rev = task_definition_str.split("/")[-1].partition(":")
+        if colon and task_definition_revision(rev) is None:
+            raise TaskDefinitionNotFoundException()
+        return original_describe(self, task_definition_str)
 
     def list_services(self: Any, cluster_str: str, *args: Any, **kwargs: Any) -> list[str]:
         name = self._get_cluster(cluster_str).name
         own = {s.arn for key, s in self.services.items() if key.split(":", 1)[0] == name}
         return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
 
-    with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services):
+    with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
+            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition):
         yield
 
 

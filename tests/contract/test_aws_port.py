@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 import pytest
 from moto import mock_aws
 
@@ -86,7 +87,9 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def both(aws_env: None) -> Iterator[tuple[Side, Side]]:
-    with mock_aws():
+    from ecs_guardrail.local import moto_as_aws
+
+    with mock_aws(), moto_as_aws():  # moto as the replay's moto engine runs it
         memory = MemoryAws(ACCOUNT, REGION)
         yield Side("memory", memory.client), Side("moto", lambda s: boto3.client(s, region_name=REGION))
 
@@ -250,3 +253,16 @@ def test_deployment_ids_are_the_same_on_both(nested: tuple[Any, Any]) -> None:
     memory, moto = ([d.id for d in EcsService(f("ecs")).describe(c, "api").deployments]
                     for f in nested for c in ["preprod"])
     assert memory == moto and memory[0].startswith("ecs-svc/")
+
+
+@pytest.mark.parametrize("revision", ["0", "-1", "00", "1.0", "2abc", "1:2", "+1", ""])
+def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(both: tuple[Side, Side], revision: str) -> None:
+    """The fast engine indexed its list with ``revision - 1``: ``:0`` and ``:-1`` answered with the newest and
+    an older revision; moto raised ValueError (a traceback) for ``1.0``. AWS: ClientException, so the job's
+    essential containers are unknown on both."""
+    arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:{revision}"
+    for side in both:
+        with pytest.raises(ClientError) as info:
+            side.client("ecs").describe_task_definition(taskDefinition=arn)
+        assert info.value.response["Error"]["Code"] == "ClientException"
+        assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None

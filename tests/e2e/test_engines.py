@@ -95,3 +95,26 @@ def test_engines_agree_when_cluster_names_contain_each_other(tmp_path: Path,
     assert any("deployment ecs-svc/" in d["message"] for d in decisions)
     assert outputs[1] == outputs[2], "moto replays of one scenario differ"
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("revision", ["0", "1.0"])
+def test_engines_agree_on_a_job_whose_task_definition_revision_is_not_a_count(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], revision: str) -> None:
+    """``nightly:0`` read as the newest revision on the fast engine (essential containers known: no alert),
+    unknown on moto (alert); ``nightly:1.0`` was a moto traceback."""
+    from tests.fuzz.breakkit import crash, scenario
+
+    def job(n: int, rev: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+        e = crash(n, minute=n * 40)
+        e["detail"].update(group="family:nightly", containers=containers,
+                           taskDefinitionArn=f"arn:aws:ecs:eu-west-1:111122223333:task-definition/nightly:{rev}")
+        return e
+
+    events = [job(1, "2", [{"name": "app", "exitCode": 1}]),
+              job(2, revision, [{"name": "app", "exitCode": 0}, {"name": "side.car", "exitCode": 1}])]
+    folder = scenario(tmp_path, events=events, settings=b"ALERT_ONLY_CLUSTERS=nothing\n")
+    outputs = []
+    for engine in ("fast", "moto"):
+        assert main(["replay", str(folder), "--json", "--engine", engine]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]

@@ -43,7 +43,15 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id"]
+__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "task_definition_revision"]
+
+
+def task_definition_revision(text: str) -> int | None:
+    """The revision a ``family:REVISION`` reference names: ASCII digits, at least 1; ``None`` for anything
+    else (``0``, ``-1``, ``1.0``), which DescribeTaskDefinition answers with ClientException."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        return None
+    return int(text)
 
 
 def deployment_id(cluster: str, service: str) -> str:
@@ -175,12 +183,10 @@ class _Ecs(MemoryClient):
     def describe_task_definition(self, taskDefinition: str, **_: Any) -> dict[str, Any]:
         self._call("describe_task_definition")
         name = taskDefinition.rsplit("/", 1)[-1]
-        family, _, rev = name.partition(":")
+        family, colon, rev = name.partition(":")
         revisions = self._aws.task_definitions.get(family) or []
-        try:
-            td = revisions[int(rev) - 1] if rev else revisions[-1]
-        except (ValueError, IndexError):
-            td = None
+        number = task_definition_revision(rev) if colon else len(revisions)
+        td = revisions[number - 1] if number is not None and 1 <= number <= len(revisions) else None
         if td is None:
             raise _error("DescribeTaskDefinition", "ClientException", "Unable to describe task definition.")
         return {"taskDefinition": copy.deepcopy(td), "tags": []}
