@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

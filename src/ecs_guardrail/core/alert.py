@@ -183,7 +183,8 @@ def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str],
     ]
     items = list(fields.items())
     for i in range(0, min(len(items), 20), lim["fields"]):  # at most two field sections
-        blocks.append({"type": "section", "fields": [{"type": "mrkdwn", "text": _cut(f"*{k}*\n{_mrkdwn(v)}", lim["field_text"])}
+        blocks.append({"type": "section", "fields": [{"type": "mrkdwn",
+                                                      "text": _cut(f"*{k}*\n{_mrkdwn(v)}", lim["field_text"])}
                                                      for k, v in items[i:i + lim["fields"]]]})
     if stops:
         body = _mrkdwn("\n".join(stops)).replace("```", "'''")  # a reason never closes the code block
