@@ -281,7 +281,7 @@ def task_definitions_in_events(path: Path, account: str, region: str) -> dict[st
                 names.update(ct["name"] for ct in detail.get("containers") or []
                              if isinstance(ct, dict) and isinstance(ct.get("name"), str)
                              and _NAME.fullmatch(ct["name"]))
-            except (ValueError, AttributeError, RecursionError):
+            except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects the line
                 pass
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
 
@@ -357,6 +357,26 @@ def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, 
         ecs.register_task_definition(family=family, containerDefinitions=containers)
 
 
+def _pin_deployment_id(ecs: Any, account: str, region: str, cluster: str, service: str) -> None:
+    """On moto, give the new service's deployment the ID the fast engine gives it
+    (:func:`~ecs_guardrail.replay.memory_aws.deployment_id`): moto draws it at random, and a decision
+    names it, so two moto replays of one scenario printed different bytes."""
+    if not isinstance(ecs, BaseClient):
+        return
+    from ecs_guardrail.replay.memory_aws import deployment_id
+
+    try:
+        from moto.ecs.models import ecs_backends
+
+        found = ecs_backends[account][region].services[f"{cluster}:{service}"]
+    except (ImportError, KeyError, AttributeError, TypeError):
+        return
+    for d in found.deployments:
+        old, d["id"] = d["id"], deployment_id(cluster, service)
+        if isinstance(d.get("rolloutStateReason"), str):
+            d["rolloutStateReason"] = d["rolloutStateReason"].replace(old, d["id"])
+
+
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
                 event_task_definitions: Mapping[str, Iterable[str]] | None = None) -> BuiltFleet:
     """Create ``fleet`` (already checked by :func:`check_fleet`) in the embedded AWS.
@@ -422,6 +442,7 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
             else:
                 kwargs["desiredCount"] = s.get("desiredCount", 1)
             ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
+            _pin_deployment_id(ecs, account, region, c["name"], s["name"])
             update: dict[str, Any] = {}
             # a key given as null is a key omitted (as check_fleet reads it)
             if s.get("healthCheckGracePeriodSeconds") is not None:

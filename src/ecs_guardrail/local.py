@@ -142,6 +142,40 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def moto_as_aws() -> Iterator[None]:
+    """moto corrected where it answers unlike AWS and a replay would show it (the fast engine answers as
+    AWS does): ListServices lists the services of that cluster only. moto keeps services under
+    ``CLUSTER:SERVICE`` and tests ``"prod:" in key``, so ``prod`` also listed ``preprod``'s services (and
+    ``ig`` those of ``big``): every decision in ``prod`` counted them in its cluster's size.
+    DescribeTaskDefinition of a revision that is not a positive integer (``job:1.0``) is ClientException,
+    as in AWS and the fast engine (moto raised ValueError: a traceback)."""
+    from unittest import mock
+
+    from moto.ecs.exceptions import TaskDefinitionNotFoundException
+    from moto.ecs.models import EC2ContainerServiceBackend
+
+    from ecs_guardrail.replay.memory_aws import task_definition_revision
+
+    original = EC2ContainerServiceBackend.list_services
+    original_describe = EC2ContainerServiceBackend.describe_task_definition
+
+    def describe_task_definition(self: Any, task_definition_str: str) -> Any:
+        _, colon, rev = task_definition_str.split("/")[-1].partition(":")
+        if colon and task_definition_revision(rev) is None:
+            raise TaskDefinitionNotFoundException()
+        return original_describe(self, task_definition_str)
+
+    def list_services(self: Any, cluster_str: str, *args: Any, **kwargs: Any) -> list[str]:
+        name = self._get_cluster(cluster_str).name
+        own = {s.arn for key, s in self.services.items() if key.split(":", 1)[0] == name}
+        return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
+
+    with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
+            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition):
+        yield
+
+
 class CallCounter:
     """Counts AWS API calls (service, operation) through botocore's ``before-call`` event."""
 
@@ -193,6 +227,7 @@ class EmbeddedAws:
         self._stack.enter_context(_environ({**_FAKE_ENV, "AWS_DEFAULT_REGION": self.region,
                                             "MOTO_ACCOUNT_ID": self.scenario.account}))
         self._stack.enter_context(mock_aws())
+        self._stack.enter_context(moto_as_aws())
         self._build()
         return self
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from ecs_guardrail.adapters.alerts import SnsTopic
@@ -86,7 +87,9 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def both(aws_env: None) -> Iterator[tuple[Side, Side]]:
-    with mock_aws():
+    from ecs_guardrail.local import moto_as_aws
+
+    with mock_aws(), moto_as_aws():  # moto as the replay's moto engine runs it
         memory = MemoryAws(ACCOUNT, REGION)
         yield Side("memory", memory.client), Side("moto", lambda s: boto3.client(s, region_name=REGION))
 
@@ -211,3 +214,55 @@ def test_an_operation_outside_the_fast_engine_says_so() -> None:
         memory.client("ecs").delete_service(cluster="c", service="s")
     with pytest.raises(UnsupportedOperationError, match="dynamodb"):
         memory.client("dynamodb")
+
+
+#: clusters whose names are substrings of each other's (moto's ListServices matched "prod:" inside "preprod:api")
+NESTED_FLEET: dict[str, Any] = {
+    "account": ACCOUNT, "region": REGION,
+    "clusters": [
+        {"name": "prod", "services": [{"name": "api", "desiredCount": 2, "targetGroups": ["api-prod"]}]},
+        {"name": "preprod", "services": [{"name": "api", "desiredCount": 1, "targetGroups": ["api-preprod"]},
+                                         {"name": "jobs", "desiredCount": 1, "targetGroups": ["jobs-preprod"]}]},
+        {"name": "eu-prod", "services": [{"name": "web", "desiredCount": 1}]},
+    ],
+}
+
+
+@pytest.fixture
+def nested(aws_env: None) -> Iterator[tuple[Any, Any]]:
+    from ecs_guardrail.local import moto_as_aws
+
+    with mock_aws(), moto_as_aws():
+        memory = MemoryAws(ACCOUNT, REGION).client
+        moto = lambda s: boto3.client(s, region_name=REGION)  # noqa: E731
+        for factory in (memory, moto):
+            build_fleet(factory, NESTED_FLEET, ACCOUNT, REGION)
+        yield memory, moto
+
+
+def test_a_cluster_lists_only_its_own_services_when_names_nest(nested: tuple[Any, Any]) -> None:
+    for factory in nested:
+        ecs, fleet = EcsService(factory("ecs")), EcsFleet(factory("ecs"))
+        assert [ecs.count_services(c) for c in ("prod", "preprod", "eu-prod")] == [1, 2, 1]
+        assert [(s.cluster, s.name) for s in fleet.load_balanced_services("prod")] == [("prod", "api")]
+
+
+def test_deployment_ids_are_the_same_on_both(nested: tuple[Any, Any]) -> None:
+    """Not only in shape: a decision's message names the deployment, so the IDs themselves agree (moto's
+    are pinned at build time; it draws them at random)."""
+    memory, moto = ([d.id for d in EcsService(f("ecs")).describe(c, "api").deployments]
+                    for f in nested for c in ["preprod"])
+    assert memory == moto and memory[0].startswith("ecs-svc/")
+
+
+@pytest.mark.parametrize("revision", ["0", "-1", "00", "1.0", "2abc", "1:2", "+1", ""])
+def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(both: tuple[Side, Side], revision: str) -> None:
+    """The fast engine indexed its list with ``revision - 1``: ``:0`` and ``:-1`` answered with the newest and
+    an older revision; moto raised ValueError (a traceback) for ``1.0``. AWS: ClientException, so the job's
+    essential containers are unknown on both."""
+    arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:{revision}"
+    for side in both:
+        with pytest.raises(ClientError) as info:
+            side.client("ecs").describe_task_definition(taskDefinition=arn)
+        assert info.value.response["Error"]["Code"] == "ClientException"
+        assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None

@@ -4,7 +4,9 @@ shared acceptance folder sits beside the checkout, ../shared/scenarios/)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +45,76 @@ def test_fast_and_moto_engines_agree(folder: Path, capsys: pytest.CaptureFixture
         outputs[engine] = capsys.readouterr().out
     assert outputs["fast"] == outputs["moto"]
     assert outputs["fast"].splitlines()[-1].startswith('{"type": "summary"')
+
+
+# ---- adversarial fleets (break-it pass 2): both engines must still print the same bytes --------------
+
+def _adversarial(tmp_path: Path) -> Path:
+    """Clusters whose names are substrings of each other (``prod`` in ``preprod``, ``ig`` in ``big``),
+    the same service names in each, and a circuit-breaker service whose crash loop meets its deployment
+    (the decision names the deployment ID)."""
+    from tests.fuzz.breakkit import crash, scenario
+
+    def svcs(tg: str) -> list[dict[str, Any]]:
+        return [{"name": "api", "desiredCount": 2, "targetGroups": [tg]},
+                {"name": "cb", "desiredCount": 2, "deploymentCircuitBreaker": {"enable": True, "rollback": True}},
+                {"name": "extra", "desiredCount": 1}]
+
+    fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [
+        {"name": "prod", "services": svcs("api-prod")[:2]},
+        {"name": "preprod", "services": svcs("api-preprod")},
+        {"name": "big", "services": svcs("api-big")},
+        {"name": "ig", "services": svcs("api-ig")[:1]},
+        {"name": "development", "services": [{"name": "api", "desiredCount": 2}]},
+    ]}
+    events = []
+    for cluster in ("prod", "preprod", "big", "ig"):
+        for n, service in enumerate(("api", "cb") if cluster != "ig" else ("api",)):
+            for k in range(5):
+                e = json.loads(json.dumps(crash(len(events) + 1, service, minute=k * 2 + n))
+                               .replace("task/development/", f"task/{cluster}/")
+                               .replace("cluster/development", f"cluster/{cluster}"))
+                events.append(e)
+    return scenario(tmp_path, fleet=fleet, events=events,
+                    settings=b"ALERT_ONLY_CLUSTERS=nothing\nMAX_ACTION_FRACTION=1.0\nMIN_ACTIONS_ALLOWED=5\n")
+
+
+def test_engines_agree_when_cluster_names_contain_each_other(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """moto's ListServices lists ``preprod``'s services under ``prod`` (a substring test on its keys); AWS
+    and the fast engine list a cluster's own. And moto draws deployment IDs at random: two moto replays of
+    one scenario differed. Every decision counts its own cluster's services and both engines agree."""
+    folder = _adversarial(tmp_path)
+    outputs = []
+    for engine in ("fast", "moto", "moto"):
+        assert main(["replay", str(folder), "--json", "--engine", engine]) == 0
+        outputs.append(capsys.readouterr().out)
+    decisions = [json.loads(line) for line in outputs[0].splitlines()[:-1]]
+    counts = {(d["cluster"], d["service"]): d["services_in_cluster"] for d in decisions}
+    assert counts[("prod", "api")] == 2 and counts[("ig", "api")] == 1 and counts[("big", "api")] == 3
+    assert any("deployment ecs-svc/" in d["message"] for d in decisions)
+    assert outputs[1] == outputs[2], "moto replays of one scenario differ"
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("revision", ["0", "1.0"])
+def test_engines_agree_on_a_job_whose_task_definition_revision_is_not_a_count(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], revision: str) -> None:
+    """``nightly:0`` read as the newest revision on the fast engine (essential containers known: no alert),
+    unknown on moto (alert); ``nightly:1.0`` was a moto traceback."""
+    from tests.fuzz.breakkit import crash, scenario
+
+    def job(n: int, rev: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+        e = crash(n, minute=n * 40)
+        e["detail"].update(group="family:nightly", containers=containers,
+                           taskDefinitionArn=f"arn:aws:ecs:eu-west-1:111122223333:task-definition/nightly:{rev}")
+        return e
+
+    events = [job(1, "2", [{"name": "app", "exitCode": 1}]),
+              job(2, revision, [{"name": "app", "exitCode": 0}, {"name": "side.car", "exitCode": 1}])]
+    folder = scenario(tmp_path, events=events, settings=b"ALERT_ONLY_CLUSTERS=nothing\n")
+    outputs = []
+    for engine in ("fast", "moto"):
+        assert main(["replay", str(folder), "--json", "--engine", engine]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]

@@ -94,3 +94,12 @@ def test_task_event_whose_item_would_exceed_400kb_is_rejected(tmp_path, path, va
 
 def test_service_action_whose_item_would_exceed_400kb_is_rejected(tmp_path):
     _rejected_everywhere(tmp_path, [_set(impaired(), ("detail", "eventType"), _HUGE)])
+
+
+@pytest.mark.parametrize("code", ["1", "137", 1.0, 137.0, " 1"])
+def test_exit_code_that_is_not_a_json_integer_is_rejected_not_counted(tmp_path, code):
+    """ECS sends ``exitCode`` as a JSON integer; ``"1"`` and ``1.0`` were coerced (pydantic's lax mode) and
+    counted as crashes, while ``true`` was already rejected."""
+    events = [_set(crash(n, minute=n), ("detail", "containers"), [{"name": "app", "exitCode": code}])
+              for n in range(1, 7)]
+    _rejected_everywhere(tmp_path, events)

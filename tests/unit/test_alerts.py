@@ -193,3 +193,32 @@ def test_chatbot_message_of_the_largest_alert_stays_within_the_limits():
     logs = tuple(LogStream(f"{i:032x}", "app", "/ecs/" + "g" * 600, "p/app/x", "eu-west-1") for i in range(12))
     alert = mass_alert(d, names, where=where, links=alert_links(where, logs=logs))
     _check_chatbot(chatbot_message(alert))
+
+
+# ---------------------------------------------------------------- event text in Slack mrkdwn (break-it pass 2)
+def _mrkdwn_texts(blocks: list[dict]) -> list[str]:
+    out = []
+    for b in blocks:
+        for t in [b.get("text") or {}, *(b.get("fields") or []), *(b.get("elements") or [])]:
+            if isinstance(t, dict) and t.get("type") == "mrkdwn":
+                out.append(t["text"])
+    return out
+
+
+def test_event_text_cannot_ping_the_channel_or_hide_a_link_in_slack():
+    """A stopped reason is text from the task (an image name, an error message): Slack reads ``<!channel>``,
+    ``<!here>`` and ``<URL|label>`` in mrkdwn (and in the fallback ``text``) as a mention and a disguised
+    link, and ``` in the reason closed the "Last stops" code block so what followed was live. Slack's rule:
+    escape ``&``, ``<`` and ``>`` in text that is not ours."""
+    evil = "boom ``` <!channel> <https://evil.example|open the runbook> & <@U123> > x"
+    d = decision(message=f"crash loop ({evil})",
+                 last_failures=tuple(failure(i, reason=evil) for i in range(5)),
+                 evidence={"reason": evil})
+    for alert in (decision_alert(d, where=HERE), mass_alert(d, ["billing"], where=HERE)):
+        payload = slack_payload(alert)
+        for text in [payload["text"], *_mrkdwn_texts(payload["blocks"])]:
+            assert "<!" not in text and "<http" not in text and "<@" not in text, text
+            assert "&lt;!channel&gt;" in text or "boom" not in text
+        stops = next(t for t in _mrkdwn_texts(payload["blocks"]) if t.startswith("*Last stops*"))
+        assert stops.count("```") == 2, stops  # the code block opens and closes once
+    assert evil in decision_alert(d, where=HERE).text  # SNS text keeps the reason as it was

@@ -157,6 +157,13 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _mrkdwn(text: str) -> str:
+    """Text that is not ours (stop reasons, messages quoting them) made inert in Slack mrkdwn: ``&``,
+    ``<`` and ``>`` escaped as Slack requires, so ``<!channel>`` pings nobody and ``<URL|label>`` hides
+    no link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _button(link: L.Link, n: int) -> dict[str, Any] | None:
     """A Block Kit ``button`` with a ``url`` (``None`` when the URL is past Slack's 3,000: a cut URL is
     a wrong URL)."""
@@ -172,14 +179,15 @@ def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str],
     lim = SLACK_LIMITS
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(header, lim["header_text"])}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": _cut(summary, lim["section_text"])}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _cut(_mrkdwn(summary), lim["section_text"])}},
     ]
     items = list(fields.items())
     for i in range(0, min(len(items), 20), lim["fields"]):  # at most two field sections
-        blocks.append({"type": "section", "fields": [{"type": "mrkdwn", "text": _cut(f"*{k}*\n{v}", lim["field_text"])}
+        blocks.append({"type": "section", "fields": [{"type": "mrkdwn",
+                                                      "text": _cut(f"*{k}*\n{_mrkdwn(v)}", lim["field_text"])}
                                                      for k, v in items[i:i + lim["fields"]]]})
     if stops:
-        body = "\n".join(stops)
+        body = _mrkdwn("\n".join(stops)).replace("```", "'''")  # a reason never closes the code block
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Last stops*\n```"
                                                    + _cut(body, lim["section_text"] - 20) + "```"}})
     buttons = [b for b in (_button(link, n) for n, link in enumerate(links)) if b is not None]
@@ -379,8 +387,9 @@ def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: 
 # ---------------------------------------------------------------------------- channel renderings
 def slack_payload(alert: Alert) -> dict[str, Any]:
     """What a Slack incoming webhook receives: ``{"text": fallback, "blocks": [...]}`` (text within
-    the 3,000 characters Slack shows as a notification)."""
-    return {"text": _cut(alert.text, SLACK_LIMITS["section_text"]), "blocks": alert.blocks}
+    the 3,000 characters Slack shows as a notification; Slack parses it as mrkdwn too, so it is
+    escaped like the blocks)."""
+    return {"text": _cut(_mrkdwn(alert.text), SLACK_LIMITS["section_text"]), "blocks": alert.blocks}
 
 
 def chatbot_message(alert: Alert) -> dict[str, Any]:

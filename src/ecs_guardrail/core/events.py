@@ -107,6 +107,8 @@ class Container(_Tolerant):
     def _exit_code(cls, value: object) -> object:
         if isinstance(value, bool):
             raise ValueError("exitCode must be an integer, not a boolean")
+        if value is not None and not isinstance(value, int):  # "1" or 1.0 would be coerced, then counted
+            raise ValueError(f"exitCode must be an integer, not a {type(value).__name__}")
         return value
 
 

@@ -540,12 +540,20 @@ class Watchdog:
                 else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
         prev = facts.desired_count if facts else None
+        # still at 0 from an earlier scale-down whose episode ended (SERVICE_STEADY_STATE once ECS reached
+        # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
+        before = s.episode if (s.episode is not None and s.episode.held_at_zero and facts is not None
+                               and facts.desired_count == 0) else None
+        if before is not None and before.previous_desired_count is not None:
+            prev = before.previous_desired_count
         record = decision_record(decision, previous_desired_count=prev, dry_run=self.config.dry_run,
                                  escalation=trigger.escalation)
         ep = Episode(decision_time=decision.time, last_failure=max(trigger.time, s.newest_failure or trigger.time),
                      action=decision.action, reason=decision.reason, trigger=trigger.kind,
                      action_status=ActionStatus.PENDING if decision.acts else ActionStatus.NONE,
-                     alert_status=AlertStatus.PENDING, previous_desired_count=prev, lease_owner=self.owner,
+                     alert_status=AlertStatus.PENDING, previous_desired_count=prev,
+                     previous_suspended=before.previous_suspended if before is not None else None,
+                     lease_owner=self.owner,
                      lease_until=time.time() + self.lease_s,
                      escalated=trigger.escalation or bool(s.episode and s.episode.escalated))
         new = replace(s, episode=ep, episode_end=None)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import hashlib
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -42,7 +43,24 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError"]
+__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "task_definition_revision"]
+
+
+def task_definition_revision(text: str) -> int | None:
+    """The revision a ``family:REVISION`` reference names: ASCII digits, at least 1; ``None`` for anything
+    else (``0``, ``-1``, ``1.0``), which DescribeTaskDefinition answers with ClientException."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        return None
+    return int(text)
+
+
+def deployment_id(cluster: str, service: str) -> str:
+    """The ID of a new service's PRIMARY deployment: ``ecs-svc/`` and 19 digits (as AWS writes them), made
+    from the cluster and service names so that it does not depend on creation order. The moto engine's
+    fleet build pins moto's (drawn at random) to the same (:func:`ecs_guardrail.fleet.build_fleet`): a
+    decision's message and evidence name it."""
+    digest = hashlib.sha256(f"{cluster}/{service}".encode()).digest()
+    return f"ecs-svc/{int.from_bytes(digest[:8], 'big') % 10**19:019d}"
 
 
 class UnsupportedOperationError(NotImplementedError):
@@ -165,12 +183,10 @@ class _Ecs(MemoryClient):
     def describe_task_definition(self, taskDefinition: str, **_: Any) -> dict[str, Any]:
         self._call("describe_task_definition")
         name = taskDefinition.rsplit("/", 1)[-1]
-        family, _, rev = name.partition(":")
+        family, colon, rev = name.partition(":")
         revisions = self._aws.task_definitions.get(family) or []
-        try:
-            td = revisions[int(rev) - 1] if rev else revisions[-1]
-        except (ValueError, IndexError):
-            td = None
+        number = task_definition_revision(rev) if colon else len(revisions)
+        td = revisions[number - 1] if number is not None and 1 <= number <= len(revisions) else None
         if td is None:
             raise _error("DescribeTaskDefinition", "ClientException", "Unable to describe task definition.")
         return {"taskDefinition": copy.deepcopy(td), "tags": []}
@@ -192,7 +208,7 @@ class _Ecs(MemoryClient):
             "tags": copy.deepcopy(tags or []), "deployments": [],
         }
         if controller.get("type", "ECS") == "ECS":  # as moto: one PRIMARY deployment, its state fixed now
-            did = f"ecs-svc/{next(self._aws.ids):019d}"
+            did = deployment_id(c["clusterName"], serviceName)
             state = "COMPLETED" if desired <= 0 else "IN_PROGRESS"
             service["deployments"] = [{
                 "id": did, "status": "PRIMARY", "taskDefinition": taskDefinition, "desiredCount": desired,
