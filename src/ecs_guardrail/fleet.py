@@ -357,24 +357,35 @@ def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, 
         ecs.register_task_definition(family=family, containerDefinitions=containers)
 
 
-def _pin_deployment_id(ecs: Any, account: str, region: str, cluster: str, service: str) -> None:
-    """On moto, give the new service's deployment the ID the fast engine gives it
-    (:func:`~ecs_guardrail.replay.memory_aws.deployment_id`): moto draws it at random, and a decision
-    names it, so two moto replays of one scenario printed different bytes."""
-    if not isinstance(ecs, BaseClient):
-        return
-    from ecs_guardrail.replay.memory_aws import deployment_id
+def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: str) -> None:
+    """Bring a service just created to the state of one that has been running: its tasks all running
+    (``runningCount`` = ``desiredCount``) and its PRIMARY deployment ``COMPLETED``, with the ID the fast
+    engine gives it (:func:`~ecs_guardrail.replay.memory_aws.deployment_id`).
 
+    A scenario's fleet is the fleet before the incident (SCENARIOS.md: built "as the real API would hold
+    it"); CreateService alone leaves a deployment ``IN_PROGRESS`` with no task running, which made every
+    circuit-breaker service look mid-deployment (``deployment_in_progress``) for the whole replay.
+    Deployment events in the scenario still say otherwise where they exist. On moto through its backend
+    (moto also draws the deployment ID at random, and a decision names it); on
+    :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` through its ``settle_service``.
+    """
+    from ecs_guardrail.replay.memory_aws import deployment_id, settled_deployment
+
+    if not isinstance(ecs, BaseClient):
+        settle = getattr(ecs, "settle_service", None)
+        if settle is not None:
+            settle(cluster, service)
+        return
     try:
         from moto.ecs.models import ecs_backends
 
         found = ecs_backends[account][region].services[f"{cluster}:{service}"]
     except (ImportError, KeyError, AttributeError, TypeError):
         return
+    found.running_count = found.desired_count
+    found.pending_count = 0
     for d in found.deployments:
-        old, d["id"] = d["id"], deployment_id(cluster, service)
-        if isinstance(d.get("rolloutStateReason"), str):
-            d["rolloutStateReason"] = d["rolloutStateReason"].replace(old, d["id"])
+        d.update(settled_deployment(deployment_id(cluster, service), found.desired_count))
 
 
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
@@ -442,7 +453,7 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
             else:
                 kwargs["desiredCount"] = s.get("desiredCount", 1)
             ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
-            _pin_deployment_id(ecs, account, region, c["name"], s["name"])
+            _settle_service(ecs, account, region, c["name"], s["name"])
             update: dict[str, Any] = {}
             # a key given as null is a key omitted (as check_fleet reads it)
             if s.get("healthCheckGracePeriodSeconds") is not None:

@@ -51,8 +51,8 @@ def test_fast_and_moto_engines_agree(folder: Path, capsys: pytest.CaptureFixture
 
 def _adversarial(tmp_path: Path) -> Path:
     """Clusters whose names are substrings of each other (``prod`` in ``preprod``, ``ig`` in ``big``),
-    the same service names in each, and a circuit-breaker service whose crash loop meets its deployment
-    (the decision names the deployment ID)."""
+    the same service names in each, and a circuit-breaker service in a crash loop (its built deployment
+    is COMPLETED, so it is judged like any other)."""
     from tests.fuzz.breakkit import crash, scenario
 
     def svcs(tg: str) -> list[dict[str, Any]]:
@@ -92,7 +92,9 @@ def test_engines_agree_when_cluster_names_contain_each_other(tmp_path: Path,
     decisions = [json.loads(line) for line in outputs[0].splitlines()[:-1]]
     counts = {(d["cluster"], d["service"]): d["services_in_cluster"] for d in decisions}
     assert counts[("prod", "api")] == 2 and counts[("ig", "api")] == 1 and counts[("big", "api")] == 3
-    assert any("deployment ecs-svc/" in d["message"] for d in decisions)
+    # the fleet is built settled (deployments COMPLETED): a circuit-breaker service is not mid-deployment
+    assert {d["reason"] for d in decisions if d["service"] == "cb"} and \
+        not any(d["reason"] == "deployment_in_progress" for d in decisions)
     assert outputs[1] == outputs[2], "moto replays of one scenario differ"
     assert outputs[0] == outputs[1]
 
@@ -118,3 +120,28 @@ def test_engines_agree_on_a_job_whose_task_definition_revision_is_not_a_count(
         assert main(["replay", str(folder), "--json", "--engine", engine]) == 0
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1]
+
+
+def test_a_built_fleet_has_been_running_on_both_engines(tmp_path: Path) -> None:
+    """SCENARIOS.md: the fleet is built "as the real API would hold it": a service that has been running
+    has its tasks running and its deployment COMPLETED (CreateService alone leaves it IN_PROGRESS with no
+    task, which made every circuit-breaker service deployment_in_progress for a whole replay)."""
+    from ecs_guardrail.adapters.ecs import EcsService
+    from ecs_guardrail.local import load_scenario, make_aws
+    from tests.fuzz.breakkit import scenario
+
+    fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [{"name": "development", "services": [
+        {"name": "cb", "desiredCount": 3, "deploymentCircuitBreaker": {"enable": True, "rollback": True}},
+        {"name": "idle", "desiredCount": 0}]}]}
+    folder = scenario(tmp_path, fleet=fleet, events=[])
+    seen = {}
+    for engine in ("fast", "moto"):
+        with make_aws(engine, load_scenario(folder)) as aws:
+            ecs = EcsService(aws.client("ecs"))
+            seen[engine] = [ecs.describe("development", name) for name in ("cb", "idle")]
+    for facts in seen.values():
+        cb, idle = facts
+        assert (cb.desired_count, cb.running_count) == (3, 3) and (idle.desired_count, idle.running_count) == (0, 0)
+        assert [d.rollout_state for d in cb.deployments] == ["COMPLETED"]
+        assert cb.deployments[0].rollout_state_reason == f"ECS deployment {cb.deployments[0].id} completed."
+    assert seen["fast"] == seen["moto"]

@@ -17,9 +17,11 @@ of the API reference that the adapters send and read:
 
 Where moto (the ``--engine moto`` reference) answers differently from AWS in a way a replay can see, this
 follows moto, so both engines give the same output (``tests/e2e/test_engines.py``): a new service
-reports ``runningCount`` 0 and one PRIMARY deployment whose ``rolloutState`` is fixed at creation
-(``IN_PROGRESS`` unless the desired count is 0), and an UpdateService with ``desiredCount`` sets
-``runningCount`` to it. The port is the boto3 client surface; ``tests/contract/test_aws_port.py`` runs
+reports ``runningCount`` 0 and one PRIMARY deployment ``IN_PROGRESS`` (``COMPLETED`` at desired count 0)
+that no later call moves on, and an UpdateService with ``desiredCount`` sets ``runningCount`` to it at
+once. The fleet build then settles every service it created (``settle_service`` here, moto's backend
+there: :func:`ecs_guardrail.fleet._settle_service`), so a replay starts from a fleet that has been
+running: tasks all running, deployment ``COMPLETED``. The port is the boto3 client surface; ``tests/contract/test_aws_port.py`` runs
 the adapters against this and against moto and compares their answers.
 
 Every call runs the handlers registered on ``client.meta.events`` for ``before-call.*.*`` (as botocore
@@ -43,7 +45,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "task_definition_revision"]
+__all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "settled_deployment",
+           "task_definition_revision"]
 
 
 def task_definition_revision(text: str) -> int | None:
@@ -52,6 +55,12 @@ def task_definition_revision(text: str) -> int | None:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         return None
     return int(text)
+
+
+def settled_deployment(did: str, desired: int) -> dict[str, Any]:
+    """The fields of a PRIMARY deployment whose rollout completed with ``desired`` tasks running."""
+    return {"id": did, "rolloutState": "COMPLETED", "rolloutStateReason": f"ECS deployment {did} completed.",
+            "desiredCount": desired, "runningCount": desired, "pendingCount": 0}
 
 
 def deployment_id(cluster: str, service: str) -> str:
@@ -217,6 +226,14 @@ class _Ecs(MemoryClient):
             }]
         c["services"][serviceName] = service
         return {"service": self._public(service, tags=True)}
+
+    def settle_service(self, cluster: str, service: str) -> None:
+        """Not an AWS operation: the fleet build's step that makes a service just created look like one
+        that has been running (:func:`ecs_guardrail.fleet._settle_service` does the same on moto)."""
+        s = self._cluster("CreateService", cluster)["services"][service]
+        s["runningCount"], s["pendingCount"] = s["desiredCount"], 0
+        for d in s["deployments"]:
+            d.update(settled_deployment(d["id"], s["desiredCount"]))
 
     @staticmethod
     def _public(service: dict[str, Any], *, tags: bool) -> dict[str, Any]:
