@@ -182,8 +182,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
 
         n = 0
+        used: set[Path] = set()
         for tl in timelines:  # one file per cluster: the first at FILE, the others at FILE-CLUSTER
             path = args.plot if n == 0 else args.plot.with_name(f"{args.plot.stem}-{tl.cluster}{args.plot.suffix}")
+            if path in used:  # a cluster of the same name in another account or region: never overwrite
+                path = args.plot.with_name(f"{args.plot.stem}-{tl.cluster}-{tl.account or 'own'}-"
+                                           f"{tl.region or 'own'}{args.plot.suffix}")
             try:
                 plot_timeline(tl, path)
             except PlotUnavailableError:
@@ -193,6 +197,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                       "or decisions)", file=sys.stderr)
                 continue
             n += 1
+            used.add(path)
             print(f"wrote {path} (cluster {tl.cluster})", file=sys.stderr)
     if not args.timeline:
         timelines = []

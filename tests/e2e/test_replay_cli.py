@@ -148,3 +148,23 @@ def test_alerts_out_says_where_it_wrote_like_plot(tmp_path):
     lines = out.read_text().splitlines()
     assert lines and f"wrote {out} ({len(lines)} lines: one per alert per channel, slack, sns)" in proc.stderr
     assert all(json.loads(ln)["type"] in ("decision", "summary") for ln in proc.stdout.splitlines())
+
+
+def test_plot_never_overwrites_a_cluster_of_the_same_name_in_another_account(tmp_path):
+    """Three clusters named development (the fleet's account and two others): three files."""
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from tests.fuzz.breakkit import crash, scenario
+
+    events = []
+    for k, account in enumerate(("111122223333", "444455556666", "777788889999")):
+        for m in range(3):
+            e = json.loads(json.dumps(crash(10 * k + m + 1, minute=m)).replace("111122223333", account))
+            events.append(e)
+    folder = scenario(tmp_path / "s", events=events)
+    proc = run("replay", str(folder), "--plot", str(tmp_path / "p.png"))
+    assert proc.returncode == 0, proc.stderr
+    written = [ln.split()[1] for ln in proc.stderr.splitlines() if ln.startswith("wrote ")]
+    assert len(written) == 3 and len(set(written)) == 3, proc.stderr
+    assert all(Path(w).exists() for w in written)

@@ -65,7 +65,8 @@ def test_service_stopped_tasks_and_log_stream_urls():
     assert L.log_stream_url("eu-west-1", "/ecs/billing", stream) == (
         "https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logsV2:log-groups/log-group/"
         "$252Fecs$252Fbilling/log-events/ecs$252Fapp$252F0123abcd")
-    assert L.runbook_url("https://wiki/x/{cluster}/{service}?v={v}", "prod", "a b") == "https://wiki/x/prod/a%20b?v={v}"
+    assert L.runbook_url("https://wiki/x/{cluster}/{service}?v={v}", "prod", "a b") == "https://wiki/x/prod/a%20b?v=%7Bv%7D"
+    assert L.runbook_url("https://wiki/{cluster}}{", "a{b}", "s") == "https://wiki/a%7Bb%7D%7D%7B"
 
 
 def test_every_alert_says_where_and_links_service_stopped_tasks_logs_and_runbook():

@@ -110,6 +110,9 @@ def log_stream_url(region: str, group: str, stream: str, partition: str = "aws")
 
 
 def runbook_url(template: str, cluster: str, service: str) -> str:
-    """``RUNBOOK_URL`` with ``{cluster}`` and ``{service}`` replaced (URL-quoted); other braces are
-    left as they are (a template is not a format string: ``{x}`` it does not know stays)."""
-    return template.replace("{cluster}", quote(cluster, safe="")).replace("{service}", quote(service, safe=""))
+    """``RUNBOOK_URL`` with ``{cluster}`` and ``{service}`` replaced (URL-quoted). A template is not a
+    format string: a placeholder it does not know (``{svc}``) stays, its braces percent-encoded (``%7B``,
+    ``%7D``), because a raw brace is not allowed in a URL (RFC 3986) and Slack may refuse a button whose
+    URL has one, and with it the whole message."""
+    url = template.replace("{", "%7B").replace("}", "%7D")
+    return url.replace("%7Bcluster%7D", quote(cluster, safe="")).replace("%7Bservice%7D", quote(service, safe=""))
