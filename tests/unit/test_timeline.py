@@ -283,3 +283,19 @@ def test_busiest_window_prefers_more_failing_services_then_more_failures() -> No
     lone = [Failure("a", at(0), StopKind.CRASH, "t1"), Failure("b", at(100), StopKind.CRASH, "t2"),
             Failure("b", at(101), StopKind.CRASH, "t3")]  # b reaches 2 failures: the window of b
     assert busiest_window(lone, CFG) == (at(100), at(101))
+
+
+def test_a_standalone_task_with_a_custom_group_is_not_a_failing_service() -> None:
+    """RunTask --group nightly-reports: the task's group is not family:..., but it is no service either
+    (the watchdog ignores it, so the fleet test never counts it): it must not make a second failing service."""
+    items = [running(0, "api", 1), running(0, "web", 2)]
+    items += [stop(m, "api", "crash", 10 + m) for m in range(5)]
+    for m in range(2):
+        task = stop(m, "x", "crash", 50 + m, exit_codes=[{"name": "app", "code": 1}])
+        task.pop("service")
+        task["group"] = "nightly-reports"
+        items.append(task)
+    tl = build_timeline(items, "dev", at(-5), at(30))
+    assert tl.attribution.failing == ("api",)
+    assert [r.service for r in tl.attribution.rows] == ["api"]
+    assert tl.attribution.verdict is not Verdict.SHARED

@@ -35,7 +35,8 @@ from ecs_guardrail.core.availability import (
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
-__all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items", "render", "FORMATS"]
+__all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items",
+           "render", "FORMATS"]
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -373,10 +374,12 @@ def build_timeline(
     services_in_cluster = max([len(known), *counted])
 
     zones = {i["az"] for i in tasks if i.get("az")}
-    # standalone jobs (group family:...) are outside the fleet test, so outside the attribution too
+    # only services' tasks (group service:...) are in the fleet test, so in the attribution: standalone tasks
+    # (family:..., or a custom RunTask group) are not
+    of_services = {i["task_arn"] for i in tasks if i.get("service") and i.get("task_arn")}
     failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
                 if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)
-                and not s.service.startswith("family:")]
+                and s.task_arn in of_services]
     span = busiest_window(failures, config) if failures else (since, until)
     # the share's denominator: the tasks alive during the span (first seen by its end, not stopped before its
     # start), not every task of the query window: a longer --since/--until must not dilute a service's failure
