@@ -272,3 +272,16 @@ def test_after_a_clean_close_the_next_failure_opens_a_new_window(tmp_path: Path)
     sns = [a for a in replay(load_scenario(tmp_path / "day")).alerts if a["channel"] == "sns"]
     assert [a["kind"] for a in sns] == ["job_failure", "job_summary", "job_failure"]
     assert "failed 2 times" in json.loads(sns[1]["message"])["content"]["title"]
+
+
+def test_a_failure_delivered_after_the_clean_run_that_summarised_its_window_sends_nothing(aws: Aws) -> None:  # noqa: F811 - the fixture
+    """Delivered F 10:00, F 10:10, clean 10:45, F 10:20 (late): the late failure is inside the window the
+    clean run summarised; it must not open a second window (a second alert for 10:00-10:30)."""
+    rt = aws.runtime()
+    rt.previews = []
+    clean = job(50, T0 + timedelta(minutes=45))
+    for c in clean["detail"]["containers"]:
+        c["exitCode"] = 0
+    for e in (job(1, T0), job(2, T0 + timedelta(minutes=10)), clean, job(3, T0 + timedelta(minutes=20))):
+        deliver(e, rt)
+    assert kinds(rt) == ["job_failure", "job_summary"]

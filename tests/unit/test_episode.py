@@ -252,7 +252,7 @@ def test_a_clean_run_closes_only_a_window_that_is_over_and_counted_more_than_its
     filing = close_job_window(job, T0 + timedelta(minutes=31), W)
     assert filing is not None and not filing.opened
     assert filing.closed == (T0, 3, "1", T0 + timedelta(minutes=10))
-    assert filing.job.last_alert is None and filing.job.failures_since_alert == 0
+    assert filing.job.last_alert == T0 and filing.job.failures_since_alert == 0  # summarised
     assert close_job_window(filing.job, T0 + timedelta(minutes=90), W) is None  # closed once
     reopened = file_job_failure(filing.job, "t9", T0 + timedelta(minutes=95), "2", W)
     assert reopened is not None and reopened.opened and reopened.closed is None
@@ -262,3 +262,20 @@ def test_a_clean_run_after_a_single_failure_has_nothing_to_say():
     job = file_job_failure(JobSummary("nightly"), "t0", T0, "1", W).job
     assert close_job_window(job, T0 + timedelta(hours=2), W) is None
     assert close_job_window(JobSummary("never-failed"), T0, W) is None
+
+
+def test_a_late_failure_of_a_window_a_clean_run_summarised_opens_no_window_in_the_past():
+    """Failures at 10:00 and 10:10, a clean run at 10:45 closes the window and its summary goes out;
+    the failure of 10:20, delivered after that (events arrive out of order), belongs to the summarised
+    window: it opens no second window (a second alert for 10:00-10:30) and no later summary re-counts it."""
+    job = JobSummary("nightly")
+    for n, minutes in enumerate((0, 10)):
+        job = file_job_failure(job, f"t{n}", T0 + timedelta(minutes=minutes), "1", W).job
+    closed = close_job_window(job, T0 + timedelta(minutes=45), W)
+    assert closed is not None and closed.closed == (T0, 2, "1", T0 + timedelta(minutes=10))
+    late = file_job_failure(closed.job, "t2", T0 + timedelta(minutes=20), "1", W)
+    assert late is not None and not late.opened and late.closed is None
+    assert file_job_failure(late.job, "t2", T0 + timedelta(minutes=20), "1", W) is None  # still deduplicated
+    assert close_job_window(late.job, T0 + timedelta(minutes=50), W) is None  # summarised once
+    later = file_job_failure(late.job, "t3", T0 + timedelta(minutes=60), "2", W)
+    assert later is not None and later.opened and later.closed is None

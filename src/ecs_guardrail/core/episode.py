@@ -221,7 +221,8 @@ def file_job_failure(job: JobSummary, task_arn: str, at: datetime, exit_text: st
     summary when the window closes).
 
     A run at most ``window`` after the window opened (both ends included; a late one with an older
-    time too) is counted in it. A run after that closes the window and opens the next one: the
+    time too) is counted in it, unless a clean run already closed and summarised that window (count 0:
+    the run is only remembered). A run after that closes the window and opens the next one: the
     caller sends the closed window's summary (when it counted more than the run that opened it;
     otherwise the opening alert already said everything) together with the news of the new window,
     in one message. Returns ``None`` for a task already filed (a redelivery).
@@ -229,6 +230,9 @@ def file_job_failure(job: JobSummary, task_arn: str, at: datetime, exit_text: st
     if task_arn in job.tasks:
         return None
     tasks = (job.tasks + (task_arn,))[-JOB_TASKS_KEPT:]
+    if job.last_alert is not None and at <= job.last_alert + window and job.failures_since_alert == 0:
+        # a late failure of a window a clean run already closed and summarised: no window in the past
+        return JobFiling(replace(job, tasks=tasks), opened=False)
     if job.last_alert is not None and at <= job.last_alert + window:
         newest = job.last_time is None or at >= job.last_time
         return JobFiling(replace(job, tasks=tasks, failures_since_alert=job.failures_since_alert + 1,
@@ -248,12 +252,13 @@ def close_job_window(job: JobSummary, at: datetime, window: timedelta) -> JobFil
     never go out. Returns a filing whose ``closed`` is the summary to send (the window counted more than
     the run that opened it), with ``job`` reset to no open window; ``None`` when there is nothing to
     close or say (no window, the window still open, or a window of one failure, which its opening alert
-    already reported whole).
+    already reported whole). The closed window keeps its start with a count of 0 (summarised): a failure
+    of it delivered late is filed there (:func:`file_job_failure`) and opens no window in the past.
     """
     if job.last_alert is None or at <= job.last_alert + window or job.failures_since_alert <= 1:
         return None
     closed = (job.last_alert, job.failures_since_alert, job.last_exit or "unknown", job.last_time or job.last_alert)
-    return JobFiling(replace(job, last_alert=None, failures_since_alert=0), opened=False, closed=closed)
+    return JobFiling(replace(job, failures_since_alert=0), opened=False, closed=closed)
 
 
 def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
