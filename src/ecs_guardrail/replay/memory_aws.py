@@ -21,8 +21,8 @@ reports ``runningCount`` 0 and one PRIMARY deployment ``IN_PROGRESS`` (``COMPLET
 that no later call moves on, and an UpdateService with ``desiredCount`` sets ``runningCount`` to it at
 once. The fleet build then settles every service it created (``settle_service`` here, moto's backend
 there: :func:`ecs_guardrail.fleet._settle_service`), so a replay starts from a fleet that has been
-running: tasks all running, deployment ``COMPLETED``. The port is the boto3 client surface; ``tests/contract/test_aws_port.py`` runs
-the adapters against this and against moto and compares their answers.
+running: tasks all running, deployment ``COMPLETED``. The port is the boto3 client surface;
+``tests/contract/test_aws_port.py`` runs the adapters against this and against moto and compares their answers.
 
 Every call runs the handlers registered on ``client.meta.events`` for ``before-call.*.*`` (as botocore
 does), so :class:`ecs_guardrail.local.CallCounter` counts calls here too. Errors are
