@@ -198,7 +198,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 continue
             n += 1
             used.add(path)
-            print(f"wrote {path} (cluster {tl.cluster})", file=sys.stderr)
+            home = f" of account {tl.account} in {tl.region}" if tl.account and tl.region else ""
+            print(f"wrote {path} (cluster {tl.cluster}){home}", file=sys.stderr)
     if not args.timeline:
         timelines = []
     if args.alerts_out:

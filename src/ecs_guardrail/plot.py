@@ -95,7 +95,8 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), fontsize=7, ncol=4, frameon=False)
     a = tl.attribution
     what = "healthy hosts per service" if per else "stops and decisions per service (no healthy-host samples)"
-    fig.suptitle(f"{tl.cluster}: {what}; attribution: {a.verdict.value}", x=0.01, ha="left", fontsize=10)
+    home = f" (account {tl.account}, {tl.region})" if tl.account and tl.region else ""
+    fig.suptitle(f"{tl.cluster}{home}: {what}; attribution: {a.verdict.value}", x=0.01, ha="left", fontsize=10)
     fig.tight_layout(rect=(0, legend_in / height, 1, 1 - title_in / height))
     out = Path(path)
     fig.savefig(out, dpi=110)
