@@ -285,3 +285,19 @@ def test_a_failure_delivered_after_the_clean_run_that_summarised_its_window_send
     for e in (job(1, T0), job(2, T0 + timedelta(minutes=10)), clean, job(3, T0 + timedelta(minutes=20))):
         deliver(e, rt)
     assert kinds(rt) == ["job_failure", "job_summary"]
+
+
+def test_a_job_run_with_a_custom_group_is_alerted_by_its_task_definition_family(tmp_path: Path) -> None:
+    """RunTask --group nightly-reports: not family:..., yet a standalone job; its failures are windowed
+    under the task definition's family (they were ignored: "group is not a service")."""
+    start = T0.replace(hour=0, minute=0)
+    events = tour.job_every(start, timedelta(minutes=5), 3)
+    for e in events:
+        e["detail"]["group"] = "nightly-reports"
+    family = events[0]["detail"]["taskDefinitionArn"].rsplit("/", 1)[-1].rpartition(":")[0]
+    tour.write(tmp_path / "day", events, ["web"], "ALERT_ONLY_CLUSTERS=production\n",
+               {"scaled_to_zero": [], "desired_counts": {}})
+    result = replay(load_scenario(tmp_path / "day"))
+    assert [j["family"] for j in result.job_failures] == [family] * 3
+    assert [a["kind"] for a in result.alerts if a["channel"] == "sns"] == ["job_failure"]
+    assert result.decisions == []

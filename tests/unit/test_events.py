@@ -110,3 +110,29 @@ def test_huge_reason_is_clipped_not_rejected():
     raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
     raw["detail"]["stoppedReason"] = "x" * 1_000_000
     assert len(parse_event(raw).detail.stopped_reason) == 4096
+
+
+@pytest.mark.parametrize(("group", "service", "family"), [
+    ("service:web", "web", None),
+    ("family:nightly-report", None, "nightly-report"),
+    ("nightly-reports", None, "TD"),  # a custom RunTask group: the task definition's family
+    (None, None, "TD"),
+    ("service:", None, None),  # a service group without a name: neither
+])
+def test_a_task_is_a_services_or_a_jobs(group, service, family):
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    td = raw["detail"]["taskDefinitionArn"]
+    expected_family = td.rsplit("/", 1)[-1].rpartition(":")[0] if family == "TD" else family
+    if group is None:
+        raw["detail"].pop("group", None)
+    else:
+        raw["detail"]["group"] = group
+    d = parse_event(raw).detail
+    assert (d.service, d.family) == (service, expected_family)
+
+
+def test_a_task_without_a_usable_task_definition_is_no_job():
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["detail"]["group"] = "custom"
+    raw["detail"]["taskDefinitionArn"] = "arn:aws:ecs:eu-west-1:123456789012:something/else"
+    assert parse_event(raw).detail.family is None

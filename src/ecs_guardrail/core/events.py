@@ -183,10 +183,18 @@ class TaskDetail(_Tolerant):
 
     @property
     def family(self) -> str | None:
-        """The task definition family when ``group`` is ``family:NAME`` (a standalone task)."""
+        """The job family of a standalone task: ``NAME`` of ``group`` ``family:NAME`` (RunTask's default
+        group), else, for a task outside any service (a custom RunTask ``group``, or none), the family of
+        its ``taskDefinitionArn`` (``.../task-definition/FAMILY:REVISION``), so such a job's failures are
+        alerted per task definition like any other job's. ``None`` for a service's task, or when neither
+        gives an ECS name (ECS API reference, RunTask ``group``)."""
         if self.group and self.group.startswith("family:") and len(self.group) > len("family:"):
             return self.group[len("family:"):]
-        return None
+        if self.group and self.group.startswith("service:"):
+            return None
+        family = (self.task_definition_arn or "").rsplit("/", 1)[-1].rpartition(":")[0]
+        return family if family and "task-definition/" in (self.task_definition_arn or "") \
+            and _NAME.fullmatch(family) else None
 
 
 class _EcsEnvelope(BaseModel):
