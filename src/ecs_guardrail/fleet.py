@@ -329,6 +329,20 @@ def _lead_container(service: dict[str, Any]) -> str:
     return next(ct["name"] for ct in containers if ct.get("essential", True))
 
 
+def _moto_ecs_backend(ecs: Any, account: str, region: str) -> Any:
+    """moto's ECS backend behind ``ecs`` when it is a botocore client on moto, else ``None`` (the fast
+    engine's in-memory client, or moto not importable): the fleet build's one way past the API, for
+    what the API cannot say or says slowly."""
+    if not isinstance(ecs, BaseClient):
+        return None
+    try:
+        from moto.ecs.models import ecs_backends
+
+        return ecs_backends[account][region]
+    except (ImportError, KeyError, AttributeError, TypeError):
+        return None
+
+
 def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, Any]], account: str,
                    region: str) -> None:
     """Register ``family`` until its newest revision is ``upto`` (earlier revisions of the same shape).
@@ -343,16 +357,11 @@ def _pad_revisions(ecs: Any, family: str, upto: int, containers: list[dict[str, 
     missing = upto - current
     if missing <= 0:
         return
-    if isinstance(ecs, BaseClient):  # a botocore client, on moto: its backend directly
-        try:
-            from moto.ecs.models import ecs_backends
-
-            backend = ecs_backends[account][region]
-            for _ in range(missing):
-                backend.register_task_definition(family, [dict(c) for c in containers])
-            return
-        except (ImportError, KeyError, AttributeError, TypeError):
-            pass
+    backend = _moto_ecs_backend(ecs, account, region)
+    if backend is not None:
+        for _ in range(missing):
+            backend.register_task_definition(family, [dict(c) for c in containers])
+        return
     for _ in range(missing):
         ecs.register_task_definition(family=family, containerDefinitions=containers)
 
@@ -376,11 +385,9 @@ def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: 
         if settle is not None:
             settle(cluster, service)
         return
-    try:
-        from moto.ecs.models import ecs_backends
-
-        found = ecs_backends[account][region].services[f"{cluster}:{service}"]
-    except (ImportError, KeyError, AttributeError, TypeError):
+    backend = _moto_ecs_backend(ecs, account, region)
+    found = getattr(backend, "services", {}).get(f"{cluster}:{service}") if backend is not None else None
+    if found is None:
         return
     found.running_count = found.desired_count
     found.pending_count = 0

@@ -262,14 +262,21 @@ def test_failures_of_many_services_within_one_window_are_still_shared() -> None:
     assert tl.attribution.verdict is Verdict.SHARED and len(tl.attribution.failing) == 10
 
 
+def _standalone_failures(group: str, count: int) -> list[dict]:
+    """``count`` failed standalone tasks (no service) of ``group``, a minute apart."""
+    out = []
+    for m in range(count):
+        task = stop(m, "x", "crash", 50 + m, exit_codes=[{"name": "app", "code": 1}])
+        task.pop("service")
+        task["group"] = group
+        out.append(task)
+    return out
+
+
 def test_a_failing_standalone_job_is_not_a_failing_service() -> None:
     items = [running(0, "api", 1), running(0, "web", 2)]
     items += [stop(m, "api", "crash", 10 + m) for m in range(2)]
-    for m in range(6):
-        job = stop(m, "x", "crash", 50 + m, exit_codes=[{"name": "app", "code": 1}])
-        job.pop("service")
-        job["group"] = "family:nightly"
-        items.append(job)
+    items += _standalone_failures("family:nightly", 6)
     tl = build_timeline(items, "dev", at(-5), at(30))
     assert tl.attribution.failing == ("api",)
     assert all(not r.service.startswith("family:") for r in tl.attribution.rows)
@@ -287,14 +294,11 @@ def test_busiest_window_prefers_more_failing_services_then_more_failures() -> No
 
 def test_a_standalone_task_with_a_custom_group_is_not_a_failing_service() -> None:
     """RunTask --group nightly-reports: the task's group is not family:..., but it is no service either
-    (the watchdog ignores it, so the fleet test never counts it): it must not make a second failing service."""
+    (the watchdog files it as a job of its task definition's family, outside the fleet test): it must not
+    make a second failing service."""
     items = [running(0, "api", 1), running(0, "web", 2)]
     items += [stop(m, "api", "crash", 10 + m) for m in range(5)]
-    for m in range(2):
-        task = stop(m, "x", "crash", 50 + m, exit_codes=[{"name": "app", "code": 1}])
-        task.pop("service")
-        task["group"] = "nightly-reports"
-        items.append(task)
+    items += _standalone_failures("nightly-reports", 2)
     tl = build_timeline(items, "dev", at(-5), at(30))
     assert tl.attribution.failing == ("api",)
     assert [r.service for r in tl.attribution.rows] == ["api"]
