@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SCENARIO ?= events/scenarios/bad-image-dev
 
-.PHONY: run test setup lint bench clean acceptance
+.PHONY: run test setup lint bench clean acceptance explore
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ run: setup
 ## every test (unit, functional on moto, Slack on 127.0.0.1, end to end, infra parity)
 test: setup
 	$(PY) -m pytest -n 2 --dist loadfile -q
+
+## the interleaving and fault explorer's long run (10,000 seeded schedules of three invocations; make test runs 150)
+explore: setup
+	EXPLORE_SCHEDULES=10000 $(PY) -m pytest -q tests/explore -p no:cacheprovider
 
 ## the shared acceptance scenarios through replay --json and the checker
 acceptance: setup

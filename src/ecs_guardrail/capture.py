@@ -210,7 +210,9 @@ def _cluster_of(raw: Any) -> str | None:
 
 
 def _read_events(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime,
-                 log_group: str, report: CaptureReport) -> list[str]:
+                 log_group: str, report: CaptureReport) -> list[tuple[str, int | None]]:
+    """The raw events of ``clusters`` in the log group, one JSON line each, with the log event's
+    ``ingestionTime`` (Unix milliseconds: when the rule delivered it, FilterLogEvents), oldest first."""
     logs = client("logs")
     try:
         groups = logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups", [])
@@ -225,7 +227,7 @@ def _read_events(client: Callable[[str], Any], clusters: list[str], since: datet
             report.problems.append(f"retention gap: {log_group} keeps {days} days, so events before "
                                    f"{_iso(kept)} are gone (asked from {_iso(since)})")
         wanted = set(clusters)
-        lines: list[str] = []
+        lines: list[tuple[str, int | None]] = []
         paginator = logs.get_paginator("filter_log_events")
         for page in paginator.paginate(logGroupName=log_group, startTime=int(since.timestamp() * 1000),
                                        endTime=int(until.timestamp() * 1000)):
@@ -238,7 +240,8 @@ def _read_events(client: Callable[[str], Any], clusters: list[str], since: datet
                 if not isinstance(raw, dict) or raw.get("source") != "aws.ecs" or _cluster_of(raw) not in wanted:
                     report.events_skipped += 1
                     continue
-                lines.append(json.dumps(raw, separators=(",", ":")))
+                ingested = e.get("ingestionTime")
+                lines.append((json.dumps(raw, separators=(",", ":")), int(ingested) if ingested else None))
     except ClientError as exc:
         if not _denied(exc):
             raise
@@ -300,8 +303,9 @@ def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, d
 # ------------------------------------------------------------------------------------------------ capture
 def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime, out_dir: Path,
             *, log_group: str) -> CaptureReport:
-    """Write ``fleet.json``, ``events.jsonl``, ``healthy_hosts.csv`` (when there are rows) and
-    ``CAPTURE.md`` to ``out_dir`` (created). Returns the :class:`CaptureReport`.
+    """Write ``fleet.json``, ``events.jsonl``, ``delivered.csv`` (each line's ingestion time),
+    ``healthy_hosts.csv`` (when there are rows) and ``CAPTURE.md`` to ``out_dir`` (created). Returns the
+    :class:`CaptureReport`.
 
     Permission errors and a retention gap become ``report.problems`` (and lines of CAPTURE.md); any other
     AWS error propagates (botocore ``ClientError``).
@@ -332,7 +336,17 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     except OSError as exc:
         raise ScenarioError(f"{out_dir}: cannot be created ({exc.strerror})") from None
     (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "events.jsonl").write_text("".join(line + "\n" for line in events), encoding="utf-8")
+    (out_dir / "events.jsonl").write_text("".join(line + "\n" for line, _ in events), encoding="utf-8")
+    delivered = out_dir / "delivered.csv"  # lets a replay reject events stamped in the future (SCENARIOS.md)
+    if any(ms is not None for _, ms in events):
+        with delivered.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(("line", "delivered_at"))
+            for n, (_, ms) in enumerate(events, 1):
+                if ms is not None:
+                    w.writerow((n, _iso(datetime.fromtimestamp(ms / 1000, UTC))))
+    elif delivered.exists():
+        delivered.unlink()
     csv_path = out_dir / "healthy_hosts.csv"
     if rows:
         with csv_path.open("w", newline="", encoding="utf-8") as fh:

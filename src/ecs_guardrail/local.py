@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,12 @@ class Scenario:
         return p if p.exists() else None
 
     @property
+    def delivered_path(self) -> Path | None:
+        """``delivered.csv`` (when each line was delivered), or ``None``."""
+        p = self.folder / "delivered.csv"
+        return p if p.exists() else None
+
+    @property
     def region(self) -> str:
         return str(self.fleet.get("region") or "us-east-1")
 
@@ -104,7 +111,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")
-    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv"):
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "delivered.csv"):
         if (folder / name).exists() and not (folder / name).is_file():
             raise ScenarioError(f"{folder / name}: not a file")
     try:
@@ -450,12 +457,14 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
     from ecs_guardrail.replay.clock import MinuteClock, event_time
+    from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
     from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
 
     result = ResultBuilder()
     warned: set[str] = set()
+    delivered = read_delivered(scenario.delivered_path)  # ScenarioError before any event is replayed
 
     def warn(text: str | None) -> None:
         if text and text not in warned:
@@ -502,7 +511,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
                 warn(_other_home(raw, scenario.account, scenario.region))
-                out = record.record_event(raw, rt_record.history) if "recorder" in routes or not routes else None
+                at = delivered.get(n)
+                out = (record.record_event(raw, rt_record.history, delivered_at=at)
+                       if "recorder" in routes or not routes else None)
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
@@ -516,10 +527,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
-                        result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
+                        result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
                 if "watchdog" in routes:
-                    result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
+                    result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
             clock.finish()
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
@@ -543,9 +554,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     return res
 
 
-def _invoke_watchdog(watchdog: Any, raw: Any, rt: Any, ctx: Any) -> dict[str, Any]:
+def _invoke_watchdog(watchdog: Any, raw: Any, rt: Any, ctx: Any,
+                     delivered_at: datetime | None = None) -> dict[str, Any]:
     try:
-        return watchdog.invoke(raw, rt, ctx)
+        return watchdog.invoke(raw, rt, ctx, delivered_at=delivered_at)
     except watchdog.AlertDeliveryError as exc:
         return exc.outcome
 

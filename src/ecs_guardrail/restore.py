@@ -15,8 +15,9 @@ target, the recorded previous ``SuspendedState`` is put back after the count
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +26,8 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
-from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode, mark_restored
+from ecs_guardrail.core import lifecycle as lc
+from ecs_guardrail.core.episode import ServiceSummary
 from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 
@@ -45,20 +47,36 @@ class RestoreOutcome:
 
 def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, *,
             scaling: ScalableTargets | None = None,
-            previous_suspended: Mapping[str, Any] | None = None, now: datetime | None = None) -> RestoreOutcome:
+            previous_suspended: Mapping[str, Any] | None = None, now: datetime | None = None,
+            clock: Callable[[], float] = time.time) -> RestoreOutcome:
     """Restore one service from its recorded previous desired count, then its scalable target.
+
+    In this order, so that a slot of the blast-radius cap is freed only by a *finished* restore
+    (ARCHITECTURE.md, "Safe by construction"): refuse while a scale-down of the service is in flight
+    (another invocation holds its lease: checked before any change), put the desired count back
+    (UpdateService), put the scalable target's previous ``SuspendedState`` back, then end the episode
+    ``RESTORED`` in one conditional write, and only then free its held-at-zero slot. A failure at any
+    step leaves the episode held; running ``restore`` again finishes it.
 
     ``previous_suspended``: the scalable target's ``SuspendedState`` (API shape,
     ``{"DynamicScalingInSuspended": bool, ...}``) the decision recorded before suspending it, or ``None``
-    when nothing was suspended; put back through ``scaling`` (required for it to happen).
+    to use the episode's; put back through ``scaling`` (required for it to happen). ``now``: the time
+    the recovery message gives (default: now); ``clock``: Unix seconds, for the lease check.
 
     Raises:
-        RestoreError: no previous count recorded (table or tag), or it is not a count; or the count was
-            restored but Application Auto Scaling refused to put the suspended state back.
+        RestoreError: no previous count recorded (table or tag), or it is not a count; a scale-down in
+            flight; or the count was restored but Application Auto Scaling refused to put the suspended
+            state back (the episode stays held: run restore again).
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
     summary = history.state.load(cluster, service, fresh=True)
     episode = summary.episode
+    at = now or datetime.now(UTC)
+    if episode is not None:
+        try:
+            lc.restore_transition(summary, at, clock())  # refuses an in-flight scale-down before any change
+        except lc.IllegalTransitionError as exc:
+            raise RestoreError(str(exc)) from None
     facts = ecs.describe(cluster, service)
     previous: Any = None
     source = ""
@@ -77,25 +95,6 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     if count < 0:
         raise RestoreError(f"{cluster}/{service}: previous desired count {count} is negative")
     changed = ecs.restore(facts, count)
-    history.state.release_slot(cluster, service)
-
-    at = now or datetime.now(UTC)
-
-    def restored(s: ServiceSummary) -> ServiceSummary | None:
-        ep = s.episode
-        if ep is None or ep.action_status is ActionStatus.RESTORED:
-            return None
-        # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
-        # after it, even one delivered late, belongs to a new episode. The recovery message says when
-        # the restore happened (``at``).
-        ended = mark_restored(s, at) if ep.acted else None
-        if ended is None:
-            ended = close_episode(s, EpisodeEnd.RESTORED, ep.last_failure, at) or s
-        e = ended.episode
-        assert e is not None
-        return replace(ended, episode=replace(e, lease_owner=None, lease_until=0.0))
-
-    history.state.update(cluster, service, restored)
     if changed:
         msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
     else:
@@ -112,6 +111,20 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
                                f"run restore again or set SuspendedState by hand") from exc
         if scaling_restored:
             msg += "; scalable target's previous suspended state put back"
+
+    def restored(s: ServiceSummary) -> ServiceSummary | None:
+        # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
+        # after it, even one delivered late, belongs to a new episode. The recovery message says when
+        # the restore happened (``at``).
+        if s.episode is None:
+            return None
+        return lc.restore_transition(s, at, clock()).summary
+
+    try:
+        history.state.update(cluster, service, restored)
+    except lc.IllegalTransitionError as exc:  # a new scale-down started meanwhile: it owns the slot now
+        raise RestoreError(f"{msg}; but {exc}") from None
+    history.state.release_slot(cluster, service)  # only once the episode says restored (idempotent)
     return RestoreOutcome(changed, count, msg, scaling_restored)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import ecsgen
 from botocore.exceptions import ClientError
+from tests.conftest import ManualClock
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
@@ -27,6 +28,8 @@ from ecs_guardrail.core.episode import Episode
 from ecs_guardrail.handlers.runtime import Clients, Runtime, build_runtime
 from ecs_guardrail.local import TABLE, EmbeddedAws, load_scenario
 from ecs_guardrail.settings import load_settings
+
+__all__ = ["ManualClock", "Faulty", "Fleet", "SlackStandIn", "client_error", "embedded_fleet"]
 
 DEV = [f"svc{i}" for i in range(6)]
 
@@ -189,3 +192,4 @@ class SlackStandIn:
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)
+

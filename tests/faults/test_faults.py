@@ -12,22 +12,23 @@ import time
 
 import pytest
 from botocore.exceptions import ClientError
-from faultkit import SlackStandIn, client_error, embedded_fleet
+from faultkit import ManualClock, SlackStandIn, client_error, embedded_fleet
 
 from ecs_guardrail.adapters import alerts
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus
+from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.core.records import Action, Reason
 from ecs_guardrail.handlers import runtime as runtime_module
 from ecs_guardrail.handlers.runtime import LambdaContextStub
 from ecs_guardrail.handlers.watchdog import AlertDeliveryError, process
 
-#: a Lambda context with 5 s left: the lease of an invocation is then 1 s (its remaining time less 5 s, at least 1 s)
+#: a Lambda context with 5 s left: the lease then lasts 5 s + LEASE_MARGIN_S (it outlives the invocation)
 SHORT = LambdaContextStub(remaining_ms=5_000)
-#: a redelivery that follows a killed invocation arrives after its lease expired (Lambda retries after a minute)
-AFTER_LEASE_S = 1.2
+#: a redelivery that follows a killed invocation arrives after its lease expired (on the injected clock)
+AFTER_LEASE_S = 5 + LEASE_MARGIN_S + 1
 
 
 def _loop(fleet, rt, service="svc0", crashes=3, start=0, context=None):
@@ -160,24 +161,51 @@ def test_recorder_throttled_by_stubber_raises_for_retry():
 
 
 # ------------------------------------------------------------------ ECS errors and a killed Lambda
-@pytest.mark.parametrize("code", ["ThrottlingException", "ServiceNotFoundException", "AccessDeniedException"])
-def test_update_service_error_keeps_the_decision_and_propagates(code):
+@pytest.mark.parametrize("code", ["ThrottlingException", "InternalFailure"])
+def test_update_service_transient_error_keeps_the_decision_and_propagates(code):
     with embedded_fleet() as fleet:
         rt = fleet.runtime()
-        fleet.ecs.fail("update_service", client_error(code, "UpdateService"))
+        fleet.ecs.fail("update_service", client_error(code, "UpdateService", 500 if code == "InternalFailure" else 400))
         with pytest.raises(ClientError) as info:
             _loop(fleet, rt)
         assert info.value.response["Error"]["Code"] == code
         [item] = fleet.decision_items("svc0")
         assert item["action"] == "scale_to_zero"
         ep = fleet.episode("svc0")
-        assert ep.action_status is ActionStatus.PENDING and ep.previous_desired_count == 2
+        # what restore needs was recorded before the call that failed (previous count, scaling state)
+        assert ep.action_status is ActionStatus.RECORDED and ep.previous_desired_count == 2
         assert fleet.desired("svc0") == 2
+
+
+@pytest.mark.parametrize("code", ["ServiceNotFoundException", "AccessDeniedException", "ClusterNotFoundException"])
+@pytest.mark.parametrize("op", ["update_service", "tag_resource"])
+def test_refused_action_becomes_an_alert_and_never_swallows_it(code, op):
+    """Issue 17 item 4: a refused UpdateService (an IAM deny, an SCP, a deleted service) used to fail every
+    retry before the alert: the episode stayed pending, the events went to the DLQ, nobody was told."""
+    with embedded_fleet() as fleet:
+        rt = fleet.runtime()
+        fleet.ecs.fail(op, client_error(code, "UpdateService" if op == "update_service" else "TagResource"), times=5)
+        out, _ = _loop(fleet, rt)
+        assert out["status"] == "decided"
+        d = out["decision"]
+        assert (d["action"], d["reason"]) == ("alert_only", "action_failed")
+        assert code in d["evidence"]["action_error"] and "NOT scaled to 0" in d["message"]
+        [item] = fleet.decision_items("svc0")
+        assert (item["action"], item["reason"]) == ("alert_only", "action_failed")
+        ep = fleet.episode("svc0")
+        assert ep.action_status is ActionStatus.NONE and ep.alert_status is AlertStatus.SENT and ep.lease_owner is None
+        assert fleet.desired("svc0") == 2
+        [alert] = fleet.aws.alerts()
+        assert "action_failed" in alert["message"] or "refused" in alert["message"]
+        # the slot was given back: the cap does not count a service that was never scaled
+        assert WatchdogState(DynamoTable(fleet.aws.client("dynamodb"), "ecs-guardrail-history")).cluster(
+            "development").held() == ()
 
 
 def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery():
     with embedded_fleet() as fleet:
         rt = fleet.runtime()
+        rt.clock = clock = ManualClock()
         fleet.ecs.fail("update_service", RuntimeError("Lambda killed (timeout) mid-invocation"))
         with pytest.raises(RuntimeError):
             _loop(fleet, rt, context=SHORT)
@@ -186,7 +214,7 @@ def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery(
         # while the killed invocation's lease runs, a redelivery waits (the Lambda entry point raises for a retry)
         out, _ = process(redelivered, rt)
         assert out["status"] == "in_progress" and fleet.ecs.ok_calls["update_service"] == 0
-        time.sleep(AFTER_LEASE_S)
+        clock.advance(AFTER_LEASE_S)
         # EventBridge redelivers the killed invocation's event
         out, _ = process(redelivered, rt)
         assert out["status"] == "resumed"

@@ -16,7 +16,6 @@ import io
 import json
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,12 +32,13 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import Clients, LambdaContextStub, Runtime, build_runtime
 from ecs_guardrail.local import create_history_table
 from ecs_guardrail.restore import restore
 from ecs_guardrail.settings import load_settings
-from tests.conftest import load_event
+from tests.conftest import ManualClock, load_event
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"
@@ -229,7 +229,8 @@ def test_alert_pending_after_a_killed_invocation_is_resumed_once(aws: Aws) -> No
         raise RuntimeError("Lambda killed mid-invocation")
 
     rt.send = killed  # type: ignore[method-assign]
-    short = LambdaContextStub(remaining_ms=5_000)  # lease: max(1 s, 5 s - 5 s margin)
+    rt.clock = clock = ManualClock()
+    short = LambdaContextStub(remaining_ms=5_000)  # lease: 5 s + LEASE_MARGIN_S, on the injected clock
     with pytest.raises(RuntimeError):
         deliver(events[2], rt, short)
     rt.send = real  # type: ignore[method-assign]
@@ -239,7 +240,7 @@ def test_alert_pending_after_a_killed_invocation_is_resumed_once(aws: Aws) -> No
     # while the lease runs, another delivery waits (Lambda retries it later)
     with pytest.raises(watchdog.DecisionInProgressError):
         deliver(events[3], rt)
-    time.sleep(1.2)  # the lease expires
+    clock.advance(5 + LEASE_MARGIN_S + 1)  # the lease expires
     out = deliver(events[3], rt)
     assert out["status"] == "resumed"
     assert len(aws.alerts()) == 1 and len(aws.decisions("api")) == 1

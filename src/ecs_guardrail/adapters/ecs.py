@@ -15,10 +15,20 @@ from typing import Any, ClassVar
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.core.entitlement import Deployment
-from ecs_guardrail.core.errors import ServiceAccessDeniedError, ServiceNotFoundError
+from ecs_guardrail.core.errors import (
+    ActionRefusedError,
+    ClusterNotFoundError,
+    ServiceAccessDeniedError,
+    ServiceNotFoundError,
+)
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
-__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "EcsFleet", "LoadBalancedService"]
+__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService"]
+
+_DENIED = ("AccessDeniedException", "AccessDenied")
+#: ECS error codes that refuse an action for good (retrying cannot help): the decision becomes an alert
+REFUSALS = frozenset({*_DENIED, "ServiceNotFoundException", "ServiceNotActiveException", "ClusterNotFoundException",
+                      "UnauthorizedOperation", "InvalidParameterException"})
 
 #: service tag that keeps the desired count the watchdog replaced, so ``restore`` works without the table
 PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
@@ -126,23 +136,50 @@ class EcsService:
         )
 
     def count_services(self, cluster: str) -> int:
-        """Number of services in the cluster (ListServices, all pages)."""
+        """Number of services in the cluster (ListServices, all pages).
+
+        Raises:
+            ClusterNotFoundError: ECS answered ``ClusterNotFoundException``.
+            ServiceAccessDeniedError: ECS answered ``AccessDeniedException`` (the role may not list them).
+            botocore.exceptions.ClientError: anything else (throttling after the client's retries).
+        """
         paginator = self._ecs.get_paginator("list_services")
-        return sum(len(page.get("serviceArns", [])) for page in paginator.paginate(cluster=cluster))
+        try:
+            return sum(len(page.get("serviceArns", [])) for page in paginator.paginate(cluster=cluster))
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code == "ClusterNotFoundException":
+                raise ClusterNotFoundError(f"{cluster}: {code}") from exc
+            if code in _DENIED:
+                raise ServiceAccessDeniedError(f"{cluster}: {code} on ListServices") from exc
+            raise
 
     def scale_to_zero(self, facts: ServiceFacts, previous_desired_count: int) -> bool:
         """Tag the service with its previous desired count, then set desiredCount 0.
 
         Idempotent: a service already at 0 is not updated again. Returns True when UpdateService ran.
         The tag is written first so that a crash between the two calls never loses the count.
+
+        Raises:
+            ActionRefusedError: ECS refused TagResource or UpdateService for good (:data:`REFUSALS`:
+                AccessDenied from an explicit deny or an SCP, the service or cluster gone).
+            botocore.exceptions.ClientError: anything else (throttling after the client's retries): retry.
         """
-        if facts.tags.get(PREVIOUS_COUNT_TAG) != str(previous_desired_count):
-            self._ecs.tag_resource(resourceArn=facts.arn,
-                                   tags=[{"key": PREVIOUS_COUNT_TAG, "value": str(previous_desired_count)}])
-        if facts.desired_count == 0:
-            return False
-        self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
-                                 service=facts.name, desiredCount=0)
+        try:
+            if facts.tags.get(PREVIOUS_COUNT_TAG) != str(previous_desired_count):
+                self._ecs.tag_resource(resourceArn=facts.arn,
+                                       tags=[{"key": PREVIOUS_COUNT_TAG, "value": str(previous_desired_count)}])
+            if facts.desired_count == 0:
+                return False
+            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+                                     service=facts.name, desiredCount=0)
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            code = str(err.get("Code") or "")
+            if code in REFUSALS:
+                raise ActionRefusedError(code, f"{exc.operation_name}: {code}: {err.get('Message', '')}".rstrip(": ")
+                                         ) from exc
+            raise
         return True
 
     def restore(self, facts: ServiceFacts, desired_count: int) -> bool:

@@ -17,6 +17,7 @@ Renderings, one per channel, all from the same :class:`Alert`:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,7 +28,7 @@ from ecs_guardrail.core.records import Action, Decision, Failure, iso
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
     "alert_links", "decision_alert", "mass_alert", "job_failure_alert", "job_summary_alert", "recovery_alert",
-    "chatbot_message", "slack_payload",
+    "chatbot_message", "slack_payload", "pick_log_streams",
 ]
 
 _ICON = {Action.SCALE_TO_ZERO: ":octagonal_sign:", Action.ALERT_ONLY: ":warning:", Action.HOLD: ":pause_button:"}
@@ -437,3 +438,29 @@ def chatbot_message(alert: Alert) -> dict[str, Any]:
     if not msg["content"]["nextSteps"]:
         del msg["content"]["nextSteps"]
     return msg
+
+
+def pick_log_streams(failures: tuple[Failure, ...], destinations: Callable[[str], Mapping[str, Any]],
+                     region: str | None, newest: int = 5) -> tuple[LogStream, ...]:
+    """The ``awslogs`` stream an alert links for each of the ``newest`` failures: the task's first
+    failing container that logs with ``awslogs`` and a stream prefix (then any other that does).
+
+    ``destinations(task_definition_arn)`` gives container name -> destination with ``group``, ``prefix``
+    and ``region`` (the task definition's ``logConfiguration.options``: ``awslogs-group``,
+    ``awslogs-stream-prefix``, ``awslogs-region``); the stream name is ``prefix/container/task-id``
+    (the awslogs driver's documented naming). ``region``: the alert's region when the options have none.
+    """
+    out: list[LogStream] = []
+    for f in failures[-newest:]:
+        if not f.task_definition_arn:
+            continue
+        dests = destinations(f.task_definition_arn)
+        failing = [n for n, c in f.exit_codes if c != 0] + [n for n, c in f.exit_codes if c == 0]
+        for name in failing + sorted(set(dests) - set(failing)):
+            d = dests.get(name)
+            if d is not None and d.prefix and (d.region or region):
+                task_id = f.task_arn.rsplit("/", 1)[-1]
+                out.append(LogStream(task_id, name, d.group, L.log_stream_name(d.prefix, name, task_id),
+                                     d.region or region or ""))
+                break
+    return tuple(out)

@@ -8,7 +8,7 @@ Reason strings are matched on case-insensitive prefixes; the raw text is kept, n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -23,6 +23,9 @@ __all__ = [
     "settle",
     "job_failed",
     "COUNTS_AS_FAILURE",
+    "JobRun",
+    "judge_job_stop",
+    "job_exit_text",
 ]
 
 
@@ -208,3 +211,48 @@ def job_failed(exit_codes: Iterable[tuple[str, int | None]] | Mapping[str, int |
                          for n, c in bad_essential)
         return True, f"failed: essential container {what}{rest}"
     return False, f"finished: essential container {', '.join(sorted(essential))} exited 0{rest}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRun:
+    """How a standalone job's stop is judged (:func:`judge_job_stop`): ``outcome`` is ``"wait"`` (not the
+    STOPPED event yet), ``"ok"`` (finished normally), ``"ignored"`` (stopped by something else: Spot,
+    a deployment, the platform) or ``"failed"``; ``why`` one line for the alert; ``exit_text`` the exit
+    code a job summary reports."""
+
+    outcome: str
+    why: str
+    exit_text: str = "unknown"
+
+
+def job_exit_text(exit_codes: tuple[tuple[str, int | None], ...], essential: frozenset[str] | None) -> str:
+    """The exit code a job summary reports: the first failing essential container's (any container's
+    when the essential ones are unknown), ``"unknown"`` when the event has none."""
+    codes = dict(exit_codes)
+    names = sorted(essential) if essential else [n for n, _ in exit_codes]
+    for name in names:
+        code = codes.get(name)
+        if code != 0:
+            return "unknown" if code is None else str(code)
+    return "unknown"
+
+
+def judge_job_stop(last_status: str, kind: StopKind, exit_codes: tuple[tuple[str, int | None], ...],
+                   essential: Callable[[], frozenset[str] | None]) -> JobRun:
+    """Did this stop of a standalone job (``group`` ``family:NAME``) fail? ARCHITECTURE.md, "Decision policy".
+
+    ``last_status``: ``detail.lastStatus`` (only ``STOPPED`` carries the final exit codes); ``kind``: the
+    stop's classification; ``essential()``: the essential container names (DescribeTaskDefinition,
+    called only when the exit codes need it; ``None`` when unreadable).
+    """
+    if last_status.upper() != "STOPPED":
+        return JobRun("wait", "standalone task: waiting for the STOPPED event's exit codes")
+    if exit_codes and all(c == 0 for _, c in exit_codes):
+        return JobRun("ok", "standalone task finished normally")
+    if kind is not StopKind.CRASH:
+        return JobRun("ignored", f"standalone task stopped ({kind.value}): not a failed run")
+    names = essential()
+    failed, why = job_failed(exit_codes, names)
+    if not failed:
+        return JobRun("ok", f"standalone task finished normally ({why})")
+    return JobRun("failed", why, job_exit_text(exit_codes, names))

@@ -31,7 +31,7 @@ __all__ = [
     "ActionStatus", "AlertStatus", "RecoveryStatus", "EpisodeEnd", "Episode", "DeploymentNote", "ServiceSummary",
     "JobSummary", "JobFiling", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "JOB_TASKS_KEPT", "add_failure", "add_spot",
     "add_deployment", "episode_is_open", "in_window", "close_episode", "mark_restored", "recovery_owed",
-    "owe_recovery", "file_job_failure",
+    "owe_recovery", "file_job_failure", "file_service_failure",
 ]
 
 #: how long (event time) a Spot or termination notice's verdict is remembered for a task
@@ -41,13 +41,19 @@ DEPLOYMENT_MEMORY = 6
 
 
 class ActionStatus(StrEnum):
-    """Where the episode's action stands. ``NONE``: nothing to do (alert only, hold);
-    ``PENDING``: a scale-down is decided and recorded, not yet confirmed by ECS; ``DONE``: scaled
-    to 0 (the service is *held at zero* until restored); ``RESTORED``: put back by ``restore`` or
-    raised by an operator."""
+    """Where the episode's action stands (the phases are :class:`ecs_guardrail.core.lifecycle.Phase`).
+
+    ``NONE``: nothing to do (alert only, hold); ``PENDING``: a scale-down is decided and claimed
+    (the previous desired count recorded with the claim); ``RECORDED``: its held-at-zero slot is
+    taken and the scalable target's previous ``SuspendedState`` recorded, before any call changes
+    it; ``SUSPENDED``: the scalable target is suspended; ``DONE``: scaled to 0 (the service is *held
+    at zero* until restored); ``RESTORED``: put back by ``restore`` or raised by an operator.
+    ``PENDING``, ``RECORDED`` and ``SUSPENDED`` are *in flight*: an invocation is inside the action."""
 
     NONE = "none"
     PENDING = "pending"
+    RECORDED = "recorded"
+    SUSPENDED = "suspended"
     DONE = "done"
     RESTORED = "restored"
 
@@ -120,14 +126,20 @@ class Episode:
     @property
     def held_at_zero(self) -> bool:
         """The watchdog scaled (or is scaling) this service to 0 and nobody has restored it."""
-        return self.action is Action.SCALE_TO_ZERO and self.action_status in (ActionStatus.PENDING,
-                                                                               ActionStatus.DONE)
+        return self.action is Action.SCALE_TO_ZERO and self.action_status in (
+            ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED, ActionStatus.DONE)
+
+    @property
+    def in_flight(self) -> bool:
+        """An invocation is inside this episode's scale-down (claimed, not yet done or refused)."""
+        return self.action_status in (ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED)
 
     @property
     def unfinished(self) -> bool:
-        """An action or an alert is still owed (a later delivery resumes it once the lease expires)."""
-        return self.action_status is ActionStatus.PENDING or self.alert_status in (AlertStatus.PENDING,
-                                                                                    AlertStatus.FAILED)
+        """An action or an alert is still owed, or a lease is still held (a later delivery resumes it
+        once the lease expires)."""
+        return self.in_flight or self.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED) \
+            or self.lease_owner is not None
 
     def leased(self, now: float) -> bool:
         """True while another invocation's lease runs (``now``: wall-clock Unix seconds)."""
@@ -378,3 +390,24 @@ def mark_restored(summary: ServiceSummary, at: datetime) -> ServiceSummary | Non
         new = replace(new, episode_end=EpisodeEnd.RESTORED, counted_after=ep.last_failure)
     return new
 
+
+
+def file_service_failure(summary: ServiceSummary, failure: Failure, keep: int,
+                         window: timedelta) -> ServiceSummary | None:
+    """File one failure of a service (:func:`add_failure`) and move its open episode on (rule 2).
+
+    A failure more than one ``window`` after the episode's last failure means a full quiet window
+    passed: the episode ends ``QUIET`` at ``last_failure + window`` (its recovery owed when
+    :func:`recovery_owed`), and the failure belongs to what comes next; a newer failure inside the
+    window moves ``last_failure`` forward. Returns ``None`` when nothing changes (a task already filed).
+    """
+    new = add_failure(summary, failure, keep)
+    if new is None:
+        return None
+    ep = new.episode
+    if ep is not None and new.episode_end is None:
+        if failure.time > ep.last_failure + window:  # a full quiet window ended the episode
+            new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window) or new
+        elif failure.time > ep.last_failure:
+            new = replace(new, episode=replace(ep, last_failure=failure.time))
+    return new

@@ -61,3 +61,45 @@ class ScalingSuspendError(GuardrailError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ActionRefusedError(GuardrailError):
+    """AWS refused the watchdog's action for good: ``AccessDenied`` (the explicit deny on an alert-only
+    cluster, an SCP, a missing grant), the service or cluster deleted meanwhile (``ServiceNotFoundException``,
+    ``ServiceNotActiveException``, ``ClusterNotFoundException``), or the code's own refusal before the call
+    (an alert-only cluster). Not raised for throttling or a 5xx: those are retried.
+
+    ``code`` is the AWS error code (or ``"Refused"``); ``reason`` one line with code and message. The
+    decision becomes ``alert_only`` with reason ``action_failed``, and its alert goes out.
+    """
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class LeaseLostError(GuardrailError):
+    """This invocation no longer holds the episode's lease (it expired and another invocation took the
+    episode over). The holder stops at once: the new holder resumes from the recorded phase."""
+
+
+class DecisionInProgressError(GuardrailError):
+    """Another invocation holds the lease of this service's unfinished episode. Raised by the Lambda
+    entry point so that Lambda retries the event later and resumes the work if that invocation died
+    (Powertools idempotency's ``IdempotencyAlreadyInProgressError`` plays the same part)."""
+
+
+class AlertDeliveryError(GuardrailError):
+    """Every alert sink failed. Raised after the decision is recorded, so Lambda retries the alert.
+
+    ``outcome`` is what the invocation decided (the decision is already in the history table).
+    """
+
+    def __init__(self, message: str, outcome: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome or {}
+
+
+class EventFromTheFutureError(EventRejectedError):
+    """An event stamped more than the allowed skew after its delivery (ARCHITECTURE.md, "Time-sane")."""

@@ -40,6 +40,7 @@ class Reason(StrEnum):
     MASS_UNHEALTHY = "mass_unhealthy"
     BLAST_RADIUS_CAP = "blast_radius_cap"
     SCALING_SUSPEND_FAILED = "scaling_suspend_failed"
+    ACTION_FAILED = "action_failed"
     JOB_FAILED = "job_failed"
 
 

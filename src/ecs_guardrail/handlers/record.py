@@ -12,6 +12,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
+from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import EcsEvent, TaskStateChange, parse_event
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
@@ -63,18 +64,25 @@ def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
     return attrs
 
 
-def record_event(raw: Any, store: HistoryStore, received: datetime | None = None) -> dict[str, Any]:
+def record_event(raw: Any, store: HistoryStore, received: datetime | None = None, *,
+                 delivered_at: datetime | None = None) -> dict[str, Any]:
     """Parse and write one event.
+
+    ``received``: the day a rejected event is filed under (default now); ``delivered_at``: when the
+    event was delivered (the invocation's clock in Lambda, ``delivered.csv`` in a replay; ``None``:
+    unknown): an event stamped more than 15 minutes after it is rejected and kept, never recorded as
+    a state change (:func:`~ecs_guardrail.core.delivery.check_delivery`).
 
     Returns ``{"status": "recorded" | "duplicate" | "rejected", ...}``; ``rejected`` carries
     ``reason``; a STOPPED task event carries ``stop_kind`` (crash, spot, scheduler, ...).
     Raises botocore errors other than a failed condition (Lambda retries, then the on-failure
     destination keeps the event).
     """
-    received = received or datetime.now(UTC)
+    received = received or delivered_at or datetime.now(UTC)
     stop_kind = None
     try:
         event: EcsEvent = parse_event(raw)
+        check_delivery(event.time, delivered_at)
         if isinstance(event, TaskStateChange):
             d = event.detail
             attrs = _task_attrs(event, raw)
@@ -113,6 +121,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry point (EventBridge rule target). Settings are read once per invocation."""
+    """Lambda entry point (EventBridge rule target). Settings are read once per invocation; the
+    delivery time is the invocation's clock."""
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
-    return record_event(event, lambda_runtime("record").history)
+    rt = lambda_runtime("record")
+    return record_event(event, rt.history, delivered_at=datetime.fromtimestamp(rt.clock(), UTC))

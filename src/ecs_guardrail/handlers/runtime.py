@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,8 @@ class Runtime:
     cache: dict[str, Any] = field(default_factory=dict)
     #: ``replay`` only: every alert sent, as each channel received it (:meth:`preview_of`); ``None``: off
     previews: list[dict[str, Any]] | None = None
+    #: the invocation's clock, Unix seconds (leases, the future-stamp check); tests inject their own
+    clock: Callable[[], float] = time.time
 
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""

@@ -1,0 +1,454 @@
+"""The episode's life as a state machine: one enumeration, a pure transition function, effects as data.
+
+ARCHITECTURE.md, "Safe by construction", and STYLE.md, "The episode as a state machine". The handler
+(:mod:`ecs_guardrail.handlers.episode`) asks :func:`next_effect` what the claimed episode owes next,
+performs that one effect (an AWS call), turns its result into an :data:`Outcome`, and stores what
+:func:`transition` returns (one conditional write that also proves it still holds the lease) before
+the next effect. Core never calls AWS; a test walks every path here without it, and the interleaving
+explorer (``tests/explore``) drives two or three invocations through the same effects.
+
+The phases (:class:`Phase`), in the order a scale-down lives them::
+
+    CLAIMED ──(slot taken, scalable target's state read and recorded)──> FACTS_RECORDED
+      │  └─(every held-at-zero slot taken)──> ALERTED path as a hold (blast_radius_cap)
+    FACTS_RECORDED ──(RegisterScalableTarget: all suspended)──> SCALING_SUSPENDED
+      │  └─(suspend refused)──> REFUSED (alert_only scaling_suspend_failed; slot released)
+    SCALING_SUSPENDED / FACTS_RECORDED ──(UpdateService desiredCount 0)──> ACTED  (held at zero)
+      └─(AWS refused: AccessDenied, service or cluster gone)──> REFUSED (alert_only action_failed;
+        scaling put back, slot released)
+    ACTED / REFUSED / CLAIMED (alert-only, hold) ──(alert delivered or covered)──> ALERTED
+    ALERTED ──(lease released)──> DONE
+    ACTED ... DONE ──(restore finished, or an operator's raise seen)──> RELEASED (slot freed)
+
+Rules the machine enforces (each an :class:`IllegalTransitionError` when broken):
+
+- what ``restore`` needs is recorded *before* the call that changes it: the previous desired count
+  with the claim, the scalable target's previous ``SuspendedState`` in ``FACTS_RECORDED``, before
+  RegisterScalableTarget; so a retry after a death or a throttled write between two calls never
+  records the watchdog's own suspension as "previous";
+- a slot is freed only by a finished restore or an operator's raise on a service whose scale-down is
+  done (``ACTED`` or later), never while an invocation's action is in flight;
+- a refused action becomes an alert (``action_failed``), so it never swallows its alert;
+- a lease outlives its holder: :func:`lease_until` is the invocation's whole remaining time plus
+  :data:`LEASE_MARGIN_S` (as Powertools idempotency's in-progress expiry), so the next delivery can
+  take an episode over only once its holder is certainly dead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    AlertStatus,
+    EpisodeEnd,
+    ServiceSummary,
+    close_episode,
+    mark_restored,
+)
+from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.records import Action, Decision, Reason
+
+__all__ = [
+    "Phase", "phase", "IllegalTransitionError", "LEASE_MARGIN_S", "DEFAULT_REMAINING_S", "lease_until",
+    "RecordFacts", "SuspendScaling", "ScaleToZero", "ResumeScaling", "ReleaseSlot", "AmendDecision", "SendAlert",
+    "ReleaseLease", "Effect", "FactsRecorded", "SlotDenied", "ScalingSuspended", "SuspendRefused", "Scaled",
+    "ActionRefused", "AlertDelivered", "AlertCovered", "AlertFailed", "LeaseReleased", "LeaseTaken",
+    "OperatorRaised", "Outcome", "Transition", "transition", "next_effect", "capped", "suspend_refused",
+    "action_refused", "may_take_over", "restore_transition",
+]
+
+#: seconds a lease lasts beyond the holder's remaining time (Lambda ends an invocation at its timeout;
+#: the margin covers the clock skew between the holder and the next invocation, and the final write)
+LEASE_MARGIN_S = 60.0
+#: remaining time assumed without a Lambda context (seconds): Lambda's longest timeout, 15 minutes
+DEFAULT_REMAINING_S = 900.0
+
+_IN_FLIGHT = (ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED)
+
+
+class IllegalTransitionError(GuardrailError):
+    """An outcome that the episode's phase does not allow (a raise seen while an action is in flight,
+    a second scale-down, an alert for a finished episode...). Nothing is written; the caller stops
+    working on this episode and says why."""
+
+
+class Phase(StrEnum):
+    """Where an episode stands (one enumeration; derived from the stored statuses by :func:`phase`).
+
+    ``CLAIMED``: the decision and the claim are written in one transaction, under a lease;
+    ``FACTS_RECORDED``: a scale-down's slot is taken and the scalable target's previous state recorded;
+    ``SCALING_SUSPENDED``: RegisterScalableTarget suspended scaling; ``ACTED``: UpdateService set the
+    desired count to 0 (held at zero); ``REFUSED``: AWS refused the action, the decision became
+    ``alert_only``; ``ALERTED``: the alert went out (or the cluster alert covers it), the lease still
+    held; ``DONE``: nothing owed, lease released; ``RELEASED``: the scale-down was undone (restore or an
+    operator's raise) and its slot freed.
+    """
+
+    CLAIMED = "claimed"
+    FACTS_RECORDED = "facts_recorded"
+    SCALING_SUSPENDED = "scaling_suspended"
+    ACTED = "acted"
+    REFUSED = "refused"
+    ALERTED = "alerted"
+    DONE = "done"
+    RELEASED = "released"
+
+
+_REFUSALS = (Reason.ACTION_FAILED, Reason.SCALING_SUSPEND_FAILED)
+
+
+def phase(ep: Any) -> Phase:
+    """The :class:`Phase` of an :class:`~ecs_guardrail.core.episode.Episode`."""
+    status, alert = ep.action_status, ep.alert_status
+    if status is ActionStatus.RESTORED:
+        return Phase.RELEASED
+    if status is ActionStatus.PENDING:
+        return Phase.CLAIMED
+    if status is ActionStatus.RECORDED:
+        return Phase.FACTS_RECORDED
+    if status is ActionStatus.SUSPENDED:
+        return Phase.SCALING_SUSPENDED
+    if alert in (AlertStatus.PENDING, AlertStatus.FAILED):
+        if ep.reason in _REFUSALS:
+            return Phase.REFUSED
+        return Phase.ACTED if status is ActionStatus.DONE else Phase.CLAIMED
+    return Phase.ALERTED if ep.lease_owner is not None else Phase.DONE
+
+
+def lease_until(now: float, remaining_s: float | None) -> float:
+    """Expiry of a lease taken at ``now`` (Unix seconds) by an invocation with ``remaining_s`` seconds
+    left (Lambda context ``get_remaining_time_in_millis() / 1000``; ``None``: :data:`DEFAULT_REMAINING_S`).
+
+    Always later than the holder can live: remaining time plus :data:`LEASE_MARGIN_S`, never less.
+    """
+    remaining = DEFAULT_REMAINING_S if remaining_s is None else max(0.0, remaining_s)
+    return now + remaining + LEASE_MARGIN_S
+
+
+def may_take_over(ep: Any, owner: str, now: float) -> bool:
+    """May ``owner`` take the lease of ``ep`` at ``now`` (Unix seconds)? Only an unfinished episode,
+    and only when its lease is free, expired, or already ``owner``'s."""
+    if not ep.unfinished:
+        return False
+    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now
+
+
+# ---------------------------------------------------------------------------------------------- effects
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """Take a held-at-zero slot (conditional write) and read the scalable target, then record its
+    ``SuspendedState`` (outcome :class:`FactsRecorded` or :class:`SlotDenied`)."""
+
+    bound: int
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendScaling:
+    """RegisterScalableTarget with dynamic scale-in, scale-out and scheduled scaling suspended."""
+
+    previous: dict[str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleToZero:
+    """Tag the service with ``previous_desired_count`` (tasks), then UpdateService desiredCount 0."""
+
+    previous_desired_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeScaling:
+    """Put the scalable target's ``previous`` ``SuspendedState`` back (compensation after a refusal)."""
+
+    previous: dict[str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSlot:
+    """Free the service's held-at-zero slot."""
+
+
+@dataclass(frozen=True, slots=True)
+class AmendDecision:
+    """Rewrite the decision record: the decision became ``decision`` (a hold by the cap, an alert)."""
+
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class SendAlert:
+    """Deliver the episode's alert (the one cluster alert for a mass hold)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseLease:
+    """Drop the lease: nothing more is owed by this invocation."""
+
+
+Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlot | AmendDecision | SendAlert \
+    | ReleaseLease
+
+
+# ---------------------------------------------------------------------------------------------- outcomes
+@dataclass(frozen=True, slots=True)
+class FactsRecorded:
+    """The slot is taken; ``previous_suspended`` is the scalable target's ``SuspendedState`` (API shape)
+    before the watchdog touched it, ``None`` when the service has no scalable target."""
+
+    previous_suspended: dict[str, bool] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotDenied:
+    """Every held-at-zero slot of the cluster is taken (by ``held``; the bound is ``bound`` services)."""
+
+    held: tuple[str, ...]
+    bound: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingSuspended:
+    """RegisterScalableTarget suspended the scalable target (or it already was)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendRefused:
+    """Application Auto Scaling refused to suspend (``reason``: the AWS error in one line)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scaled:
+    """UpdateService set desiredCount 0 (or it already was 0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRefused:
+    """ECS refused the action for good (``error``: code and message): AccessDenied from the explicit deny
+    or an SCP, a service or cluster deleted meanwhile. A throttle is not a refusal: it is retried."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlertDelivered:
+    """At least one sink took the alert; ``cluster_alert_owner``: this episode sent its cluster's alert."""
+
+    cluster_alert_owner: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AlertCovered:
+    """A mass hold whose one cluster alert another service's decision sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlertFailed:
+    """Every sink failed; a later delivery re-sends. ``cluster_alert_owner`` as in :class:`AlertDelivered`."""
+
+    cluster_alert_owner: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseReleased:
+    """The holder dropped its lease."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTaken:
+    """``owner`` took the lease until ``until`` (Unix seconds) at ``now``: a new claim's holder, or the
+    next delivery resuming an episode whose holder died."""
+
+    owner: str
+    until: float
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorRaised:
+    """The service's desired count was raised above 0 by someone else (seen at event time ``at``), or
+    ``restore`` put it back."""
+
+    at: datetime
+
+
+Outcome = FactsRecorded | SlotDenied | ScalingSuspended | SuspendRefused | Scaled | ActionRefused | AlertDelivered \
+    | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What :func:`transition` returns: the summary to store (``None``: nothing changes) and the effects
+    to perform after storing it, in order (compensations, the decision record's amendment)."""
+
+    summary: ServiceSummary | None
+    effects: tuple[Effect, ...] = ()
+    decision: Decision | None = None
+
+
+# ---------------------------------------------------------------------------------------------- downgrades
+def capped(d: Decision, held: tuple[str, ...], bound: int) -> Decision:
+    """A scale-down that lost the race for the cluster's last held-at-zero slot becomes a hold
+    (``blast_radius_cap``), naming the services that hold the slots."""
+    names = ", ".join(held) or "other services"
+    return replace(d, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
+                   message=f"held: {names} took the last held-at-zero slot of {d.cluster} (bound {bound}). "
+                           + d.message,
+                   evidence={"held_at_zero": list(held), "bound": bound})
+
+
+def suspend_refused(d: Decision, reason: str) -> Decision:
+    """A scale-down whose scalable target could not be suspended becomes an alert
+    (``scaling_suspend_failed``): a scaling policy would put the tasks back unseen."""
+    return replace(d, action=Action.ALERT_ONLY, reason=Reason.SCALING_SUSPEND_FAILED,
+                   message="alert-only: could not suspend the service's Application Auto Scaling scalable target "
+                           f"({reason}), so it was not scaled to 0 (a scaling policy would put the tasks back). "
+                           + d.message,
+                   evidence={**d.evidence, "autoscaling_error": reason})
+
+
+def action_refused(d: Decision, error: str) -> Decision:
+    """A scale-down that ECS refused becomes an alert (``action_failed``) that names the error."""
+    return replace(d, action=Action.ALERT_ONLY, reason=Reason.ACTION_FAILED,
+                   message=f"alert-only: ECS refused the scale-down ({error}); the service was NOT scaled to 0 "
+                           "and is still crash-looping. " + d.message,
+                   evidence={**d.evidence, "action_error": error})
+
+
+# ---------------------------------------------------------------------------------------------- the machine
+def next_effect(ep: Any, owner: str, *, alert_tried: bool = False) -> Effect | None:
+    """What the lease holder ``owner`` does next for episode ``ep``, or ``None`` (nothing owed; another
+    invocation holds the lease). Effects come in the order of the module docstring.
+
+    ``alert_tried``: this invocation already tried the alert and every sink failed: it releases the
+    lease (and fails, so Lambda retries later) instead of hammering a sink that is down.
+    """
+    if ep.lease_owner != owner:
+        return None
+    status = ep.action_status
+    if status is ActionStatus.PENDING:
+        return RecordFacts(1)
+    if status is ActionStatus.RECORDED:
+        prev = ep.previous_suspended
+        if prev is not None and not all(prev.values()):
+            return SuspendScaling(prev)
+        return ScaleToZero(int(ep.previous_desired_count or 0))
+    if status is ActionStatus.SUSPENDED:
+        return ScaleToZero(int(ep.previous_desired_count or 0))
+    if ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED) and not alert_tried:
+        return SendAlert()
+    return ReleaseLease()
+
+
+def _ep(summary: ServiceSummary) -> Any:
+    if summary.episode is None:
+        raise IllegalTransitionError(f"{summary.service}: no episode")
+    return summary.episode
+
+
+def _with(summary: ServiceSummary, **changes: Any) -> ServiceSummary:
+    return replace(summary, episode=replace(_ep(summary), **changes))
+
+
+def _in_flight(ep: Any, name: str) -> None:
+    if ep.action_status not in _IN_FLIGHT:
+        raise IllegalTransitionError(f"{name} while the action is {ep.action_status.value}")
+
+
+def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | None = None) -> Transition:
+    """The pure step of the machine: the summary after ``outcome`` and the effects it owes.
+
+    ``decision`` is the episode's current decision (needed by the outcomes that change it: a slot
+    denied, a refusal); the returned :attr:`Transition.decision` is the new one when it changed.
+
+    Raises:
+        IllegalTransitionError: ``outcome`` is not allowed in the episode's phase (see the module
+            docstring); nothing must be written.
+    """
+    ep = _ep(summary)
+    status = ep.action_status
+    if isinstance(outcome, LeaseTaken):
+        if not (ep.lease_owner is None or ep.lease_owner == outcome.owner or ep.lease_until <= outcome.now):
+            raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
+        return Transition(_with(summary, lease_owner=outcome.owner, lease_until=outcome.until))
+    if isinstance(outcome, LeaseReleased):
+        return Transition(_with(summary, lease_owner=None, lease_until=0.0))
+    if isinstance(outcome, FactsRecorded):
+        if status is not ActionStatus.PENDING:
+            raise IllegalTransitionError(f"facts recorded while the action is {status.value}")
+        return Transition(_with(summary, action_status=ActionStatus.RECORDED,
+                                previous_suspended=outcome.previous_suspended))
+    if isinstance(outcome, SlotDenied):
+        if status is not ActionStatus.PENDING or decision is None:
+            raise IllegalTransitionError(f"slot denied while the action is {status.value}")
+        held = capped(decision, outcome.held, outcome.bound)
+        return Transition(_with(summary, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
+                                action_status=ActionStatus.NONE), (AmendDecision(held),), held)
+    if isinstance(outcome, ScalingSuspended):
+        if status is not ActionStatus.RECORDED:
+            raise IllegalTransitionError(f"scaling suspended while the action is {status.value}")
+        return Transition(_with(summary, action_status=ActionStatus.SUSPENDED))
+    if isinstance(outcome, SuspendRefused):
+        if status not in (ActionStatus.PENDING, ActionStatus.RECORDED) or decision is None:
+            raise IllegalTransitionError(f"suspend refused while the action is {status.value}")
+        alert = suspend_refused(decision, outcome.reason)
+        return Transition(_with(summary, action=Action.ALERT_ONLY, reason=Reason.SCALING_SUSPEND_FAILED,
+                                action_status=ActionStatus.NONE), (ReleaseSlot(), AmendDecision(alert)), alert)
+    if isinstance(outcome, Scaled):
+        if status not in (ActionStatus.RECORDED, ActionStatus.SUSPENDED):
+            raise IllegalTransitionError(f"scaled while the action is {status.value}")
+        return Transition(_with(summary, action_status=ActionStatus.DONE))
+    if isinstance(outcome, ActionRefused):
+        _in_flight(ep, "action refused")
+        if decision is None:
+            raise IllegalTransitionError("action refused without its decision")
+        alert = action_refused(decision, outcome.error)
+        effects: tuple[Effect, ...] = ((ResumeScaling(ep.previous_suspended),)
+                                       if ep.previous_suspended is not None else ())
+        return Transition(_with(summary, action=Action.ALERT_ONLY, reason=Reason.ACTION_FAILED,
+                                action_status=ActionStatus.NONE),
+                          effects + (ReleaseSlot(), AmendDecision(alert)), alert)
+    if isinstance(outcome, AlertDelivered | AlertFailed | AlertCovered):
+        if status in _IN_FLIGHT:
+            raise IllegalTransitionError("alert before the action finished")
+        if ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED):
+            raise IllegalTransitionError(f"alert already {ep.alert_status.value}")
+        if isinstance(outcome, AlertCovered):
+            return Transition(_with(summary, alert_status=AlertStatus.COVERED))
+        sent = AlertStatus.SENT if isinstance(outcome, AlertDelivered) else AlertStatus.FAILED
+        return Transition(_with(summary, alert_status=sent, cluster_alert_owner=outcome.cluster_alert_owner))
+    if isinstance(outcome, OperatorRaised):
+        if status is not ActionStatus.DONE or ep.action is not Action.SCALE_TO_ZERO:
+            raise IllegalTransitionError(f"a raise seen while the action is {status.value}: an action in flight "
+                                         "is never read as an operator's raise")
+        restored = mark_restored(summary, outcome.at)
+        if restored is None:
+            raise IllegalTransitionError("nothing to restore")
+        return Transition(restored, (ReleaseSlot(),))
+    raise IllegalTransitionError(f"unknown outcome {outcome!r}")
+
+
+def restore_transition(summary: ServiceSummary, at: datetime, now: float) -> Transition:
+    """``restore`` finished putting the service back at ``at`` (event time of the recovery message; wall
+    clock ``now`` in Unix seconds): the episode ends ``RESTORED``, its slot is freed after this write,
+    and its lease dropped.
+
+    Raises:
+        IllegalTransitionError: another invocation is inside the scale-down right now (its lease runs):
+            restoring under it would be overwritten; retry once its lease ends (or it finishes).
+    """
+    ep = _ep(summary)
+    if ep.action_status in _IN_FLIGHT and ep.lease_owner is not None and ep.lease_until > now:
+        raise IllegalTransitionError(f"{summary.service}: a scale-down is in flight (lease of {ep.lease_owner} "
+                                     f"runs for {ep.lease_until - now:.0f} s more); restore again after it")
+    if ep.action_status is ActionStatus.RESTORED:
+        return Transition(None)
+    ended = mark_restored(summary, at) if ep.acted else None
+    if ended is None:
+        ended = close_episode(summary, EpisodeEnd.RESTORED, ep.last_failure, at) or summary
+    return Transition(_with(ended, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))

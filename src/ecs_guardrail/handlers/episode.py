@@ -1,0 +1,483 @@
+"""The episode's I/O: claim, lease, act, alert, recover; driven by the pure machine of
+:mod:`ecs_guardrail.core.lifecycle`.
+
+One :class:`Episodes` per invocation. :meth:`Episodes.claim` writes the decision and the claim in one
+transaction under a lease that outlives the invocation; :meth:`Episodes.drive` then asks the machine
+for the next effect, performs it (one AWS call, or a small fixed group of them), and stores the
+transition's summary in a conditional write that also proves the lease is still this invocation's,
+before the next effect. A death anywhere leaves a phase from which the next delivery resumes
+(:meth:`Episodes.resume`) once the lease has expired, and never repeats a finished step: each effect
+is idempotent against AWS (a scale-down of a service at 0, a suspension of a suspended target, a slot
+the service already holds change nothing) and recorded before the call that follows it.
+
+Alerts are at least once: an alert is delivered, then its status written; if that write fails, the
+retry sends it again, with the same decision id so a receiver can tell the repeat. The action is at
+most once per episode: every path to UpdateService passes the claim and the lease.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
+from ecs_guardrail.adapters.ecs import ServiceFacts
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.table import ConditionFailedError
+from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
+from ecs_guardrail.adapters.taskdef import TaskDefinitions
+from ecs_guardrail.core import lifecycle as lc
+from ecs_guardrail.core.alert import (
+    Alert,
+    Where,
+    alert_links,
+    decision_alert,
+    mass_alert,
+    pick_log_streams,
+    recovery_alert,
+)
+from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, RecoveryStatus, ServiceSummary
+from ecs_guardrail.core.errors import (
+    ActionRefusedError,
+    AlertDeliveryError,
+    DecisionInProgressError,
+    LeaseLostError,
+    ScalingSuspendError,
+    ServiceAccessDeniedError,
+    ServiceNotFoundError,
+)
+from ecs_guardrail.core.links import arn_parts, partition_of
+from ecs_guardrail.core.policy import is_alert_only_cluster
+from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
+from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
+
+__all__ = ["Episodes", "Claim", "Known", "AlertDeliveryError", "DecisionInProgressError"]
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a decision read that its action can reuse in the same invocation (no second read):
+    DescribeServices' answer and the scalable target, both read before any change."""
+
+    facts: ServiceFacts | None
+    scalable: ScalableTargetFacts | None
+    view: ClusterView
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A decision as the episode carries it: the typed :class:`Decision` and what its record adds
+    (``previous_desired_count``: tasks, recorded with the claim before any call changes the service)."""
+
+    decision: Decision
+    previous_desired_count: int | None = None
+    dry_run: bool = False
+    escalation: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """The decision's public JSON shape (SCENARIOS.md)."""
+        return decision_record(self.decision, previous_desired_count=self.previous_desired_count,
+                               dry_run=self.dry_run, escalation=self.escalation)
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Claim:
+        """Read back :meth:`record`'s output."""
+        return cls(decision_from_record(record), record.get("previous_desired_count"),
+                   bool(record.get("dry_run")), bool(record.get("escalation")))
+
+
+class Episodes:
+    """The episode I/O of one invocation over one :class:`Runtime`.
+
+    ``owner``: this invocation's lease owner id (request id + random suffix); ``remaining_s``: the
+    Lambda's remaining time at start (seconds; ``None`` without a context). ``decisions`` collects the
+    decisions this invocation recorded (public JSON), ``alerts_failed`` the alerts no sink took.
+    """
+
+    def __init__(self, rt: Runtime, context: Any = None) -> None:
+        self.rt = rt
+        self.config = rt.settings.policy()
+        self.state: WatchdogState = rt.history.state
+        self.owner = f"{getattr(context, 'aws_request_id', 'local')}/{uuid.uuid4().hex[:8]}"
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        self.remaining_s = remaining() / 1000.0 if remaining else None
+        self.decisions: list[dict[str, Any]] = []
+        self.alerts_failed: list[str] = []
+        self.alerts_sent = 0
+        self.arns: dict[str, str] = {}  # cluster key -> an ARN of the cluster (account, region, partition)
+
+    # ------------------------------------------------------------------ where, links, delivery
+    def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
+        """The cluster key of the watchdog's state, and ``"account A, region R"`` when not home."""
+        parts = arn.split(":")
+        home = self.rt.home
+        if home is None or len(parts) < 6 or (parts[4], parts[3]) == home:
+            ck, foreign = cluster, None
+        else:
+            ck, foreign = keys.cluster_key(cluster, parts[4], parts[3]), f"account {parts[4]}, region {parts[3]}"
+        if len(parts) >= 6:
+            self.arns.setdefault(ck, arn)
+        return ck, foreign
+
+    def place(self, ck: str, cluster: str, service: str | None = None, family: str | None = None) -> Where:
+        """Account, region and partition of cluster key ``ck``: from an ARN of the cluster seen in this
+        invocation, else the cluster key (``NAME@ACCOUNT@REGION``), else the watchdog's home."""
+        partition, region, account = arn_parts(self.arns.get(ck))
+        if region is None and "@" in ck:
+            _, account, region = ck.split("@", 2)
+        if region is None and self.rt.home is not None:
+            account, region = self.rt.home
+        region = region or self.rt.history.region
+        return Where(cluster=cluster, service=service, family=family, account=account, region=region,
+                     partition=partition or partition_of(region or ""))
+
+    def taskdefs(self) -> TaskDefinitions:
+        """DescribeTaskDefinition answers, cached per ARN for the life of the execution environment."""
+        cached = self.rt.cache.get("taskdefs")
+        if cached is None:
+            cached = self.rt.cache["taskdefs"] = TaskDefinitions(self.rt.clients("ecs"))
+        return cached
+
+    def links(self, where: Where, failures: tuple[Failure, ...] = ()) -> Any:
+        logs = pick_log_streams(failures, self.taskdefs().log_destinations, where.region)
+        return alert_links(where, logs=logs, runbook=self.rt.settings.RUNBOOK_URL)
+
+    def deliver(self, alert: Alert) -> bool:
+        """Send ``alert`` to every sink; True when one took it (or none is configured)."""
+        results = self.rt.send(alert)
+        if results and any(r.ok for r in results):
+            self.alerts_sent += 1
+            return True
+        return not results  # no sink configured: nothing failed, nothing to retry
+
+    def _now(self) -> float:
+        return self.rt.clock()
+
+    # ------------------------------------------------------------------ the lease-checked step
+    def _step(self, ck: str, service: str, outcome: lc.Outcome,
+              decision: Decision | None = None) -> tuple[ServiceSummary, lc.Transition]:
+        """Store the machine's transition for ``outcome`` in one conditional write (retried on a lost
+        race with the winner's state), provided this invocation still holds the lease.
+
+        Raises:
+            LeaseLostError: the lease is another invocation's now.
+            IllegalTransitionError: the phase does not allow ``outcome``.
+        """
+        done: list[lc.Transition] = []
+
+        def change(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or (ep.lease_owner != self.owner and not isinstance(outcome, lc.LeaseTaken)):
+                raise LeaseLostError(f"{ck}/{service}: lease lost to {ep and ep.lease_owner}")
+            tr = lc.transition(s, outcome, decision)
+            done[:] = [tr]
+            return tr.summary
+
+        self.state.load(ck, service)  # known to the cache: update() then never presumes an empty summary
+        s, _ = self.state.update(ck, service, change)
+        return s, done[0]
+
+    # ------------------------------------------------------------------ claim
+    def claim(self, ck: str, s: ServiceSummary, claim: Claim, trigger: str, *, last_failure: datetime,
+              previous_suspended: dict[str, bool] | None, escalated: bool,
+              known: Known | None) -> dict[str, Any]:
+        """Open (or escalate) the episode for ``claim`` and the decision record in ONE transaction,
+        under this invocation's lease; then :meth:`drive` it. Returns the handler's outcome."""
+        d = claim.decision
+        now = self._now()
+        ep = Episode(decision_time=d.time, last_failure=last_failure, action=d.action, reason=d.reason,
+                     trigger=trigger, action_status=ActionStatus.PENDING if d.acts else ActionStatus.NONE,
+                     alert_status=AlertStatus.PENDING, previous_desired_count=claim.previous_desired_count,
+                     previous_suspended=previous_suspended, lease_owner=self.owner,
+                     lease_until=lc.lease_until(now, self.remaining_s), escalated=escalated)
+        new = replace(s, episode=ep, episode_end=None)
+        record = claim.record()
+        try:
+            s = self.state.claim(ck, s, new, record)
+        except ConditionFailedError:
+            logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": s.service})
+            return {"status": "lost_race"}
+        metrics.add_metric(name=f"Decision_{d.action.value}", unit="Count", value=1)
+        logger.info("decision", extra={"decision": record})
+        claim = self.drive(ck, s, claim, known)
+        record = claim.record()
+        self.decisions.append(record)
+        return {"status": "decided", "decision": record}
+
+    # ------------------------------------------------------------------ resume
+    def resume(self, ck: str, service: str, s: ServiceSummary) -> dict[str, Any] | None:
+        """Take over an unfinished episode whose lease expired; ``None`` when there is nothing to do,
+        ``{"status": "in_progress"}`` while another invocation's lease runs."""
+        ep = s.episode
+        if ep is None or not ep.unfinished:
+            return None
+        if not lc.may_take_over(ep, self.owner, self._now()):
+            return {"status": "in_progress", "cluster": ck, "service": service}
+        now = self._now()
+        taken = lc.LeaseTaken(self.owner, lc.lease_until(now, self.remaining_s), now)
+        try:
+            s, _ = self._step(ck, service, taken)
+        except lc.IllegalTransitionError:
+            return {"status": "in_progress", "cluster": ck, "service": service}
+        ep = s.episode
+        assert ep is not None
+        if ep.lease_owner != self.owner:  # nothing was unfinished by the time the write ran
+            return None
+        record = self.state.decision(ck, service, ep.decision_time)
+        if record is None:  # cannot happen with the transaction; never act without the record
+            logger.error("episode without its decision record", extra={"cluster": ck, "service": service})
+            self.state.update(ck, service, lambda x: replace(x, episode=replace(
+                x.episode, action_status=ActionStatus.NONE, lease_owner=None, lease_until=0.0))
+                if x.episode is not None else None)
+            return {"status": "error", "why": "decision record missing"}
+        logger.info("resuming an unfinished episode", extra={"cluster": ck, "service": service,
+                                                             "phase": lc.phase(ep).value})
+        claim = self.drive(ck, s, Claim.of(record), None)
+        return {"status": "resumed", "cluster": ck, "service": service, "decision": claim.record()}
+
+    # ------------------------------------------------------------------ drive
+    def drive(self, ck: str, s: ServiceSummary, claim: Claim, known: Known | None) -> Claim:
+        """Perform what the claimed episode owes, effect by effect, until the lease is released.
+
+        Returns the claim as it ended (a scale-down may have become a hold or an alert).
+
+        Raises:
+            LeaseLostError: the lease was taken over (this invocation outlived it; it stops at once).
+            botocore.exceptions.ClientError: a transient AWS error (throttling after retries): the
+                phase reached so far is stored, and Lambda's retry resumes from it.
+        """
+        service = s.service
+        cluster = claim.decision.cluster
+        alert_tried = False
+        while True:
+            ep = s.episode
+            assert ep is not None
+            effect = lc.next_effect(ep, self.owner, alert_tried=alert_tried)
+            alert_tried = alert_tried or isinstance(effect, lc.SendAlert)
+            if effect is None:
+                return claim
+            if isinstance(effect, lc.ReleaseLease):
+                self._step(ck, service, lc.LeaseReleased())
+                return claim
+            outcome = self._perform(ck, cluster, s, claim, effect, known)
+            s, tr = self._step(ck, service, outcome, claim.decision)
+            if tr.decision is not None:
+                claim = replace(claim, decision=tr.decision)
+            for follow in tr.effects:
+                self._compensate(ck, cluster, service, claim, follow)
+
+    def _perform(self, ck: str, cluster: str, s: ServiceSummary, claim: Claim, effect: lc.Effect,
+                 known: Known | None) -> lc.Outcome:
+        ep = s.episode
+        assert ep is not None
+        service = s.service
+        if isinstance(effect, lc.RecordFacts):
+            return self._record_facts(ck, cluster, s, claim, known)
+        if isinstance(effect, lc.SuspendScaling):
+            if self._alert_only(ck, cluster):
+                return lc.ActionRefused(f"{cluster} is alert-only: RegisterScalableTarget refused before the call")
+            target = ScalableTargetFacts(resource_id=resource_id(cluster, service), min_capacity=0, max_capacity=0,
+                                         suspended=SuspendedState.from_api(effect.previous))
+            try:
+                ScalableTargets(self.rt.clients("application-autoscaling")).suspend(target)
+            except ScalingSuspendError as exc:
+                return lc.SuspendRefused(exc.reason)
+            return lc.ScalingSuspended()
+        if isinstance(effect, lc.ScaleToZero):
+            return self._scale(ck, cluster, service, effect.previous_desired_count, known)
+        if isinstance(effect, lc.SendAlert):
+            return self._alert(ck, claim, ep.cluster_alert_owner)
+        raise lc.IllegalTransitionError(f"effect {effect!r} is not performed by drive")
+
+    def _alert_only(self, ck: str, cluster: str) -> bool:
+        """Is ``cluster`` alert-only (name, glob or ARN entry of ``ALERT_ONLY_CLUSTERS``)? Checked again
+        before every call that changes capacity, whatever the decision said."""
+        return is_alert_only_cluster(self.config, cluster, self.arns.get(ck, cluster))
+
+    def _record_facts(self, ck: str, cluster: str, s: ServiceSummary, claim: Claim,
+                      known: Known | None) -> lc.Outcome:
+        """Take the slot, then read (or reuse) the scalable target's state before any change."""
+        ep = s.episode
+        assert ep is not None
+        service, d = s.service, claim.decision
+        bound = max(1, int(d.bound or 1))
+        view = known.view if known is not None else self.state.cluster(ck)
+        if self.state.take_slot(ck, service, ep.decision_time, bound, view) is None:
+            held = tuple(x for x in self.state.cluster(ck).held() if x != service)
+            return lc.SlotDenied(held, bound)
+        if ep.previous_suspended is not None:  # inherited from the earlier scale-down still holding it
+            return lc.FactsRecorded(ep.previous_suspended)
+        if known is not None and known.facts is not None:
+            target = known.scalable
+        else:
+            try:
+                target = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, service)
+            except ScalingSuspendError as exc:
+                return lc.SuspendRefused(exc.reason)
+        return lc.FactsRecorded(target.suspended.to_api() if target is not None else None)
+
+    def _scale(self, ck: str, cluster: str, service: str, previous: int, known: Known | None) -> lc.Outcome:
+        assert self.rt.ecs is not None
+        if self._alert_only(ck, cluster):  # the entitlement rules already said so; never reach UpdateService
+            return lc.ActionRefused(f"{cluster} is alert-only: UpdateService refused before the call")
+        try:
+            facts = known.facts if known is not None and known.facts is not None else \
+                self.rt.ecs.describe(cluster, service)
+            self.rt.ecs.scale_to_zero(facts, previous)
+        except ActionRefusedError as exc:
+            logger.error("scale-down refused by ECS: alerting instead", extra={"service": service, "error": exc.reason})
+            return lc.ActionRefused(exc.reason)
+        except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
+            return lc.ActionRefused(str(exc))
+        metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
+        return lc.Scaled()
+
+    def _compensate(self, ck: str, cluster: str, service: str, claim: Claim, effect: lc.Effect) -> None:
+        """The effects a transition owes after it is stored (undo what a refused action left, amend)."""
+        if isinstance(effect, lc.ReleaseSlot):
+            self.state.release_slot(ck, service)
+        elif isinstance(effect, lc.AmendDecision):
+            self.state.amend_decision(ck, replace(claim, decision=effect.decision).record())
+        elif isinstance(effect, lc.ResumeScaling):
+            if self._alert_only(ck, cluster):  # nothing was suspended there, and nothing may be changed
+                return
+            try:
+                ScalableTargets(self.rt.clients("application-autoscaling")).restore_suspended(
+                    cluster, service, effect.previous)
+            except Exception as exc:  # noqa: BLE001 - the alert must still go out; say what is left
+                logger.error("could not put the scalable target's suspended state back after a refused "
+                             "scale-down; set it by hand", extra={"service": service, "error": str(exc)[:300]})
+
+    # ------------------------------------------------------------------ alert
+    def _alert(self, ck: str, claim: Claim, owner: bool) -> lc.Outcome:
+        """Send the episode's alert; ``owner``: this episode already opened the mass event (its cluster
+        alert failed before and is re-sent, never reported as covered by itself)."""
+        decision = claim.decision
+        if decision.reason is Reason.MASS_UNHEALTHY:
+            if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
+                return lc.AlertCovered()
+            where = self.place(ck, decision.cluster)
+            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where)))
+            if not ok:
+                self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
+            return lc.AlertDelivered(True) if ok else lc.AlertFailed(True)
+        where = self.place(ck, decision.cluster, decision.service)
+        failures = self._with_task_definitions(ck, decision.service, decision.last_failures)
+        ok = self.deliver(decision_alert(decision, previous_desired_count=claim.previous_desired_count,
+                                         undo=self._undo_command(decision), where=where,
+                                         links=self.links(where, failures)))
+        if not ok:
+            self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
+        return lc.AlertDelivered() if ok else lc.AlertFailed()
+
+    def _with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
+        """``failures`` (from a decision record, which does not carry it) with each task's task
+        definition ARN, from the service's summary where it still holds the task."""
+        if all(f.task_definition_arn for f in failures):
+            return failures
+        s = self.state.load(ck, service)
+        known = {f.task_arn: f.task_definition_arn for f in s.crashes + s.kills if f.task_definition_arn}
+        return tuple(replace(f, task_definition_arn=f.task_definition_arn or known.get(f.task_arn)) for f in failures)
+
+    def _undo_command(self, decision: Decision) -> str | None:
+        """The exact ``restore`` command for a scale-down (table and region included), else ``None``."""
+        if decision.action is not Action.SCALE_TO_ZERO:
+            return None
+        region = self.rt.history.region
+        return (f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service} "
+                f"--table {self.rt.history.table}" + (f" --region {region}" if region else ""))
+
+    # ------------------------------------------------------------------ the cap's slots (rule 5)
+    def free_raised(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int,
+                    at: datetime) -> tuple[str, ...]:
+        """The other services held at zero. When they fill the bound, free the slots that are no longer
+        held: a service whose scale-down is *done* and whose desired count an operator raised (ECS
+        re-read), and a slot whose episode already ended restored (a restore that died before freeing
+        it). A service whose action is in flight stays held, whatever its desired count says."""
+        held = tuple(h for h in view.held() if h != service)
+        if len(held) + 1 <= bound or self.rt.ecs is None:
+            return held
+        episodes = {x.service: x.episode for x in view.summaries}
+        still = []
+        for other in held:
+            ep = episodes.get(other)
+            if ep is not None and not ep.held_at_zero and not ep.in_flight:
+                self.state.release_slot(ck, other, view)  # a finished restore's slot
+                continue
+            if ep is None or ep.action_status is not ActionStatus.DONE:
+                still.append(other)  # in flight (or unknown): held
+                continue
+            try:
+                facts = self.rt.ecs.describe(cluster, other)
+            except (ServiceNotFoundError, ServiceAccessDeniedError):
+                facts = None
+            if facts is not None and facts.desired_count > 0 and self._raised(ck, cluster, other, at):
+                self.state.release_slot(ck, other, view)
+                logger.info("held service raised by an operator: slot freed", extra={"service": other})
+            else:
+                still.append(other)
+        return tuple(still)
+
+    def _raised(self, ck: str, cluster: str, service: str, at: datetime) -> bool:
+        """End ``service``'s scale-down as restored by an operator (conditional on the phase at write
+        time); True when this write did it. Its recovery message then goes out."""
+        def change(s: ServiceSummary) -> ServiceSummary | None:
+            if s.episode is None:
+                return None
+            try:
+                return lc.transition(s, lc.OperatorRaised(at)).summary
+            except lc.IllegalTransitionError:
+                return None
+
+        self.state.load(ck, service)
+        s, changed = self.state.update(ck, service, change)
+        if changed:
+            self.recover_if_owed(ck, cluster, s)
+        return changed
+
+    # ------------------------------------------------------------------ recovery
+    def recover(self, ck: str, cluster: str, service: str) -> bool:
+        """Send the episode's owed recovery message, once: the claim (``PENDING`` -> ``SENT``) is a
+        conditional write, so of two invocations that both see it owed exactly one sends it. Returns
+        True when this invocation sent it (or tried: a delivery that fails is logged and marked
+        ``FAILED``, never re-sent)."""
+        def claim(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or ep.recovery is not RecoveryStatus.PENDING:
+                return None
+            return replace(s, episode=replace(ep, recovery=RecoveryStatus.SENT))
+
+        s, claimed = self.state.update(ck, service, claim)
+        ep = s.episode
+        if not claimed or ep is None:
+            return False
+        where = self.place(ck, cluster, service)
+        detail = None
+        if ep.ended_by is EpisodeEnd.RESTORED and ep.acted:
+            detail = f"Desired count back to {ep.previous_desired_count}." if ep.previous_desired_count else None
+        alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
+                               ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
+                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where))
+        if not self.deliver(alert):
+            logger.error("recovery alert not delivered; not retried", extra={"cluster": ck, "service": service})
+            decided = ep.decision_time
+
+            def failed(x: ServiceSummary) -> ServiceSummary | None:
+                e = x.episode
+                if e is None or e.decision_time != decided or e.recovery is not RecoveryStatus.SENT:
+                    return None
+                return replace(x, episode=replace(e, recovery=RecoveryStatus.FAILED))
+
+            self.state.update(ck, service, failed)
+        metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
+        return True
+
+    def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
+        """:meth:`recover` when ``s`` owes one; returns the summary as stored afterwards."""
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.PENDING:
+            return s
+        self.recover(ck, cluster, s.service)
+        return self.state.load(ck, s.service)

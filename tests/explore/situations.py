@@ -1,0 +1,118 @@
+"""The explorer's situations (a history and the invocations that race) and the run of one schedule."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from scheduler import Scheduler, Step, Task
+from world import World, crash
+
+from ecs_guardrail.handlers.runtime import metrics
+
+PREEMPTIONS = 2
+SAMPLE = int(os.environ.get("EXPLORE_SCHEDULES", "150"))
+COUNTS: dict[str, int] = {}
+
+
+@dataclass
+class Situation:
+    """A world's history (settled before the schedule) and the invocations that then race."""
+
+    name: str
+    history: Callable[[World], None]
+    tasks: Callable[[World], list[Task]]
+    env: dict[str, str] | None = None
+
+    def base(self) -> World:
+        w = World.new(**(self.env or {}))
+        self.history(w)
+        return w
+
+
+def _same_service_history(w: World) -> None:
+    w.settle([crash("dev", "svc0", 1, 0), crash("dev", "svc0", 2, 1)])
+
+
+def _near_cap_history(w: World) -> None:
+    # two loops 40 minutes apart in event time, delivered at the same moment (a backlog): the fleet
+    # test sees one failing service each; the cap (bound 1) must keep one of them up
+    w.settle([crash("dev", "svc0", 1, 0), crash("dev", "svc0", 2, 1), crash("dev", "svc1", 1, 40),
+              crash("dev", "svc1", 2, 41)])
+
+
+def _held_history(w: World) -> None:
+    w.settle([crash("dev", "svc0", i, i) for i in (1, 2, 3)] + [crash("dev", "svc1", 1, 40),
+                                                                crash("dev", "svc1", 2, 41)])
+
+
+def _prod_history(w: World) -> None:
+    w.settle([crash("prod", "orders", 1, 0), crash("prod", "orders", 2, 1)])
+
+
+SITUATIONS = [
+    Situation("same-service-redelivered", _same_service_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
+                         Task("b", w.deliver(crash("dev", "svc0", 3, 2)))]),
+    Situation("same-service-two-crashes", _same_service_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
+                         Task("b", w.deliver(crash("dev", "svc0", 4, 2.5)))]),
+    Situation("two-services-near-the-cap", _near_cap_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
+                         Task("b", w.deliver(crash("dev", "svc1", 3, 42)))]),
+    Situation("held-service-restored-while-another-decides", _held_history,
+              lambda w: [Task("restore", w.restore("svc0")),
+                         Task("b", w.deliver(crash("dev", "svc1", 3, 42)))]),
+    Situation("alert-only-cluster", _prod_history,
+              lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
+                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))]),
+    Situation("alert-only-cluster-by-glob", _prod_history,
+              lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
+                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))], {"ALERT_ONLY_CLUSTERS": "pro*"}),
+]
+_BASES: dict[str, World] = {}
+
+
+def fresh_world(sit: Situation) -> World:
+    if sit.name not in _BASES:
+        _BASES[sit.name] = sit.base()
+    base = _BASES[sit.name]
+    w = World(copy.deepcopy(base.aws), copy.deepcopy(base.table), dict(base.desired0), env=dict(base.env))
+    w.clock.now = base.clock.now
+    return w
+
+
+def run_schedule(sit: Situation, choose: Callable[..., str], fault: Callable[..., str | None] | None = None,
+         label: str = "") -> tuple[World, list[Step]]:
+    metrics.clear_metrics()
+    w = fresh_world(sit)
+    sched = Scheduler(choose, fault, on_expire=lambda: w.clock.advance(3600), check=w.check_always)
+    w.sched = sched
+    tasks = sit.tasks(w)
+    sched.run(tasks)
+    w.retry(tasks)
+    problems = w.check_after() + w.check_restore()
+    if problems:
+        steps = " ".join(f"{s.chosen}:{s.op}" for s in sched.trace)
+        pytest.fail(f"{sit.name} {label}: " + "; ".join(problems) + f"\nschedule: {steps}")
+    return w, sched.trace
+
+
+
+THREE = [
+    Situation("three-services-near-the-cap", lambda w: w.settle(
+        [crash("dev", s, i, m + i - 1) for s, m in (("svc0", 0), ("svc1", 40), ("svc2", 80)) for i in (1, 2)]),
+        lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))), Task("b", w.deliver(crash("dev", "svc1", 3, 42))),
+                   Task("c", w.deliver(crash("dev", "svc2", 3, 82)))]),
+    Situation("redelivery-beside-a-second-loop", _near_cap_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
+                         Task("b", w.deliver(crash("dev", "svc0", 3, 2))),
+                         Task("c", w.deliver(crash("dev", "svc1", 3, 42)))]),
+    Situation("restore-between-two-loops", _held_history,
+              lambda w: [Task("restore", w.restore("svc0")), Task("b", w.deliver(crash("dev", "svc1", 3, 42))),
+                         Task("c", w.deliver(crash("dev", "svc1", 4, 43)))]),
+]
+

@@ -1,0 +1,54 @@
+"""Events stamped in the future (issue 17 item 5): rejected with their reason, kept, never counted."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW, check_delivery
+from ecs_guardrail.core.errors import EventFromTheFutureError, EventRejectedError, ScenarioError
+from ecs_guardrail.handlers.record import record_event
+from ecs_guardrail.replay.delivered import read_delivered
+from tests.conftest import load_event
+
+T = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
+
+
+def test_check_delivery_allows_skew_and_rejects_a_wrong_clock():
+    check_delivery(T + MAX_FUTURE_SKEW, T)
+    check_delivery(T - timedelta(hours=6), T)  # late is normal (asynchronous retries up to 6 h)
+    check_delivery(datetime(2199, 1, 1, tzinfo=UTC), None)  # unknown delivery: not checked
+    with pytest.raises(EventFromTheFutureError) as info:
+        check_delivery(T + MAX_FUTURE_SKEW + timedelta(seconds=1), T)
+    assert isinstance(info.value, EventRejectedError) and "after its delivery" in info.value.reason
+
+
+def test_recorder_keeps_a_future_stamped_event_as_rejected():
+    store = HistoryStore.on(MemoryTable("t", "eu-west-1"), 90, cache={})
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    delivered = datetime.fromisoformat(raw["time"].replace("Z", "+00:00")) - timedelta(hours=1)
+    out = record_event(raw, store, delivered_at=delivered)
+    assert out["status"] == "rejected" and "after its delivery" in out["reason"]
+    [kept] = store.rejected(delivered)
+    assert kept["reason"] == out["reason"] and json.loads(kept["raw"])["id"] == raw["id"]
+    # the same event delivered on time is recorded
+    assert record_event(raw, store, delivered_at=delivered + timedelta(hours=1))["status"] == "recorded"
+
+
+def test_delivered_csv_is_read_with_bom_and_bad_rows_are_named(tmp_path: Path):
+    p = tmp_path / "delivered.csv"
+    p.write_text("\ufeffline,delivered_at\n1,2025-08-21T12:00:05Z\n3,2025-08-21T12:01:00Z\n", encoding="utf-8")
+    assert read_delivered(p) == {1: T + timedelta(seconds=5), 3: T + timedelta(minutes=1)}
+    assert read_delivered(None) == {}
+    for body, words in (("line,when\n1,x\n", "header"), ("line,delivered_at\nx,2025-08-21T12:00:00Z\n", "line 'x'"),
+                        ("line,delivered_at\n0,2025-08-21T12:00:00Z\n", "start at 1"),
+                        ("line,delivered_at\n1,yesterday\n", "ISO 8601"),
+                        ("line,delivered_at\n1,2025-08-21T12:00:00Z\n1,2025-08-21T12:00:00Z\n", "twice")):
+        p.write_text(body, encoding="utf-8")
+        with pytest.raises(ScenarioError, match=words):
+            read_delivered(p)

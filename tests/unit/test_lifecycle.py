@@ -1,0 +1,255 @@
+"""The episode state machine (core/lifecycle.py): every path, without AWS (issue 17)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecs_guardrail.core import lifecycle as lc
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, RecoveryStatus, ServiceSummary
+from ecs_guardrail.core.records import Action, Decision, Reason
+
+T = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
+ME = "req-1/abcd"
+PREV = {"DynamicScalingInSuspended": True, "DynamicScalingOutSuspended": False, "ScheduledScalingSuspended": False}
+
+
+def _decision(action: Action = Action.SCALE_TO_ZERO) -> Decision:
+    return Decision(cluster="dev", service="api", time=T, action=action, reason=Reason.CRASH_LOOP,
+                    crashes_in_window=3, health_check_kills_in_window=0, message="scaled to 0.", bound=1)
+
+
+def _claimed(action: Action = Action.SCALE_TO_ZERO, owner: str = ME, until: float = 10_000.0) -> ServiceSummary:
+    ep = Episode(decision_time=T, last_failure=T, action=action, reason=Reason.CRASH_LOOP, trigger="crash_loop",
+                 action_status=ActionStatus.PENDING if action is Action.SCALE_TO_ZERO else ActionStatus.NONE,
+                 alert_status=AlertStatus.PENDING, previous_desired_count=4, lease_owner=owner, lease_until=until)
+    return ServiceSummary("api", seq=1, episode=ep)
+
+
+def _walk(s: ServiceSummary, outcomes: list[lc.Outcome]) -> tuple[ServiceSummary, list[lc.Effect], list[lc.Effect]]:
+    """Apply ``outcomes``; returns the summary, the effects asked for on the way, and the follow-ups."""
+    asked: list[lc.Effect] = []
+    follow: list[lc.Effect] = []
+    d = _decision()
+    for o in outcomes:
+        eff = lc.next_effect(s.episode, ME)
+        assert eff is not None
+        asked.append(eff)
+        tr = lc.transition(s, o, d)
+        s = tr.summary or s
+        d = tr.decision or d
+        follow.extend(tr.effects)
+    return s, asked, follow
+
+
+def test_scale_down_records_the_scaling_state_before_suspending_and_acts_once():
+    s, asked, follow = _walk(_claimed(), [lc.FactsRecorded(PREV), lc.ScalingSuspended(), lc.Scaled(),
+                                          lc.AlertDelivered(), lc.LeaseReleased()])
+    assert [type(e) for e in asked] == [lc.RecordFacts, lc.SuspendScaling, lc.ScaleToZero, lc.SendAlert,
+                                        lc.ReleaseLease]
+    assert asked[1] == lc.SuspendScaling(PREV) and asked[2] == lc.ScaleToZero(4)
+    ep = s.episode
+    assert ep.action_status is ActionStatus.DONE and ep.previous_suspended == PREV and ep.lease_owner is None
+    assert lc.phase(ep) is lc.Phase.DONE and follow == []
+    assert lc.next_effect(ep, ME) is None  # nothing owed, no lease
+
+
+def test_phases_in_order():
+    s = _claimed()
+    seen = [lc.phase(s.episode)]
+    for o in (lc.FactsRecorded(PREV), lc.ScalingSuspended(), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
+        s = lc.transition(s, o, _decision()).summary
+        seen.append(lc.phase(s.episode))
+    assert seen == [lc.Phase.CLAIMED, lc.Phase.FACTS_RECORDED, lc.Phase.SCALING_SUSPENDED, lc.Phase.ACTED,
+                    lc.Phase.ALERTED, lc.Phase.DONE]
+    s = lc.transition(s, lc.OperatorRaised(T + timedelta(hours=1))).summary
+    assert lc.phase(s.episode) is lc.Phase.RELEASED
+
+
+def test_without_a_scalable_target_or_already_suspended_no_suspension_is_asked():
+    s, asked, _ = _walk(_claimed(), [lc.FactsRecorded(None), lc.Scaled()])
+    assert [type(e) for e in asked] == [lc.RecordFacts, lc.ScaleToZero]
+    every = {k: True for k in PREV}
+    s, asked, _ = _walk(_claimed(), [lc.FactsRecorded(every), lc.Scaled()])
+    assert [type(e) for e in asked] == [lc.RecordFacts, lc.ScaleToZero]
+
+
+def test_recorded_scaling_state_can_never_be_overwritten():
+    """Issue 17 item 2: a retry after the suspension must not record the watchdog's own suspension."""
+    s = lc.transition(_claimed(), lc.FactsRecorded(PREV), _decision()).summary
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.FactsRecorded({k: True for k in PREV}), _decision())
+    s = lc.transition(s, lc.ScalingSuspended(), _decision()).summary
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.FactsRecorded({k: True for k in PREV}), _decision())
+    assert s.episode.previous_suspended == PREV
+
+
+def test_slot_denied_becomes_a_hold_with_one_author_of_its_message():
+    tr = lc.transition(_claimed(), lc.SlotDenied(("billing",), 1), _decision())
+    ep = tr.summary.episode
+    assert (ep.action, ep.reason, ep.action_status) == (Action.HOLD, Reason.BLAST_RADIUS_CAP, ActionStatus.NONE)
+    [amend] = tr.effects
+    assert isinstance(amend, lc.AmendDecision) and amend.decision == tr.decision
+    assert tr.decision.message.startswith("held: billing took the last held-at-zero slot of dev (bound 1)")
+    assert tr.decision.evidence == {"held_at_zero": ["billing"], "bound": 1}
+    assert lc.next_effect(ep, ME) == lc.SendAlert()
+
+
+@pytest.mark.parametrize("at", [ActionStatus.PENDING, ActionStatus.RECORDED])
+def test_suspend_refused_is_an_alert_and_gives_the_slot_back(at):
+    s = _claimed()
+    if at is ActionStatus.RECORDED:
+        s = lc.transition(s, lc.FactsRecorded(PREV), _decision()).summary
+    tr = lc.transition(s, lc.SuspendRefused("AccessDeniedException: no"), _decision())
+    assert tr.decision.reason is Reason.SCALING_SUSPEND_FAILED and tr.decision.action is Action.ALERT_ONLY
+    assert [type(e) for e in tr.effects] == [lc.ReleaseSlot, lc.AmendDecision]
+    assert lc.phase(tr.summary.episode) is lc.Phase.REFUSED
+    assert lc.next_effect(tr.summary.episode, ME) == lc.SendAlert()
+
+
+@pytest.mark.parametrize("steps", [[], [lc.FactsRecorded(PREV)], [lc.FactsRecorded(PREV), lc.ScalingSuspended()]])
+def test_refused_action_puts_scaling_back_frees_the_slot_and_alerts(steps):
+    """Issue 17 item 4: a refused action never swallows its alert."""
+    s = _claimed()
+    for o in steps:
+        s = lc.transition(s, o, _decision()).summary
+    tr = lc.transition(s, lc.ActionRefused("AccessDeniedException: explicit deny"), _decision())
+    kinds = [type(e) for e in tr.effects]
+    assert kinds == ([lc.ResumeScaling] if steps else []) + [lc.ReleaseSlot, lc.AmendDecision]
+    if steps:
+        assert tr.effects[0] == lc.ResumeScaling(PREV)
+    assert (tr.decision.action, tr.decision.reason) == (Action.ALERT_ONLY, Reason.ACTION_FAILED)
+    assert "explicit deny" in tr.decision.message and tr.decision.evidence["action_error"].startswith("Access")
+    assert lc.next_effect(tr.summary.episode, ME) == lc.SendAlert()
+    assert not tr.summary.episode.held_at_zero
+
+
+@pytest.mark.parametrize("steps", [[], [lc.FactsRecorded(PREV)], [lc.FactsRecorded(PREV), lc.ScalingSuspended()]])
+def test_an_action_in_flight_is_never_read_as_an_operators_raise(steps):
+    """Issue 17 item 1: a raise seen while another invocation is inside the scale-down frees nothing."""
+    s = _claimed()
+    for o in steps:
+        s = lc.transition(s, o, _decision()).summary
+    with pytest.raises(lc.IllegalTransitionError, match="in flight"):
+        lc.transition(s, lc.OperatorRaised(T))
+    s = lc.transition(s, lc.FactsRecorded(PREV), _decision()).summary if not steps else s
+    s = lc.transition(s, lc.Scaled(), _decision()).summary
+    tr = lc.transition(s, lc.OperatorRaised(T + timedelta(minutes=5)))
+    assert tr.summary.episode.action_status is ActionStatus.RESTORED and tr.effects == (lc.ReleaseSlot(),)
+
+
+def test_no_alert_before_the_action_and_none_twice():
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(_claimed(), lc.AlertDelivered(), _decision())
+    s = lc.transition(_claimed(Action.ALERT_ONLY), lc.AlertDelivered(), _decision()).summary
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.AlertDelivered(), _decision())
+
+
+def test_a_failed_alert_is_tried_once_per_invocation():
+    s = lc.transition(_claimed(Action.ALERT_ONLY), lc.AlertFailed(), _decision()).summary
+    assert s.episode.alert_status is AlertStatus.FAILED
+    assert lc.next_effect(s.episode, ME) == lc.SendAlert()
+    assert lc.next_effect(s.episode, ME, alert_tried=True) == lc.ReleaseLease()
+
+
+def test_lease_outlives_its_holder():
+    """Issue 17 item 3: remaining time plus a margin, never less (was remaining time minus 5 s)."""
+    assert lc.lease_until(1000.0, 5.0) == 1000.0 + 5.0 + lc.LEASE_MARGIN_S
+    assert lc.lease_until(1000.0, 0.0) >= 1000.0 + lc.LEASE_MARGIN_S
+    assert lc.lease_until(1000.0, None) == 1000.0 + lc.DEFAULT_REMAINING_S + lc.LEASE_MARGIN_S
+    for remaining in (0.5, 3.0, 60.0, 900.0):
+        assert lc.lease_until(0.0, remaining) > remaining
+
+
+def test_a_live_lease_cannot_be_taken_over_an_expired_one_can():
+    s = _claimed(owner="other", until=500.0)
+    assert lc.next_effect(s.episode, ME) is None
+    assert not lc.may_take_over(s.episode, ME, 499.0)
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.LeaseTaken(ME, 900.0, 499.0))
+    assert lc.may_take_over(s.episode, ME, 500.0)
+    s = lc.transition(s, lc.LeaseTaken(ME, 900.0, 500.0)).summary
+    assert s.episode.lease_owner == ME and lc.next_effect(s.episode, ME) == lc.RecordFacts(1)
+
+
+def test_restore_refuses_an_action_in_flight_under_a_live_lease():
+    s = _claimed(owner="other", until=500.0)
+    with pytest.raises(lc.IllegalTransitionError, match="in flight"):
+        lc.restore_transition(s, T, now=100.0)
+    tr = lc.restore_transition(s, T, now=600.0)  # its holder is dead: restore may end it
+    assert tr.summary.episode.action_status is ActionStatus.RESTORED and tr.effects == (lc.ReleaseSlot(),)
+    assert tr.summary.episode.lease_owner is None
+
+
+def test_restore_of_a_done_scale_down_owes_its_recovery():
+    s = _claimed()
+    for o in (lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
+        s = lc.transition(s, o, _decision()).summary
+    tr = lc.restore_transition(s, T + timedelta(hours=2), now=0.0)
+    assert tr.summary.episode.recovery is RecoveryStatus.PENDING
+    assert lc.restore_transition(tr.summary, T, now=0.0).summary is None  # twice changes nothing
+
+
+OUTCOMES = st.sampled_from([
+    lc.FactsRecorded(PREV), lc.FactsRecorded(None), lc.SlotDenied(("x",), 1), lc.ScalingSuspended(),
+    lc.SuspendRefused("e"), lc.Scaled(), lc.ActionRefused("e"), lc.AlertDelivered(), lc.AlertFailed(),
+    lc.AlertCovered(), lc.LeaseReleased(), lc.OperatorRaised(T)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(OUTCOMES, max_size=12))
+def test_any_sequence_of_outcomes_keeps_the_invariants(outcomes):
+    """Whatever the order outcomes arrive in, an illegal one changes nothing, the recorded scaling state
+    never changes once recorded, nothing is scaled twice, and nothing held is released in flight."""
+    s, d = _claimed(), _decision()
+    recorded = None
+    scaled = 0
+    for o in outcomes:
+        before = s
+        try:
+            tr = lc.transition(s, o, d)
+        except lc.IllegalTransitionError:
+            assert s is before
+            continue
+        if isinstance(o, lc.Scaled):
+            scaled += 1
+        if isinstance(o, lc.OperatorRaised):
+            assert before.episode.action_status is ActionStatus.DONE
+        s = tr.summary or s
+        d = tr.decision or d
+        ep = s.episode
+        if recorded is not None and ep.action_status in (ActionStatus.RECORDED, ActionStatus.SUSPENDED,
+                                                          ActionStatus.DONE):
+            assert ep.previous_suspended == recorded
+        if ep.action_status is ActionStatus.RECORDED and recorded is None:
+            recorded = ep.previous_suspended
+        assert ep.held_at_zero == (ep.action is Action.SCALE_TO_ZERO and ep.action_status in (
+            ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED, ActionStatus.DONE))
+    assert scaled <= 1
+
+
+def test_every_phase_is_reachable():
+    reached = set()
+    for steps in ([], [lc.FactsRecorded(PREV)], [lc.FactsRecorded(PREV), lc.ScalingSuspended()],
+                  [lc.FactsRecorded(None), lc.Scaled()], [lc.ActionRefused("e")],
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered()],
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()],
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.OperatorRaised(T)]):
+        s = _claimed()
+        for o in steps:
+            s = lc.transition(s, o, _decision()).summary
+        reached.add(lc.phase(s.episode))
+    assert reached == set(lc.Phase)
+
+
+def test_alert_only_episodes_owe_only_their_alert():
+    s = _claimed(Action.ALERT_ONLY)
+    assert lc.phase(s.episode) is lc.Phase.CLAIMED and lc.next_effect(s.episode, ME) == lc.SendAlert()
+    s = replace(s, episode=replace(s.episode, alert_status=AlertStatus.SENT))
+    assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
