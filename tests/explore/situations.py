@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import ecsgen
 import pytest
 from scheduler import Scheduler, Step, Task
 from world import World, crash
@@ -72,6 +73,10 @@ SITUATIONS = [
     Situation("alert-only-cluster-by-glob", _prod_history,
               lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
                          Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))], {"ALERT_ONLY_CLUSTERS": "pro*"}),
+    Situation("alert-only-cluster-by-arn", _prod_history,
+              lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
+                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))],
+              {"ALERT_ONLY_CLUSTERS": f"arn:aws:ecs:{ecsgen.REGION}:{ecsgen.ACCOUNT}:cluster/prod"}),
 ]
 _BASES: dict[str, World] = {}
 

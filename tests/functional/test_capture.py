@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.capture import capture
 from ecs_guardrail.cli import DEFAULT_LOG_GROUP, main
 from ecs_guardrail.local import EmbeddedAws, load_scenario, replay
+from ecs_guardrail.replay.delivered import read_delivered
 from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch, read_healthy_hosts_csv
 
 SCENARIO = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "watchdog-made-zero"
@@ -67,6 +68,9 @@ def test_capture_then_replay_gives_the_original_decisions(tmp_path: Path) -> Non
     assert report.events == 10 and report.events_skipped == 1
     assert read_healthy_hosts_csv(out / "healthy_hosts.csv") == sorted(
         read_healthy_hosts_csv(SCENARIO / "healthy_hosts.csv"), key=lambda r: (r[0], r[1]))
+    # each line's delivery time (the log event's ingestionTime): replay applies the future-stamp check
+    delivered = read_delivered(out / "delivered.csv")
+    assert sorted(delivered) == list(range(1, report.events + 1))
     shutil.copy(SCENARIO / "settings.env", out / "settings.env")  # settings are the operator's, not captured
     assert _decisions(out) == _decisions(SCENARIO)
     assert "## Missing\n\n- nothing" in (out / "CAPTURE.md").read_text()
