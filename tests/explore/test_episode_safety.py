@@ -161,3 +161,22 @@ def test_lease_after_the_retry_delay_is_taken_over_by_the_retry():
     out = w.deliver(crash("dev", "svc0", 3, 2))()
     assert out["status"] == "resumed" and w.desired()["svc0"] == 0 and w.updates["svc0"] == 1
     assert len(w.alerts()) == 1 and w.check_after() == []
+
+
+def test_an_unreadable_scalable_target_is_never_scaled_past(monkeypatch):
+    """DescribeScalableTargets answered AccessDenied at the decision: the watchdog cannot know whether a
+    scaling policy would put the tasks back, so it alerts (scaling_suspend_failed) and scales nothing."""
+    from botocore.exceptions import ClientError
+
+    from ecs_guardrail.replay import memory_aws
+
+    def denied(self, **_):
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "DescribeScalableTargets")
+
+    monkeypatch.setattr(memory_aws._ApplicationAutoScaling, "describe_scalable_targets", denied)
+    w = World.new()
+    w.settle([crash("dev", "svc0", i, i) for i in (1, 2, 3)])
+    assert w.desired()["svc0"] == 2 and w.updates["svc0"] == 0
+    [item] = w.table.query("SVC#dev#svc0", prefix="DEC#")
+    assert (item["action"], item["reason"]) == ("alert_only", "scaling_suspend_failed")
+    assert len(w.alerts()) == 1 and w.store().state.cluster("dev").held() == ()

@@ -65,6 +65,8 @@ class Known:
     facts: ServiceFacts | None
     scalable: ScalableTargetFacts | None
     view: ClusterView
+    #: why the scalable target could not be read (then the service must not be scaled: it may have one)
+    scalable_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +312,8 @@ class Episodes:
             return lc.SlotDenied(held, bound)
         if ep.previous_suspended is not None:  # inherited from the earlier scale-down still holding it
             return lc.FactsRecorded(ep.previous_suspended)
+        if known is not None and known.scalable_error is not None:
+            return lc.SuspendRefused(known.scalable_error)
         if known is not None and known.facts is not None:
             target = known.scalable
         else:

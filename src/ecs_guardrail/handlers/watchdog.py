@@ -289,15 +289,19 @@ class Watchdog:
                              else x.target_group) for x in metrics_source.newest_healthy(series, at))
 
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
-                 why: str | None, foreign: str | None, s: ServiceSummary) -> tuple[Entitlement,
-                                                                                  ScalableTargetFacts | None]:
-        """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides)."""
-        scalable = None
+                 why: str | None, foreign: str | None,
+                 s: ServiceSummary) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
+        """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides).
+
+        Returns the entitlement, the scalable target (``None``: none) and why it could not be read.
+        """
+        scalable, unreadable = None, None
         serving: tuple[Any, ...] = ()
         if facts is not None and trigger.kind != "health_check_kills":
             try:
                 scalable = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, s.service)
             except ScalingSuspendError as exc:
+                unreadable = exc.reason
                 logger.warning("scalable target unreadable", extra={"error": str(exc)})
             serving = self._serving(facts, trigger.time)
         base = facts.entitlement_fields() if facts is not None else {
@@ -313,11 +317,11 @@ class Watchdog:
         )
         v = entitlement(trigger.kind, ef, trigger.time)
         if v.entitled:
-            return Entitlement(), scalable
+            return Entitlement(), scalable, unreadable
         evidence = dict(v.evidence)
         if why and not facts:
             evidence.setdefault("ecs", why)
-        return Entitlement(Reason(v.reason.value), v.message, evidence), scalable
+        return Entitlement(Reason(v.reason.value), v.message, evidence), scalable, unreadable
 
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
@@ -327,7 +331,7 @@ class Watchdog:
         summaries = [x for x in view.summaries if x.service != service] + [s]
         count = count or len(summaries)
         fleet = fleet_view(self.config, service, summaries, trigger.time, count)
-        ent, scalable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
+        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
         held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
                 if ent.reason is None else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
@@ -343,7 +347,7 @@ class Watchdog:
             ck, s, claim, trigger.kind, last_failure=max(trigger.time, s.newest_failure or trigger.time),
             previous_suspended=before.previous_suspended if before is not None else None,
             escalated=trigger.escalation or bool(s.episode and s.episode.escalated),
-            known=Known(facts, scalable, view))
+            known=Known(facts, scalable, view, unreadable))
 
 
 def home_of(context: Any) -> tuple[str, str] | None:
