@@ -67,16 +67,13 @@ SITUATIONS = [
     Situation("held-service-restored-while-another-decides", _held_history,
               lambda w: [Task("restore", w.restore("svc0")),
                          Task("b", w.deliver(crash("dev", "svc1", 3, 42)))]),
-    Situation("alert-only-cluster", _prod_history,
+] + [
+    # an alert-only cluster named every way ALERT_ONLY_CLUSTERS allows: nothing there may ever be changed
+    Situation(f"alert-only-cluster-by-{how}", _prod_history,
               lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
-                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))]),
-    Situation("alert-only-cluster-by-glob", _prod_history,
-              lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
-                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))], {"ALERT_ONLY_CLUSTERS": "pro*"}),
-    Situation("alert-only-cluster-by-arn", _prod_history,
-              lambda w: [Task("a", w.deliver(crash("prod", "orders", 3, 2))),
-                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))],
-              {"ALERT_ONLY_CLUSTERS": f"arn:aws:ecs:{ecsgen.REGION}:{ecsgen.ACCOUNT}:cluster/prod"}),
+                         Task("b", w.deliver(crash("prod", "orders", 4, 2.5)))], {"ALERT_ONLY_CLUSTERS": value})
+    for how, value in (("name", "prod"), ("glob", "pro*"),
+                       ("arn", f"arn:aws:ecs:{ecsgen.REGION}:{ecsgen.ACCOUNT}:cluster/prod"))
 ]
 _BASES: dict[str, World] = {}
 
