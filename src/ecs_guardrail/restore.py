@@ -116,9 +116,25 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
 
 
 def restore_service(cluster: str, service: str, *, table: str, region: str | None = None) -> RestoreOutcome:
-    """:func:`restore` with boto3 clients (standard retries) for the operator's credentials."""
+    """:func:`restore` with boto3 clients (standard retries) for the operator's credentials.
+
+    ``ALERT_ONLY_CLUSTERS`` of the environment, when set (the deploy's value, as ``audit`` reads it),
+    makes RegisterScalableTarget refused for an alert-only cluster before it is called; unset, nothing
+    is refused (restore only puts back a suspended state the watchdog recorded).
+
+    Raises:
+        SettingsError: ``ALERT_ONLY_CLUSTERS`` is set and has an invalid entry.
+    """
+    import os
+
     from ecs_guardrail.adapters.aws import make_client
+    from ecs_guardrail.settings import load_settings
+
+    scope = None
+    if os.environ.get("ALERT_ONLY_CLUSTERS", "").strip():
+        scope = load_settings({"ALERT_ONLY_CLUSTERS": os.environ["ALERT_ONLY_CLUSTERS"]}).policy().alert_only
 
     return restore(HistoryStore(make_client("dynamodb", region), table),
                    EcsService(make_client("ecs", region, retry_mode="adaptive")), cluster, service,
-                   scaling=ScalableTargets(make_client("application-autoscaling", region, retry_mode="adaptive")))
+                   scaling=ScalableTargets(make_client("application-autoscaling", region, retry_mode="adaptive"),
+                                           alert_only=scope))

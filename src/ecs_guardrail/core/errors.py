@@ -61,3 +61,10 @@ class ScalingSuspendError(GuardrailError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class AlertOnlyClusterError(ScalingSuspendError):
+    """A call that could change the capacity of an alert-only cluster's service was refused *before* it
+    was made (``RegisterScalableTarget``: Application Auto Scaling ARNs do not carry the cluster name, so
+    IAM cannot deny it per cluster; the code does). A :class:`ScalingSuspendError`, so the watchdog
+    alerts and never scales the service."""

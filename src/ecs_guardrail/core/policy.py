@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.clusters import parse_alert_only_clusters
+from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
 from ecs_guardrail.core.episode import ServiceSummary, episode_is_open
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason
 
@@ -61,6 +61,15 @@ class PolicyConfig:
     min_actions_allowed: int = 1
     fleet_signal_min_failures: int = 2
     dry_run: bool = False
+
+    @property
+    def alert_only(self) -> AlertOnlyClusters:
+        """``alert_only_clusters`` parsed (:func:`~ecs_guardrail.core.clusters.parse_alert_only_clusters`).
+
+        Raises:
+            ValueError: an invalid entry (the settings reject it at start first).
+        """
+        return parse_alert_only_clusters(self.alert_only_clusters)
 
     @property
     def window(self) -> timedelta:
@@ -141,7 +150,7 @@ def is_alert_only_cluster(config: PolicyConfig, cluster: str, cluster_arn: str =
     Raises:
         ValueError: an entry that is not a name, glob or ARN (the settings reject it at start first).
     """
-    return parse_alert_only_clusters(config.alert_only_clusters).matches(cluster, cluster_arn)
+    return config.alert_only.matches(cluster, cluster_arn)
 
 
 def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impaired: bool = False) -> Trigger | None:

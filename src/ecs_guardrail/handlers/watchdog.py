@@ -471,7 +471,8 @@ class Watchdog:
         serving: tuple[Any, ...] = ()
         if facts is not None and trigger.kind != "health_check_kills":
             try:
-                scalable = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, s.service)
+                scalable = ScalableTargets(self.rt.clients("application-autoscaling"),
+                                           alert_only=self.config.alert_only).describe(cluster, s.service)
             except ScalingSuspendError as exc:
                 logger.warning("scalable target unreadable", extra={"error": str(exc)})
             serving = self._serving(facts, trigger.time)
@@ -621,7 +622,7 @@ class Watchdog:
         prev = ep.previous_desired_count if ep.previous_desired_count is not None else facts.desired_count
         suspended = ep.previous_suspended
         if suspended is None:
-            scaling = ScalableTargets(self.rt.clients("application-autoscaling"))
+            scaling = ScalableTargets(self.rt.clients("application-autoscaling"), alert_only=self.config.alert_only)
             try:
                 target = known.scalable if known is not None else scaling.describe(cluster, service)
                 if target is not None:
