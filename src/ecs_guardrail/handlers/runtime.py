@@ -18,7 +18,14 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 
-from ecs_guardrail.adapters.alerts import Delivery, SecretUnreadableError, SlackWebhook, SnsTopic, WebhookUrl
+from ecs_guardrail.adapters.alerts import (
+    Delivery,
+    SecretUnreadableError,
+    SlackWebhook,
+    SnsTopic,
+    WebhookUrl,
+    redact_webhook,
+)
 from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
@@ -95,7 +102,10 @@ class Runtime:
                 self._secret_unreadable(exc, alert)
                 out.append(Delivery("slack", False, f"webhook secret unreadable: {type(exc).__name__}: {exc}"[:300]))
             else:
-                out.append(SlackWebhook(url).send(alert))
+                try:
+                    out.append(SlackWebhook(url).send(alert))
+                except Exception as exc:  # noqa: BLE001 - a URL the client refuses must not lose the decision
+                    out.append(Delivery("slack", False, redact_webhook(f"{type(exc).__name__}: {exc}", url)[:300]))
         if not out:
             logger.warning("no alert sink configured (ALERT_TOPIC_ARN, SLACK_WEBHOOK_SECRET_ARN)",
                            extra={"alert_subject": alert.subject})
