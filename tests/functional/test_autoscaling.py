@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -255,3 +256,50 @@ def test_restore_refuses_to_resume_an_alert_only_clusters_target(aws: Aws) -> No
     with pytest.raises(RestoreError, match="cluster prod is alert-only"):
         restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended={k: False for k in PARTIAL})
     assert _state(aws.aas) == PARTIAL
+
+
+# --- restore when the table lost the episode: the tag is bounded (item 8) --------------------------------
+
+
+def _forged(aws: Aws, service: str, value: str) -> EcsService:
+    """The service at 0 with a previous-desired-count tag of ``value``; the table knows nothing."""
+    ecs = EcsService(aws.ecs)
+    facts = ecs.describe("prod", service)
+    aws.ecs.update_service(cluster="prod", service=service, desiredCount=0)
+    aws.ecs.tag_resource(resourceArn=facts.arn,
+                         tags=[{"key": "ecs-guardrail:previous-desired-count", "value": value}])
+    return ecs
+
+
+def test_a_forged_tag_above_max_capacity_is_not_trusted(aws: Aws) -> None:
+    ecs = _forged(aws, "api", "5000")
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
+    with pytest.raises(RestoreError, match="says 5000, above the scalable target's MaxCapacity 6"):
+        restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api", scaling=targets)
+    assert ecs.describe("prod", "api").desired_count == 0
+    out = restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api", scaling=targets, count=4)
+    assert out.desired_count == 4 and "--count (the operator's word; tag '5000')" in out.message
+
+
+def test_a_tag_within_max_capacity_is_restored_and_the_message_says_why(aws: Aws) -> None:
+    ecs = _forged(aws, "api", "5")
+    out = restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api",
+                  scaling=ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE))
+    assert out.changed and ecs.describe("prod", "api").desired_count == 5
+    assert "trusted within the scalable target's MaxCapacity 6" in out.message
+
+
+def test_without_a_scalable_target_the_tag_is_bounded_by_the_recorded_history(aws: Aws) -> None:
+    ecs = _forged(aws, "plain", "5000")
+    history = HistoryStore.on(MemoryTable())
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
+    with pytest.raises(RestoreError, match="recorded no desired count for it"):
+        restore(history, ecs, "prod", "plain", scaling=targets)
+    # an earlier decision of the service recorded a previous count of 3: still below 5000
+    t = datetime(2025, 8, 20, 9, 0, tzinfo=UTC)
+    history.port.put({"pk": "SVC#prod#plain", "sk": "DEC#2025-08-20T09:00:00Z",
+                      "decision": json.dumps({"time": t.isoformat(), "previous_desired_count": 3})})
+    with pytest.raises(RestoreError, match="highest desired count recorded for it is 3"):
+        restore(history, ecs, "prod", "plain", scaling=targets)
+    assert ecs.describe("prod", "plain").desired_count == 0
+    assert restore(history, ecs, "prod", "plain", scaling=targets, count=2).desired_count == 2
