@@ -101,6 +101,7 @@ data "aws_iam_policy_document" "watchdog" {
       "application-autoscaling:DescribeScalableTargets",
       "cloudwatch:GetMetricData",
       "ecs:DescribeTaskDefinition",
+      "ecs:ListClusters",
       "ecs:ListServices",
       "elasticloadbalancing:DescribeTargetGroups",
     ]

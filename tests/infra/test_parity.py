@@ -815,7 +815,7 @@ def _cfn_alarms(template: dict[str, Any] = TEMPLATE, **params: str) -> dict[tupl
     return alarms
 
 
-SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm")
+SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm", "AlertOnlyEntryUnmatchedAlarm")
 
 
 def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None:
@@ -824,6 +824,7 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "EventsDeadLetterQueue"),
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "FunctionFailureQueue"),
         ("AWS/Lambda", "Invocations", "AvailabilityFunction"),  # liveness
+        ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail"),  # issue 17 item 11
     }
     expected |= {("AWS/Lambda", m, fn) for m in FUNCTION_METRICS for fn in CFN_FUNCTION.values()}
     expected |= {("AWS/Events", m, rule) for m in RULE_METRICS for rule in CFN_RULES}
@@ -837,7 +838,8 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     ]
 
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
-    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable"}
+    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable",
+                       "alert_only_entry_unmatched"}
     assert set(TF["locals"]["queue_alarms"]) == {"events_dlq", "function_failures"}
     assert tf["function"]["for_each"] == "${local.function_alarms}"
     assert tf["rule"]["for_each"] == "${local.rule_alarms}"
@@ -868,6 +870,20 @@ def test_an_unreadable_slack_secret_is_alarmed_when_slack_is_configured() -> Non
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["slack_secret_unreadable"]
     assert tf["count"] == "${local.has_slack_webhook ? 1 : 0}"
     assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+
+
+def test_an_alert_only_entry_matching_no_cluster_is_alarmed_on_both_stacks() -> None:
+    """Issue 17 item 11: the AlertOnlyEntriesUnmatched count the watchdog emits on every invocation
+    (Powertools: namespace EcsGuardrail, dimension service) alarms above 0, the same on both sides."""
+    key = ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail")
+    cfn = _cfn_alarms()[key]
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["alert_only_entry_unmatched"]
+    assert "count" not in tf  # always on: the default "production" is an entry to check
+    assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+    same = ("Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData")
+    assert {k: cfn[k] for k in same} == {k: tf[snake(k)] for k in same}
+    assert cfn["Statistic"] == "Maximum" and cfn["Threshold"] == 0
+    assert ("any", "ecs:ListClusters") in declared("watchdog")
 
 
 def test_liveness_comes_from_the_sampler_not_the_event_heartbeat() -> None:

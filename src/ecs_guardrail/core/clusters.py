@@ -32,6 +32,7 @@ __all__ = [
     "NO_CLUSTER",
     "parse_alert_only_clusters",
     "cluster_name_of",
+    "unmatched_in_account",
 ]
 
 #: the documented value for "no cluster is alert-only" (alone, any case)
@@ -149,3 +150,22 @@ def _parse(parts: tuple[str, ...]) -> AlertOnlyClusters:
                              f"listed by its ARN)")
         return AlertOnlyClusters((), every=False)
     return AlertOnlyClusters(tuple(_entry(p) for p in parts), every=False)
+
+
+def unmatched_in_account(scope: AlertOnlyClusters, cluster_arns: Iterable[str], account: str | None,
+                         region: str | None) -> tuple[ClusterEntry, ...]:
+    """The entries of ``scope`` that match none of one account's clusters (``cluster_arns``: ECS
+    ListClusters of ``account`` in ``region``). An ARN entry of another account or region is not
+    checked (those clusters cannot be listed from here); nor is anything when ``scope`` is unset or
+    ``none``.
+
+    Returns:
+        the unmatched entries, in setting order: each protects nothing in this account (a typo?).
+    """
+    if scope.every or scope.none:
+        return ()
+    home = f":ecs:{region}:{account}:cluster/".lower() if account and region else None
+    checkable = tuple(e for e in scope.entries
+                      if e.kind is not EntryKind.ARN or (home is not None and home in e.text.lower()))
+    pairs = [(cluster_name_of(a), a) for a in cluster_arns]
+    return AlertOnlyClusters(checkable, every=False).unmatched(pairs)

@@ -38,6 +38,7 @@ from ecs_guardrail.settings import Settings, load_settings
 
 __all__ = [
     "Runtime", "Clients", "build_runtime", "lambda_runtime", "runtime", "load_settings_or_fail", "reset",
+    "report_unmatched_alert_only",
     "set_client_factory", "logger", "metrics", "LambdaContextStub",
 ]
 
@@ -160,6 +161,46 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
     return rt
+
+
+def report_unmatched_alert_only(rt: Runtime) -> tuple[str, ...]:
+    """Metric ``AlertOnlyEntriesUnmatched`` (count, every invocation; both stacks alarm above 0): the
+    ``ALERT_ONLY_CLUSTERS`` entries that match no cluster of this account and region, a typo such as
+    ``prodution`` that protects nothing (:func:`~ecs_guardrail.core.clusters.unmatched_in_account`).
+
+    The clusters are read once per runtime (ECS ListClusters at a cold start or a settings change; a new
+    cluster is seen at the next cold start), and the entries are logged once then. A failed ListClusters
+    is logged and retried by the next invocation; it never stops a decision.
+
+    Returns:
+        the unmatched entries (texts as configured); ``()`` when all match or nothing could be read.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from ecs_guardrail.adapters.clusters import AccountClusters
+    from ecs_guardrail.core.clusters import unmatched_in_account
+
+    unmatched = rt.cache.get("alert_only_unmatched")
+    if unmatched is None:
+        scope = rt.settings.policy().alert_only
+        if scope.every or scope.none:
+            unmatched = ()
+        else:
+            try:
+                arns = AccountClusters(rt.clients("ecs")).arns()
+            except (ClientError, BotoCoreError) as exc:
+                logger.warning("ListClusters failed: ALERT_ONLY_CLUSTERS entries not checked this time",
+                               extra={"error": str(exc)[:300]})
+                return ()
+            account, region = rt.home or (None, None)
+            unmatched = tuple(e.text for e in unmatched_in_account(scope, arns, account, region))
+            if unmatched:
+                logger.warning("ALERT_ONLY_CLUSTERS entries match no cluster of this account and region: they "
+                               "make nothing alert-only (a typo?)",
+                               extra={"unmatched": list(unmatched), "clusters_listed": len(arns)})
+        rt.cache["alert_only_unmatched"] = unmatched
+    metrics.add_metric(name="AlertOnlyEntriesUnmatched", unit="Count", value=len(unmatched))
+    return unmatched
 
 
 def load_settings_or_fail() -> Settings:

@@ -37,6 +37,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.store import keys
@@ -92,7 +93,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.records import decision_from_record, decision_record
-from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
+from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
 __all__ = ["handler", "process", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 
@@ -106,6 +107,7 @@ USES = {
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
     "sns": SnsTopic.IAM_ACTIONS,
     "slack_secret": WebhookUrl.IAM_ACTIONS,
+    "alert_only_check": AccountClusters.IAM_ACTIONS,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
@@ -770,6 +772,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         AlertDeliveryError, DecisionInProgressError: see :func:`invoke`.
     """
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
-    return invoke(event, lambda_runtime("watchdog", home_of(context)), context)
+    rt = lambda_runtime("watchdog", home_of(context))
+    report_unmatched_alert_only(rt)  # replay warns instead (local.alert_only_warnings)
+    return invoke(event, rt, context)
 
 
