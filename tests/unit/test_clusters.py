@@ -139,3 +139,4 @@ def test_replay_warns_for_every_entry_that_matches_no_cluster_of_the_fleet(tmp_p
     assert "'prodution' matches no cluster of fleet.json (production, billing)" in warnings[0]
     assert "'arn:aws:ecs:us-east-1:111122223333:cluster/billing'" in warnings[1]  # another region's
     assert alert_only_warnings(load_scenario(folder, {"ALERT_ONLY_CLUSTERS": "none"})) == []
+
