@@ -108,6 +108,25 @@ resource "aws_cloudwatch_metric_alarm" "slack_secret_unreadable" {
   tags                = var.tags
 }
 
+# An alert_only_clusters entry that matches no cluster of this account and region (a typo such as
+# "prodution") protects nothing: the watchdog counts such entries on every invocation (ListClusters once
+# per cold start).
+resource "aws_cloudwatch_metric_alarm" "alert_only_entry_unmatched" {
+  alarm_name          = "${var.name}-alert-only-entry-unmatched"
+  alarm_description   = "An alert_only_clusters entry matches no ECS cluster of this account and region (see the watchdog's log): it makes nothing alert-only, and the cluster it meant may be scaled."
+  namespace           = "EcsGuardrail"
+  metric_name         = "AlertOnlyEntriesUnmatched"
+  dimensions          = { service = "ecs-guardrail" }
+  statistic           = "Maximum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = [aws_sns_topic.alerts.arn]
+  tags                = var.tags
+}
+
 # Who watches the watchdog: the scheduled sampler runs whatever the fleet does, so no invocation for
 # heartbeat_minutes means the schedule, EventBridge or Lambda is broken (a quiet fleet at night is not).
 resource "aws_cloudwatch_metric_alarm" "sampler_liveness" {

@@ -101,6 +101,7 @@ data "aws_iam_policy_document" "watchdog" {
       "application-autoscaling:DescribeScalableTargets",
       "cloudwatch:GetMetricData",
       "ecs:DescribeTaskDefinition",
+      "ecs:ListClusters",
       "ecs:ListServices",
       "elasticloadbalancing:DescribeTargetGroups",
     ]
@@ -128,8 +129,29 @@ data "aws_iam_policy_document" "watchdog_deny_alert_only" {
   statement {
     sid       = "DenyActingOnAlertOnlyClusters"
     effect    = "Deny"
-    actions   = ["ecs:TagResource", "ecs:UpdateService"]
+    actions   = ["ecs:TagResource", "ecs:UntagResource", "ecs:UpdateService"]
     resources = local.alert_only_service_arns
+  }
+  # Application Auto Scaling can scale a service too, but its ARNs carry a random id and its only
+  # condition keys are the namespace and dimension: IAM can deny it per cluster only when every cluster
+  # is alert-only. Otherwise the code refuses the call for an alert-only cluster before making it.
+  dynamic "statement" {
+    for_each = local.every_cluster_alert_only ? ["ecs"] : []
+    content {
+      sid    = "DenyEcsScalingOnEveryCluster"
+      effect = "Deny"
+      actions = [
+        "application-autoscaling:PutScalingPolicy",
+        "application-autoscaling:PutScheduledAction",
+        "application-autoscaling:RegisterScalableTarget",
+      ]
+      resources = ["*"]
+      condition {
+        test     = "StringEquals"
+        variable = "application-autoscaling:service-namespace"
+        values   = [statement.value]
+      }
+    }
   }
 }
 

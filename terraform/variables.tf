@@ -25,13 +25,17 @@ variable "tags" {
 }
 
 variable "alert_only_clusters" {
-  description = "Comma-separated ECS cluster names or globs (* and ?) that only ever get alerts. Empty means EVERY cluster is alert-only. The watchdog's role denies ecs:UpdateService and ecs:TagResource on every service of these clusters."
+  description = "Comma-separated ECS cluster names, globs (* and ?) or cluster ARNs that only ever get alerts. Empty means EVERY cluster is alert-only; \"none\" means no cluster is. The watchdog's role denies ecs:UpdateService/TagResource/UntagResource on every service of these clusters (a name or glob: in every region and account; an ARN: its own). Application Auto Scaling's writes are denied by IAM only when every cluster is alert-only (its ARNs carry no cluster name); otherwise the code refuses them for an alert-only cluster."
   type        = string
   default     = "production"
 
   validation {
-    condition     = can(regex("^([A-Za-z0-9_*?-]{1,255}(,[A-Za-z0-9_*?-]{1,255})*)?$", var.alert_only_clusters))
-    error_message = "alert_only_clusters: cluster names or globs (letters, digits, - _ * ?), comma-separated, no spaces."
+    condition     = can(regex("^(([A-Za-z0-9_*?-]{1,255}|arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/[A-Za-z0-9_-]{1,255})(,([A-Za-z0-9_*?-]{1,255}|arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/[A-Za-z0-9_-]{1,255}))*)?$", var.alert_only_clusters))
+    error_message = "alert_only_clusters: cluster names or globs (letters, digits, - _ * ?) or cluster ARNs (arn:aws:ecs:REGION:ACCOUNT:cluster/NAME), comma-separated, no spaces; or \"none\" alone."
+  }
+  validation {
+    condition     = lower(var.alert_only_clusters) == "none" || !contains(split(",", lower(var.alert_only_clusters)), "none")
+    error_message = "alert_only_clusters: \"none\" means no alert-only cluster and cannot be combined with entries."
   }
 }
 

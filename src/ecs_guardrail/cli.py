@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--service", required=True, help="the ECS service's name")
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     s.add_argument("--region", default=None, help="AWS region (default: the environment's)")
+    s.add_argument("--count", type=int, default=None, metavar="N",
+                   help="desired count to put back when the table lost the episode and the service's "
+                        "previous-desired-count tag is above its bound (MaxCapacity, or the recorded history)")
 
     a = sub.add_parser("audit", help="who can stop each service's tasks, and how fast: health checks, deployment "
                                      "safety, watchdog scope (read-only)")
@@ -308,7 +311,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     table = args.table or os.environ.get("HISTORY_TABLE")
     if not table:
         raise ScenarioError("restore needs --table or HISTORY_TABLE")
-    outcome = restore_service(args.cluster, args.service, table=table, region=args.region)
+    outcome = restore_service(args.cluster, args.service, table=table, region=args.region, count=args.count)
     print(outcome.message)
     return 0
 

@@ -23,7 +23,7 @@ from ecs_guardrail.fleet import build_fleet, check_fleet, fleet_warnings, task_d
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
 __all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env",
-           "fleet_warnings"]
+           "fleet_warnings", "alert_only_warnings"]
 
 TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
@@ -39,28 +39,38 @@ _FAKE_ENV = {
 
 
 def read_settings_env(path: Path) -> dict[str, str]:
-    """``KEY=VALUE`` lines (``#`` comments, blank lines and surrounding quotes allowed).
+    """A scenario's ``settings.env``, parsed as dotenv files are (python-dotenv's parser, the one
+    pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
+    lines and ``#`` comment lines; a `` # comment`` after an unquoted value is a comment, not part of
+    the value; single or double quotes around a value are removed (a ``#`` inside them is kept); a
+    UTF-8 byte order mark is accepted. A later line of the same key wins.
 
     Raises:
-        ScenarioError: a line without ``=``, or a key no function reads.
+        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), or a key no
+            function reads.
     """
+    import io
+
+    from dotenv.parser import parse_stream
+
     out: dict[str, str] = {}
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path.name}: cannot be read ({exc})") from None
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if "=" not in line:
+    for binding in parse_stream(io.StringIO(text)):
+        # dotenv folds blank lines into the next binding's text: count to the line that holds it
+        raw = binding.original.string
+        n = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")
+        line = raw.strip()
+        if binding.error or (binding.key is not None and binding.value is None):
             raise ScenarioError(f"{path.name}:{n}: expected KEY=VALUE, got {line[:60]!r}")
-        key, value = (part.strip() for part in line.split("=", 1))
-        if key.startswith("export "):
-            key = key[len("export "):].strip()
-        if key not in SETTING_NAMES:
-            raise ScenarioError(f"{path.name}:{n}: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
-        out[key] = value.strip("\"'")
+        if binding.key is None:
+            continue  # a comment or blank line
+        if binding.key not in SETTING_NAMES:
+            raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
+                                f"{', '.join(sorted(SETTING_NAMES))}")
+        out[binding.key] = binding.value.strip()
     return out
 
 
@@ -397,6 +407,21 @@ def _quiet_logs() -> Iterator[None]:
             h.stream = stream
 
 
+def alert_only_warnings(scenario: Scenario) -> list[str]:
+    """One warning per ``ALERT_ONLY_CLUSTERS`` entry that matches no cluster of ``fleet.json`` (by name,
+    or by ARN in the fleet's account and region): a typo such as ``prodution`` protects nothing, and
+    the cluster it meant is acted on."""
+    from ecs_guardrail.core.clusters import parse_alert_only_clusters
+    from ecs_guardrail.core.links import partition_of
+
+    scope = parse_alert_only_clusters(scenario.settings.ALERT_ONLY_CLUSTERS)
+    prefix = f"arn:{partition_of(scenario.region)}:ecs:{scenario.region}:{scenario.account}:cluster/"
+    clusters = [(str(c["name"]), prefix + str(c["name"])) for c in scenario.fleet["clusters"]]
+    names = ", ".join(n for n, _ in clusters) or "none"
+    return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
+            f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)]
+
+
 def _fleet_names(fleet: dict[str, Any]) -> tuple[set[str], set[tuple[str, str]]]:
     clusters = {c["name"] for c in fleet["clusters"]}
     return clusters, {(c["name"], s["name"]) for c in fleet["clusters"] for s in c.get("services", [])}
@@ -472,7 +497,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_warning:
                 on_warning(text)
 
-    for text in fleet_warnings(scenario.fleet):
+    for text in fleet_warnings(scenario.fleet) + alert_only_warnings(scenario):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
     with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:

@@ -1,11 +1,13 @@
 """``ecs-guardrail restore``: put back the desired count the watchdog replaced with 0.
 
 The previous count comes from the service's episode in the history table, or, if the table has lost
-it, from the service tag ``ecs-guardrail:previous-desired-count``. Restoring frees the service's
-held-at-zero slot (the blast-radius cap counts services held at zero) and ends its episode; the
-episode's recovery message becomes owed in the same conditional write, and the watchdog sends it
-with the service's next event (its ``SERVICE_STEADY_STATE`` once the tasks run again): the operator's
-credentials need no SNS or Slack access, and the message goes out exactly once.
+it, from the service tag ``ecs-guardrail:previous-desired-count``, trusted only within a bound (the
+scalable target's MaxCapacity, else the highest desired count the table recorded; above it, the
+operator's ``--count``: :mod:`ecs_guardrail.core.restore_count`). The message says what was trusted.
+Restoring frees the service's held-at-zero slot (the blast-radius cap counts services held at zero)
+and ends its episode; the episode's recovery message becomes owed in the same conditional write, and
+the watchdog sends it with the service's next event (its ``SERVICE_STEADY_STATE`` once the tasks run
+again): the operator's credentials need no SNS or Slack access, and the message goes out exactly once.
 Idempotent: a second run changes nothing and says so. Needs ``dynamodb:GetItem``/``Query``/``PutItem``
 on the table and ``ecs:DescribeServices``/``ecs:UpdateService``/``ecs:UntagResource`` on the service
 (operator's role). Where the decision suspended the service's Application Auto Scaling scalable
@@ -15,6 +17,7 @@ target, the recorded previous ``SuspendedState`` is put back after the count
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,10 +29,12 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.episode import ServiceSummary
 from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
+from ecs_guardrail.core.restore_count import choose_restore_count
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
 
@@ -45,10 +50,24 @@ class RestoreOutcome:
     scaling_restored: bool = False
 
 
+def _history_max(history: HistoryStore, cluster: str, service: str) -> int | None:
+    """The highest ``previous_desired_count`` of the service's decision records (one Query), or ``None``."""
+    pk = keys.decision(cluster, service, datetime(1970, 1, 1, tzinfo=UTC))[0]
+    counts = []
+    for item in history.port.query(pk, prefix="DEC#"):
+        try:
+            value = json.loads(item.get("decision") or "{}").get("previous_desired_count")
+        except ValueError:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            counts.append(value)
+    return max(counts) if counts else None
+
+
 def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, *,
             scaling: ScalableTargets | None = None,
             previous_suspended: Mapping[str, Any] | None = None, now: datetime | None = None,
-            clock: Callable[[], float] = time.time) -> RestoreOutcome:
+            count: int | None = None, clock: Callable[[], float] = time.time) -> RestoreOutcome:
     """Restore one service from its recorded previous desired count, then its scalable target.
 
     In this order, so that a slot of the blast-radius cap is freed only by a *finished* restore
@@ -60,13 +79,18 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
 
     ``previous_suspended``: the scalable target's ``SuspendedState`` (API shape,
     ``{"DynamicScalingInSuspended": bool, ...}``) the decision recorded before suspending it, or ``None``
-    to use the episode's; put back through ``scaling`` (required for it to happen). ``now``: the time
-    the recovery message gives (default: now); ``clock``: Unix seconds, for the lease check.
+    to use the episode's; put back through ``scaling`` (required for it to happen). ``count``: the
+    operator's ``--count``; needed when the table lost the episode and the service tag is above its
+    bound (:func:`~ecs_guardrail.core.restore_count.choose_restore_count`: the scalable target's
+    MaxCapacity, else the highest desired count the table recorded). The message says what was trusted.
+    ``now``: the time the recovery message gives (default: now); ``clock``: Unix seconds, for the
+    lease check.
 
     Raises:
-        RestoreError: no previous count recorded (table or tag), or it is not a count; a scale-down in
-            flight; or the count was restored but Application Auto Scaling refused to put the suspended
-            state back (the episode stays held: run restore again).
+        RestoreError: no previous count recorded (table or tag), or it is not a count, or the tag is
+            above its bound without ``--count``; a scale-down in flight; or the count was restored but
+            Application Auto Scaling refused to put the suspended state back (the episode stays held:
+            run restore again).
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
     summary = history.state.load(cluster, service, fresh=True)
@@ -78,22 +102,20 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         except lc.IllegalTransitionError as exc:
             raise RestoreError(str(exc)) from None
     facts = ecs.describe(cluster, service)
-    previous: Any = None
-    source = ""
-    if episode is not None and episode.previous_desired_count is not None and episode.action is Action.SCALE_TO_ZERO:
-        previous, source = episode.previous_desired_count, "history table"
-    elif PREVIOUS_COUNT_TAG in facts.tags:
-        previous, source = facts.tags[PREVIOUS_COUNT_TAG], f"tag {PREVIOUS_COUNT_TAG}"
-    if previous is None:
-        raise RestoreError(f"{cluster}/{service}: the watchdog recorded no previous desired count; "
-                           f"nothing to restore (desired count is {facts.desired_count})")
-    try:
-        count = int(previous)
-    except (TypeError, ValueError):
-        raise RestoreError(f"{cluster}/{service}: previous desired count {previous!r} from {source} "
-                           f"is not a count") from None
-    if count < 0:
-        raise RestoreError(f"{cluster}/{service}: previous desired count {count} is negative")
+    recorded = (episode.previous_desired_count if episode is not None and episode.action is Action.SCALE_TO_ZERO
+                else None)
+    max_capacity = history_max = None
+    if recorded is None or count is not None:  # the tag (the table lost the episode) or --count: bounded
+        try:
+            target = scaling.describe(cluster, service) if scaling is not None else None
+        except ScalingSuspendError:
+            target = None  # unreadable: bounded by the recorded history instead
+        max_capacity = target.max_capacity if target is not None else None
+        history_max = _history_max(history, cluster, service) if max_capacity is None else None
+    trusted = choose_restore_count(f"{cluster}/{service}", recorded=recorded, count=count,
+                                   tag=facts.tags.get(PREVIOUS_COUNT_TAG), max_capacity=max_capacity,
+                                   history_max=history_max, tag_key=PREVIOUS_COUNT_TAG)
+    count, source = trusted.count, trusted.source
     changed = ecs.restore(facts, count)
     if changed:
         msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
@@ -128,10 +150,27 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     return RestoreOutcome(changed, count, msg, scaling_restored)
 
 
-def restore_service(cluster: str, service: str, *, table: str, region: str | None = None) -> RestoreOutcome:
-    """:func:`restore` with boto3 clients (standard retries) for the operator's credentials."""
+def restore_service(cluster: str, service: str, *, table: str, region: str | None = None,
+                    count: int | None = None) -> RestoreOutcome:
+    """:func:`restore` with boto3 clients (standard retries) for the operator's credentials.
+
+    ``ALERT_ONLY_CLUSTERS`` of the environment, when set (the deploy's value, as ``audit`` reads it),
+    makes RegisterScalableTarget refused for an alert-only cluster before it is called; unset, nothing
+    is refused (restore only puts back a suspended state the watchdog recorded).
+
+    Raises:
+        SettingsError: ``ALERT_ONLY_CLUSTERS`` is set and has an invalid entry.
+    """
+    import os
+
     from ecs_guardrail.adapters.aws import make_client
+    from ecs_guardrail.settings import load_settings
+
+    scope = None
+    if os.environ.get("ALERT_ONLY_CLUSTERS", "").strip():
+        scope = load_settings({"ALERT_ONLY_CLUSTERS": os.environ["ALERT_ONLY_CLUSTERS"]}).policy().alert_only
 
     return restore(HistoryStore(make_client("dynamodb", region), table),
                    EcsService(make_client("ecs", region, retry_mode="adaptive")), cluster, service,
-                   scaling=ScalableTargets(make_client("application-autoscaling", region, retry_mode="adaptive")))
+                   scaling=ScalableTargets(make_client("application-autoscaling", region, retry_mode="adaptive"),
+                                           alert_only=scope), count=count)

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ecs_guardrail.core.audit import AuditConfig
+from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.core.policy import PolicyConfig
 
@@ -26,8 +27,9 @@ class Settings(BaseSettings):
 
     Policy (see ARCHITECTURE.md, "Decision policy"):
 
-    - ``ALERT_ONLY_CLUSTERS``: comma-separated cluster names, ARNs or globs that only ever get alerts.
-      Unset or empty means *every* cluster is alert-only: acting must be asked for.
+    - ``ALERT_ONLY_CLUSTERS``: comma-separated cluster names, ARNs or globs that only ever get alerts
+      (:mod:`ecs_guardrail.core.clusters`; any other entry is a :class:`SettingsError`). Unset or empty
+      means *every* cluster is alert-only: acting must be asked for; ``none`` means no cluster is.
     - ``CRASH_THRESHOLD`` (count, default 5) genuine crashes within ``CRASH_WINDOW_MINUTES`` (minutes,
       default 30) of event time make a crash loop.
     - ``MAX_ACTION_FRACTION`` (0..1, default 0.2) and ``MIN_ACTIONS_ALLOWED`` (count, default 1) bound
@@ -79,14 +81,11 @@ class Settings(BaseSettings):
 
     @field_validator("ALERT_ONLY_CLUSTERS", mode="before")
     @classmethod
-    def _split_clusters(cls, value: object) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        if isinstance(value, list | tuple):
-            return tuple(str(v).strip() for v in value if str(v).strip())
-        raise ValueError("expected a comma-separated list of cluster names, ARNs or globs")
+    def _parse_clusters(cls, value: object) -> tuple[str, ...]:
+        if value is not None and not isinstance(value, str | list | tuple):
+            raise ValueError("expected a comma-separated list of cluster names, ARNs or globs")
+        parsed = parse_alert_only_clusters(value)  # raises ValueError for an entry that is none of these
+        return (NO_CLUSTER,) if parsed.none else tuple(e.text for e in parsed.entries)
 
     @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", mode="before")
     @classmethod

@@ -26,6 +26,7 @@ from ecs_guardrail.adapters.ecs import EcsFleet, EcsService, ServiceNotFoundErro
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import Alert
+from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.fleet import build_fleet, check_fleet
 from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch
 from ecs_guardrail.replay.memory_aws import MemoryAws, UnsupportedOperationError
@@ -167,7 +168,7 @@ def test_healthy_host_minima_and_newest_sample_are_the_same(both: tuple[Side, Si
 
 def test_scalable_targets_suspend_and_restore_the_same(both: tuple[Side, Side]) -> None:
     def cycle(side: Side) -> Any:
-        aas = ScalableTargets(side.client("application-autoscaling"))
+        aas = ScalableTargets(side.client("application-autoscaling"), alert_only=parse_alert_only_clusters("none"))
         before = aas.describe("production", "orders")
         assert before is not None
         previous = aas.suspend(before)

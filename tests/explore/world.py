@@ -129,6 +129,10 @@ class World:
             client.register_scalable_target = register_scalable_target
         return Switching(client, service, self.sched) if self.sched is not None else client
 
+    def _scaling(self) -> ScalableTargets:
+        alert_only = load_settings(dict(self.env)).policy().alert_only
+        return ScalableTargets(self._client("application-autoscaling"), alert_only=alert_only)
+
     def runtime(self) -> Any:
         """A watchdog runtime of its own (an execution environment), on the shared AWS and table."""
         settings = load_settings({**self.env, "ALERT_TOPIC_ARN": self.aws.topic_arn})
@@ -148,7 +152,7 @@ class World:
         def run() -> Any:
             rt = self.runtime()
             return restore(rt.history, EcsService(self._client("ecs")), cluster, service,
-                           scaling=ScalableTargets(self._client("application-autoscaling")), clock=self.clock)
+                           scaling=self._scaling(), clock=self.clock)
         return run
 
     def settle(self, events: list[dict[str, Any]]) -> None:
@@ -245,7 +249,7 @@ class World:
             if n != 0:
                 continue
             restore(self.store(), EcsService(self._client("ecs")), "dev", s,
-                    scaling=ScalableTargets(self._client("application-autoscaling")), clock=self.clock,
+                    scaling=self._scaling(), clock=self.clock,
                     now=T0 + timedelta(hours=3))
         for s, n in sorted(self.desired().items()):
             if n != self.desired0[f"dev/{s}"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -17,15 +18,18 @@ from ecs_guardrail.adapters.autoscaling import SCALABLE_DIMENSION, ScalableTarge
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode
-from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
+from ecs_guardrail.core.errors import AlertOnlyClusterError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action, Reason
 from ecs_guardrail.restore import restore
 
 REGION = "eu-west-1"
 RID = "service/prod/api"
 PARTIAL = {"DynamicScalingInSuspended": True, "DynamicScalingOutSuspended": False, "ScheduledScalingSuspended": False}
+
+ACTS_EVERYWHERE = parse_alert_only_clusters("none")
 
 
 @dataclass
@@ -55,22 +59,22 @@ def _state(aas: Any, rid: str = RID) -> dict:
 
 
 def test_describe_reads_capacity_and_suspended_state(aws: Aws) -> None:
-    facts = ScalableTargets(aws.aas).describe("prod", "api")
+    facts = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe("prod", "api")
     assert facts == ScalableTargetFacts(RID, 2, 6, SuspendedState(True, False, False))
 
 
 def test_describe_accepts_a_cluster_arn(aws: Aws) -> None:
     arn = aws.ecs.describe_clusters(clusters=["prod"])["clusters"][0]["clusterArn"]
     assert resource_id(arn, "api") == RID
-    assert ScalableTargets(aws.aas).describe(arn, "api") is not None
+    assert ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe(arn, "api") is not None
 
 
 def test_service_without_scalable_target_is_none(aws: Aws) -> None:
-    assert ScalableTargets(aws.aas).describe("prod", "plain") is None
+    assert ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe("prod", "plain") is None
 
 
 def test_suspend_then_restore_on_moto(aws: Aws) -> None:
-    targets = ScalableTargets(aws.aas)
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
     facts = targets.describe("prod", "api")
     assert facts is not None
     registers = _count_registers(aws.aas)
@@ -101,18 +105,18 @@ def _count_registers(aas: Any) -> list[dict]:
 def test_suspend_is_idempotent_when_already_suspended(aws: Aws) -> None:
     facts = ScalableTargetFacts(RID, 2, 6, SuspendedState(True, True, True))
     with Stubber(aws.aas) as stub:  # no response queued: any call would fail
-        assert ScalableTargets(aws.aas).suspend(facts) == SuspendedState(True, True, True)
+        assert ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).suspend(facts) == SuspendedState(True, True, True)
         stub.assert_no_pending_responses()
 
 
 def test_failed_suspension_raises_with_the_reason(aws: Aws) -> None:
-    facts = ScalableTargets(aws.aas).describe("prod", "api")
+    facts = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe("prod", "api")
     assert facts is not None
     with Stubber(aws.aas) as stub:
         stub.add_client_error("register_scalable_target", "AccessDeniedException",
                               "not authorized to perform: application-autoscaling:RegisterScalableTarget")
         with pytest.raises(ScalingSuspendError) as info:
-            ScalableTargets(aws.aas).suspend(facts)
+            ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).suspend(facts)
     assert "AccessDeniedException" in info.value.reason and RID in info.value.reason
     assert _state(aws.aas) == PARTIAL
 
@@ -120,7 +124,7 @@ def test_failed_suspension_raises_with_the_reason(aws: Aws) -> None:
 def test_failed_suspension_leaves_desired_count_untouched(aws: Aws) -> None:
     """The caller's order (rule 6): suspend, and only if it worked, scale to 0."""
     ecs = EcsService(aws.ecs)
-    targets = ScalableTargets(aws.aas)
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
     facts = ecs.describe("prod", "api")
     target = targets.describe("prod", "api")
     assert target is not None
@@ -139,19 +143,20 @@ def test_describe_access_denied_is_a_suspend_error(aws: Aws) -> None:
     with Stubber(aws.aas) as stub:
         stub.add_client_error("describe_scalable_targets", "AccessDeniedException", "no")
         with pytest.raises(ScalingSuspendError):
-            ScalableTargets(aws.aas).describe("prod", "api")
+            ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe("prod", "api")
 
 
 def test_describe_other_errors_propagate(aws: Aws) -> None:
     with Stubber(aws.aas) as stub:
         stub.add_client_error("describe_scalable_targets", "InternalServiceException", "boom", 500)
         with pytest.raises(ClientError):
-            ScalableTargets(aws.aas).describe("prod", "api")
+            ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE).describe("prod", "api")
 
 
 def test_restore_when_target_was_deregistered_changes_nothing(aws: Aws) -> None:
     aws.aas.deregister_scalable_target(ServiceNamespace="ecs", ResourceId=RID, ScalableDimension=SCALABLE_DIMENSION)
-    assert ScalableTargets(aws.aas).restore_suspended("prod", "api", SuspendedState()) is False
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
+    assert targets.restore_suspended("prod", "api", SuspendedState()) is False
 
 
 # --- restore: the count, then the scalable target ---------------------------------------------------------
@@ -169,7 +174,7 @@ def _History() -> HistoryStore:  # noqa: N802 - reads like the stand-in it repla
 
 
 def test_restore_puts_back_count_and_suspended_state(aws: Aws) -> None:
-    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
     target = targets.describe("prod", "api")
     assert target is not None
     previous = targets.suspend(target)
@@ -186,7 +191,7 @@ def test_restore_puts_back_count_and_suspended_state(aws: Aws) -> None:
 
 
 def test_restore_without_recorded_state_leaves_the_target_alone(aws: Aws) -> None:
-    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
     target = targets.describe("prod", "api")
     assert target is not None
     targets.suspend(target)
@@ -197,10 +202,104 @@ def test_restore_without_recorded_state_leaves_the_target_alone(aws: Aws) -> Non
 
 
 def test_restore_reports_a_failed_resume(aws: Aws) -> None:
-    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas)
+    ecs, targets = EcsService(aws.ecs), ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
     ecs.scale_to_zero(ecs.describe("prod", "api"), 2)
     with Stubber(aws.aas) as stub:
         stub.add_client_error("describe_scalable_targets", "ThrottlingException", "slow down", 400)
         with pytest.raises(RestoreError, match="could not be resumed"):
             restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended=PARTIAL)
     assert ecs.describe("prod", "api").desired_count == 2  # the count came back first
+
+
+# --- alert-only clusters: refused in the code, before the call (IAM cannot name the target) -------------
+
+
+@pytest.mark.parametrize("alert_only", ["prod", "PROD", "pr?d", "p*", f"arn:aws:ecs:{REGION}:123456789012:cluster/prod",
+                                        ""])
+def test_no_scalable_target_write_for_an_alert_only_cluster(aws: Aws, alert_only: str) -> None:
+    """Item 7: RegisterScalableTarget can set MaxCapacity to 0 on any target of the account. For an
+    alert-only cluster the adapter refuses before calling: the Stubber has no response queued, so any
+    call would fail the test with UnStubbedResponseError instead of AlertOnlyClusterError."""
+    scope = parse_alert_only_clusters(alert_only)
+    targets = ScalableTargets(aws.aas, alert_only=scope)
+    target = targets.describe("prod", "api")
+    assert target is not None
+    with Stubber(aws.aas) as stub:
+        with pytest.raises(AlertOnlyClusterError, match="service/prod/api: cluster prod is alert-only"):
+            targets.suspend(target)
+        stub.assert_no_pending_responses()
+    assert issubclass(AlertOnlyClusterError, ScalingSuspendError)  # the watchdog alerts, never scales
+    with Stubber(aws.aas) as stub:  # restore_suspended reads first, then is refused before writing
+        stub.add_response("describe_scalable_targets", {"ScalableTargets": [{
+            "ServiceNamespace": "ecs", "ResourceId": RID, "ScalableDimension": SCALABLE_DIMENSION,
+            "MinCapacity": 2, "MaxCapacity": 6, "RoleARN": "arn:aws:iam::123456789012:role/x",
+            "CreationTime": datetime(2025, 1, 1, tzinfo=UTC), "SuspendedState": PARTIAL}]})
+        with pytest.raises(AlertOnlyClusterError):
+            targets.restore_suspended("prod", "api", SuspendedState(True, True, True))
+    assert _state(aws.aas) == PARTIAL
+
+
+def test_other_clusters_are_still_suspended(aws: Aws) -> None:
+    targets = ScalableTargets(aws.aas, alert_only=parse_alert_only_clusters("production,prod-*"))
+    target = targets.describe("prod", "api")
+    assert target is not None
+    assert targets.suspend(target) == SuspendedState.from_api(PARTIAL)
+    assert _state(aws.aas) == {k: True for k in PARTIAL}
+
+
+def test_restore_refuses_to_resume_an_alert_only_clusters_target(aws: Aws) -> None:
+    """restore puts the count back, but does not touch the scalable target of a cluster that is now
+    alert-only: it says so and exits non-zero (RestoreError) instead of calling."""
+    ecs = EcsService(aws.ecs)
+    ecs.scale_to_zero(ecs.describe("prod", "api"), 2)
+    targets = ScalableTargets(aws.aas, alert_only=parse_alert_only_clusters("prod"))
+    with pytest.raises(RestoreError, match="cluster prod is alert-only"):
+        restore(_History(), ecs, "prod", "api", scaling=targets, previous_suspended={k: False for k in PARTIAL})
+    assert _state(aws.aas) == PARTIAL
+
+
+# --- restore when the table lost the episode: the tag is bounded (item 8) --------------------------------
+
+
+def _forged(aws: Aws, service: str, value: str) -> EcsService:
+    """The service at 0 with a previous-desired-count tag of ``value``; the table knows nothing."""
+    ecs = EcsService(aws.ecs)
+    facts = ecs.describe("prod", service)
+    aws.ecs.update_service(cluster="prod", service=service, desiredCount=0)
+    aws.ecs.tag_resource(resourceArn=facts.arn,
+                         tags=[{"key": "ecs-guardrail:previous-desired-count", "value": value}])
+    return ecs
+
+
+def test_a_forged_tag_above_max_capacity_is_not_trusted(aws: Aws) -> None:
+    ecs = _forged(aws, "api", "5000")
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
+    with pytest.raises(RestoreError, match="says 5000, above the scalable target's MaxCapacity 6"):
+        restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api", scaling=targets)
+    assert ecs.describe("prod", "api").desired_count == 0
+    out = restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api", scaling=targets, count=4)
+    assert out.desired_count == 4 and "--count (the operator's word; tag '5000')" in out.message
+
+
+def test_a_tag_within_max_capacity_is_restored_and_the_message_says_why(aws: Aws) -> None:
+    ecs = _forged(aws, "api", "5")
+    out = restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api",
+                  scaling=ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE))
+    assert out.changed and ecs.describe("prod", "api").desired_count == 5
+    assert "trusted within the scalable target's MaxCapacity 6" in out.message
+
+
+def test_without_a_scalable_target_the_tag_is_bounded_by_the_recorded_history(aws: Aws) -> None:
+    ecs = _forged(aws, "plain", "5000")
+    history = HistoryStore.on(MemoryTable())
+    targets = ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE)
+    with pytest.raises(RestoreError, match="recorded no desired count for it"):
+        restore(history, ecs, "prod", "plain", scaling=targets)
+    # an earlier decision of the service recorded a previous count of 3: still below 5000
+    t = datetime(2025, 8, 20, 9, 0, tzinfo=UTC)
+    history.port.put({"pk": "SVC#prod#plain", "sk": "DEC#2025-08-20T09:00:00Z",
+                      "decision": json.dumps({"time": t.isoformat(), "previous_desired_count": 3})})
+    with pytest.raises(RestoreError, match="highest desired count recorded for it is 3"):
+        restore(history, ecs, "prod", "plain", scaling=targets)
+    assert ecs.describe("prod", "plain").desired_count == 0
+    assert restore(history, ecs, "prod", "plain", scaling=targets, count=2).desired_count == 2

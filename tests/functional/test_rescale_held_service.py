@@ -12,6 +12,7 @@ import pytest
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
+from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.local import load_scenario, replay
 from ecs_guardrail.restore import restore
 from tests.conftest import EVENTS
@@ -19,6 +20,8 @@ from tests.fuzz.breakkit import crash, scenario
 
 STEADY = json.loads((EVENTS / "ecs" / "service-action-steady-state.docs.json").read_text())
 IMPAIRED = json.loads((EVENTS / "ecs" / "service-action-task-start-impaired.json").read_text())
+
+ACTS_EVERYWHERE = parse_alert_only_clusters("none")
 
 
 def _service_event(base: dict[str, Any], minute: int) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def test_a_second_scale_down_keeps_the_first_ones_count_and_scaling_state(tmp_pa
     def keep_open(aws: Any, result: Any) -> None:
         ecs = EcsService(aws.client("ecs"))
         seen["tag"] = ecs.describe("development", "api").tags.get(PREVIOUS_COUNT_TAG)
-        scaling = ScalableTargets(aws.client("application-autoscaling"))
+        scaling = ScalableTargets(aws.client("application-autoscaling"), alert_only=ACTS_EVERYWHERE)
         seen["restore"] = restore(result.history, ecs, "development", "api", scaling=scaling)
         seen["after"] = ecs.describe("development", "api").desired_count
         target = scaling.describe("development", "api")

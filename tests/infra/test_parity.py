@@ -181,8 +181,18 @@ VALIDATION_CASES = [
     ("AlertOnlyClusters", "", True),
     ("AlertOnlyClusters", "prod-*,staging_eu,team?", True),
     ("AlertOnlyClusters", "prod, staging", False),
-    ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:111122223333:cluster/prod", False),
+    ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:111122223333:cluster/prod", True),
+    ("AlertOnlyClusters", "staging,arn:aws-us-gov:ecs:us-gov-west-1:111122223333:cluster/prod", True),
+    ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:111122223333:service/prod/web", False),
+    ("AlertOnlyClusters", "arn:aws:ecs:eu-west-1:1111:cluster/prod", False),
     ("AlertOnlyClusters", "prod,,staging", False),
+    ("AlertOnlyClusters", "production#prod", False),
+    # item 11: the explicit "no alert-only cluster", alone only
+    ("AlertOnlyClusters", "none", True),
+    ("AlertOnlyClusters", "NONE", True),
+    ("AlertOnlyClusters", "none,production", False),
+    ("AlertOnlyClusters", "production,None", False),
+    ("AlertOnlyClusters", "nonexistent,xnone", True),
     ("CrashThreshold", "1", True),
     ("CrashThreshold", "1000", True),
     ("CrashThreshold", "0", False),
@@ -623,9 +633,39 @@ def iam_match(pattern: str, arn: str) -> bool:
 
 
 def cfn_deny(alert_only: str) -> dict[str, Any]:
-    denies = [s for s in cfn_statements("watchdog", AlertOnlyClusters=alert_only) if s["Effect"] == "Deny"]
+    denies = [s for s in cfn_statements("watchdog", AlertOnlyClusters=alert_only)
+              if s["Effect"] == "Deny" and s["Sid"] == "DenyActingOnAlertOnlyClusters"]
     assert len(denies) == 1
     return denies[0]
+
+
+SCALING_WRITES = {"application-autoscaling:RegisterScalableTarget", "application-autoscaling:PutScalingPolicy",
+                  "application-autoscaling:PutScheduledAction"}
+
+
+@pytest.mark.parametrize(("alert_only", "denied"), [("", True), ("production", False), ("none", False)])
+def test_scaling_writes_are_denied_where_iam_can_say_so(alert_only: str, denied: bool) -> None:
+    """Item 7: Application Auto Scaling ARNs carry a random id, not the cluster (its only condition keys
+    are the namespace and dimension), so IAM can deny its writes only when every cluster is alert-only;
+    elsewhere the adapter refuses them (tests/functional/test_alert_only_refusal.py)."""
+    others = [s for s in cfn_statements("watchdog", AlertOnlyClusters=alert_only)
+              if s["Effect"] == "Deny" and s["Sid"] != "DenyActingOnAlertOnlyClusters"]
+    if not denied:
+        assert others == []
+        return
+    (deny,) = others
+    assert set(iac.as_list(deny["Action"])) == SCALING_WRITES
+    assert deny["Condition"] == {"StringEquals": {"application-autoscaling:service-namespace": "ecs"}}
+    # every scaling write the watchdog is granted is in it
+    assert {a for _, a in declared("watchdog") if a.startswith("application-autoscaling:")
+            and not a.split(":", 1)[1].startswith("Describe")} <= SCALING_WRITES
+    statements = iac.as_list(TF["data"]["aws_iam_policy_document"]["watchdog_deny_alert_only"]["dynamic"])
+    (tf_deny,) = [d["statement"] for d in statements]
+    assert tf_deny["for_each"] == '${local.every_cluster_alert_only ? ["ecs"] : []}'
+    content = tf_deny["content"][0] if isinstance(tf_deny["content"], list) else tf_deny["content"]
+    assert set(content["actions"]) == SCALING_WRITES and content["effect"] == "Deny"
+    (cond,) = iac.as_list(content["condition"])
+    assert cond["variable"] == "application-autoscaling:service-namespace"
 
 
 def svc(cluster: str, service: str = "web", region: str = "eu-west-1", account: str = "111122223333") -> str:
@@ -647,20 +687,29 @@ def svc(cluster: str, service: str = "web", region: str = "eu-west-1", account: 
         ),
         ("team?", [svc("team1")], [svc("team12"), svc("team")]),
         ("", [svc("production"), svc("dev"), svc("anything", "at-all")], []),
+        # item 7: a cluster ARN denies that cluster's services in its own region and account
+        (
+            "arn:aws:ecs:eu-west-1:111122223333:cluster/production,staging",
+            [svc("production"), svc("staging", "api", "us-east-1", "444455556666")],
+            [svc("production", "web", "us-east-1"), svc("production", "web", "eu-west-1", "444455556666"),
+             svc("production-canary")],
+        ),
+        ("arn:aws:ecs:eu-west-1:111122223333:cluster/live", [svc("live")], [svc("production"), svc("dev")]),
+        ("none", [], [svc("production"), svc("dev")]),
     ],
 )
 def test_deny_covers_every_service_of_alert_only_clusters(
     alert_only: str, denied: list[str], allowed: list[str]
 ) -> None:
     deny = cfn_deny(alert_only)
-    assert set(iac.as_list(deny["Action"])) == {"ecs:UpdateService", "ecs:TagResource"}
+    assert set(iac.as_list(deny["Action"])) == {"ecs:UpdateService", "ecs:TagResource", "ecs:UntagResource"}
     patterns = iac.as_list(deny["Resource"])
     for arn in denied:
         assert any(iam_match(p, arn) for p in patterns), (arn, patterns)
     for arn in allowed:
         assert not any(iam_match(p, arn) for p in patterns), (arn, patterns)
-        # and the watchdog could act there: its allow matches the same service
-        assert iam_match("arn:aws:ecs:eu-west-1:111122223333:service/*/*", arn)
+        # and the watchdog could act there (its own region and account): its allow matches the same service
+        assert iam_match("arn:aws:ecs:eu-west-1:111122223333:service/*/*", arn) or ":eu-west-1:111122223333:" not in arn
 
 
 def test_deny_covers_every_mutating_ecs_action_the_watchdog_has() -> None:
@@ -695,7 +744,10 @@ def test_nothing_runs_before_the_deny_exists() -> None:
     assert deny in TF["resource"]["aws_cloudwatch_event_target"]["this"]["depends_on"]
 
 
-@pytest.mark.parametrize("alert_only", ["production", "production,prod-*,team?", ""])
+@pytest.mark.parametrize("alert_only", [
+    "production", "production,prod-*,team?", "", "none",
+    "arn:aws:ecs:eu-west-1:111122223333:cluster/production,staging,arn:aws-cn:ecs:cn-north-1:111122223333:cluster/x",
+])
 def test_terraform_deny_equals_template_deny(tf_variables_only: Path, alert_only: str) -> None:
     tf = iac.terraform_console(tf_variables_only, "local.alert_only_service_arns", {"alert_only_clusters": alert_only})
     assert tf == iac.as_list(cfn_deny(alert_only)["Resource"])
@@ -763,7 +815,7 @@ def _cfn_alarms(template: dict[str, Any] = TEMPLATE, **params: str) -> dict[tupl
     return alarms
 
 
-SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm")
+SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm", "AlertOnlyEntryUnmatchedAlarm")
 
 
 def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None:
@@ -772,6 +824,7 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "EventsDeadLetterQueue"),
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "FunctionFailureQueue"),
         ("AWS/Lambda", "Invocations", "AvailabilityFunction"),  # liveness
+        ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail"),  # issue 17 item 11
     }
     expected |= {("AWS/Lambda", m, fn) for m in FUNCTION_METRICS for fn in CFN_FUNCTION.values()}
     expected |= {("AWS/Events", m, rule) for m in RULE_METRICS for rule in CFN_RULES}
@@ -785,7 +838,8 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     ]
 
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
-    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable"}
+    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable",
+                       "alert_only_entry_unmatched"}
     assert set(TF["locals"]["queue_alarms"]) == {"events_dlq", "function_failures"}
     assert tf["function"]["for_each"] == "${local.function_alarms}"
     assert tf["rule"]["for_each"] == "${local.rule_alarms}"
@@ -816,6 +870,20 @@ def test_an_unreadable_slack_secret_is_alarmed_when_slack_is_configured() -> Non
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["slack_secret_unreadable"]
     assert tf["count"] == "${local.has_slack_webhook ? 1 : 0}"
     assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+
+
+def test_an_alert_only_entry_matching_no_cluster_is_alarmed_on_both_stacks() -> None:
+    """Issue 17 item 11: the AlertOnlyEntriesUnmatched count the watchdog emits on every invocation
+    (Powertools: namespace EcsGuardrail, dimension service) alarms above 0, the same on both sides."""
+    key = ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail")
+    cfn = _cfn_alarms()[key]
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["alert_only_entry_unmatched"]
+    assert "count" not in tf  # always on: the default "production" is an entry to check
+    assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+    same = ("Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData")
+    assert {k: cfn[k] for k in same} == {k: tf[snake(k)] for k in same}
+    assert cfn["Statistic"] == "Maximum" and cfn["Threshold"] == 0
+    assert ("any", "ecs:ListClusters") in declared("watchdog")
 
 
 def test_liveness_comes_from_the_sampler_not_the_event_heartbeat() -> None:

@@ -207,6 +207,7 @@ def test_check_ids_and_severities_are_pinned():
         "single_task": "low",
         "production_not_alert_only": "high",
         "autoscaling_min_above_zero": "low",
+        "alert_only_entry_unmatched": "medium",
     }
 
 
@@ -251,3 +252,18 @@ def test_stoppers_table_says_how_fast_and_who():
     assert rows["batch"].watchdog == "alert only (tag ecs-guardrail:mode)"
     prod = stoppers(ClusterAuditFacts("production", services=(svc,)), config)
     assert prod[0].watchdog == "alert only (ALERT_ONLY_CLUSTERS)"
+
+
+def test_alert_only_entry_unmatched_fires():
+    """ARCHITECTURE.md ("Deployment"): an entry that matches no cluster is a finding in audit too."""
+    from ecs_guardrail.core.audit import audit_fleet
+
+    ARN = "arn:aws:ecs:eu-west-1:111122223333:cluster/production"  # noqa: N806
+    clusters = [ClusterAuditFacts("production", ARN), ClusterAuditFacts("dev")]
+    config = AuditConfig(policy=PolicyConfig(alert_only_clusters=("prodution", "prod*", ARN)))
+    (finding,) = [f for f in audit_fleet(clusters, config) if f.check == "alert_only_entry_unmatched"]
+    assert finding.cluster == "prodution" and finding.severity.value == "medium"
+    assert finding.evidence == {"entry": "prodution", "kind": "name", "clusters_audited": ["production", "dev"]}
+    for value in ((), ("none",), ("production", "dev")):
+        none = AuditConfig(policy=PolicyConfig(alert_only_clusters=value))
+        assert not [f for f in audit_fleet(clusters, none) if f.check == "alert_only_entry_unmatched"]

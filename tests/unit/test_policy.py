@@ -334,7 +334,11 @@ def test_act_when_nothing_else_applies():
         (("prod-*",), "prod-eu", "", True),
         (("arn:aws:ecs:eu-west-1:111122223333:cluster/live",), "live",
          "arn:aws:ecs:eu-west-1:111122223333:cluster/live", True),
-        (("*:cluster/live",), "live", "arn:aws:ecs:eu-west-1:111122223333:cluster/live", True),
+        # an ARN entry where only the name is known (Application Auto Scaling's ResourceId): fail safe
+        (("arn:aws:ecs:eu-west-1:111122223333:cluster/live",), "live", "", True),
+        (("arn:aws:ecs:eu-west-1:111122223333:cluster/live",), "live",
+         "arn:aws:ecs:eu-west-1:444455556666:cluster/live", False),
+        (("none",), "none", "", False),  # the explicit "no alert-only cluster", even for a cluster so named
     ],
 )
 def test_alert_only_matching(patterns, cluster, arn, alert_only):

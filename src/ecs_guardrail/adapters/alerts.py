@@ -13,12 +13,81 @@ that already recorded the decision.
 from __future__ import annotations
 
 import json
+import logging
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ecs_guardrail.core.alert import SNS_MESSAGE_MAX_BYTES, SNS_SUBJECT_MAX, Alert, chatbot_message, slack_payload
+from ecs_guardrail.core.alert import (
+    SNS_MESSAGE_MAX_BYTES,
+    SNS_SUBJECT_MAX,
+    Alert,
+    chatbot_message,
+    mrkdwn_escape,
+    slack_payload,
+)
 
-__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError"]
+__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook"]
+
+#: a Slack webhook path anywhere in a text (incoming webhooks ``/services/...``, workflow triggers
+#: ``/triggers/...``, ``/workflows/...``; slack.com and GovSlack's slack-gov.com)
+_WEBHOOK_PATH = re.compile(r"(hooks\.slack(?:-gov)?\.com)(?::\d+)?/[^\s'\"<>)\]]*", re.IGNORECASE)
+_REDACTED = "***"
+#: path segments of a webhook URL that are no secret (kept so a redacted line still says what it was)
+_PUBLIC_SEGMENTS = frozenset({"services", "triggers", "workflows", "hooks", ""})
+
+
+def _secret_parts(url: str) -> tuple[str, ...]:
+    """The parts of ``url`` to hide, longest first: everything after the host (the path: the secret of
+    an incoming webhook), and each path segment and each whitespace-separated piece of it (a
+    mis-pasted URL with a space is quoted in pieces by the errors it causes), percent-encoded too."""
+    from urllib.parse import quote
+
+    scheme_end = url.find("://")
+    rest = url[scheme_end + 3:] if scheme_end >= 0 else url
+    slash = rest.find("/")
+    path = rest[slash:] if slash >= 0 else ""
+    parts = {path, path.strip(), quote(path, safe="/"), quote(path.strip(), safe="/")}
+    for piece in re.split(r"[/\s]+", path):
+        if piece.lower() not in _PUBLIC_SEGMENTS and len(piece) >= 3:
+            parts.update({piece, quote(piece)})
+    return tuple(sorted((p for p in parts if p.strip("/ ")), key=len, reverse=True))
+
+
+def redact_webhook(text: str, url: str | None = None) -> str:
+    """``text`` with the path of every Slack webhook URL replaced by ``***``: any ``hooks.slack.com/...``
+    in it, and, when ``url`` (the configured webhook) is given, every part of that URL's path wherever
+    it appears (malformed URLs included: a space in it, quoted or percent-encoded in an error)."""
+    out = _WEBHOOK_PATH.sub(lambda m: f"{m.group(1)}/{_REDACTED}", text)
+    for part in _secret_parts(url) if url else ():
+        out = out.replace(part, _REDACTED)
+    return out
+
+
+class _RedactingFilter(logging.Filter):
+    """Redacts a webhook URL from every record of the logger it is on (slack_sdk logs the URL: at
+    DEBUG ``Sending a request - url: ...``, at INFO ``Going to retry the same request: POST URL``)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._url = url
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact_webhook(record.getMessage(), self._url)
+        record.args = None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact_webhook(logging.Formatter().formatException(record.exc_info), self._url)
+            record.exc_info = None
+        return True
+
+
+def _redacting_logger(url: str) -> logging.Logger:
+    """A logger for slack_sdk's client: INFO and up (its DEBUG lines carry the URL and the body),
+    every record redacted, then handed to the root logger's handlers (Lambda's log)."""
+    log = logging.Logger("ecs_guardrail.slack_webhook", logging.INFO)
+    log.parent = logging.getLogger()
+    log.addFilter(_RedactingFilter(url))
+    return log
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +114,11 @@ def _server_error_handler(max_retry_count: int, interval_calculator: Any) -> Any
 
 
 class SlackWebhook:
-    """POST an alert to a Slack incoming webhook with retries; ``timeout_s`` bounds each attempt."""
+    """POST an alert to a Slack incoming webhook with retries; ``timeout_s`` bounds each attempt.
+
+    The webhook URL is a secret (anyone holding it can post to the channel): no error, log line or
+    :class:`Delivery` from here carries its path (:func:`redact_webhook`), a malformed URL included.
+    """
 
     IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {}
 
@@ -56,9 +129,11 @@ class SlackWebhook:
         from slack_sdk.webhook import WebhookClient
 
         calc = BackoffRetryIntervalCalculator(backoff_factor=backoff_factor_s)
+        self._url = url
         self._client = WebhookClient(
             url,
             timeout=int(max(1, timeout_s)),
+            logger=_redacting_logger(url),
             retry_handlers=[
                 ConnectionErrorRetryHandler(max_retry_count=max_retries, interval_calculator=calc),
                 RateLimitErrorRetryHandler(max_retry_count=max_retries),
@@ -67,20 +142,23 @@ class SlackWebhook:
         )
 
     def send(self, alert: Alert) -> Delivery:
+        """POST the alert; the outcome, never an exception (its ``error`` redacted)."""
         try:
             resp = self._client.send(**slack_payload(alert))
         except Exception as exc:  # noqa: BLE001 - any transport failure is reported, not raised
-            return Delivery("slack", False, f"{type(exc).__name__}: {exc}"[:300])
+            return Delivery("slack", False, redact_webhook(f"{type(exc).__name__}: {exc}", self._url)[:300])
         if resp.status_code == 200:
             return Delivery("slack", True)
-        return Delivery("slack", False, f"HTTP {resp.status_code}: {str(resp.body)[:200]}")
+        return Delivery("slack", False, redact_webhook(f"HTTP {resp.status_code}: {str(resp.body)[:200]}", self._url))
 
 
 class SnsTopic:
     """Publish an alert to an SNS topic.
 
     ``fmt``: ``chatbot`` (AWS Chatbot's custom-notification JSON, which Chatbot renders in Slack,
-    Teams and Chime) or ``text`` (the plain text, then the facts as JSON). Subject at most 100
+    Teams and Chime) or ``text`` (the plain text, then the facts as JSON). Both carry the alert's
+    ``decision_id``/``alert_id`` and are escaped as Slack's text is (``&amp;``, ``&lt;``, ``&gt;``).
+    Subject at most 100
     ASCII characters and message at most 256 KB (SNS Publish API).
     """
 
@@ -104,7 +182,9 @@ class SnsTopic:
                 msg["content"]["description"] = d[: len(d) // 2]
                 body = json.dumps(msg, ensure_ascii=False)
         else:
-            body = alert.text + "\n\ndecision (JSON): " + json.dumps(alert.data, sort_keys=True, default=str)
+            # escaped as Slack's text is (a subscriber may post it to Slack); the JSON stays JSON
+            body = mrkdwn_escape(alert.text + "\n\ndecision (JSON): "
+                                 + json.dumps(alert.data, sort_keys=True, default=str))
             body = body.encode()[:SNS_MESSAGE_MAX_BYTES].decode(errors="ignore")
         return alert.subject[:SNS_SUBJECT_MAX], body
 
@@ -161,7 +241,7 @@ class WebhookUrl:
 
     def get(self) -> str:
         """Raises :class:`SecretUnreadableError` when Secrets Manager cannot be read, ``ValueError`` when
-        the secret holds no URL."""
+        the secret holds no URL or a URL with whitespace in it (neither message quotes the secret)."""
         try:
             value = self._provider.get(self.secret_id, max_age=self.max_age_s)
         except Exception as exc:  # noqa: BLE001 - Powertools wraps every SDK error in GetParameterError
@@ -172,4 +252,7 @@ class WebhookUrl:
             text = str(json.loads(text).get("url", "")).strip()
         if not text.startswith("https://") and not text.startswith("http://127.0.0.1"):
             raise ValueError("the Slack webhook secret holds no https URL")
+        if any(c.isspace() for c in text):  # a mis-paste: said without quoting any part of it
+            raise ValueError("the Slack webhook URL in the secret contains whitespace (a mis-pasted URL?); "
+                             "store the URL exactly as Slack shows it")
         return text

@@ -8,6 +8,14 @@ dynamic scale-out and scheduled scaling, and ``restore`` puts the previous ``Sus
 API reference: DescribeScalableTargets, RegisterScalableTarget (on an existing target, "any parameters that
 you don't specify are not changed": only ``SuspendedState`` is sent, MinCapacity/MaxCapacity stay).
 ResourceId ``service/CLUSTER/SERVICE`` (cluster *name*), ServiceNamespace ``ecs``.
+
+Alert-only clusters: RegisterScalableTarget can set MinCapacity/MaxCapacity (0 included), and IAM
+cannot deny it per cluster (scalable-target ARNs carry a random id; the service's only condition keys
+are ``application-autoscaling:service-namespace`` and ``scalable-dimension``: Service Authorization
+Reference, "Actions, resources, and condition keys for AWS Application Auto Scaling"). So every write
+here checks ``ALERT_ONLY_CLUSTERS`` first and refuses, before any call, for an alert-only cluster
+(:class:`~ecs_guardrail.core.errors.AlertOnlyClusterError`). PutScalingPolicy and PutScheduledAction
+are never called (not granted; denied outright where every cluster is alert-only).
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ from typing import Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ecs_guardrail.core.clusters import AlertOnlyClusters
 from ecs_guardrail.core.entitlement import ALL_SUSPENDED, ScalableTargetFacts, SuspendedState
-from ecs_guardrail.core.errors import ScalingSuspendError
+from ecs_guardrail.core.errors import AlertOnlyClusterError, ScalingSuspendError
 
 __all__ = ["ScalableTargets", "SCALABLE_DIMENSION", "SERVICE_NAMESPACE", "resource_id"]
 
@@ -52,8 +61,12 @@ class ScalableTargets:
         "scalable_target": frozenset({"application-autoscaling:RegisterScalableTarget"}),
     }
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, alert_only: AlertOnlyClusters | None) -> None:
+        """``alert_only``: the parsed ``ALERT_ONLY_CLUSTERS``; a write for a cluster it matches is refused
+        before the call. ``None`` only where the setting is not known (``restore`` run without it: it
+        only ever puts back a state the watchdog recorded)."""
         self._aas = client
+        self._alert_only = alert_only
 
     def describe(self, cluster: str, service: str) -> ScalableTargetFacts | None:
         """The service's scalable target (DescribeScalableTargets), or ``None`` when it has none.
@@ -82,6 +95,17 @@ class ScalableTargets:
         return None
 
     def _register(self, rid: str, state: SuspendedState) -> None:
+        """RegisterScalableTarget with ``SuspendedState`` only; refused for an alert-only cluster.
+
+        Raises:
+            AlertOnlyClusterError: the cluster of ``rid`` (``service/CLUSTER/SERVICE``) is alert-only;
+                no call was made.
+        """
+        cluster = rid.split("/")[1] if rid.count("/") >= 2 else rid
+        if self._alert_only is not None and self._alert_only.matches(cluster):
+            raise AlertOnlyClusterError(f"{rid}: cluster {cluster} is alert-only (ALERT_ONLY_CLUSTERS="
+                                        f"{self._alert_only.describe()}); RegisterScalableTarget refused, not "
+                                        f"called")
         self._aas.register_scalable_target(ServiceNamespace=SERVICE_NAMESPACE, ResourceId=rid,
                                            ScalableDimension=SCALABLE_DIMENSION, SuspendedState=state.to_api())
 
@@ -95,6 +119,7 @@ class ScalableTargets:
             the previous ``SuspendedState`` (``facts.suspended``).
 
         Raises:
+            AlertOnlyClusterError: the cluster is alert-only: refused before any call.
             ScalingSuspendError: RegisterScalableTarget failed (any AWS or connection error, after the
                 client's retries); ``reason`` names the target and the error. Do not scale: alert.
         """
@@ -116,6 +141,7 @@ class ScalableTargets:
         or already in ``previous``. Returns True when RegisterScalableTarget ran.
 
         Raises:
+            AlertOnlyClusterError: the cluster is alert-only and the state differs: refused, not called.
             botocore.exceptions.ClientError: DescribeScalableTargets or RegisterScalableTarget failed.
         """
         want = previous if isinstance(previous, SuspendedState) else SuspendedState.from_api(previous)

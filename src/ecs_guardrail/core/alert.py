@@ -28,7 +28,7 @@ from ecs_guardrail.core.records import Action, Decision, Failure, iso
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
     "alert_links", "decision_alert", "mass_alert", "job_failure_alert", "job_summary_alert", "recovery_alert",
-    "chatbot_message", "slack_payload", "pick_log_streams",
+    "chatbot_message", "slack_payload", "pick_log_streams", "decision_id", "mrkdwn_escape",
 ]
 
 _ICON = {Action.SCALE_TO_ZERO: ":octagonal_sign:", Action.ALERT_ONLY: ":warning:", Action.HOLD: ":pause_button:"}
@@ -102,6 +102,11 @@ class Alert:
     the Slack fallback), ``blocks`` (Slack Block Kit), ``data`` (the facts as JSON fields: cluster,
     service, action, reason, time...), ``kind`` (see the module docstring), ``time`` (event time the
     alert is about; the replay's clock), ``title`` (one short line), ``links`` and ``where``.
+
+    ``decision_id``: the id of the decision record the alert is about (:func:`decision_id`; ``None``
+    for a job alert, which is no decision); ``alert_id``: ``KIND:ID``, the same on every repeat of
+    this alert and different for each alert, so a receiver can drop a repeat (alerts are at least
+    once: a repeat is sent when the write that records a delivery fails).
     """
 
     subject: str
@@ -114,6 +119,17 @@ class Alert:
     links: tuple[L.Link, ...] = ()
     where: Where | None = None
     keywords: tuple[str, ...] = ()
+    decision_id: str | None = None
+    alert_id: str = ""
+
+
+def decision_id(cluster: str, service: str, time: datetime, where: Where | None = None) -> str:
+    """The stable id of a decision record: what the history table keys it on (its service and its
+    event time ``T``, ``SVC#<cluster>#<service>`` / ``DEC#<time>``), with the account and region in
+    front when known: ``111122223333/eu-west-1/dev/api/2025-08-21T10:04:00Z``. Every alert about the
+    decision carries it (Slack and SNS), so a receiver can tell a repeat from a new decision."""
+    head = f"{where.account}/{where.region}/" if where is not None and where.account and where.region else ""
+    return f"{head}{cluster}/{service}/{iso(time)}"
 
 
 # ---------------------------------------------------------------------------- links
@@ -158,11 +174,16 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _mrkdwn(text: str) -> str:
+def mrkdwn_escape(text: str) -> str:
     """Text that is not ours (stop reasons, messages quoting them) made inert in Slack mrkdwn: ``&``,
-    ``<`` and ``>`` escaped as Slack requires, so ``<!channel>`` pings nobody and ``<URL|label>`` hides
-    no link."""
+    ``<`` and ``>`` escaped as Slack requires (api.slack.com, "Formatting text for app surfaces":
+    escaping text), so ``<!channel>``, ``<!here>``, ``<@U123>``, ``<#C123>`` and ``<!subteam^S1>`` ping
+    nobody and ``<URL|label>`` hides no link. Used for Slack's blocks and text and for every SNS body
+    (AWS Chatbot posts its description to Slack as it is)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_mrkdwn = mrkdwn_escape
 
 
 def _button(link: L.Link, n: int) -> dict[str, Any] | None:
@@ -175,7 +196,7 @@ def _button(link: L.Link, n: int) -> dict[str, Any] | None:
 
 
 def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str], links: tuple[L.Link, ...] = (),
-            where: Where | None = None, note: str | None = None) -> list[dict[str, Any]]:
+            where: Where | None = None, note: str | None = None, ident: str | None = None) -> list[dict[str, Any]]:
     """Block Kit within :data:`SLACK_LIMITS`: header, summary, fields, last stops, buttons, context."""
     lim = SLACK_LIMITS
     blocks: list[dict[str, Any]] = [
@@ -194,17 +215,19 @@ def _blocks(header: str, summary: str, fields: dict[str, str], stops: list[str],
     buttons = [b for b in (_button(link, n) for n, link in enumerate(links)) if b is not None]
     if buttons:
         blocks.append({"type": "actions", "elements": buttons[:lim["actions_elements"]]})
-    context = [where.context_line() if where else None, note, "ecs-guardrail"]
+    context = [where.context_line() if where else None, note, _mrkdwn(ident) if ident else None, "ecs-guardrail"]
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(t, lim["context_text"])}
                                                    for t in context if t][:lim["context_elements"]]})
     return blocks[:lim["blocks"]]
 
 
 def _text(title: str, summary: str, fields: dict[str, str], stops: list[str], links: tuple[L.Link, ...],
-          where: Where | None) -> str:
+          where: Where | None, ident: str | None = None) -> str:
     lines = [title, summary]
     if where is not None:
         lines.append(where.context_line())
+    if ident:
+        lines.append(ident)
     lines += [f"{k}: {v}" for k, v in fields.items()]
     if stops:
         lines += ["Last stops:", *stops]
@@ -221,15 +244,23 @@ def _subject(text: str) -> str:
 
 def _make(kind: str, title: str, header: str, summary: str, fields: dict[str, str], stops: list[str],
           links: tuple[L.Link, ...], where: Where | None, data: dict[str, Any], time: datetime | None,
-          keywords: tuple[str, ...], note: str | None = None) -> Alert:
+          keywords: tuple[str, ...], note: str | None = None, *, decision: str | None = None,
+          subject_id: str | None = None) -> Alert:
+    """``decision``: the decision id (:func:`decision_id`); ``subject_id``: what a non-decision alert
+    is about (a job family's window), for its ``alert_id``."""
     where_data = {}
     if where is not None:
         where_data = {"account": where.account, "region": where.region, "partition": where.partition}
+    alert_id = f"{kind}:{decision or subject_id or title}"
+    ident = f"decision id {decision}" if decision else f"alert id {alert_id}"
     first = header.split(" ", 1)[1] if header.startswith(":") and " " in header else header  # no Slack emoji
-    return Alert(subject=_subject(f"ecs-guardrail {title}"), text=_text(first, summary, fields, stops, links, where),
-                 blocks=_blocks(header, summary, fields, stops, links, where, note),
-                 data={**data, **where_data, "kind": kind, "links": {link.label: link.url for link in links}},
-                 kind=kind, time=time, title=title, links=links, where=where, keywords=keywords)
+    ids = {"alert_id": alert_id, **({"decision_id": decision} if decision else {})}
+    return Alert(subject=_subject(f"ecs-guardrail {title}"),
+                 text=_text(first, summary, fields, stops, links, where, ident),
+                 blocks=_blocks(header, summary, fields, stops, links, where, note, ident),
+                 data={**data, **where_data, "kind": kind, **ids, "links": {link.label: link.url for link in links}},
+                 kind=kind, time=time, title=title, links=links, where=where, keywords=keywords,
+                 decision_id=decision, alert_id=alert_id)
 
 
 def _where_of(decision: Decision, where: Where | None, service: bool = True) -> Where:
@@ -272,7 +303,8 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
                  {"cluster": decision.cluster, "service": decision.service, "action": decision.action.value,
                   "reason": decision.reason.value, "time": iso(decision.time),
                   **({"undo": undo} if decision.action is Action.SCALE_TO_ZERO else {})},
-                 decision.time, (decision.action.value, decision.reason.value), _STOPPED_HINT if links else None)
+                 decision.time, (decision.action.value, decision.reason.value), _STOPPED_HINT if links else None,
+                 decision=decision_id(decision.cluster, decision.service, decision.time, w))
 
 
 def mass_alert(decision: Decision, failing: list[str], *, where: Where | None = None,
@@ -300,7 +332,8 @@ def mass_alert(decision: Decision, failing: list[str], *, where: Where | None = 
     return _make("mass_hold", title, header, summary, fields, _stops(decision.last_failures), links, w,
                  {"cluster": decision.cluster, "service": None, "action": "hold", "reason": decision.reason.value,
                   "time": iso(decision.time), "failing_services": names},
-                 decision.time, ("hold", decision.reason.value))
+                 decision.time, ("hold", decision.reason.value),
+                 decision=decision_id(decision.cluster, decision.service, decision.time, w))
 
 
 def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Where | None = None,
@@ -321,7 +354,7 @@ def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Whe
     return _make("job_failure", title, header, summary, fields, _stops((failure,)), links, w,
                  {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
                   "time": iso(failure.time)},
-                 failure.time, ("job_failed",))
+                 failure.time, ("job_failed",), subject_id=f"{cluster}/{family}/{iso(failure.time)}")
 
 
 def job_summary_alert(cluster: str, family: str, *, failures: int, window_minutes: int, window_start: datetime,
@@ -357,7 +390,7 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
                  {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
                   "time": iso(at), "failures": failures, "window_minutes": window_minutes,
                   "window_start": iso(window_start), "last_exit": last_exit},
-                 at, ("job_failed", "summary"))
+                 at, ("job_failed", "summary"), subject_id=f"{cluster}/{family}/{iso(window_start)}")
 
 
 def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: datetime, ended_by: str,
@@ -382,7 +415,8 @@ def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: 
                  {"cluster": where.cluster, "service": where.service, "action": action.value, "reason": reason,
                   "time": iso(ended_at), "ended_by": ended_by, "duration_minutes": minutes,
                   "decision_time": iso(decision_time)},
-                 ended_at, ("recovery", ended_by))
+                 ended_at, ("recovery", ended_by),
+                 decision=decision_id(where.cluster, where.service or "", decision_time, where))
 
 
 # ---------------------------------------------------------------------------- channel renderings
@@ -400,37 +434,41 @@ def chatbot_message(alert: Alert) -> dict[str, Any]:
     Shape: ``{"version": "1.0", "source": "custom", "id": str, "content": {"textType":
     "client-markdown", "title", "description", "nextSteps": [str], "keywords": [str]}, "metadata":
     {"threadId", "summary", "eventType", "relatedResources": [str], "additionalContext": {str: str}}}``
-    within :data:`CHATBOT_LIMITS`. ``description`` is the plain text of the alert; the links are
-    ``nextSteps`` (Chatbot shows them as a list; Slack makes the URLs clickable).
+    within :data:`CHATBOT_LIMITS`. ``id`` is :attr:`Alert.alert_id` (the same on a repeat) and
+    ``additionalContext`` holds ``decision_id``. ``description`` is the plain text of the alert; the
+    links are ``nextSteps`` (Chatbot shows them as a list; Slack makes the URLs clickable). Chatbot
+    posts the text to Slack as it is, so every text field is escaped as Slack's own text is
+    (:func:`mrkdwn_escape`): a stop reason's ``<!channel>`` pings nobody.
     """
     lim = CHATBOT_LIMITS
     w = alert.where
-    steps = [_cut(f"{link.label}: {link.url}", lim["next_step"]) for link in alert.links
-             if len(link.label) + 2 + len(link.url) <= lim["next_step"]]
+    steps = [_cut(_mrkdwn(f"{link.label}: {link.url}"), lim["next_step"]) for link in alert.links
+             if len(_mrkdwn(f"{link.label}: {link.url}")) <= lim["next_step"]]
     undo = alert.data.get("undo")
     if undo:
-        steps.insert(0, _cut(f"Undo: {undo}", lim["next_step"]))
+        steps.insert(0, _cut(_mrkdwn(f"Undo: {undo}"), lim["next_step"]))
     keywords = [k for k in (*alert.keywords, w.cluster if w else None, w.account if w else None,
                             w.region if w else None) if k]
     thread = None
     if w is not None:
         thread = f"{w.cluster}/{w.service or w.family or 'cluster'}"
     related = [str(alert.data[k]) for k in ("cluster_arn", "service_arn") if alert.data.get(k)]
-    context = {k: str(v) for k, v in alert.data.items()
+    context = {k: _mrkdwn(str(v)) for k, v in alert.data.items()
                if k in ("cluster", "service", "family", "action", "reason", "time", "account", "region", "kind",
-                        "ended_by", "duration_minutes", "failures", "last_exit") and v is not None}
+                        "ended_by", "duration_minutes", "failures", "last_exit", "decision_id", "alert_id")
+               and v is not None}
     msg: dict[str, Any] = {
         "version": "1.0",
         "source": "custom",
-        "id": f"{alert.kind}:{thread or ''}:{alert.data.get('time', '')}",
+        "id": alert.alert_id or f"{alert.kind}:{thread or ''}:{alert.data.get('time', '')}",
         "content": {
             "textType": "client-markdown",
-            "title": _cut(alert.title or alert.subject, lim["title"]),
-            "description": _cut(alert.text, lim["description"]),
+            "title": _cut(_mrkdwn(alert.title or alert.subject), lim["title"]),
+            "description": _cut(_mrkdwn(alert.text), lim["description"]),
             "nextSteps": steps[:lim["next_steps"]],
-            "keywords": [_cut(str(k), lim["keyword"]) for k in dict.fromkeys(keywords)][:lim["keywords"]],
+            "keywords": [_cut(_mrkdwn(str(k)), lim["keyword"]) for k in dict.fromkeys(keywords)][:lim["keywords"]],
         },
-        "metadata": {"summary": _cut(alert.subject, lim["summary"]), "eventType": alert.kind,
+        "metadata": {"summary": _cut(_mrkdwn(alert.subject), lim["summary"]), "eventType": alert.kind,
                      "relatedResources": related, "additionalContext": context},
     }
     if thread:

@@ -19,6 +19,7 @@ check                                     severity  when
 ``single_task``                           low       desired count 1 behind a load balancer
 ``production_not_alert_only``             high      a production-named cluster not in ALERT_ONLY_CLUSTERS
 ``autoscaling_min_above_zero``            low       a scalable target would undo a scale to 0
+``alert_only_entry_unmatched``            medium    an ALERT_ONLY_CLUSTERS entry matches no audited cluster
 ========================================  ========  ==================================================
 """
 
@@ -77,6 +78,7 @@ CHECKS: dict[str, Severity] = {
     "single_task": Severity.LOW,
     "production_not_alert_only": Severity.HIGH,
     "autoscaling_min_above_zero": Severity.LOW,
+    "alert_only_entry_unmatched": Severity.MEDIUM,
 }
 
 
@@ -339,8 +341,20 @@ def audit_cluster(cluster: ClusterAuditFacts, config: AuditConfig) -> list[Findi
 
 
 def audit_fleet(clusters: Iterable[ClusterAuditFacts], config: AuditConfig) -> list[Finding]:
-    """:func:`audit_cluster` over every cluster, in order."""
-    return [f for c in clusters for f in audit_cluster(c, config)]
+    """:func:`audit_cluster` over every cluster, in order, then one ``alert_only_entry_unmatched`` per
+    ``ALERT_ONLY_CLUSTERS`` entry that matches none of the audited clusters (its ``cluster`` field is
+    the entry; ARCHITECTURE.md, "Deployment")."""
+    audited = list(clusters)
+    out = [f for c in audited for f in audit_cluster(c, config)]
+    names = [c.name for c in audited]
+    for entry in config.policy.alert_only.unmatched((c.name, c.arn) for c in audited):
+        out.append(Finding(
+            "alert_only_entry_unmatched", entry.text, None,
+            f"{entry.text}: ALERT_ONLY_CLUSTERS entry {entry.text!r} matches none of the {len(names)} audited "
+            f"cluster{'' if len(names) == 1 else 's'} ({', '.join(names) or 'none'}): it makes nothing alert-only "
+            f"here (a typo?)",
+            {"entry": entry.text, "kind": entry.kind.value, "clusters_audited": names}))
+    return out
 
 
 def exit_status(findings: Iterable[Finding], fail_on: str) -> int:

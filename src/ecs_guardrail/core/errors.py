@@ -103,3 +103,8 @@ class AlertDeliveryError(GuardrailError):
 
 class EventFromTheFutureError(EventRejectedError):
     """An event stamped more than the allowed skew after its delivery (ARCHITECTURE.md, "Time-sane")."""
+class AlertOnlyClusterError(ScalingSuspendError):
+    """A call that could change the capacity of an alert-only cluster's service was refused *before* it
+    was made (``RegisterScalableTarget``: Application Auto Scaling ARNs do not carry the cluster name, so
+    IAM cannot deny it per cluster; the code does). A :class:`ScalingSuspendError`, so the watchdog
+    alerts and never scales the service."""

@@ -18,13 +18,13 @@ The same inputs give the same decision in Lambda and in ``replay``; time is the 
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
 from ecs_guardrail.core.episode import ServiceSummary, episode_is_open
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason
 
@@ -61,6 +61,15 @@ class PolicyConfig:
     min_actions_allowed: int = 1
     fleet_signal_min_failures: int = 2
     dry_run: bool = False
+
+    @property
+    def alert_only(self) -> AlertOnlyClusters:
+        """``alert_only_clusters`` parsed (:func:`~ecs_guardrail.core.clusters.parse_alert_only_clusters`).
+
+        Raises:
+            ValueError: an invalid entry (the settings reject it at start first).
+        """
+        return parse_alert_only_clusters(self.alert_only_clusters)
 
     @property
     def window(self) -> timedelta:
@@ -133,16 +142,15 @@ def blast_radius_bound(config: PolicyConfig, services_in_cluster: int) -> int:
 
 
 def is_alert_only_cluster(config: PolicyConfig, cluster: str, cluster_arn: str = "") -> bool:
-    """True when the cluster matches ``ALERT_ONLY_CLUSTERS`` (names, ARNs or globs, compared without case).
+    """True when the cluster matches ``ALERT_ONLY_CLUSTERS`` (names, ARNs or globs, compared without case;
+    :mod:`ecs_guardrail.core.clusters`).
 
-    An empty list means every cluster is alert-only: acting has to be asked for.
+    Unset or empty means every cluster is alert-only: acting has to be asked for; ``none`` means none is.
+
+    Raises:
+        ValueError: an entry that is not a name, glob or ARN (the settings reject it at start first).
     """
-    patterns = config.alert_only_clusters
-    if not patterns:
-        return True
-    # case-insensitive on purpose: a capitalisation slip (PRODUCTION for production) must fail safe
-    candidates = [c.lower() for c in (cluster, cluster_arn) if c]
-    return any(fnmatch.fnmatchcase(c, p.lower()) for p in patterns for c in candidates)
+    return config.alert_only.matches(cluster, cluster_arn)
 
 
 def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impaired: bool = False) -> Trigger | None:

@@ -284,7 +284,7 @@ class Episodes:
             target = ScalableTargetFacts(resource_id=resource_id(cluster, service), min_capacity=0, max_capacity=0,
                                          suspended=SuspendedState.from_api(effect.previous))
             try:
-                ScalableTargets(self.rt.clients("application-autoscaling")).suspend(target)
+                self._scaling().suspend(target)
             except ScalingSuspendError as exc:
                 return lc.SuspendRefused(exc.reason)
             return lc.ScalingSuspended()
@@ -293,6 +293,10 @@ class Episodes:
         if isinstance(effect, lc.SendAlert):
             return self._alert(ck, claim, ep.cluster_alert_owner)
         raise lc.IllegalTransitionError(f"effect {effect!r} is not performed by drive")
+
+    def _scaling(self) -> ScalableTargets:
+        """The Application Auto Scaling adapter, refusing writes for alert-only clusters before the call."""
+        return ScalableTargets(self.rt.clients("application-autoscaling"), alert_only=self.config.alert_only)
 
     def _alert_only(self, ck: str, cluster: str) -> bool:
         """Is ``cluster`` alert-only (name, glob or ARN entry of ``ALERT_ONLY_CLUSTERS``)? Checked again
@@ -318,7 +322,7 @@ class Episodes:
             target = known.scalable
         else:
             try:
-                target = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, service)
+                target = self._scaling().describe(cluster, service)
             except ScalingSuspendError as exc:
                 return lc.SuspendRefused(exc.reason)
         return lc.FactsRecorded(target.suspended.to_api() if target is not None else None)
@@ -349,7 +353,7 @@ class Episodes:
             if self._alert_only(ck, cluster):  # nothing was suspended there, and nothing may be changed
                 return
             try:
-                ScalableTargets(self.rt.clients("application-autoscaling")).restore_suspended(
+                self._scaling().restore_suspended(
                     cluster, service, effect.previous)
             except Exception as exc:  # noqa: BLE001 - the alert must still go out; say what is left
                 logger.error("could not put the scalable target's suspended state back after a refused "

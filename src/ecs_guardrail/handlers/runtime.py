@@ -19,7 +19,14 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 
-from ecs_guardrail.adapters.alerts import Delivery, SecretUnreadableError, SlackWebhook, SnsTopic, WebhookUrl
+from ecs_guardrail.adapters.alerts import (
+    Delivery,
+    SecretUnreadableError,
+    SlackWebhook,
+    SnsTopic,
+    WebhookUrl,
+    redact_webhook,
+)
 from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
@@ -32,6 +39,7 @@ from ecs_guardrail.settings import Settings, load_settings
 
 __all__ = [
     "Runtime", "Clients", "build_runtime", "lambda_runtime", "runtime", "load_settings_or_fail", "reset",
+    "report_unmatched_alert_only",
     "set_client_factory", "logger", "metrics", "LambdaContextStub",
 ]
 
@@ -98,7 +106,10 @@ class Runtime:
                 self._secret_unreadable(exc, alert)
                 out.append(Delivery("slack", False, f"webhook secret unreadable: {type(exc).__name__}: {exc}"[:300]))
             else:
-                out.append(SlackWebhook(url).send(alert))
+                try:
+                    out.append(SlackWebhook(url).send(alert))
+                except Exception as exc:  # noqa: BLE001 - a URL the client refuses must not lose the decision
+                    out.append(Delivery("slack", False, redact_webhook(f"{type(exc).__name__}: {exc}", url)[:300]))
         if not out:
             logger.warning("no alert sink configured (ALERT_TOPIC_ARN, SLACK_WEBHOOK_SECRET_ARN)",
                            extra={"alert_subject": alert.subject})
@@ -153,6 +164,46 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
     return rt
+
+
+def report_unmatched_alert_only(rt: Runtime) -> tuple[str, ...]:
+    """Metric ``AlertOnlyEntriesUnmatched`` (count, every invocation; both stacks alarm above 0): the
+    ``ALERT_ONLY_CLUSTERS`` entries that match no cluster of this account and region, a typo such as
+    ``prodution`` that protects nothing (:func:`~ecs_guardrail.core.clusters.unmatched_in_account`).
+
+    The clusters are read once per runtime (ECS ListClusters at a cold start or a settings change; a new
+    cluster is seen at the next cold start), and the entries are logged once then. A failed ListClusters
+    is logged and retried by the next invocation; it never stops a decision.
+
+    Returns:
+        the unmatched entries (texts as configured); ``()`` when all match or nothing could be read.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from ecs_guardrail.adapters.clusters import AccountClusters
+    from ecs_guardrail.core.clusters import unmatched_in_account
+
+    unmatched = rt.cache.get("alert_only_unmatched")
+    if unmatched is None:
+        scope = rt.settings.policy().alert_only
+        if scope.every or scope.none:
+            unmatched = ()
+        else:
+            try:
+                arns = AccountClusters(rt.clients("ecs")).arns()
+            except (ClientError, BotoCoreError) as exc:
+                logger.warning("ListClusters failed: ALERT_ONLY_CLUSTERS entries not checked this time",
+                               extra={"error": str(exc)[:300]})
+                return ()
+            account, region = rt.home or (None, None)
+            unmatched = tuple(e.text for e in unmatched_in_account(scope, arns, account, region))
+            if unmatched:
+                logger.warning("ALERT_ONLY_CLUSTERS entries match no cluster of this account and region: they "
+                               "make nothing alert-only (a typo?)",
+                               extra={"unmatched": list(unmatched), "clusters_listed": len(arns)})
+        rt.cache["alert_only_unmatched"] = unmatched
+    metrics.add_metric(name="AlertOnlyEntriesUnmatched", unit="Count", value=len(unmatched))
+    return unmatched
 
 
 def load_settings_or_fail() -> Settings:

@@ -32,6 +32,7 @@ from typing import Any
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
@@ -70,7 +71,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
-from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
+from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 
@@ -84,6 +85,7 @@ USES = {
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
     "sns": SnsTopic.IAM_ACTIONS,
     "slack_secret": WebhookUrl.IAM_ACTIONS,
+    "alert_only_check": AccountClusters.IAM_ACTIONS,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
@@ -299,7 +301,8 @@ class Watchdog:
         serving: tuple[Any, ...] = ()
         if facts is not None and trigger.kind != "health_check_kills":
             try:
-                scalable = ScalableTargets(self.rt.clients("application-autoscaling")).describe(cluster, s.service)
+                scalable = ScalableTargets(self.rt.clients("application-autoscaling"),
+                                           alert_only=self.config.alert_only).describe(cluster, s.service)
             except ScalingSuspendError as exc:
                 unreadable = exc.reason
                 logger.warning("scalable target unreadable", extra={"error": str(exc)})
@@ -419,4 +422,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
     rt = lambda_runtime("watchdog", home_of(context))
+    report_unmatched_alert_only(rt)  # replay warns instead (local.alert_only_warnings)
     return invoke(event, rt, context, delivered_at=datetime.fromtimestamp(rt.clock(), UTC))
