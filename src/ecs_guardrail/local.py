@@ -172,7 +172,74 @@ def moto_as_aws() -> Iterator[None]:
         return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
 
     with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
-            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition):
+            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition), \
+            _moto_service_deployments():
+        yield
+
+
+def _when(value: Any) -> Any:
+    """A request timestamp as moto's parser hands it over (datetime, epoch seconds or ISO text) -> UTC."""
+    from datetime import UTC, datetime
+
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return datetime.fromtimestamp(float(value), UTC)
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
+@contextlib.contextmanager
+def _moto_service_deployments() -> Iterator[None]:
+    """ListServiceDeployments and DescribeServiceDeployments on moto, which has neither (moto 5 answers
+    NotImplementedError): both derived from the service's ``deployments[]`` exactly as the fast engine
+    derives them (:func:`~ecs_guardrail.replay.memory_aws.service_deployments_of`), so the two engines
+    agree (``tests/contract/test_aws_port.py``)."""
+    from unittest import mock
+
+    from moto.core.responses import ActionResult
+    from moto.ecs.exceptions import ServiceNotFoundException
+    from moto.ecs.responses import EC2ContainerServiceResponse
+
+    from ecs_guardrail.replay.memory_aws import service_deployments_of
+
+    def _all(backend: Any) -> dict[str, dict[str, Any]]:
+        return {sd["serviceDeploymentArn"]: sd for svc in backend.services.values()
+                for sd in service_deployments_of(svc.arn, list(svc.deployments))}
+
+    def list_service_deployments(self: Any) -> Any:
+        backend = self.ecs_backend
+        cluster = backend._get_cluster(self._get_param("cluster", "default")).name
+        name = str(self._get_param("service")).rsplit("/", 1)[-1]
+        svc = backend.services.get(f"{cluster}:{name}")
+        if svc is None or svc.status != "ACTIVE":
+            raise ServiceNotFoundException
+        status = self._get_param("status") or []
+        window = self._get_param("createdAt") or {}
+        after, before = _when(window.get("after")), _when(window.get("before"))
+        out = []
+        for sd in service_deployments_of(svc.arn, list(svc.deployments)):
+            made = _when(sd.get("createdAt"))
+            if status and sd["status"] not in status:
+                continue
+            if made is not None and ((after is not None and made < after) or (before is not None and made > before)):
+                continue
+            out.append({k: sd[k] for k in ("serviceDeploymentArn", "serviceArn", "clusterArn", "startedAt",
+                                           "createdAt", "finishedAt", "status", "statusReason") if k in sd})
+        return ActionResult({"serviceDeployments": out})
+
+    def describe_service_deployments(self: Any) -> Any:
+        arns = self._get_param("serviceDeploymentArns") or []
+        known = _all(self.ecs_backend)
+        return ActionResult({"serviceDeployments": [known[a] for a in arns if a in known],
+                             "failures": [{"arn": a, "reason": "MISSING"} for a in arns if a not in known]})
+
+    with mock.patch.object(EC2ContainerServiceResponse, "list_service_deployments", list_service_deployments,
+                           create=True), \
+            mock.patch.object(EC2ContainerServiceResponse, "describe_service_deployments",
+                              describe_service_deployments, create=True):
         yield
 
 

@@ -31,7 +31,8 @@ FLEET: dict[str, Any] = {
              "healthCheck": {"path": "/ping", "intervalSeconds": 30, "unhealthyThresholdCount": 3}},
             {"name": "plain", "desiredCount": 1, "targetGroups": ["plain-prod"]},
         ]},
-        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1}]},
+        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1, "taskDefinitionFamily": "orders-stg"},
+                                         {"name": "plain", "desiredCount": 1}]},
     ],
 }
 
@@ -128,10 +129,13 @@ class TestBuiltFleet:
         assert "healthCheck" not in td["containerDefinitions"][0]
 
 
-    def test_same_service_name_in_two_clusters_gets_its_own_revision(self, built):
+    def test_a_family_is_registered_once_and_a_service_runs_its_own_family(self, built):
+        """SCENARIOS.md: task definitions are registered per family (``taskDefinitionFamily``, default the
+        service name): two services of one family run its one revision; another family is its own."""
         prod, staging = built.task_definitions[("production", "orders")], built.task_definitions[("staging", "orders")]
-        assert prod != staging and prod.endswith("task-definition/orders:1") and staging.endswith("orders:2")
+        assert prod.endswith("task-definition/orders:1") and staging.endswith("task-definition/orders-stg:1")
         assert _service("staging", "orders")["taskDefinition"] == staging
+        assert built.task_definitions[("production", "plain")] == built.task_definitions[("staging", "plain")]
 
 
 def test_task_definitions_the_events_carry_resolve(tmp_path):

@@ -481,7 +481,7 @@ class Watchdog:
             cluster=cluster, service=s.service, **base,
             deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
                                     for n in s.deployments),
-            serving=serving,
+            serving=serving, service_deployments=self._service_deployments(cluster, s, facts),
             alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
             alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
             scalable_target=scalable,
@@ -493,6 +493,16 @@ class Watchdog:
         if why and not facts:
             evidence.setdefault("ecs", why)
         return Entitlement(Reason(v.reason.value), v.message, evidence), scalable
+
+    def _service_deployments(self, cluster: str, s: ServiceSummary, facts: ServiceFacts | None) -> Any:
+        """ListServiceDeployments (one page; DescribeServiceDeployments for the unfinished) for a service
+        whose deployments something else finishes; ``None`` when not read (core decides then from the
+        events and rolloutState)."""
+        if facts is None or self.rt.ecs is None or not (
+                facts.circuit_breaker.enabled or facts.deployment_controller != "ECS"
+                or facts.deployment_strategy != "ROLLING"):
+            return None
+        return self.rt.ecs.service_deployments(cluster, s.service)
 
     def _held(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int,
               at: datetime) -> tuple[str, ...]:
