@@ -2,11 +2,10 @@
 
 resource "aws_cloudwatch_event_rule" "recorder" {
   name          = "${var.name}-recorder"
-  description   = "ECS task, service-action and deployment events to the recorder."
+  description   = "Every ECS event to the recorder (event types it does not read are kept with a note)."
   event_pattern = <<-EOT
     {
-      "source": ["aws.ecs"],
-      "detail-type": ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
+      "source": ["aws.ecs"]
     }
   EOT
   tags          = var.tags

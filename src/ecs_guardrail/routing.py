@@ -16,8 +16,9 @@ __all__ = ["PATTERNS", "matches", "targets"]
 ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
 
 PATTERNS: dict[str, dict[str, Any]] = {
-    # every task, service-action and deployment event: the evidence
-    "recorder": {"source": ["aws.ecs"], "detail-type": ECS_DETAIL_TYPES},
+    # every ECS event, of every detail-type: the evidence (ECS adds event types, e.g. lifecycle-hook state
+    # changes; the recorder keeps one it does not read with a note, never drops it at the bus)
+    "recorder": {"source": ["aws.ecs"]},
     # only what the watchdog reads: stopped tasks (Spot notices included), two service actions (impaired
     # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
