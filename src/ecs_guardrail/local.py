@@ -104,7 +104,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")
-    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv"):
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "container_restarts.csv"):
         if (folder / name).exists() and not (folder / name).is_file():
             raise ScenarioError(f"{folder / name}: not a file")
     try:
@@ -518,6 +518,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.engine import make_table
+    from ecs_guardrail.replay.restarts import ReplayRestarts
     from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
 
@@ -546,6 +547,15 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
+        restarts = ReplayRestarts(scenario, aws)
+        for name in restarts.unknown:
+            warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
+
+        def restart_tick(minute: Any) -> None:  # the sampler's restart observations go to the watchdog
+            for observed in restarts.tick(minute):
+                result.add(_invoke_watchdog(watchdog, observed, rt_watchdog, ctx))
+
+        restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
@@ -566,6 +576,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
                 clock.before_event(event_time(raw))
+                restart_clock.before_event(event_time(raw))
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
                 warn(_other_home(raw, scenario.account, scenario.region))
@@ -588,6 +599,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if "watchdog" in routes:
                     result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
             clock.finish()
+            restart_clock.finish()
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "

@@ -317,3 +317,32 @@ def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(both: tupl
             side.client("ecs").describe_task_definition(taskDefinition=arn)
         assert info.value.response["Error"]["Code"] == "ClientException"
         assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None
+
+
+def test_container_restart_totals_and_observations_are_the_same(both: tuple[Side, Side]) -> None:
+    """Container Insights' RestartCount as container_restarts.csv puts it in (PutMetricData) and the sampler's
+    reader (GetMetricData, Maximum per minute) reads it back: the same on moto and the fast engine."""
+    from ecs_guardrail.adapters.cloudwatch import ContainerRestarts
+    from ecs_guardrail.handlers.availability import restart_observations
+    from ecs_guardrail.replay.restarts import load_restarts_into_cloudwatch
+
+    rows = [(T0 + timedelta(minutes=i), "production", "checkout", float(v)) for i, v in enumerate([0, 0, 2, 3, 1, 4])]
+    rows.append((T0, "production", "ghost", 1.0))
+    known = {("production", "checkout"), ("production", "orders")}
+
+    def read(side: Side) -> Any:
+        unknown = load_restarts_into_cloudwatch(side.client("cloudwatch"), rows, known)
+        reader = ContainerRestarts(side.client("cloudwatch"))
+        totals = reader.totals([("production", "checkout"), ("production", "orders")], T0,
+                               T0 + timedelta(minutes=6))
+        seen = [asdict(o) for i in range(1, 6) for o in restart_observations(
+            T0 + timedelta(minutes=i + 1), fleet=EcsFleet(side.client("ecs")), restarts=reader, lookback_minutes=1)]
+        return unknown, {"/".join(k): v for k, v in totals.items()}, seen
+
+    memory, moto = (read(side) for side in both)
+    assert _names(memory) == _names(moto)
+    unknown, totals, seen = memory
+    assert unknown == ["production/ghost"] and list(totals) == ["production/checkout"]
+    assert [(o["minute"], o["restarts"]) for o in seen] == [(T0 + timedelta(minutes=2), 2),
+                                                          (T0 + timedelta(minutes=3), 1),
+                                                          (T0 + timedelta(minutes=5), 3)]

@@ -295,6 +295,17 @@ class EcsFleet:
         paginator = self._ecs.get_paginator("list_clusters")
         return [arn.rsplit("/", 1)[-1] for page in paginator.paginate() for arn in page.get("clusterArns", [])]
 
+    def cluster_services(self) -> dict[str, list[str]]:
+        """``{cluster ARN: [service name, ...]}`` of every cluster (ListClusters, ListServices; all pages,
+        no DescribeServices): what the restart-count reader queries."""
+        out: dict[str, list[str]] = {}
+        for page in self._ecs.get_paginator("list_clusters").paginate():
+            for arn in page.get("clusterArns", []):
+                name = arn.rsplit("/", 1)[-1]
+                out[arn] = sorted(a.rsplit("/", 1)[-1] for p in self._ecs.get_paginator("list_services").paginate(
+                    cluster=name) for a in p.get("serviceArns", []))
+        return out
+
     def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
         """ACTIVE services of ``cluster`` that have at least one target group."""
         paginator = self._ecs.get_paginator("list_services")

@@ -51,6 +51,7 @@ __all__ = [
     "deployment_status",
     "serving_evidence",
     "entitlement",
+    "rule_restart_loop",
     "rule_health_check_kills",
     "rule_alert_only_cluster",
     "rule_opted_out",
@@ -506,6 +507,20 @@ def _no(reason: EntitlementReason, message: str, /, **evidence: Any) -> Verdict:
     return Verdict(False, reason, message, evidence)
 
 
+def rule_restart_loop(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                      max_age: timedelta) -> Verdict | None:
+    """The trigger is container restarts inside running tasks (a restart policy): always alert-only. A
+    restart pulls no image and the task keeps its place and its other containers, so a scale to 0 would
+    only remove capacity (ARCHITECTURE.md, "Restart-policy loops")."""
+    if trigger_kind != "restart_loop":
+        return None
+    return _no(EntitlementReason.RESTART_LOOP,
+               f"alert-only: {facts.name} restarts its containers in a loop inside running tasks (container "
+               f"restart policy; no task stopped, so ECS's circuit breaker and events see nothing); never scaled "
+               f"down: a scale to 0 would only remove capacity. Fix the container or its restart policy",
+               trigger=trigger_kind, source="Container Insights RestartCount")
+
+
 def rule_health_check_kills(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                             max_age: timedelta) -> Verdict | None:
     """The trigger is health-check kills, not crashes: a restart cannot fix a dependency."""
@@ -770,6 +785,7 @@ def rule_dry_run(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_a
 
 #: rule 4 in ARCHITECTURE.md's order: the first that returns a verdict decides
 RULES: tuple[Rule, ...] = (
+    rule_restart_loop,
     rule_health_check_kills,
     rule_alert_only_cluster,
     rule_opted_out,
@@ -785,9 +801,9 @@ def entitlement(trigger_kind: str, facts: EntitlementFacts, at: datetime, *,
                 sample_max_age: timedelta = SAMPLE_MAX_AGE) -> Verdict:
     """May the watchdog scale ``facts.service`` to 0 for a trigger of ``trigger_kind`` at event time ``at``?
 
-    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED) or
-    ``"health_check_kills"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how old a HealthyHostCount
-    sample may be and still count as evidence.
+    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED),
+    ``"health_check_kills"`` or ``"restart_loop"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how
+    old a HealthyHostCount sample may be and still count as evidence.
 
     Returns:
         the first applying rule's :class:`Verdict` (``entitled`` False), or an entitled verdict with reason

@@ -41,6 +41,7 @@ class Reason(StrEnum):
     BLAST_RADIUS_CAP = "blast_radius_cap"
     SCALING_SUSPEND_FAILED = "scaling_suspend_failed"
     JOB_FAILED = "job_failed"
+    RESTART_LOOP = "restart_loop"
 
 
 def iso(t: datetime) -> str:

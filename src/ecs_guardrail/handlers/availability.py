@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsFleet
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
@@ -31,9 +31,10 @@ from ecs_guardrail.adapters.elb import (
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.core.availability import Sample, minute_floor
+from ecs_guardrail.core.restarts import RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
-__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES"]
+__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "restart_observations"]
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
@@ -41,6 +42,7 @@ USES = {
     "ecs": EcsFleet.IAM_ACTIONS,
     "elb": TargetGroups.IAM_ACTIONS,
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
+    "restarts": ContainerRestarts.IAM_ACTIONS,
 }
 
 
@@ -105,6 +107,27 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
                 written += 1
                 no_data += value is None
     return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series))
+
+
+def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerRestarts,
+                         lookback_minutes: int) -> list[RestartObservation]:
+    """Container restarts of every service in the settled minute ``M = floor(now) - lookback_minutes``
+    (ARCHITECTURE.md, "Restart-policy loops"): the ``RestartCount`` totals of ``M - 1`` and ``M``
+    (ListClusters, ListServices, one GetMetricData per 500 services), a rise being that many restarts
+    (:func:`~ecs_guardrail.core.restarts.restart_increments`). Returns one observation per service that
+    restarted in ``M``, for the watchdog; a service without Container Insights has no datapoint and none.
+    """
+    minute = minute_floor(now) - timedelta(minutes=lookback_minutes)
+    names = {(arn.rsplit("/", 1)[-1], svc): arn for arn, svcs in fleet.cluster_services().items() for svc in svcs}
+    if not names:
+        return []
+    totals = restarts.totals(sorted(names), minute - timedelta(minutes=1), minute + timedelta(minutes=1))
+    out = []
+    for (cluster, service), points in sorted(totals.items()):
+        for m, n in restart_increments(points.items()):
+            if m == minute and n > 0:
+                out.append(RestartObservation(names[(cluster, service)], service, m, n, points[m]))
+    return out
 
 
 @metrics.log_metrics

@@ -92,6 +92,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.records import decision_from_record, decision_record
+from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
 __all__ = ["handler", "process", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
@@ -345,6 +346,34 @@ class Watchdog:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
         s = self._recover_if_owed(ck, event.cluster, self.state.load(ck, service))
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
+
+    def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
+        """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
+        stops (a ``restart_loop`` trigger is always alert-only; restarts count in the fleet test)."""
+        ck, foreign = self._where(obs.cluster, obs.cluster_arn)
+        keep = self.config.keep
+        failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
+
+        window = self.config.window
+
+        def file(s: ServiceSummary) -> ServiceSummary | None:
+            out = None
+            for f in failures:
+                out = add_failure(out or s, f, keep) or out
+            ep = out.episode if out is not None else None
+            if out is not None and ep is not None and out.episode_end is None:  # as on_task files a stop
+                if obs.minute > ep.last_failure + window:
+                    out = close_episode(out, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window) or out
+                elif obs.minute > ep.last_failure:
+                    out = replace(out, episode=replace(ep, last_failure=obs.minute))
+            return out
+
+        s, new = self.state.update(ck, obs.service, file)
+        if not new:
+            return {"status": "duplicate"}
+        metrics.add_metric(name="ContainerRestartsCounted", unit="Count", value=obs.restarts)
+        return self._evaluate(ck, obs.cluster, obs.cluster_arn, obs.service, s, obs.minute, impaired=False,
+                              foreign=foreign)
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
@@ -734,6 +763,13 @@ def process(raw: Any, rt: Runtime, context: Any = None) -> tuple[dict[str, Any],
     keeps it in the table); it is never counted.
     """
     wd = Watchdog(rt, context)
+    try:
+        restarts = RestartObservation.from_event(raw)
+    except ValueError as exc:
+        logger.warning("restart observation rejected", extra={"reason": str(exc)})
+        return {"status": "rejected", "reason": str(exc)}, wd
+    if restarts is not None:
+        return wd.on_restarts(restarts), wd
     try:
         event = parse_event(raw)
     except EventRejectedError as exc:
