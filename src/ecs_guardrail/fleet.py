@@ -488,7 +488,8 @@ def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: 
 
 
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
-                event_task_definitions: Mapping[str, Iterable[str]] | None = None) -> BuiltFleet:
+                event_task_definitions: Mapping[str, Iterable[str]] | None = None,
+                container_insights: Iterable[str] = ()) -> BuiltFleet:
     """Create ``fleet`` (already checked by :func:`check_fleet`) in the embedded AWS.
 
     ``client_factory(service_name)`` returns a client of the embedded AWS: boto3 on moto, or the fast
@@ -507,6 +508,9 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
     up to that revision (the service runs the newest), another family (a standalone job's) with the
     containers the events name, all essential (ECS's default). Revisions above
     :data:`MAX_EVENT_REVISION` are left unresolvable.
+
+    ``container_insights``: clusters created with the ``containerInsights`` setting ``enabled`` (SCENARIOS.md:
+    a cluster with rows in ``container_restarts.csv`` has Container Insights).
 
     Raises:
         botocore.exceptions.ClientError: moto refused a value :func:`check_fleet` let through.
@@ -532,8 +536,12 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
 
     families_done: set[str] = set()
     td_arns: dict[str, str] = {}  # family -> the revision its services run (one registration per family)
+    insights = set(container_insights)
     for c in fleet["clusters"]:
-        ecs.create_cluster(clusterName=c["name"])
+        if c["name"] in insights:
+            ecs.create_cluster(clusterName=c["name"], settings=[{"name": "containerInsights", "value": "enabled"}])
+        else:
+            ecs.create_cluster(clusterName=c["name"])
         for s in c.get("services", []):
             family = _family(s)
             containers = _container_definitions(s)

@@ -317,9 +317,16 @@ class EmbeddedAws:
         self._build_fleet()
 
     def _build_fleet(self) -> None:
+        restarts = self.scenario.folder / "container_restarts.csv"
+        insights: set[str] = set()
+        if restarts.is_file():
+            from ecs_guardrail.replay.restarts import read_container_restarts_csv
+
+            insights = {c for _, c, _, _ in read_container_restarts_csv(restarts)}
         built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
                             event_task_definitions=task_definitions_in_events(
-                                self.scenario.events_path, self.scenario.account, self.region))
+                                self.scenario.events_path, self.scenario.account, self.region),
+                            container_insights=insights)
         self.target_groups = built.target_groups
         self.task_definitions = built.task_definitions
 
