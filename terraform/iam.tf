@@ -157,6 +157,12 @@ data "aws_iam_policy_document" "availability" {
     actions   = ["cloudwatch:GetMetricData", "ecs:ListClusters", "ecs:ListServices", "elasticloadbalancing:DescribeTargetGroups"]
     resources = ["*"]
   }
+  # container-restart observations to the watchdog (restart-policy loops emit no ECS event)
+  statement {
+    sid       = "RestartObservations"
+    actions   = ["events:PutEvents"]
+    resources = [local.default_bus_arn]
+  }
 }
 
 resource "aws_iam_role_policy" "function" {

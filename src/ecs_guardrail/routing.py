@@ -22,7 +22,7 @@ PATTERNS: dict[str, dict[str, Any]] = {
     # only what the watchdog reads: stopped tasks (Spot notices included), two service actions (impaired
     # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
-        "source": ["aws.ecs"],
+        "source": ["aws.ecs", "ecs-guardrail"],
         "$or": [
             # stopped tasks (one event per task reaches the watchdog, not the notice and DEPROVISIONING too)
             {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
@@ -35,6 +35,8 @@ PATTERNS: dict[str, dict[str, Any]] = {
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
             # every deployment state change (in progress, completed, failed)
             {"detail-type": ["ECS Deployment State Change"]},
+            # the sampler's container-restart observations (restart-policy loops emit no ECS event)
+            {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]},
         ],
     },
 }

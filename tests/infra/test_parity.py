@@ -94,7 +94,10 @@ def test_watchdog_is_filtered_at_the_bus() -> None:
         (("ECS Service Action",), {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}),
         (("ECS Service Action",), {"eventName": ["SERVICE_STEADY_STATE"]}),
         (("ECS Deployment State Change",), None),  # every deployment state change
+        (("Container Restarts",), None),  # the sampler's restart observations (source ecs-guardrail)
     ]
+    assert watchdog["source"] == ["aws.ecs", "ecs-guardrail"]
+    assert watchdog["$or"][-1] == {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]}
     # the recorder takes every aws.ecs event: ECS adds detail-types, and one it does not read is kept
     assert PATTERNS["recorder"] == {"source": ["aws.ecs"]}
 
@@ -466,6 +469,7 @@ def _classify_cfn(resource: str, function: str) -> str:
         "{getatt:HistoryTable.Arn}": "history_table",
         "arn:aws:ecs:eu-west-1:111122223333:service/*/*": "ecs_service",
         "arn:aws:ecs:eu-west-1:111122223333:service-deployment/*/*/*": "ecs_service_deployment",
+        "arn:aws:events:eu-west-1:111122223333:event-bus/default": "default_bus",
         "arn:aws:application-autoscaling:eu-west-1:111122223333:scalable-target/*": "scalable_target",
         "*": "any",
         "{ref:AlertTopic}": "alert_topic",
@@ -482,6 +486,7 @@ def _classify_tf(resource: str, function: str) -> str:
         "${aws_dynamodb_table.history.arn}": "history_table",
         "${local.ecs_service_arns}": "ecs_service",
         "${local.ecs_service_deployment_arns}": "ecs_service_deployment",
+        "${local.default_bus_arn}": "default_bus",
         "${local.scalable_target_arns}": "scalable_target",
         "*": "any",
         "${aws_sns_topic.alerts.arn}": "alert_topic",

@@ -289,27 +289,37 @@ class EcsFleet:
 
     def __init__(self, client: Any) -> None:
         self._ecs = client
+        # ListClusters / ListServices answers, kept for this instance's life (one sampler run): the
+        # healthy-host walk and the restart-count reader share them instead of listing twice
+        self._cluster_arns: list[str] | None = None
+        self._service_arns: dict[str, list[str]] = {}
+
+    def _clusters(self) -> list[str]:
+        if self._cluster_arns is None:
+            paginator = self._ecs.get_paginator("list_clusters")
+            self._cluster_arns = [arn for page in paginator.paginate() for arn in page.get("clusterArns", [])]
+        return self._cluster_arns
+
+    def _services(self, cluster: str) -> list[str]:
+        if cluster not in self._service_arns:
+            paginator = self._ecs.get_paginator("list_services")
+            self._service_arns[cluster] = [a for page in paginator.paginate(cluster=cluster)
+                                           for a in page.get("serviceArns", [])]
+        return self._service_arns[cluster]
 
     def clusters(self) -> list[str]:
-        """Cluster names (ListClusters, all pages)."""
-        paginator = self._ecs.get_paginator("list_clusters")
-        return [arn.rsplit("/", 1)[-1] for page in paginator.paginate() for arn in page.get("clusterArns", [])]
+        """Cluster names (ListClusters, all pages; listed once per instance)."""
+        return [arn.rsplit("/", 1)[-1] for arn in self._clusters()]
 
     def cluster_services(self) -> dict[str, list[str]]:
         """``{cluster ARN: [service name, ...]}`` of every cluster (ListClusters, ListServices; all pages,
         no DescribeServices): what the restart-count reader queries."""
-        out: dict[str, list[str]] = {}
-        for page in self._ecs.get_paginator("list_clusters").paginate():
-            for arn in page.get("clusterArns", []):
-                name = arn.rsplit("/", 1)[-1]
-                out[arn] = sorted(a.rsplit("/", 1)[-1] for p in self._ecs.get_paginator("list_services").paginate(
-                    cluster=name) for a in p.get("serviceArns", []))
-        return out
+        return {arn: sorted(a.rsplit("/", 1)[-1] for a in self._services(arn.rsplit("/", 1)[-1]))
+                for arn in self._clusters()}
 
     def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
         """ACTIVE services of ``cluster`` that have at least one target group."""
-        paginator = self._ecs.get_paginator("list_services")
-        arns = [a for page in paginator.paginate(cluster=cluster) for a in page.get("serviceArns", [])]
+        arns = self._services(cluster)
         out: list[LoadBalancedService] = []
         for i in range(0, len(arns), 10):
             resp = self._ecs.describe_services(cluster=cluster, services=arns[i:i + 10])

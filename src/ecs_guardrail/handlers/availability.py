@@ -9,7 +9,11 @@ samples exactly the minute it was meant to):
 3. read every (target group, load balancer) series' Minimum for that minute in one GetMetricData call
    per 500 series;
 4. write one sample per target group (conditional PutItem: a re-run writes nothing new). A target
-   group without a datapoint gets a ``no_data`` sample, never an ``up`` one.
+   group without a datapoint gets a ``no_data`` sample, never an ``up`` one;
+5. read every service's Container Insights restart total for the same minute and the one before
+   (:func:`restart_observations`, its own GetMetricData call per 500 services) and put one
+   ``Container Restarts`` event per service that restarted on the default bus for the watchdog
+   (restart-policy loops emit no ECS event).
 
 A replay runs :func:`sample_minute` on its own clock, interleaved with the events
 (:mod:`ecs_guardrail.replay.sampling`); nothing replay-only lives here.
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ecs_guardrail.adapters.bus import ObservationBus
 from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsFleet
 from ecs_guardrail.adapters.elb import (
@@ -43,6 +48,7 @@ USES = {
     "elb": TargetGroups.IAM_ACTIONS,
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
     "restarts": ContainerRestarts.IAM_ACTIONS,
+    "bus": ObservationBus.IAM_ACTIONS,
 }
 
 
@@ -145,9 +151,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     """One scheduled run over ``rt`` (shared by Lambda and ``replay``): :func:`sample_minute` and its metrics."""
     now = scheduled_time(event)
+    fleet = EcsFleet(rt.clients("ecs"))
     outcome = sample_minute(
         now,
-        fleet=EcsFleet(rt.clients("ecs")),
+        fleet=fleet,
         target_groups=TargetGroups(rt.clients("elbv2")),
         healthy=HealthyHostCount(rt.clients("cloudwatch")),
         store=rt.history,
@@ -155,5 +162,12 @@ def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     )
     metrics.add_metric(name="SamplesWritten", unit="Count", value=outcome.written)
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
-    logger.info("sampled", extra=outcome.to_dict())
-    return outcome.to_dict()
+    # restart-policy loops: the minute's container restarts, handed to the watchdog through the bus
+    observed = restart_observations(now, fleet=fleet, restarts=ContainerRestarts(rt.clients("cloudwatch")),
+                                    lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES)
+    account, region = rt.home or ("", rt.history.region)
+    sent = ObservationBus(rt.clients("events")).put([o.to_event(account, region) for o in observed]) \
+        if observed else 0
+    metrics.add_metric(name="RestartObservationsSent", unit="Count", value=sent)
+    logger.info("sampled", extra={**outcome.to_dict(), "restart_observations": sent})
+    return {**outcome.to_dict(), "restart_observations": sent}
