@@ -2,11 +2,10 @@
 
 resource "aws_cloudwatch_event_rule" "recorder" {
   name          = "${var.name}-recorder"
-  description   = "ECS task, service-action and deployment events to the recorder."
+  description   = "Every ECS event to the recorder (event types it does not read are kept with a note)."
   event_pattern = <<-EOT
     {
-      "source": ["aws.ecs"],
-      "detail-type": ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
+      "source": ["aws.ecs"]
     }
   EOT
   tags          = var.tags
@@ -17,14 +16,15 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
   description   = "Only what the watchdog reads, filtered at the bus - stopped tasks, Spot notices, SERVICE_TASK_START_IMPAIRED, SERVICE_STEADY_STATE and deployment state changes."
   event_pattern = <<-EOT
     {
-      "source": ["aws.ecs"],
+      "source": ["aws.ecs", "ecs-guardrail"],
       "$or": [
         {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
         {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},
         {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
-        {"detail-type": ["ECS Deployment State Change"]}
+        {"detail-type": ["ECS Deployment State Change"]},
+        {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]}
       ]
     }
   EOT

@@ -69,8 +69,14 @@ data "aws_iam_policy_document" "watchdog" {
   }
   statement {
     sid       = "EcsServices"
-    actions   = ["ecs:DescribeServices", "ecs:UpdateService"]
+    actions   = ["ecs:DescribeServices", "ecs:ListServiceDeployments", "ecs:UpdateService"]
     resources = [local.ecs_service_arns]
+  }
+  # where a deployment stands (rule 4, deployment_in_progress): the service deployments' own ARNs
+  statement {
+    sid       = "EcsServiceDeployments"
+    actions   = ["ecs:DescribeServiceDeployments"]
+    resources = [local.ecs_service_deployment_arns]
   }
   # only the tag the watchdog writes (ecs_guardrail.adapters.ecs.PREVIOUS_COUNT_TAG), never the opt-out tag
   statement {
@@ -172,6 +178,12 @@ data "aws_iam_policy_document" "availability" {
     sid       = "NoResourceLevelPermissions"
     actions   = ["cloudwatch:GetMetricData", "ecs:ListClusters", "ecs:ListServices", "elasticloadbalancing:DescribeTargetGroups"]
     resources = ["*"]
+  }
+  # container-restart observations to the watchdog (restart-policy loops emit no ECS event)
+  statement {
+    sid       = "RestartObservations"
+    actions   = ["events:PutEvents"]
+    resources = [local.default_bus_arn]
   }
 }
 

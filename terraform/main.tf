@@ -8,6 +8,8 @@ locals {
   region           = data.aws_region.current.name # provider 5.x (versions.tf); v6 renames it to .region
   default_bus_arn  = "arn:${local.partition}:events:${local.region}:${local.account_id}:event-bus/default"
   ecs_service_arns = "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
+  # ListServiceDeployments names its answers service-deployment/CLUSTER/SERVICE/ID
+  ecs_service_deployment_arns = "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service-deployment/*/*/*"
   # scalable-target ids are random: this account and region is as narrow as it gets
   scalable_target_arns = "arn:${local.partition}:application-autoscaling:${local.region}:${local.account_id}:scalable-target/*"
 

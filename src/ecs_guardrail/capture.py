@@ -8,6 +8,12 @@
   the clusters asked, in the log's order (time order: the log does not keep the bus's delivery order);
 - ``healthy_hosts.csv`` from GetMetricData: HealthyHostCount, Minimum, 60 s, per target group + load
   balancer (``AWS/ApplicationELB`` or ``AWS/NetworkELB``), the lowest over a target group's load balancers;
+- ``container_restarts.csv`` from GetMetricData: Container Insights ``RestartCount`` (``ECS/ContainerInsights``,
+  ClusterName + ServiceName, Maximum, 60 s) of every service, where there are datapoints;
+- in ``fleet.json`` also the deployment keys (``deploymentController``, ``deploymentStrategy`` with its bake
+  time, the circuit breaker's ``thresholdConfiguration`` and ``resetOnHealthyTask``) from DescribeServices
+  and the task definition's family and containers (``essential``, ``restartPolicy``) from
+  DescribeTaskDefinition;
 - ``CAPTURE.md``: what was read, and what could not be (a missing permission, a retention gap), one line
   each. It is a separate file so that ``fleet.json`` keeps only the keys a replay reads.
 
@@ -50,6 +56,7 @@ class CaptureReport:
     events: int = 0
     events_skipped: int = 0
     csv_rows: int = 0
+    restart_rows: int = 0
     problems: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
@@ -119,6 +126,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
     tgs = _read_target_groups(client, tg_arns, report)
     scaling = _read_scaling(client, [(c, s["serviceName"]) for c, ss in services.items() for s in ss], report)
     fleet_clusters = []
+    families: dict[str, tuple[Any, str]] = {}  # family -> (containers written, first service)
     for cluster in clusters:
         out = []
         for s in sorted(services[cluster], key=lambda s: s["serviceName"]):
@@ -129,10 +137,25 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                                    "tags": {t["key"]: t.get("value", "") for t in s.get("tags") or []}}
             if s.get("schedulingStrategy") and s["schedulingStrategy"] != "REPLICA":
                 svc["schedulingStrategy"] = s["schedulingStrategy"]
-            breaker = (s.get("deploymentConfiguration") or {}).get("deploymentCircuitBreaker")
+            config = s.get("deploymentConfiguration") or {}
+            breaker = config.get("deploymentCircuitBreaker")
             if breaker:
                 svc["deploymentCircuitBreaker"] = {"enable": bool(breaker.get("enable")),
                                                    "rollback": bool(breaker.get("rollback"))}
+                if isinstance(breaker.get("resetOnHealthyTask"), bool):
+                    svc["deploymentCircuitBreaker"]["resetOnHealthyTask"] = breaker["resetOnHealthyTask"]
+                threshold = breaker.get("thresholdConfiguration") or {}
+                if threshold.get("type") and isinstance(threshold.get("value"), int):
+                    svc["deploymentCircuitBreaker"]["thresholdConfiguration"] = {"type": threshold["type"],
+                                                                                 "value": threshold["value"]}
+            controller = str((s.get("deploymentController") or {}).get("type") or "ECS")
+            if controller != "ECS":
+                svc["deploymentController"] = controller
+            elif str(config.get("strategy") or "ROLLING") != "ROLLING":
+                svc["deploymentStrategy"] = {"strategy": config["strategy"]}
+                if isinstance(config.get("bakeTimeInMinutes"), int):
+                    svc["deploymentStrategy"]["bakeTimeInMinutes"] = config["bakeTimeInMinutes"]
+            svc.update(_task_definition_keys(ecs, s, families, f"{cluster}/{s['serviceName']}", report))
             if (cluster, s["serviceName"]) in scaling:
                 svc["autoScaling"] = scaling[(cluster, s["serviceName"])]
             types = {tgs[a]["type"] for a in arns if a in tgs and tgs[a]["type"]}
@@ -149,6 +172,70 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                for a in tg_arns}
     report.target_groups = len(by_name)
     return {"clusters": fleet_clusters}, by_name
+
+
+def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple[Any, str]], where: str,
+                          report: CaptureReport) -> dict[str, Any]:
+    """``taskDefinitionFamily`` (when not the service name) and ``containers`` (name, essential, restartPolicy)
+    of the task definition the service runs (DescribeTaskDefinition). A family already written with other
+    containers (two services on different revisions) keeps the first; the later service is noted and left
+    without these keys (fleet.json allows one shape per family)."""
+    arn = s.get("taskDefinition")
+    if not arn:
+        return {}
+    try:
+        td = ecs.describe_task_definition(taskDefinition=arn)["taskDefinition"]
+    except ClientError as exc:
+        if _denied(exc) or exc.response.get("Error", {}).get("Code") == "ClientException":
+            code = exc.response.get("Error", {}).get("Code")
+            report.problems.append(f"{where}: task definition {arn.rsplit('/', 1)[-1]} not readable ({code}): "
+                                   "its containers are not in fleet.json")
+            return {}
+        raise
+    containers = []
+    for c in td.get("containerDefinitions") or []:
+        ct: dict[str, Any] = {"name": c["name"], "essential": bool(c.get("essential", True))}
+        policy = c.get("restartPolicy")
+        if isinstance(policy, dict) and "enabled" in policy:
+            ct["restartPolicy"] = {k: policy[k] for k in ("enabled", "ignoredExitCodes", "restartAttemptPeriod")
+                                   if k in policy}
+        containers.append(ct)
+    family = str(td.get("family") or s["serviceName"])
+    seen = families.setdefault(family, (containers, where))
+    if seen[0] != containers:
+        report.problems.append(f"{where}: runs task definition family {family} with other containers than "
+                               f"{seen[1]}; fleet.json keeps {seen[1]}'s and gives {where} the default")
+        return {}
+    out: dict[str, Any] = {"containers": containers} if containers else {}
+    if family != s["serviceName"]:
+        out["taskDefinitionFamily"] = family
+    return out
+
+
+def _read_restarts(client: Callable[[str], Any], fleet: dict[str, Any], since: datetime, until: datetime,
+                   report: CaptureReport) -> list[tuple[str, str, str, float]]:
+    """container_restarts.csv rows (time, cluster, service, restart total) from Container Insights."""
+    from ecs_guardrail.adapters.cloudwatch import ContainerRestarts
+
+    services = [(c["name"], svc["name"]) for c in fleet["clusters"] for svc in c["services"]]
+    if not services:
+        return []
+    start = since.astimezone(UTC).replace(second=0, microsecond=0)
+    end = until.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    try:
+        totals = ContainerRestarts(client("cloudwatch")).totals(services, start, end)
+    except ClientError as exc:
+        if not _denied(exc):
+            raise
+        line = "no permission for cloudwatch:GetMetricData: container_restarts.csv not written"
+        for i, seen in enumerate(report.problems):  # one missing permission, one line
+            if seen.startswith("no permission for cloudwatch:GetMetricData"):
+                report.problems[i] = f"{seen}; container_restarts.csv not written either"
+                break
+        else:
+            report.problems.append(line)
+        return []
+    return sorted((_iso(m), c, svc, v) for (c, svc), points in totals.items() for m, v in points.items())
 
 
 def _read_target_groups(client: Callable[[str], Any], arns: list[str], report: CaptureReport
@@ -330,6 +417,7 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         head["region"] = region
     events = _read_events(client, list(clusters), since, until, log_group, report)
     rows = _read_healthy_hosts(client, target_groups, since, until, report)
+    restarts = _read_restarts(client, fleet, since, until, report)
     # everything read before anything is written: an AWS error part way leaves an earlier capture whole
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -356,6 +444,16 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
                 w.writerow((t, name, int(v) if float(v).is_integer() else v))
     elif csv_path.exists():
         csv_path.unlink()
+    restarts_path = out_dir / "container_restarts.csv"
+    if restarts:
+        with restarts_path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(("time", "cluster", "service", "restart_count"))
+            for t, c, svc, v in restarts:
+                w.writerow((t, c, svc, int(v) if float(v).is_integer() else v))
+    elif restarts_path.exists():
+        restarts_path.unlink()
+    report.restart_rows = len(restarts)
     _write_notes(out_dir / "CAPTURE.md", report)
     return report
 
@@ -372,6 +470,8 @@ def _write_notes(path: Path, r: CaptureReport) -> None:
         f"- events.jsonl: {r.events} events from {r.log_group} ({r.events_skipped} of other clusters or "
         "not ECS skipped), in the log's time order",
         f"- healthy_hosts.csv: {r.csv_rows} rows" if r.csv_rows else "- healthy_hosts.csv: not written (no rows)",
+        f"- container_restarts.csv: {r.restart_rows} rows" if r.restart_rows
+        else "- container_restarts.csv: not written (no Container Insights RestartCount datapoints)",
         "",
         "## Missing",
         "",

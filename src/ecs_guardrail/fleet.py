@@ -30,6 +30,7 @@ _SERVICE_KEYS = {
     "name", "desiredCount", "targetGroups", "tags",
     "schedulingStrategy", "deploymentCircuitBreaker", "autoScaling", "loadBalancerType", "healthCheck",
     "healthCheckGracePeriodSeconds", "containerHealthCheck", "containers",
+    "deploymentStrategy", "deploymentController", "taskDefinitionFamily",
 }
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # ECS cluster, service, container and family names
@@ -46,7 +47,16 @@ _HEALTH_CHECK_INTS = {
 _HEALTH_CHECK_KEYS = {"path", "matcher", *_HEALTH_CHECK_INTS}
 #: containerHealthCheck key -> (lowest, highest) (ECS API reference, HealthCheck)
 _CONTAINER_CHECK_INTS = {"interval": (5, 300), "timeout": (2, 60), "retries": (1, 10), "startPeriod": (0, 300)}
-_CONTAINER_KEYS = {"name", "essential"}
+_CONTAINER_KEYS = {"name", "essential", "restartPolicy"}
+#: ECS API reference, ContainerRestartPolicy: ``ignoredExitCodes`` at most 50, ``restartAttemptPeriod`` 60-1800 s
+_RESTART_KEYS = {"enabled", "ignoredExitCodes", "restartAttemptPeriod"}
+_MAX_IGNORED_EXIT_CODES = 50
+_RESTART_PERIOD = (60, 1800)
+#: ECS API reference: DeploymentConfiguration.strategy, DeploymentController.type, ThresholdConfiguration.type
+_STRATEGIES = {"ROLLING", "BLUE_GREEN", "LINEAR", "CANARY"}
+_CONTROLLERS = {"ECS", "CODE_DEPLOY", "EXTERNAL"}
+_THRESHOLD_TYPES = {"COUNT", "BOUNDED_PERCENT", "UNBOUNDED_PERCENT"}
+_MAX_BAKE_MINUTES = 1440  # ECS: bakeTimeInMinutes 0 to 1440
 _SCHEDULING = {"REPLICA", "DAEMON"}
 _LB_TYPES = {"application", "network"}
 _MAX_GRACE_S = 2_147_483_647  # ECS: healthCheckGracePeriodSeconds is a 32-bit integer
@@ -98,6 +108,8 @@ def check_fleet(fleet: Any) -> None:
     clusters: set[str] = set()
     # target group name -> (load balancer type, health check, first user): a target group is one resource
     groups: dict[str, tuple[str, Any, str]] = {}
+    # task definition family -> (containers, first user): one family is registered with one shape
+    families: dict[str, tuple[Any, str]] = {}
     for c in fleet["clusters"]:
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
             raise ScenarioError("fleet.json: every cluster needs a 'name'")
@@ -116,6 +128,12 @@ def check_fleet(fleet: Any) -> None:
                                     "its cluster, [A-Za-z0-9_-], at most 255")
             services.add(s["name"])
             _check_service(c["name"], s, groups)
+            family = _family(s)
+            seen = families.setdefault(family, (_container_shape(s), f"{c['name']}/{s['name']}"))
+            if seen[0] != _container_shape(s):
+                raise ScenarioError(f"fleet.json: {c['name']}/{s['name']} and {seen[1]} run task definition family "
+                                    f"{family!r} with different containers; one family has one set of containers "
+                                    "(give one of them its own taskDefinitionFamily)")
 
 
 def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str, Any, str]]) -> None:
@@ -141,9 +159,9 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
         raise ScenarioError(f"{where}: a DAEMON service cannot have autoScaling (no desired count to scale)")
 
     cb = s.get("deploymentCircuitBreaker")
-    if cb is not None and (not isinstance(cb, dict) or set(cb) != {"enable", "rollback"}
-                           or not all(isinstance(v, bool) for v in cb.values())):
-        raise ScenarioError(f"{where}: deploymentCircuitBreaker is {{\"enable\": bool, \"rollback\": bool}}")
+    if cb is not None:
+        _check_breaker(where, cb)
+    _check_deployment(where, s)
 
     scaling = s.get("autoScaling")
     if scaling is not None and (
@@ -184,6 +202,76 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
     container_check = s.get("containerHealthCheck")
     if container_check is not None:
         _check_container_health_check(where, container_check)
+
+
+def _check_breaker(where: str, cb: Any) -> None:
+    """``{"enable": bool, "rollback": bool}`` and optionally ``resetOnHealthyTask`` (bool) and
+    ``thresholdConfiguration`` (``{"type": COUNT | BOUNDED_PERCENT | UNBOUNDED_PERCENT, "value": int >= 1}``)."""
+    shape = ('deploymentCircuitBreaker is {"enable": bool, "rollback": bool} with optional "resetOnHealthyTask": '
+             'bool and "thresholdConfiguration": {"type": COUNT|BOUNDED_PERCENT|UNBOUNDED_PERCENT, "value": N}')
+    if (not isinstance(cb, dict) or not {"enable", "rollback"} <= set(cb)
+            or set(cb) - {"enable", "rollback", "resetOnHealthyTask", "thresholdConfiguration"}
+            or not all(isinstance(cb[k], bool) for k in ("enable", "rollback"))
+            or not isinstance(cb.get("resetOnHealthyTask", True), bool)):
+        raise ScenarioError(f"{where}: {shape}")
+    threshold = cb.get("thresholdConfiguration")
+    if threshold is not None and (not isinstance(threshold, dict) or set(threshold) != {"type", "value"}
+                                  or threshold["type"] not in _THRESHOLD_TYPES
+                                  or not _is_int(threshold["value"], 1, 10_000)):
+        raise ScenarioError(f"{where}: {shape}")
+
+
+def _check_deployment(where: str, s: dict[str, Any]) -> None:
+    """``deploymentStrategy``, ``deploymentController``, ``taskDefinitionFamily`` (SCENARIOS.md)."""
+    strategy = s.get("deploymentStrategy")
+    if strategy is not None:
+        if (not isinstance(strategy, dict) or "strategy" not in strategy
+                or set(strategy) - {"strategy", "bakeTimeInMinutes"} or strategy["strategy"] not in _STRATEGIES
+                or ("bakeTimeInMinutes" in strategy
+                    and not _is_int(strategy["bakeTimeInMinutes"], 0, _MAX_BAKE_MINUTES))):
+            raise ScenarioError(f"{where}: deploymentStrategy is {{\"strategy\": {' | '.join(sorted(_STRATEGIES))}, "
+                                f"\"bakeTimeInMinutes\": 0 to {_MAX_BAKE_MINUTES}}}")
+        if strategy["strategy"] == "ROLLING" and "bakeTimeInMinutes" in strategy:
+            raise ScenarioError(f"{where}: deploymentStrategy: bakeTimeInMinutes is for BLUE_GREEN, LINEAR and CANARY")
+    controller = s.get("deploymentController", "ECS")
+    if not isinstance(controller, str) or controller not in _CONTROLLERS:
+        raise ScenarioError(f"{where}: deploymentController must be one of {', '.join(sorted(_CONTROLLERS))}, got "
+                            f"{str(controller)[:40]!r}")
+    if controller != "ECS" and strategy is not None:
+        raise ScenarioError(f"{where}: deploymentStrategy is for the ECS deployment controller, not {controller}")
+    if controller != "ECS" and s.get("schedulingStrategy") == "DAEMON":
+        raise ScenarioError(f"{where}: a DAEMON service uses the ECS deployment controller")
+    family = s.get("taskDefinitionFamily")
+    if family is not None and (not isinstance(family, str) or not _NAME.fullmatch(family)):
+        raise ScenarioError(f"{where}: taskDefinitionFamily {str(family)[:80]!r}: [A-Za-z0-9_-], at most 255")
+
+
+def _family(s: dict[str, Any]) -> str:
+    """The task definition family a fleet.json service runs (``taskDefinitionFamily``, default its name)."""
+    return str(s.get("taskDefinitionFamily") or s["name"])
+
+
+def _container_shape(s: dict[str, Any]) -> Any:
+    """What one family's registration is made of: the containers (default one essential ``app``) and the
+    container health check."""
+    containers = s.get("containers") or [{"name": "app", "essential": True}]
+    return json.dumps([containers, s.get("containerHealthCheck")], sort_keys=True)
+
+
+def _check_restart_policy(where: str, name: str, policy: Any) -> None:
+    """ECS API reference, ContainerRestartPolicy."""
+    shape = (f"{where}: container {name!r}: restartPolicy is {{\"enabled\": bool, \"ignoredExitCodes\": [int, at "
+             f"most {_MAX_IGNORED_EXIT_CODES}], \"restartAttemptPeriod\": {_RESTART_PERIOD[0]} to "
+             f"{_RESTART_PERIOD[1]} seconds}}")
+    if not isinstance(policy, dict) or "enabled" not in policy or set(policy) - _RESTART_KEYS \
+            or not isinstance(policy["enabled"], bool):
+        raise ScenarioError(shape)
+    codes = policy.get("ignoredExitCodes", [])
+    if not isinstance(codes, list) or len(codes) > _MAX_IGNORED_EXIT_CODES \
+            or not all(_is_int(c, -(2**31), 2**32 - 1) for c in codes):
+        raise ScenarioError(shape)
+    if "restartAttemptPeriod" in policy and not _is_int(policy["restartAttemptPeriod"], *_RESTART_PERIOD):
+        raise ScenarioError(shape)
 
 
 def _check_health_check(where: str, check: Any, lb_type: str) -> None:
@@ -228,7 +316,9 @@ def _check_containers(where: str, containers: Any) -> None:
         unknown = set(ct) - _CONTAINER_KEYS
         if unknown:
             raise ScenarioError(f"{where}: container {ct['name'][:80]!r}: unknown key {sorted(unknown)[0]!r} "
-                                "(known: essential, name)")
+                                "(known: essential, name, restartPolicy)")
+        if "restartPolicy" in ct:
+            _check_restart_policy(where, ct["name"], ct["restartPolicy"])
         if not isinstance(ct.get("essential", True), bool):
             raise ScenarioError(f"{where}: container {ct['name'][:80]!r}: essential is true or false")
     if not any(ct.get("essential", True) for ct in containers):
@@ -314,8 +404,10 @@ def _container_definitions(service: dict[str, Any]) -> list[dict[str, Any]]:
     lead = next(ct["name"] for ct in containers if ct.get("essential", True))
     out = []
     for ct in containers:
-        d: dict[str, Any] = {"name": ct["name"], "image": f"example/{service['name']}-{ct['name']}:latest",
+        d: dict[str, Any] = {"name": ct["name"], "image": f"example/{_family(service)}-{ct['name']}:latest",
                              "memory": 512, "essential": bool(ct.get("essential", True))}
+        if ct.get("restartPolicy") is not None:
+            d["restartPolicy"] = dict(ct["restartPolicy"])
         if ct["name"] == lead:
             d["portMappings"] = [{"containerPort": _APP_PORT}]
             if service.get("containerHealthCheck"):
@@ -396,16 +488,19 @@ def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: 
 
 
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
-                event_task_definitions: Mapping[str, Iterable[str]] | None = None) -> BuiltFleet:
+                event_task_definitions: Mapping[str, Iterable[str]] | None = None,
+                container_insights: Iterable[str] = ()) -> BuiltFleet:
     """Create ``fleet`` (already checked by :func:`check_fleet`) in the embedded AWS.
 
     ``client_factory(service_name)`` returns a client of the embedded AWS: boto3 on moto, or the fast
     engine's :class:`~ecs_guardrail.replay.memory_aws.MemoryAws`. Built with the
-    calls the real API takes: CreateCluster; RegisterTaskDefinition (family = service name; a second
-    service of the same name in another cluster registers the next revision); ELBv2 CreateLoadBalancer
+    calls the real API takes: CreateCluster; RegisterTaskDefinition (family = ``taskDefinitionFamily``,
+    default the service name; once per family, every service of the family runs that revision;
+    containers with their ``restartPolicy``); ELBv2 CreateLoadBalancer
     (one ``application``, one ``network`` load balancer as needed), CreateTargetGroup with the service's
-    ``healthCheck``, CreateListener; CreateService (``schedulingStrategy``, ``loadBalancers``, tags);
-    UpdateService for ``healthCheckGracePeriodSeconds`` and ``deploymentConfiguration`` (moto's
+    ``healthCheck``, CreateListener; CreateService (``schedulingStrategy``, ``loadBalancers``, tags,
+    ``deploymentController``); UpdateService for ``healthCheckGracePeriodSeconds`` and
+    ``deploymentConfiguration`` (circuit breaker, ``strategy``, ``bakeTimeInMinutes``; moto's
     CreateService drops both); Application Auto Scaling RegisterScalableTarget for ``autoScaling``.
 
     ``event_task_definitions`` (from :func:`task_definitions_in_events`): every ``family:revision`` the
@@ -413,6 +508,9 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
     up to that revision (the service runs the newest), another family (a standalone job's) with the
     containers the events name, all essential (ECS's default). Revisions above
     :data:`MAX_EVENT_REVISION` are left unresolvable.
+
+    ``container_insights``: clusters created with the ``containerInsights`` setting ``enabled`` (SCENARIOS.md:
+    a cluster with rows in ``container_restarts.csv`` has Container Insights).
 
     Raises:
         botocore.exceptions.ClientError: moto refused a value :func:`check_fleet` let through.
@@ -437,16 +535,22 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
         built.target_groups = _build_target_groups(client_factory, groups)
 
     families_done: set[str] = set()
+    td_arns: dict[str, str] = {}  # family -> the revision its services run (one registration per family)
+    insights = set(container_insights)
     for c in fleet["clusters"]:
-        ecs.create_cluster(clusterName=c["name"])
+        if c["name"] in insights:
+            ecs.create_cluster(clusterName=c["name"], settings=[{"name": "containerInsights", "value": "enabled"}])
+        else:
+            ecs.create_cluster(clusterName=c["name"])
         for s in c.get("services", []):
-            family = s["name"]
+            family = _family(s)
             containers = _container_definitions(s)
             if family not in families_done:
                 _pad_revisions(ecs, family, wanted.get(family, 0) - 1, containers, account, region)
                 families_done.add(family)
-            td = ecs.register_task_definition(family=family, containerDefinitions=containers)
-            td_arn = td["taskDefinition"]["taskDefinitionArn"]
+                td = ecs.register_task_definition(family=family, containerDefinitions=containers)
+                td_arns[family] = td["taskDefinition"]["taskDefinitionArn"]
+            td_arn = td_arns[family]
             built.task_definitions[(c["name"], s["name"])] = td_arn
             kwargs: dict[str, Any] = {}
             lbs = [{"targetGroupArn": built.target_groups[tg]["arn"], "containerName": _lead_container(s),
@@ -459,16 +563,23 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
                 kwargs["schedulingStrategy"] = "DAEMON"
             else:
                 kwargs["desiredCount"] = s.get("desiredCount", 1)
+            if s.get("deploymentController", "ECS") != "ECS":
+                kwargs["deploymentController"] = {"type": s["deploymentController"]}
             ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
             _settle_service(ecs, account, region, c["name"], s["name"])
             update: dict[str, Any] = {}
             # a key given as null is a key omitted (as check_fleet reads it)
             if s.get("healthCheckGracePeriodSeconds") is not None:
                 update["healthCheckGracePeriodSeconds"] = s["healthCheckGracePeriodSeconds"]
+            config: dict[str, Any] = {}
             if s.get("deploymentCircuitBreaker") is not None:
-                update["deploymentConfiguration"] = {
-                    "deploymentCircuitBreaker": dict(s["deploymentCircuitBreaker"]),
-                    "maximumPercent": 200, "minimumHealthyPercent": 100}
+                config["deploymentCircuitBreaker"] = dict(s["deploymentCircuitBreaker"])
+            if s.get("deploymentStrategy") is not None:
+                config["strategy"] = s["deploymentStrategy"]["strategy"]
+                if "bakeTimeInMinutes" in s["deploymentStrategy"]:
+                    config["bakeTimeInMinutes"] = s["deploymentStrategy"]["bakeTimeInMinutes"]
+            if config:
+                update["deploymentConfiguration"] = {**config, "maximumPercent": 200, "minimumHealthyPercent": 100}
             if update:
                 ecs.update_service(cluster=c["name"], service=s["name"], **update)
             if s.get("autoScaling") is not None:

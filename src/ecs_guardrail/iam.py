@@ -5,7 +5,10 @@ what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kind
 
 - ``history_table``: the DynamoDB history table (and its indexes)
 - ``ecs_service``: ECS services (long ARN format, ``service/CLUSTER/NAME``)
+- ``ecs_service_deployment``: ECS service deployments (``service-deployment/CLUSTER/SERVICE/ID``, the
+  resource of ecs:DescribeServiceDeployments; ecs:ListServiceDeployments takes the service)
 - ``alert_topic``: the SNS alert topic
+- ``default_bus``: the account's default EventBridge bus (the sampler's restart observations)
 - ``webhook_secret``: the Secrets Manager secret holding the Slack webhook URL
 - ``scalable_target``: Application Auto Scaling scalable targets of the account and region
   (``arn:PARTITION:application-autoscaling:REGION:ACCOUNT:scalable-target/*``; their ids are random,

@@ -121,7 +121,8 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")
-    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "delivered.csv"):
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "delivered.csv",
+                 "container_restarts.csv"):
         if (folder / name).exists() and not (folder / name).is_file():
             raise ScenarioError(f"{folder / name}: not a file")
     try:
@@ -189,7 +190,74 @@ def moto_as_aws() -> Iterator[None]:
         return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
 
     with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
-            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition):
+            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition), \
+            _moto_service_deployments():
+        yield
+
+
+def _when(value: Any) -> Any:
+    """A request timestamp as moto's parser hands it over (datetime, epoch seconds or ISO text) -> UTC."""
+    from datetime import UTC, datetime
+
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return datetime.fromtimestamp(float(value), UTC)
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
+@contextlib.contextmanager
+def _moto_service_deployments() -> Iterator[None]:
+    """ListServiceDeployments and DescribeServiceDeployments on moto, which has neither (moto 5 answers
+    NotImplementedError): both derived from the service's ``deployments[]`` exactly as the fast engine
+    derives them (:func:`~ecs_guardrail.replay.memory_aws.service_deployments_of`), so the two engines
+    agree (``tests/contract/test_aws_port.py``)."""
+    from unittest import mock
+
+    from moto.core.responses import ActionResult
+    from moto.ecs.exceptions import ServiceNotFoundException
+    from moto.ecs.responses import EC2ContainerServiceResponse
+
+    from ecs_guardrail.replay.memory_aws import service_deployments_of
+
+    def _all(backend: Any) -> dict[str, dict[str, Any]]:
+        return {sd["serviceDeploymentArn"]: sd for svc in backend.services.values()
+                for sd in service_deployments_of(svc.arn, list(svc.deployments))}
+
+    def list_service_deployments(self: Any) -> Any:
+        backend = self.ecs_backend
+        cluster = backend._get_cluster(self._get_param("cluster", "default")).name
+        name = str(self._get_param("service")).rsplit("/", 1)[-1]
+        svc = backend.services.get(f"{cluster}:{name}")
+        if svc is None or svc.status != "ACTIVE":
+            raise ServiceNotFoundException
+        status = self._get_param("status") or []
+        window = self._get_param("createdAt") or {}
+        after, before = _when(window.get("after")), _when(window.get("before"))
+        out = []
+        for sd in service_deployments_of(svc.arn, list(svc.deployments)):
+            made = _when(sd.get("createdAt"))
+            if status and sd["status"] not in status:
+                continue
+            if made is not None and ((after is not None and made < after) or (before is not None and made > before)):
+                continue
+            out.append({k: sd[k] for k in ("serviceDeploymentArn", "serviceArn", "clusterArn", "startedAt",
+                                           "createdAt", "finishedAt", "status", "statusReason") if k in sd})
+        return ActionResult({"serviceDeployments": out})
+
+    def describe_service_deployments(self: Any) -> Any:
+        arns = self._get_param("serviceDeploymentArns") or []
+        known = _all(self.ecs_backend)
+        return ActionResult({"serviceDeployments": [known[a] for a in arns if a in known],
+                             "failures": [{"arn": a, "reason": "MISSING"} for a in arns if a not in known]})
+
+    with mock.patch.object(EC2ContainerServiceResponse, "list_service_deployments", list_service_deployments,
+                           create=True), \
+            mock.patch.object(EC2ContainerServiceResponse, "describe_service_deployments",
+                              describe_service_deployments, create=True):
         yield
 
 
@@ -267,9 +335,16 @@ class EmbeddedAws:
         self._build_fleet()
 
     def _build_fleet(self) -> None:
+        restarts = self.scenario.folder / "container_restarts.csv"
+        insights: set[str] = set()
+        if restarts.is_file():
+            from ecs_guardrail.replay.restarts import read_container_restarts_csv
+
+            insights = {c for _, c, _, _ in read_container_restarts_csv(restarts)}
         built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
                             event_task_definitions=task_definitions_in_events(
-                                self.scenario.events_path, self.scenario.account, self.region))
+                                self.scenario.events_path, self.scenario.account, self.region),
+                            container_insights=insights)
         self.target_groups = built.target_groups
         self.task_definitions = built.task_definitions
 
@@ -484,6 +559,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
+    from ecs_guardrail.replay.restarts import ReplayRestarts
     from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
 
@@ -513,6 +589,15 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
+        restarts = ReplayRestarts(scenario, aws)
+        for name in restarts.unknown:
+            warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
+
+        def restart_tick(minute: Any) -> None:  # the sampler's restart observations go to the watchdog
+            for observed in restarts.tick(minute):
+                result.add(_invoke_watchdog(watchdog, observed, rt_watchdog, ctx))
+
+        restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = 0
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
@@ -533,6 +618,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
                 clock.before_event(event_time(raw))
+                restart_clock.before_event(event_time(raw))
                 routes = targets(raw)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
                 warn(_other_home(raw, scenario.account, scenario.region))
@@ -557,6 +643,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if "watchdog" in routes:
                     result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
             clock.finish()
+            restart_clock.finish()
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "

@@ -16,12 +16,13 @@ __all__ = ["PATTERNS", "matches", "targets"]
 ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
 
 PATTERNS: dict[str, dict[str, Any]] = {
-    # every task, service-action and deployment event: the evidence
-    "recorder": {"source": ["aws.ecs"], "detail-type": ECS_DETAIL_TYPES},
+    # every ECS event, of every detail-type: the evidence (ECS adds event types, e.g. lifecycle-hook state
+    # changes; the recorder keeps one it does not read with a note, never drops it at the bus)
+    "recorder": {"source": ["aws.ecs"]},
     # only what the watchdog reads: stopped tasks (Spot notices included), two service actions (impaired
     # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
-        "source": ["aws.ecs"],
+        "source": ["aws.ecs", "ecs-guardrail"],
         "$or": [
             # stopped tasks (one event per task reaches the watchdog, not the notice and DEPROVISIONING too)
             {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
@@ -34,6 +35,8 @@ PATTERNS: dict[str, dict[str, Any]] = {
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
             # every deployment state change (in progress, completed, failed)
             {"detail-type": ["ECS Deployment State Change"]},
+            # the sampler's container-restart observations (restart-policy loops emit no ECS event)
+            {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]},
         ],
     },
 }

@@ -46,8 +46,16 @@ FLEET: dict[str, Any] = {
             {"name": "agent", "schedulingStrategy": "DAEMON"},
             {"name": "ingest", "desiredCount": 1, "targetGroups": ["ingest-prod"], "loadBalancerType": "network"},
             {"name": "idle", "desiredCount": 0},
+            {"name": "checkout", "desiredCount": 4, "taskDefinitionFamily": "checkout-api",
+             "deploymentStrategy": {"strategy": "BLUE_GREEN", "bakeTimeInMinutes": 10},
+             "deploymentCircuitBreaker": {"enable": True, "rollback": True, "resetOnHealthyTask": False,
+                                          "thresholdConfiguration": {"type": "COUNT", "value": 4}},
+             "containers": [{"name": "app", "essential": True,
+                             "restartPolicy": {"enabled": True, "ignoredExitCodes": [0], "restartAttemptPeriod": 60}}]},
+            {"name": "legacy", "desiredCount": 2, "deploymentController": "CODE_DEPLOY"},
         ]},
-        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1, "targetGroups": ["orders-stg"]}]},
+        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1, "targetGroups": ["orders-stg"],
+                                          "taskDefinitionFamily": "orders-staging"}]},
     ],
 }
 EVENT_TASK_DEFINITIONS = {f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:3": ("report",)}
@@ -103,9 +111,52 @@ def _each(both: tuple[Side, Side], read: Any) -> None:
 
 def test_service_facts_are_the_same(both: tuple[Side, Side]) -> None:
     for cluster, service in [("production", "orders"), ("production", "agent"), ("production", "ingest"),
-                             ("production", "idle"), ("staging", "orders")]:
+                             ("production", "idle"), ("production", "checkout"), ("production", "legacy"),
+                             ("staging", "orders")]:
         _each(both, lambda side, c=cluster, s=service: asdict(EcsService(side.client("ecs")).describe(c, s)))
     _each(both, lambda side: EcsService(side.client("ecs")).count_services("production"))
+
+
+def test_deployment_configuration_is_read_the_same(both: tuple[Side, Side]) -> None:
+    """What rule 4 reads beyond the circuit breaker's two booleans, built from fleet.json on both."""
+    for side in both:
+        ecs = EcsService(side.client("ecs"))
+        checkout, legacy = ecs.describe("production", "checkout"), ecs.describe("production", "legacy")
+        assert (checkout.deployment_strategy, checkout.bake_time_minutes, checkout.deployment_controller) == \
+            ("BLUE_GREEN", 10, "ECS")
+        assert checkout.circuit_breaker.threshold_type == "COUNT" and checkout.circuit_breaker.threshold_value == 4
+        assert checkout.circuit_breaker.reset_on_healthy_task is False
+        assert (legacy.deployment_controller, legacy.deployments) == ("CODE_DEPLOY", ())
+        td = side.client("ecs").describe_task_definition(taskDefinition=checkout.task_definition_arn)["taskDefinition"]
+        assert td["family"] == "checkout-api"
+        assert td["containerDefinitions"][0]["restartPolicy"] == {"enabled": True, "ignoredExitCodes": [0],
+                                                                  "restartAttemptPeriod": 60}
+
+
+def test_service_deployments_are_the_same_on_both(both: tuple[Side, Side]) -> None:
+    """ListServiceDeployments and DescribeServiceDeployments (moto 5 has neither: the replay's patch answers
+    them from the service's deployments, as the fast engine does): the fleet's deployments finished before
+    any history, a createdAt filter after that lists none, a CODE_DEPLOY service has none."""
+    def read(side: Side) -> Any:
+        ecs = EcsService(side.client("ecs"))
+        out = {s: [asdict(d) for d in ecs.service_deployments("production", s) or ()]
+               for s in ("orders", "checkout", "legacy", "idle")}
+        out["after"] = ecs.service_deployments("production", "orders", since=T0)
+        out["missing"] = ecs.service_deployments("production", "missing")
+        return out
+
+    _each(both, read)
+    memory = read(both[0])
+    assert [d["status"] for d in memory["orders"]] == ["SUCCESSFUL"] and memory["legacy"] == []
+    assert memory["orders"][0]["arn"].endswith(":service-deployment/production/orders/"
+                                               + EcsService(both[0].client("ecs")).describe("production", "orders")
+                                               .deployments[0].id.split("/")[1])
+    assert memory["after"] == () and memory["missing"] is None
+    for side in both:
+        arn = memory["orders"][0]["arn"]
+        got = side.client("ecs").describe_service_deployments(serviceDeploymentArns=[arn, arn + "0"])
+        assert [d["status"] for d in got["serviceDeployments"]] == ["SUCCESSFUL"]
+        assert [f["reason"] for f in got["failures"]] == ["MISSING"]
 
 
 @pytest.mark.parametrize("cluster, service", [("production", "missing"), ("nowhere", "orders")])
@@ -267,3 +318,32 @@ def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(both: tupl
             side.client("ecs").describe_task_definition(taskDefinition=arn)
         assert info.value.response["Error"]["Code"] == "ClientException"
         assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None
+
+
+def test_container_restart_totals_and_observations_are_the_same(both: tuple[Side, Side]) -> None:
+    """Container Insights' RestartCount as container_restarts.csv puts it in (PutMetricData) and the sampler's
+    reader (GetMetricData, Maximum per minute) reads it back: the same on moto and the fast engine."""
+    from ecs_guardrail.adapters.cloudwatch import ContainerRestarts
+    from ecs_guardrail.handlers.availability import restart_observations
+    from ecs_guardrail.replay.restarts import load_restarts_into_cloudwatch
+
+    rows = [(T0 + timedelta(minutes=i), "production", "checkout", float(v)) for i, v in enumerate([0, 0, 2, 3, 1, 4])]
+    rows.append((T0, "production", "ghost", 1.0))
+    known = {("production", "checkout"), ("production", "orders")}
+
+    def read(side: Side) -> Any:
+        unknown = load_restarts_into_cloudwatch(side.client("cloudwatch"), rows, known)
+        reader = ContainerRestarts(side.client("cloudwatch"))
+        totals = reader.totals([("production", "checkout"), ("production", "orders")], T0,
+                               T0 + timedelta(minutes=6))
+        seen = [asdict(o) for i in range(1, 6) for o in restart_observations(
+            T0 + timedelta(minutes=i + 1), fleet=EcsFleet(side.client("ecs")), restarts=reader, lookback_minutes=1)]
+        return unknown, {"/".join(k): v for k, v in totals.items()}, seen
+
+    memory, moto = (read(side) for side in both)
+    assert _names(memory) == _names(moto)
+    unknown, totals, seen = memory
+    assert unknown == ["production/ghost"] and list(totals) == ["production/checkout"]
+    assert [(o["minute"], o["restarts"]) for o in seen] == [(T0 + timedelta(minutes=2), 2),
+                                                          (T0 + timedelta(minutes=3), 1),
+                                                          (T0 + timedelta(minutes=5), 3)]

@@ -24,7 +24,16 @@ def run_replay(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
-@pytest.mark.parametrize("name", NAMES)
+#: bundled scenarios whose expected outcome (reasoned from the spec) needs another open branch's change;
+#: strict, so the mark fails the suite the day that change lands and must then be removed
+NEEDS_ANOTHER_BRANCH = {
+    "fargate-maintenance-wave": "issue 18: Fargate maintenance / Managed Instances draining notices remembered "
+                                "per task and classified by stop code and reason together (core/classify.py)",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NEEDS_ANOTHER_BRANCH[n], strict=True))
+                                  if n in NEEDS_ANOTHER_BRANCH else n for n in NAMES])
 def test_scenario_meets_expected(name):
     with_timeline = (SCENARIOS / name / "healthy_hosts.csv").exists()  # and `replay --timeline` on those
     proc = run_replay(SCENARIOS / name, *(["--timeline"] if with_timeline else []))

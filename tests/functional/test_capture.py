@@ -141,3 +141,40 @@ def test_an_aws_error_part_way_leaves_an_earlier_capture_whole(tmp_path: Path) -
             capture(client, ["dev"], SINCE, UNTIL, out, log_group=DEFAULT_LOG_GROUP)
     assert (out / "fleet.json").read_text() == "old fleet"
     assert (out / "events.jsonl").read_text() == "old events\n"
+
+
+def test_capture_writes_the_deployment_keys_restart_policies_and_container_restarts(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """Issue 19: fleet.json gets deploymentStrategy, deploymentController, taskDefinitionFamily and the
+    containers' restart policies; container_restarts.csv the Container Insights totals; the captured
+    restart-policy loop replays to the same decision."""
+    import moto.logs.models
+
+    from ecs_guardrail.replay.restarts import load_restarts_into_cloudwatch, read_container_restarts_csv
+
+    monkeypatch.setattr(moto.logs.models, "utcnow", lambda: datetime(2026, 3, 7))
+    root = SCENARIO.parent
+    restarts, blue_green = root / "restart-policy-loop", root / "blue-green-bake-failing-green"
+    out, out_bg = tmp_path / "restarts", tmp_path / "bg"
+    since = datetime.fromisoformat("2026-03-06T08:55:00+00:00")
+    until = datetime.fromisoformat("2026-03-06T09:45:00+00:00")
+    with EmbeddedAws(load_scenario(restarts)) as aws:
+        _seed_logs(aws, restarts)
+        fleet = json.loads((restarts / "fleet.json").read_text())
+        known = {(c["name"], s["name"]) for c in fleet["clusters"] for s in c["services"]}
+        load_restarts_into_cloudwatch(aws.client("cloudwatch"), read_container_restarts_csv(
+            restarts / "container_restarts.csv"), known)
+        report = capture(aws.client, ["platform"], since, until, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.restart_rows == 40 * 3  # 09:00 to 09:39, three services a minute
+    api = next(s for s in json.loads((out / "fleet.json").read_text())["clusters"][0]["services"]
+               if s["name"] == "api")
+    assert api["containers"][0]["restartPolicy"] == {"enabled": True, "ignoredExitCodes": [0],
+                                                     "restartAttemptPeriod": 60}
+    assert (out / "container_restarts.csv").read_text().splitlines()[0] == "time,cluster,service,restart_count"
+    assert [(d["service"], d["reason"]) for d in replay(load_scenario(out)).decisions] == [("api", "restart_loop")]
+    with EmbeddedAws(load_scenario(blue_green)) as aws:  # the fleet only: no log group, events.jsonl empty
+        capture(aws.client, ["shop"], since, until, out_bg, log_group=DEFAULT_LOG_GROUP)
+    checkout = next(s for s in json.loads((out_bg / "fleet.json").read_text())["clusters"][0]["services"]
+                    if s["name"] == "checkout")
+    assert checkout["deploymentStrategy"] == {"strategy": "BLUE_GREEN", "bakeTimeInMinutes": 15}
+    assert checkout["taskDefinitionFamily"] == "checkout-api"

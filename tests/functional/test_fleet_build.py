@@ -9,6 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.fleet import BuiltFleet, build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
@@ -31,7 +32,8 @@ FLEET: dict[str, Any] = {
              "healthCheck": {"path": "/ping", "intervalSeconds": 30, "unhealthyThresholdCount": 3}},
             {"name": "plain", "desiredCount": 1, "targetGroups": ["plain-prod"]},
         ]},
-        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1}]},
+        {"name": "staging", "services": [{"name": "orders", "desiredCount": 1, "taskDefinitionFamily": "orders-stg"},
+                                         {"name": "plain", "desiredCount": 1}]},
     ],
 }
 
@@ -128,10 +130,13 @@ class TestBuiltFleet:
         assert "healthCheck" not in td["containerDefinitions"][0]
 
 
-    def test_same_service_name_in_two_clusters_gets_its_own_revision(self, built):
+    def test_a_family_is_registered_once_and_a_service_runs_its_own_family(self, built):
+        """SCENARIOS.md: task definitions are registered per family (``taskDefinitionFamily``, default the
+        service name): two services of one family run its one revision; another family is its own."""
         prod, staging = built.task_definitions[("production", "orders")], built.task_definitions[("staging", "orders")]
-        assert prod != staging and prod.endswith("task-definition/orders:1") and staging.endswith("orders:2")
+        assert prod.endswith("task-definition/orders:1") and staging.endswith("task-definition/orders-stg:1")
         assert _service("staging", "orders")["taskDefinition"] == staging
+        assert built.task_definitions[("production", "plain")] == built.task_definitions[("staging", "plain")]
 
 
 def test_task_definitions_the_events_carry_resolve(tmp_path):
@@ -203,3 +208,41 @@ def test_health_check_timeout_against_the_default_interval_is_checked(lb_type, c
         {"name": "api", "targetGroups": ["api-dev"], "loadBalancerType": lb_type, "healthCheck": check}]}]}
     with pytest.raises(ScenarioError, match="timeoutSeconds"):
         check_fleet(fleet)
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("deploymentStrategy", {"strategy": "RED_BLACK"}, "deploymentStrategy is"),
+    ("deploymentStrategy", {"strategy": "BLUE_GREEN", "bakeTimeInMinutes": 2000}, "deploymentStrategy is"),
+    ("deploymentStrategy", {"strategy": "ROLLING", "bakeTimeInMinutes": 5}, "bakeTimeInMinutes is for"),
+    ("deploymentController", "CODEDEPLOY", "deploymentController must be one of"),
+    ("taskDefinitionFamily", "bad family", "taskDefinitionFamily"),
+    ("deploymentCircuitBreaker", {"enable": True, "rollback": True, "thresholdConfiguration": {"type": "COUNT",
+                                                                                              "value": 0}},
+     "deploymentCircuitBreaker is"),
+    ("containers", [{"name": "app", "restartPolicy": {"enabled": True, "restartAttemptPeriod": 30}}],
+     "restartPolicy is"),
+    ("containers", [{"name": "app", "restartPolicy": {"enabled": True, "ignoredExitCodes": list(range(51))}}],
+     "restartPolicy is"),
+])
+def test_the_2026_keys_are_checked(key, value, says):
+    fleet = {"clusters": [{"name": "c", "services": [{"name": "s", key: value}]}]}
+    with pytest.raises(ScenarioError, match=says):
+        check_fleet(fleet)
+
+
+def test_a_strategy_belongs_to_the_ecs_controller():
+    fleet = {"clusters": [{"name": "c", "services": [{"name": "s", "deploymentController": "EXTERNAL",
+                                                      "deploymentStrategy": {"strategy": "CANARY"}}]}]}
+    with pytest.raises(ScenarioError, match="for the ECS deployment controller"):
+        check_fleet(fleet)
+
+
+def test_two_services_of_one_family_with_different_containers_are_named_both():
+    fleet = {"clusters": [
+        {"name": "a", "services": [{"name": "web", "taskDefinitionFamily": "shop"}]},
+        {"name": "b", "services": [{"name": "api", "taskDefinitionFamily": "shop",
+                                    "containers": [{"name": "app"}, {"name": "sidecar", "essential": False}]}]}]}
+    with pytest.raises(ScenarioError, match=r"b/api and a/web run task definition family 'shop'"):
+        check_fleet(fleet)
+    fleet["clusters"][1]["services"][0].pop("containers")
+    check_fleet(fleet)  # the same containers: one family, fine

@@ -74,10 +74,13 @@ def test_one_get_metric_data_call_for_all_target_groups(aws: EmbeddedAws) -> Non
     out = _run(T0)
     calls = aws.counter.calls
     assert out["target_groups"] == N_SERVICES + 1 and out["written"] == N_SERVICES + 1 and out["no_data"] == 0
-    assert calls[("cloudwatch", "GetMetricData")] == 1
+    # one for every target group's healthy hosts, one for every service's container restarts (issue 19:
+    # its own reader, to be folded into the first call once issue 20's request metrics land there)
+    assert calls[("cloudwatch", "GetMetricData")] == 2
     assert calls[("elbv2", "DescribeTargetGroups")] == 1
-    assert calls[("ecs", "ListClusters")] == 1
+    assert calls[("ecs", "ListClusters")] == 1  # listed once, shared by both readers
     assert calls[("ecs", "ListServices")] == 2  # one per cluster
+    assert ("events", "PutEvents") not in calls  # no restart, nothing sent
     assert calls[("ecs", "DescribeServices")] == 2  # 15 services, 10 a call
     assert calls[("dynamodb", "PutItem")] == N_SERVICES + 1  # one sample per target group
     samples = [i for i in _items(aws) if i["type"] == "healthy_hosts"]
@@ -90,12 +93,39 @@ def test_calls_stay_within_the_declared_iam_actions(aws: EmbeddedAws) -> None:
     aws.counter.calls.clear()
     _run(T0)
     prefixes = {"cloudwatch": "cloudwatch", "elbv2": "elasticloadbalancing", "ecs": "ecs",
-                "dynamodb": "dynamodb"}
+                "dynamodb": "dynamodb", "events": "events"}
     made = {f"{prefixes[svc]}:{op}" for svc, op in aws.counter.calls}
     declared = {a for kinds in availability.USES.values() for actions in kinds.values() for a in actions}
     assert made <= declared
     assert declared == {"dynamodb:PutItem", "ecs:DescribeServices", "ecs:ListClusters", "ecs:ListServices",
-                        "elasticloadbalancing:DescribeTargetGroups", "cloudwatch:GetMetricData"}
+                        "elasticloadbalancing:DescribeTargetGroups", "cloudwatch:GetMetricData", "events:PutEvents"}
+
+
+def test_container_restarts_go_to_the_watchdog_through_the_bus(aws: EmbeddedAws) -> None:
+    """A restart-policy loop emits no ECS event: the sampler reads Container Insights' RestartCount for the
+    minute and the one before and puts one Container Restarts event per service that restarted."""
+    from ecs_guardrail.adapters.cloudwatch import RESTART_NAMESPACE, ContainerRestarts
+    from ecs_guardrail.core.restarts import RestartObservation
+    from ecs_guardrail.routing import PATTERNS, matches
+
+    service = "svc01"
+    for minute, total in ((T0 - timedelta(minutes=1), 3), (T0, 5)):
+        aws.client("cloudwatch").put_metric_data(Namespace=RESTART_NAMESPACE, MetricData=[{
+            "MetricName": "RestartCount", "Timestamp": minute, "Value": total, "Unit": "Count",
+            "Dimensions": ContainerRestarts.dimensions("prod", service)}])
+    sent: list[dict] = []
+    events = aws.client("events")
+    events.meta.events.register("provide-client-params.*.PutEvents",
+                                lambda params, **_: sent.extend(params["Entries"]))
+    runtime.set_client_factory(lambda name: events if name == "events" else aws.counter.attach(aws.client(name)))
+    out = _run(T0)
+    assert out["restart_observations"] == 1 and len(sent) == 1
+    entry = sent[0]
+    raw = {"source": entry["Source"], "detail-type": entry["DetailType"], "detail": json.loads(entry["Detail"]),
+           "resources": entry["Resources"]}
+    obs = RestartObservation.from_event(raw)
+    assert (obs.cluster, obs.service, obs.minute, obs.restarts, obs.total) == ("prod", service, T0, 2, 5.0)
+    assert matches(PATTERNS["watchdog"], raw) and not matches(PATTERNS["recorder"], raw)
 
 
 def test_rerunning_a_minute_writes_nothing_new(aws: EmbeddedAws) -> None:

@@ -94,12 +94,12 @@ def test_watchdog_is_filtered_at_the_bus() -> None:
         (("ECS Service Action",), {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}),
         (("ECS Service Action",), {"eventName": ["SERVICE_STEADY_STATE"]}),
         (("ECS Deployment State Change",), None),  # every deployment state change
+        (("Container Restarts",), None),  # the sampler's restart observations (source ecs-guardrail)
     ]
-    assert PATTERNS["recorder"]["detail-type"] == [
-        "ECS Task State Change",
-        "ECS Service Action",
-        "ECS Deployment State Change",
-    ]
+    assert watchdog["source"] == ["aws.ecs", "ecs-guardrail"]
+    assert watchdog["$or"][-1] == {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]}
+    # the recorder takes every aws.ecs event: ECS adds detail-types, and one it does not read is kept
+    assert PATTERNS["recorder"] == {"source": ["aws.ecs"]}
 
 
 @pytest.mark.parametrize(
@@ -478,6 +478,8 @@ def _classify_cfn(resource: str, function: str) -> str:
     exact = {
         "{getatt:HistoryTable.Arn}": "history_table",
         "arn:aws:ecs:eu-west-1:111122223333:service/*/*": "ecs_service",
+        "arn:aws:ecs:eu-west-1:111122223333:service-deployment/*/*/*": "ecs_service_deployment",
+        "arn:aws:events:eu-west-1:111122223333:event-bus/default": "default_bus",
         "arn:aws:application-autoscaling:eu-west-1:111122223333:scalable-target/*": "scalable_target",
         "*": "any",
         "{ref:AlertTopic}": "alert_topic",
@@ -493,6 +495,8 @@ def _classify_tf(resource: str, function: str) -> str:
     exact = {
         "${aws_dynamodb_table.history.arn}": "history_table",
         "${local.ecs_service_arns}": "ecs_service",
+        "${local.ecs_service_deployment_arns}": "ecs_service_deployment",
+        "${local.default_bus_arn}": "default_bus",
         "${local.scalable_target_arns}": "scalable_target",
         "*": "any",
         "${aws_sns_topic.alerts.arn}": "alert_topic",
@@ -622,6 +626,21 @@ def test_ecs_service_arn_is_this_account_and_region_long_format() -> None:
     assert (
         TF["locals"]["ecs_service_arns"] == "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service/*/*"
     )
+    assert TF["locals"]["ecs_service_deployment_arns"] == (
+        "arn:${local.partition}:ecs:${local.region}:${local.account_id}:service-deployment/*/*/*")
+
+
+def test_the_watchdog_reads_service_deployments_and_nothing_else_new() -> None:
+    """Issue 19: the deployment rule's new calls are exactly ListServiceDeployments (on the service) and
+    DescribeServiceDeployments (on the service deployment), granted to the watchdog only, in both templates
+    (the declared-equals-granted tests above hold the rest)."""
+    wanted = {("ecs_service", "ecs:ListServiceDeployments"),
+              ("ecs_service_deployment", "ecs:DescribeServiceDeployments")}
+    for function in iam.FUNCTIONS:
+        cfn = granted(cfn_statements(function), _classify_cfn, function)
+        tf = granted(tf_statements(function), _classify_tf, function)
+        new = {(k, a) for k, a in cfn | tf if "ServiceDeployment" in a}
+        assert new == (wanted if function == "watchdog" else set()), function
 
 
 # ---------------------------------------------------------------------------------------------- the deny

@@ -131,7 +131,29 @@ def test_command_paths():
 
 @pytest.mark.parametrize("enabled", [False, None])
 def test_no_circuit_breaker_fires(enabled):
-    assert _checks(_svc(circuit_breaker=enabled)) == ["no_circuit_breaker"]
+    # and, with no alarm-based rollback either, no_automatic_rollback (issue 19)
+    assert _checks(_svc(circuit_breaker=enabled)) == ["no_circuit_breaker", "no_automatic_rollback"]
+    assert _checks(_svc(circuit_breaker=enabled, alarm_rollback=True)) == ["no_circuit_breaker"]
+    assert _checks(_svc(circuit_breaker=enabled, scheduling_strategy="DAEMON")) == ["no_circuit_breaker"]
+
+
+def test_no_automatic_rollback_fires():
+    assert "no_automatic_rollback" in _checks(_svc(circuit_breaker=False))
+    assert "no_automatic_rollback" not in _checks(_svc(circuit_breaker=True))
+
+
+def test_restart_policy_unwatched_fires():
+    test_restart_policy_unwatched_only_without_container_insights()
+
+
+def test_restart_policy_unwatched_only_without_container_insights():
+    svc = _svc(circuit_breaker=True, restart_policy_containers=("app",))
+    bare = ClusterAuditFacts(name="staging", services=(svc,), container_insights=False)
+    found = audit_cluster(bare, CONFIG)
+    assert [f.check for f in found] == ["restart_policy_unwatched"] and found[0].evidence["containers"] == ["app"]
+    for insights in (True, None):  # watched, or not known: no finding
+        assert audit_cluster(ClusterAuditFacts(name="staging", services=(svc,), container_insights=insights),
+                             CONFIG) == []
 
 
 def test_no_circuit_breaker_silent_when_on_or_not_an_ecs_deployment():
@@ -208,6 +230,8 @@ def test_check_ids_and_severities_are_pinned():
         "production_not_alert_only": "high",
         "autoscaling_min_above_zero": "low",
         "alert_only_entry_unmatched": "medium",
+        "no_automatic_rollback": "medium",
+        "restart_policy_unwatched": "medium",
     }
 
 

@@ -199,8 +199,9 @@ def test_still_serving_beats_dry_run() -> None:
 
 
 def test_rules_are_listed_in_architecture_order() -> None:
+    # restart_loop first: a restart-policy loop is always alert_only ("Restart-policy loops"), whatever else
     assert [r.__name__.removeprefix("rule_") for r in RULES] == [
-        "health_check_kills", "alert_only_cluster", "opted_out", "service_not_found", "daemon_service",
+        "restart_loop", "health_check_kills", "alert_only_cluster", "opted_out", "service_not_found", "daemon_service",
         "deployment_in_progress", "still_serving", "dry_run"]
 
 

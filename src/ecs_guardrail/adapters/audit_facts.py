@@ -35,6 +35,7 @@ class AuditFacts:
         # no resource-level permissions (Service Authorization Reference): Resource "*"
         "any": frozenset({
             "ecs:ListServices",
+            "ecs:DescribeClusters",
             "ecs:DescribeTaskDefinition",
             "elasticloadbalancing:DescribeTargetGroups",
             "elasticloadbalancing:DescribeTargetGroupAttributes",
@@ -79,6 +80,7 @@ class AuditFacts:
             essential = [c for c in td.get("containerDefinitions") or [] if c.get("essential", True)]
             check = next((c for c in essential if c.get("healthCheck")), None)
             cb = (s.get("deploymentConfiguration") or {}).get("deploymentCircuitBreaker")
+            alarms = (s.get("deploymentConfiguration") or {}).get("alarms") or {}
             target = scaling.get(f"service/{name}/{s['serviceName']}")
             services.append(ServiceAuditFacts(
                 cluster=name,
@@ -99,8 +101,28 @@ class AuditFacts:
                 scalable_min_capacity=target.get("MinCapacity") if target else None,
                 scalable_max_capacity=target.get("MaxCapacity") if target else None,
                 tags={t["key"]: t.get("value", "") for t in s.get("tags") or []},
+                alarm_rollback=bool(alarms.get("enable") and alarms.get("rollback")),
+                restart_policy_containers=tuple(c["name"] for c in td.get("containerDefinitions") or []
+                                                if (c.get("restartPolicy") or {}).get("enabled")),
             ))
-        return ClusterAuditFacts(name=name, arn=cluster_arn, services=tuple(services))
+        return ClusterAuditFacts(name=name, arn=cluster_arn, services=tuple(services),
+                                 container_insights=self.container_insights(cluster))
+
+    def container_insights(self, cluster: str) -> bool | None:
+        """Does the cluster have Container Insights (DescribeClusters ``include=["SETTINGS"]``,
+        ``containerInsights`` ``enabled`` or ``enhanced``)? ``None`` when ECS would not say (access denied,
+        no answer)."""
+        try:
+            found = self._ecs.describe_clusters(clusters=[cluster], include=["SETTINGS"]).get("clusters") or []
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("AccessDeniedException", "AccessDenied"):
+                return None
+            raise
+        if not found:
+            return None
+        value = next((x.get("value") for x in found[0].get("settings") or [] if x.get("name") == "containerInsights"),
+                     "disabled")
+        return str(value).lower() in ("enabled", "enhanced")
 
     def task_definition(self, arn: str) -> dict[str, Any]:
         """DescribeTaskDefinition's ``taskDefinition`` (cached per ARN); ``{}`` when there is none or ECS

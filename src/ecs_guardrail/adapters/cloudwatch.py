@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 from ecs_guardrail.core.entitlement import ServingSample
 
-__all__ = ["HealthyHostCount", "Series", "NAMESPACE", "NLB_NAMESPACE", "METRIC", "namespace_for"]
+__all__ = ["HealthyHostCount", "Series", "NAMESPACE", "NLB_NAMESPACE", "METRIC", "namespace_for", "ContainerRestarts",
+           "RESTART_NAMESPACE", "RESTART_METRIC"]
 
 NAMESPACE = "AWS/ApplicationELB"
 NLB_NAMESPACE = "AWS/NetworkELB"
@@ -126,3 +127,63 @@ class HealthyHostCount:
                 if cur is None or minute > cur[0] or (minute == cur[0] and value > cur[1]):
                     newest[s.target_group] = (minute, value)
         return [ServingSample(tg, minute, value) for tg, (minute, value) in sorted(newest.items())]
+
+
+#: Container Insights (ECS) publishes each service's container restart count here (CloudWatch User Guide,
+#: "Amazon ECS Container Insights metrics": ``RestartCount``, dimensions ``ClusterName`` + ``ServiceName``;
+#: a running total over the service's tasks, only where a restart policy is enabled)
+RESTART_NAMESPACE = "ECS/ContainerInsights"
+RESTART_METRIC = "RestartCount"
+
+
+class ContainerRestarts:
+    """Reads the services' container restart totals (``ECS/ContainerInsights`` ``RestartCount``, Maximum
+    per minute) through a CloudWatch client passed in: the restart-policy loop's only signal
+    (ARCHITECTURE.md, "Restart-policy loops"). Kept apart from :class:`HealthyHostCount` so the two
+    readers change independently; both are GetMetricData, the one IAM action."""
+
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"cloudwatch:GetMetricData"})}
+    MAX_QUERIES = 500
+    PERIOD_S = 60
+
+    def __init__(self, client: Any) -> None:
+        self._cw = client
+
+    @staticmethod
+    def dimensions(cluster: str, service: str) -> list[dict[str, str]]:
+        """The series' dimensions, in this order (moto compares dimension lists in the order given)."""
+        return [{"Name": "ClusterName", "Value": cluster}, {"Name": "ServiceName", "Value": service}]
+
+    def totals(self, services: list[tuple[str, str]], start: datetime,
+               end: datetime) -> dict[tuple[str, str], dict[datetime, float]]:
+        """``{(cluster, service): {minute start (UTC): restart total}}`` for minutes in ``[start, end)``
+        (whole minutes), one GetMetricData call per 500 services (plus pages). A service without a
+        datapoint (no Container Insights, no restart policy, or nothing published yet) is absent.
+
+        Raises:
+            botocore.exceptions.ClientError: as CloudWatch answers (throttling is retried by the client).
+        """
+        out: dict[tuple[str, str], dict[datetime, float]] = defaultdict(dict)
+        unique = list(dict.fromkeys(services))
+        for i in range(0, len(unique), self.MAX_QUERIES):
+            ids = {f"r{n}": s for n, s in enumerate(unique[i:i + self.MAX_QUERIES])}
+            queries = [{"Id": qid, "ReturnData": True, "MetricStat": {
+                "Metric": {"Namespace": RESTART_NAMESPACE, "MetricName": RESTART_METRIC,
+                           "Dimensions": self.dimensions(*s)},
+                "Period": self.PERIOD_S, "Stat": "Maximum"}} for qid, s in ids.items()]
+            kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end,
+                                      "ScanBy": "TimestampAscending"}
+            while True:
+                resp = self._cw.get_metric_data(**kwargs)
+                for r in resp.get("MetricDataResults", []):
+                    s = ids.get(r["Id"])
+                    if s is None:
+                        continue
+                    for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
+                        minute = _minute(ts)
+                        out[s][minute] = max(v, out[s].get(minute, v))
+                token = resp.get("NextToken")
+                if not token:
+                    break
+                kwargs["NextToken"] = token
+        return dict(out)

@@ -1,20 +1,25 @@
 """Amazon ECS: read a service, count a cluster's services, scale to zero and back.
 
 API reference: DescribeServices (``include=["TAGS"]``), ListServices, UpdateService, TagResource,
-UntagResource. Remediation is minimal and idempotent: read, compare, change only what differs.
-DescribeServices also gives what rule 4 ("Entitlement") needs, in the same call: ``schedulingStrategy``,
-``deploymentConfiguration.deploymentCircuitBreaker``, ``deployments[]`` (``rolloutState``) and
-``loadBalancers[]``.
+UntagResource, ListServiceDeployments, DescribeServiceDeployments. Remediation is minimal and
+idempotent: read, compare, change only what differs. DescribeServices also gives what rule 4
+("Entitlement") needs, in the same call: ``schedulingStrategy``, ``deploymentController.type``,
+``deploymentConfiguration`` (``strategy``, ``bakeTimeInMinutes``, ``lifecycleHooks``,
+``deploymentCircuitBreaker`` with ``thresholdConfiguration`` and ``resetOnHealthyTask``),
+``deployments[]`` (``rolloutState``, ``updatedAt``), ``taskSets[]`` and ``loadBalancers[]``; the service
+deployments (ListServiceDeployments, then DescribeServiceDeployments for the unfinished ones) say
+where a deployment stands where no event did.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 
-from ecs_guardrail.core.entitlement import Deployment
+from ecs_guardrail.core.entitlement import CircuitBreaker, Deployment, ServiceDeployment, TaskSet
 from ecs_guardrail.core.errors import (
     ActionRefusedError,
     ClusterNotFoundError,
@@ -34,6 +39,26 @@ REFUSALS = frozenset({*_DENIED, "ServiceNotFoundException", "ServiceNotActiveExc
 PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
 
 
+#: errors after which the service deployments are unread (``None``), not empty
+_UNANSWERED = frozenset({"AccessDeniedException", "AccessDenied", "UnknownOperationException",
+                         "InvalidAction", "ServiceNotFoundException", "ClusterNotFoundException",
+                         "InvalidParameterException"})
+#: ServiceDeploymentStatus values of a finished service deployment (ECS API reference)
+_FINISHED = frozenset({"SUCCESSFUL", "STOPPED", "ROLLBACK_SUCCESSFUL", "ROLLBACK_FAILED"})
+
+
+def _utc(value: Any) -> datetime | None:
+    """A botocore timestamp (datetime, any zone) or an ISO 8601 string -> aware UTC; anything else None."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceFacts:
     """What DescribeServices says of one service (``desired_count``/``running_count`` are task counts).
@@ -44,6 +69,11 @@ class ServiceFacts:
     ``target_group_arns``: ``loadBalancers[].targetGroupArn`` (deduplicated, in order); the load balancer
     type (application / network) is not in this answer: ELB's DescribeTargetGroups gives it.
     ``task_definition_arn``: ``taskDefinition``; ``deployment_controller``: ``deploymentController.type``.
+    ``deployment_strategy``: ``deploymentConfiguration.strategy`` (ROLLING when absent);
+    ``bake_time_minutes``: ``deploymentConfiguration.bakeTimeInMinutes``; ``lifecycle_hooks``: how many
+    ``deploymentConfiguration.lifecycleHooks``; ``circuit_breaker``: the whole
+    ``deploymentCircuitBreaker`` (``thresholdConfiguration.type``/``.value``, ``resetOnHealthyTask``);
+    ``task_sets``: ``taskSets[]`` (id, status, stabilityStatus).
     """
 
     arn: str
@@ -60,6 +90,11 @@ class ServiceFacts:
     deployments: tuple[Deployment, ...] = ()
     task_definition_arn: str | None = None
     deployment_controller: str = "ECS"
+    deployment_strategy: str = "ROLLING"
+    bake_time_minutes: int | None = None
+    lifecycle_hooks: int = 0
+    circuit_breaker: CircuitBreaker = CircuitBreaker()
+    task_sets: tuple[TaskSet, ...] = ()
 
     @property
     def opted_out(self) -> bool:
@@ -71,17 +106,24 @@ class ServiceFacts:
         return {"exists": True, "access_denied": False, "scheduling_strategy": self.scheduling_strategy,
                 "circuit_breaker_enabled": self.circuit_breaker_enabled,
                 "circuit_breaker_rollback": self.circuit_breaker_rollback, "deployments": self.deployments,
-                "opted_out": self.opted_out}
+                "opted_out": self.opted_out, "deployment_controller": self.deployment_controller,
+                "deployment_strategy": self.deployment_strategy, "bake_time_minutes": self.bake_time_minutes,
+                "lifecycle_hooks": self.lifecycle_hooks, "circuit_breaker": self.circuit_breaker,
+                "desired_count": self.desired_count, "task_sets": self.task_sets}
 
 
 class EcsService:
     """ECS calls through a client passed in (configure botocore ``adaptive`` retries for storms)."""
 
     IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "ecs_service": frozenset({"ecs:DescribeServices", "ecs:UpdateService", "ecs:TagResource"}),
+        "ecs_service": frozenset({"ecs:DescribeServices", "ecs:UpdateService", "ecs:TagResource",
+                                  "ecs:ListServiceDeployments"}),
+        "ecs_service_deployment": frozenset({"ecs:DescribeServiceDeployments"}),
         "any": frozenset({"ecs:ListServices"}),
     }
-    #: what the operator's ``restore`` additionally needs (CLI only, never granted to a function)
+    #: ListServiceDeployments ``maxResults`` (the API's most; one page is the newest the watchdog needs)
+    SERVICE_DEPLOYMENTS_PAGE = 100
+    #: the operator's ``restore`` additionally needs (CLI only, never granted to a function)
     RESTORE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"ecs:UntagResource"})
 
     def __init__(self, client: Any) -> None:
@@ -113,7 +155,10 @@ class EcsService:
             why = failures[0].get("reason") if failures else (services[0].get("status") if services else "MISSING")
             raise ServiceNotFoundError(f"{cluster}/{service}: {why}")
         s = services[0]
-        breaker = (s.get("deploymentConfiguration") or {}).get("deploymentCircuitBreaker") or {}
+        config = s.get("deploymentConfiguration") or {}
+        breaker = config.get("deploymentCircuitBreaker") or {}
+        threshold = breaker.get("thresholdConfiguration") or {}
+        bake = config.get("bakeTimeInMinutes")
         return ServiceFacts(
             arn=s["serviceArn"],
             cluster_arn=s.get("clusterArn", ""),
@@ -129,11 +174,74 @@ class EcsService:
             circuit_breaker_rollback=bool(breaker.get("rollback", False)),
             deployments=tuple(Deployment(id=d.get("id", ""), status=d.get("status", ""),
                                          rollout_state=d.get("rolloutState"),
-                                         rollout_state_reason=d.get("rolloutStateReason"))
+                                         rollout_state_reason=d.get("rolloutStateReason"),
+                                         updated_at=_utc(d.get("updatedAt")))
                               for d in s.get("deployments") or []),
             task_definition_arn=s.get("taskDefinition"),
-            deployment_controller=str((s.get("deploymentController") or {}).get("type") or "ECS"),
+            deployment_controller=str((s.get("deploymentController") or {}).get("type") or "ECS").upper(),
+            deployment_strategy=str(config.get("strategy") or "ROLLING").upper(),
+            bake_time_minutes=int(bake) if isinstance(bake, int | float) and not isinstance(bake, bool) else None,
+            lifecycle_hooks=len(config.get("lifecycleHooks") or []),
+            circuit_breaker=CircuitBreaker(
+                enabled=bool(breaker.get("enable", False)), rollback=bool(breaker.get("rollback", False)),
+                threshold_type=threshold.get("type"),
+                threshold_value=int(threshold["value"]) if isinstance(threshold.get("value"), int) else None,
+                reset_on_healthy_task=breaker.get("resetOnHealthyTask")
+                if isinstance(breaker.get("resetOnHealthyTask"), bool) else None),
+            task_sets=tuple(TaskSet(id=str(t.get("id", "")), status=str(t.get("status", "")),
+                                    stability_status=t.get("stabilityStatus")) for t in s.get("taskSets") or []),
         )
+
+    def service_deployments(self, cluster: str, service: str, *,
+                            since: datetime | None = None) -> tuple[ServiceDeployment, ...] | None:
+        """The service's deployments as ECS lists them (ListServiceDeployments, one page, created after
+        ``since`` when given), the unfinished ones completed by DescribeServiceDeployments
+        (``lifecycleStage``, ``updatedAt``, ``stoppedAt``). Newest first.
+
+        Returns ``None`` when ECS would not answer (AccessDeniedException, an operation this endpoint or
+        SDK does not know, a missing service or cluster): the caller decides without the API, from the
+        events and ``rolloutState``, never as "no deployment".
+
+        Raises:
+            botocore.exceptions.ClientError: any other error (throttling after the client's retries).
+        """
+        params: dict[str, Any] = {"cluster": cluster, "service": service, "maxResults": self.SERVICE_DEPLOYMENTS_PAGE}
+        if since is not None:
+            params["createdAt"] = {"after": since}
+        try:
+            listed = self._ecs.list_service_deployments(**params).get("serviceDeployments") or []
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _UNANSWERED:
+                return None
+            raise
+        except (AttributeError, NotImplementedError):  # an SDK (or embedded AWS) without the operation
+            return None
+        detail: dict[str, dict[str, Any]] = {}
+        open_arns = [d["serviceDeploymentArn"] for d in listed if d.get("serviceDeploymentArn")
+                     and str(d.get("status", "")).upper() not in _FINISHED]
+        for i in range(0, len(open_arns), 20):  # DescribeServiceDeployments: at most 20 ARNs a call
+            try:
+                resp = self._ecs.describe_service_deployments(serviceDeploymentArns=open_arns[i:i + 20])
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _UNANSWERED:
+                    break
+                raise
+            detail.update({d["serviceDeploymentArn"]: d for d in resp.get("serviceDeployments") or []
+                           if d.get("serviceDeploymentArn")})
+        out = []
+        for brief in listed:
+            arn = brief.get("serviceDeploymentArn")
+            if not arn:
+                continue
+            full = {**brief, **detail.get(arn, {})}
+            out.append(ServiceDeployment(
+                arn=arn, status=str(full.get("status") or "").upper(), created_at=_utc(full.get("createdAt")),
+                started_at=_utc(full.get("startedAt")),
+                finished_at=_utc(full.get("finishedAt")) or _utc(full.get("stoppedAt")),
+                status_reason=full.get("statusReason"), lifecycle_stage=full.get("lifecycleStage"),
+                stage_since=_utc(full.get("updatedAt")) if full.get("lifecycleStage") else None))
+        epoch = datetime.min.replace(tzinfo=UTC)
+        return tuple(sorted(out, key=lambda d: d.created_at or epoch, reverse=True))
 
     def count_services(self, cluster: str) -> int:
         """Number of services in the cluster (ListServices, all pages).
@@ -218,16 +326,37 @@ class EcsFleet:
 
     def __init__(self, client: Any) -> None:
         self._ecs = client
+        # ListClusters / ListServices answers, kept for this instance's life (one sampler run): the
+        # healthy-host walk and the restart-count reader share them instead of listing twice
+        self._cluster_arns: list[str] | None = None
+        self._service_arns: dict[str, list[str]] = {}
+
+    def _clusters(self) -> list[str]:
+        if self._cluster_arns is None:
+            paginator = self._ecs.get_paginator("list_clusters")
+            self._cluster_arns = [arn for page in paginator.paginate() for arn in page.get("clusterArns", [])]
+        return self._cluster_arns
+
+    def _services(self, cluster: str) -> list[str]:
+        if cluster not in self._service_arns:
+            paginator = self._ecs.get_paginator("list_services")
+            self._service_arns[cluster] = [a for page in paginator.paginate(cluster=cluster)
+                                           for a in page.get("serviceArns", [])]
+        return self._service_arns[cluster]
 
     def clusters(self) -> list[str]:
-        """Cluster names (ListClusters, all pages)."""
-        paginator = self._ecs.get_paginator("list_clusters")
-        return [arn.rsplit("/", 1)[-1] for page in paginator.paginate() for arn in page.get("clusterArns", [])]
+        """Cluster names (ListClusters, all pages; listed once per instance)."""
+        return [arn.rsplit("/", 1)[-1] for arn in self._clusters()]
+
+    def cluster_services(self) -> dict[str, list[str]]:
+        """``{cluster ARN: [service name, ...]}`` of every cluster (ListClusters, ListServices; all pages,
+        no DescribeServices): what the restart-count reader queries."""
+        return {arn: sorted(a.rsplit("/", 1)[-1] for a in self._services(arn.rsplit("/", 1)[-1]))
+                for arn in self._clusters()}
 
     def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
         """ACTIVE services of ``cluster`` that have at least one target group."""
-        paginator = self._ecs.get_paginator("list_services")
-        arns = [a for page in paginator.paginate(cluster=cluster) for a in page.get("serviceArns", [])]
+        arns = self._services(cluster)
         out: list[LoadBalancedService] = []
         for i in range(0, len(arns), 10):
             resp = self._ecs.describe_services(cluster=cluster, services=arns[i:i + 10])

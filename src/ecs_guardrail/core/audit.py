@@ -79,6 +79,8 @@ CHECKS: dict[str, Severity] = {
     "production_not_alert_only": Severity.HIGH,
     "autoscaling_min_above_zero": Severity.LOW,
     "alert_only_entry_unmatched": Severity.MEDIUM,
+    "no_automatic_rollback": Severity.MEDIUM,
+    "restart_policy_unwatched": Severity.MEDIUM,
 }
 
 
@@ -161,6 +163,8 @@ class ServiceAuditFacts:
     ``loadBalancers[].targetGroupArn``; ``container_health_check`` and ``essential_containers`` from
     DescribeTaskDefinition; ``scalable_min_capacity``/``scalable_max_capacity`` from Application
     Auto Scaling DescribeScalableTargets (``ecs:service:DesiredCount``; None without a target).
+    ``alarm_rollback``: ``deploymentConfiguration.alarms`` has ``enable`` and ``rollback`` true;
+    ``restart_policy_containers``: containers whose ``restartPolicy.enabled`` is true (DescribeTaskDefinition).
     """
 
     cluster: str
@@ -179,6 +183,8 @@ class ServiceAuditFacts:
     scalable_min_capacity: int | None = None
     scalable_max_capacity: int | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    alarm_rollback: bool = False
+    restart_policy_containers: tuple[str, ...] = ()
 
     @property
     def load_balanced(self) -> bool:
@@ -195,11 +201,14 @@ class ServiceAuditFacts:
 
 @dataclass(frozen=True, slots=True)
 class ClusterAuditFacts:
-    """One cluster: its name, ARN (``clusterArn``) and every ACTIVE service (ECS ListServices)."""
+    """One cluster: its name, ARN (``clusterArn``), every ACTIVE service (ECS ListServices) and whether it
+    has Container Insights (DescribeClusters ``settings`` ``containerInsights`` ``enabled`` or ``enhanced``;
+    ``None`` when not readable)."""
 
     name: str
     arn: str = ""
     services: tuple[ServiceAuditFacts, ...] = ()
+    container_insights: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +306,12 @@ def _service_findings(s: ServiceAuditFacts, config: AuditConfig) -> list[Finding
             "no_circuit_breaker", s.cluster, s.name,
             f"{where}: the deployment circuit breaker is off: a failing deployment retries until someone stops it",
             {"deployment_circuit_breaker": s.circuit_breaker, "rollback": s.circuit_breaker_rollback}))
+    if not s.daemon and s.deployment_controller == "ECS" and not s.circuit_breaker and not s.alarm_rollback:
+        out.append(Finding(
+            "no_automatic_rollback", s.cluster, s.name,
+            f"{where}: neither the deployment circuit breaker nor a CloudWatch alarm rolls back a failing "
+            "deployment: nothing but an operator (or the watchdog's scale to 0) stops a bad revision",
+            {"deployment_circuit_breaker": s.circuit_breaker, "alarm_rollback": s.alarm_rollback}))
     if s.load_balanced and not s.daemon and s.desired_count == 1:
         out.append(Finding(
             "single_task", s.cluster, s.name,
@@ -337,6 +352,13 @@ def audit_cluster(cluster: ClusterAuditFacts, config: AuditConfig) -> list[Findi
              "min_actions_allowed": config.policy.min_actions_allowed}))
     for s in cluster.services:
         out.extend(_service_findings(s, config))
+        if s.restart_policy_containers and cluster.container_insights is False:
+            out.append(Finding(
+                "restart_policy_unwatched", cluster.name, s.name,
+                f"{cluster.name}/{s.name}: container(s) {', '.join(s.restart_policy_containers)} restart in "
+                "place (restart policy), which no event reports, and the cluster has no Container Insights: a "
+                "restart loop is invisible to the watchdog; turn Container Insights on for the cluster",
+                {"containers": list(s.restart_policy_containers), "container_insights": False}))
     return out
 
 

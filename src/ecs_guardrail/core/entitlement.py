@@ -29,6 +29,16 @@ __all__ = [
     "DeploymentEvent",
     "Deployment",
     "DeploymentStatus",
+    "ServiceDeployment",
+    "TaskSet",
+    "CircuitBreaker",
+    "IN_PROGRESS_STATUSES",
+    "HANDED_OFF_STRATEGIES",
+    "HANDED_OFF_CONTROLLERS",
+    "breaker_threshold",
+    "deployment_protection",
+    "breaker_note",
+    "breaker_evidence",
     "ServingSample",
     "SuspendedState",
     "ALL_SUSPENDED",
@@ -41,6 +51,7 @@ __all__ = [
     "deployment_status",
     "serving_evidence",
     "entitlement",
+    "rule_restart_loop",
     "rule_health_check_kills",
     "rule_alert_only_cluster",
     "rule_opted_out",
@@ -113,14 +124,110 @@ class Deployment:
     """One entry of DescribeServices ``services[].deployments[]``.
 
     ``id`` (``ecs-svc/...``), ``status`` (PRIMARY / ACTIVE / INACTIVE), ``rollout_state``
-    (``rolloutState``: IN_PROGRESS / COMPLETED / FAILED, absent for some deployment controllers) and
-    ``rollout_state_reason`` (``rolloutStateReason``).
+    (``rolloutState``: IN_PROGRESS / COMPLETED / FAILED, absent for some deployment controllers),
+    ``rollout_state_reason`` (``rolloutStateReason``) and ``updated_at`` (``updatedAt``, UTC).
     """
 
     id: str
     status: str
     rollout_state: str | None = None
     rollout_state_reason: str | None = None
+    updated_at: datetime | None = None
+
+
+#: ``ListServiceDeployments`` statuses of a service deployment that ECS has not finished (ARCHITECTURE.md
+#: rule 4; the ECS API reference's ``ServiceDeploymentStatus`` also has SUCCESSFUL, STOPPED,
+#: STOP_REQUESTED, ROLLBACK_SUCCESSFUL and ROLLBACK_FAILED)
+IN_PROGRESS_STATUSES = frozenset({"PENDING", "IN_PROGRESS", "ROLLBACK_REQUESTED", "ROLLBACK_IN_PROGRESS"})
+#: ``deploymentConfiguration.strategy`` values whose deployment ECS itself finishes or rolls back
+#: (bake time and lifecycle hooks included); ``ROLLING`` hands off only with its circuit breaker on
+HANDED_OFF_STRATEGIES = frozenset({"BLUE_GREEN", "LINEAR", "CANARY"})
+#: ``deploymentController.type`` values whose deployments something other than ECS's scheduler runs
+HANDED_OFF_CONTROLLERS = frozenset({"CODE_DEPLOY", "EXTERNAL"})
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceDeployment:
+    """One service deployment (ECS API reference: ``ServiceDeploymentBrief`` of ListServiceDeployments,
+    completed by ``ServiceDeployment`` of DescribeServiceDeployments where read).
+
+    ``arn``: ``serviceDeploymentArn``; ``status``: ``status`` (:data:`IN_PROGRESS_STATUSES` and the
+    finished ones); ``created_at``/``started_at``/``finished_at``: ``createdAt``/``startedAt``/
+    ``finishedAt`` (UTC; ``finished_at`` is ``stoppedAt`` for a stopped one); ``status_reason``:
+    ``statusReason``; ``lifecycle_stage``: ``lifecycleStage`` (``BAKE_TIME``, ``PRODUCTION_TRAFFIC_SHIFT``,
+    ...; DescribeServiceDeployments only); ``stage_since``: ``updatedAt``, when that stage was entered
+    as far as the API says.
+    """
+
+    arn: str
+    status: str
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    status_reason: str | None = None
+    lifecycle_stage: str | None = None
+    stage_since: datetime | None = None
+
+    @property
+    def in_progress(self) -> bool:
+        return self.status.strip().upper() in IN_PROGRESS_STATUSES
+
+    @property
+    def began(self) -> datetime | None:
+        return self.started_at or self.created_at
+
+    def covers(self, at: datetime) -> bool:
+        """Was this deployment running at ``at``: begun at or before it, and finished after it (or not
+        finished and still in progress)? A deployment with no begin time covers nothing."""
+        began = self.began
+        if began is None or began > at:
+            return False
+        if self.finished_at is not None:
+            return self.finished_at > at
+        return self.in_progress
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSet:
+    """One entry of DescribeServices ``taskSets[]`` (``CODE_DEPLOY`` and ``EXTERNAL`` controllers):
+    ``status`` (PRIMARY / ACTIVE / DRAINING) and ``stability_status`` (STEADY_STATE / STABILIZING)."""
+
+    id: str
+    status: str
+    stability_status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CircuitBreaker:
+    """``deploymentConfiguration.deploymentCircuitBreaker`` (ECS API reference, DeploymentCircuitBreaker
+    and ThresholdConfiguration): ``threshold_type`` (``COUNT`` / ``BOUNDED_PERCENT`` /
+    ``UNBOUNDED_PERCENT``) and ``threshold_value`` from ``thresholdConfiguration`` (absent: ECS's default,
+    ``BOUNDED_PERCENT`` 50); ``reset_on_healthy_task``: ``resetOnHealthyTask`` (absent: ECS's default,
+    True)."""
+
+    enabled: bool = False
+    rollback: bool = False
+    threshold_type: str | None = None
+    threshold_value: int | None = None
+    reset_on_healthy_task: bool | None = None
+
+
+def breaker_threshold(breaker: CircuitBreaker, desired_count: int) -> int:
+    """How many failed tasks make ECS trip the circuit breaker of a service with ``desired_count`` tasks.
+
+    ``COUNT``: the value itself; ``BOUNDED_PERCENT`` (the default, value 50): value % of the desired count,
+    rounded up, at least 3 and at most 200; ``UNBOUNDED_PERCENT``: the same without the bounds (at least 1).
+    Source: ECS API reference, ThresholdConfiguration and ServiceDeploymentCircuitBreaker.threshold
+    ("0.5 * desired task count", minimum 3, maximum 200). An unknown type is read as the default.
+    """
+    kind = (breaker.threshold_type or "BOUNDED_PERCENT").strip().upper()
+    value = 50 if breaker.threshold_value is None else max(0, int(breaker.threshold_value))
+    if kind == "COUNT":
+        return max(1, value)
+    share = -(-value * max(0, desired_count) // 100)  # ceiling
+    if kind == "UNBOUNDED_PERCENT":
+        return max(1, share)
+    return min(200, max(3, share))
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +306,18 @@ class EntitlementFacts:
     setting, for the message); ``elsewhere``: "account A, region R" when the cluster is not in the
     watchdog's own account and region; ``dry_run``: ``DRY_RUN``; ``scalable_target``: the service's
     scalable target, if it has one.
+
+    What decides ``deployment_in_progress`` besides the events: ``deployment_controller``
+    (``deploymentController.type``: ECS / CODE_DEPLOY / EXTERNAL); ``deployment_strategy``
+    (``deploymentConfiguration.strategy``: ROLLING / BLUE_GREEN / LINEAR / CANARY); ``bake_time_minutes``
+    (``deploymentConfiguration.bakeTimeInMinutes``); ``lifecycle_hooks`` (how many
+    ``deploymentConfiguration.lifecycleHooks``); ``circuit_breaker`` (the whole
+    ``deploymentCircuitBreaker``, thresholds included; without it the two booleans above);
+    ``desired_count`` (``desiredCount``, for the breaker's threshold); ``service_deployments``
+    (ListServiceDeployments / DescribeServiceDeployments; ``None`` when not read, ``()`` when ECS lists
+    none); ``task_sets`` (``taskSets[]``, CODE_DEPLOY and EXTERNAL); ``acting_at``: when the watchdog
+    acts, for "in progress when the watchdog acts" (``None``: every recorded deployment event counts,
+    those stamped after the decision's time included).
     """
 
     cluster: str
@@ -217,10 +336,40 @@ class EntitlementFacts:
     dry_run: bool = False
     scalable_target: ScalableTargetFacts | None = None
     alert_only_patterns: tuple[str, ...] = ()
+    deployment_controller: str = "ECS"
+    deployment_strategy: str = "ROLLING"
+    bake_time_minutes: int | None = None
+    lifecycle_hooks: int = 0
+    circuit_breaker: CircuitBreaker | None = None
+    desired_count: int = 0
+    service_deployments: tuple[ServiceDeployment, ...] | None = None
+    task_sets: tuple[TaskSet, ...] = ()
+    acting_at: datetime | None = None
 
     @property
     def name(self) -> str:
         return f"{self.cluster}/{self.service}"
+
+    @property
+    def breaker(self) -> CircuitBreaker:
+        """The circuit breaker, from :attr:`circuit_breaker` or the two legacy booleans."""
+        if self.circuit_breaker is not None:
+            return self.circuit_breaker
+        return CircuitBreaker(self.circuit_breaker_enabled, self.circuit_breaker_rollback)
+
+    @property
+    def handed_off(self) -> str | None:
+        """Why something other than the watchdog finishes or rolls back this service's deployments, or
+        ``None``: ``"controller CODE_DEPLOY"``, ``"strategy BLUE_GREEN"``, ``"circuit breaker"``."""
+        controller = self.deployment_controller.strip().upper()
+        if controller in HANDED_OFF_CONTROLLERS:
+            return f"controller {controller}"
+        strategy = self.deployment_strategy.strip().upper()
+        if strategy in HANDED_OFF_STRATEGIES:
+            return f"strategy {strategy}"
+        if self.breaker.enabled:
+            return "circuit breaker"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +507,20 @@ def _no(reason: EntitlementReason, message: str, /, **evidence: Any) -> Verdict:
     return Verdict(False, reason, message, evidence)
 
 
+def rule_restart_loop(trigger_kind: str, facts: EntitlementFacts, at: datetime,
+                      max_age: timedelta) -> Verdict | None:
+    """The trigger is container restarts inside running tasks (a restart policy): always alert-only. A
+    restart pulls no image and the task keeps its place and its other containers, so a scale to 0 would
+    only remove capacity (ARCHITECTURE.md, "Restart-policy loops")."""
+    if trigger_kind != "restart_loop":
+        return None
+    return _no(EntitlementReason.RESTART_LOOP,
+               f"alert-only: {facts.name} restarts its containers in a loop inside running tasks (container "
+               f"restart policy; no task stopped, so ECS's circuit breaker and events see nothing); never scaled "
+               f"down: a scale to 0 would only remove capacity. Fix the container or its restart policy",
+               trigger=trigger_kind, source="Container Insights RestartCount")
+
+
 def rule_health_check_kills(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                             max_age: timedelta) -> Verdict | None:
     """The trigger is health-check kills, not crashes: a restart cannot fix a dependency."""
@@ -420,21 +583,178 @@ def rule_daemon_service(trigger_kind: str, facts: EntitlementFacts, at: datetime
                f"desired count to set to 0", scheduling_strategy="DAEMON")
 
 
+def _api_status(sd: ServiceDeployment, source: str) -> DeploymentStatus:
+    rolling = "ROLLBACK" in sd.status.upper()
+    return DeploymentStatus(DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS, source,
+                            sd.arn, sd.status, sd.status_reason, sd.began)
+
+
+def _closed_by_api(facts: EntitlementFacts, status: DeploymentStatus, at: datetime) -> str | None:
+    """An event-derived "in progress" whose closing event was lost: the API says the deployment ended at or
+    before ``at`` (a service deployment finished after the event and not covering ``at``, or DescribeServices
+    names the event's deployment COMPLETED / FAILED, updated after the event). Returns what said so."""
+    since = status.time
+    if since is None:
+        return None
+    for sd in facts.service_deployments or ():
+        if sd.covers(at):
+            return None
+    for sd in sorted(facts.service_deployments or (), key=lambda x: x.finished_at or since, reverse=True):
+        if not sd.in_progress and sd.finished_at is not None and since <= sd.finished_at <= at:
+            return (f"ListServiceDeployments: {sd.status} at {_hm(sd.finished_at)} "
+                    f"({sd.arn.rsplit('/', 1)[-1]})")
+    for d in facts.deployments:
+        said = (d.rollout_state or "").upper()
+        if d.id == status.deployment_id and said in ("COMPLETED", "FAILED") and d.updated_at is not None \
+                and since <= d.updated_at <= at and not (said == "FAILED" and facts.breaker.rollback):
+            return f"DescribeServices: {d.id} rolloutState {said} at {_hm(d.updated_at)}"
+    return None
+
+
+def _task_sets_status(facts: EntitlementFacts) -> DeploymentStatus | None:
+    """CODE_DEPLOY / EXTERNAL: a deployment is under way while the service has more than one live task
+    set (ACTIVE beside PRIMARY) or one still STABILIZING; with no task set to read, the watchdog cannot
+    tell and protects (fail safe)."""
+    live = [t for t in facts.task_sets if t.status.upper() != "DRAINING"]
+    if not live:
+        return DeploymentStatus(DeploymentState.IN_PROGRESS, "taskSets", None, "none readable",
+                                "no task set to read: the deployment state is unknown, treated as in progress")
+    moving = [t for t in live if (t.stability_status or "").upper() == "STABILIZING"]
+    if len(live) > 1 or moving:
+        t = next((x for x in live if x.status.upper() != "PRIMARY"), moving[0] if moving else live[0])
+        return DeploymentStatus(DeploymentState.IN_PROGRESS, "taskSets", t.id, t.status,
+                                f"{len(live)} live task set(s), {len(moving)} stabilizing")
+    return None
+
+
+def deployment_protection(facts: EntitlementFacts, at: datetime) -> tuple[DeploymentStatus, str] | None:
+    """Is a deployment that something other than the watchdog finishes or rolls back in progress, at the
+    decision's event time ``at`` or when the watchdog acts (``facts.acting_at``)? ARCHITECTURE.md rule 4:
+    the protection holds either way (fail safe both ways).
+
+    Returns ``(status, when)`` with ``when`` ``"at T"`` or ``"when acting"``, or ``None`` (not protected:
+    no hand-off, see :attr:`EntitlementFacts.handed_off`, or nothing in progress). Sources, in order:
+    the deployment events up to ``at`` (bounded by the API where it says the deployment ended before
+    ``at``: a lost COMPLETED event never protects for ever), a service deployment covering ``at``
+    (``createdAt``/``startedAt`` to ``finishedAt``), then, for "when acting": a service deployment whose
+    status is in :data:`IN_PROGRESS_STATUSES`, the events up to ``acting_at``, DescribeServices'
+    ``rolloutState`` where no service deployment was read; and for CODE_DEPLOY / EXTERNAL, the task sets.
+    """
+    if facts.handed_off is None:
+        return None
+    rollback = facts.breaker.rollback or facts.deployment_strategy.upper() in HANDED_OFF_STRATEGIES
+    at_t = _from_events(facts.deployment_events, rollback, at)
+    if at_t is not None and at_t.state.in_progress:
+        closed = _closed_by_api(facts, at_t, at)
+        if closed is None:
+            return at_t, "at T"
+    sds = facts.service_deployments
+    covering = next((sd for sd in sorted(sds or (), key=lambda x: x.began or at) if sd.covers(at)), None)
+    if covering is not None:
+        return _api_status(covering, "ListServiceDeployments"), "at T"
+    # when the watchdog acts
+    if sds is not None:
+        now = next((sd for sd in sds if sd.in_progress), None)
+        if now is not None:
+            return _api_status(now, "ListServiceDeployments"), "when acting"
+    # every event recorded by the time the watchdog acts (``acting_at`` bounds them where it is known)
+    acting = facts.acting_at or max((e.time for e in facts.deployment_events), default=at)
+    if acting > at:
+        later = _from_events(facts.deployment_events, rollback, acting)
+        if later is not None and later.state.in_progress and later.time is not None and later.time > at \
+                and _closed_by_api(facts, later, acting) is None:
+            return later, "when acting"
+    if at_t is None and sds is None:
+        rolled = _from_rollout(facts.deployments, rollback)
+        if rolled.state.in_progress:
+            return rolled, "when acting"
+    if facts.deployment_controller.strip().upper() in HANDED_OFF_CONTROLLERS and (at_t is None or sds is None):
+        ts = _task_sets_status(facts)
+        if ts is not None:
+            return ts, "when acting"
+    return None
+
+
+def _what_ecs_does(facts: EntitlementFacts, status: DeploymentStatus) -> str:
+    controller = facts.deployment_controller.strip().upper()
+    if controller == "CODE_DEPLOY":
+        return "CodeDeploy finishes the deployment or rolls it back to the original task set"
+    if controller == "EXTERNAL":
+        return "the external deployment controller owns its task sets and finishes or rolls back"
+    strategy = facts.deployment_strategy.strip().upper()
+    if status.state is DeploymentState.ROLLING_BACK:
+        return "ECS is rolling back to the previous revision"
+    if strategy in HANDED_OFF_STRATEGIES:
+        return (f"ECS keeps the previous (blue) revision's tasks until the {strategy} deployment succeeds, and "
+                f"rolls back to them if it fails (circuit breaker, alarms or a lifecycle hook)")
+    return "ECS's circuit breaker fails the deployment" + (" and rolls back" if facts.breaker.rollback else "")
+
+
+def _bake(facts: EntitlementFacts, at: datetime) -> str:
+    if facts.bake_time_minutes is None or facts.deployment_strategy.strip().upper() not in HANDED_OFF_STRATEGIES:
+        return ""
+    bake = facts.bake_time_minutes
+    stage = next((sd for sd in facts.service_deployments or () if sd.in_progress and sd.lifecycle_stage), None)
+    if stage is not None and (stage.lifecycle_stage or "").upper() == "BAKE_TIME" and stage.stage_since:
+        left = max(0.0, bake - (at - stage.stage_since).total_seconds() / 60)
+        return f"; bake time {bake} min, {left:.0f} min left"
+    return f"; bake time {bake} min after production traffic shifts"
+
+
+def breaker_note(facts: EntitlementFacts) -> str:
+    """One clause saying when ECS would trip this service's circuit breaker, or ``""`` without one:
+    "ECS trips its circuit breaker after 3 failed tasks (BOUNDED_PERCENT 50 of 4 desired, at least 3,
+    at most 200; the count resets on a healthy task)"."""
+    b = facts.breaker
+    if not b.enabled:
+        return ""
+    n = breaker_threshold(b, facts.desired_count)
+    kind = (b.threshold_type or "BOUNDED_PERCENT").upper()
+    value = 50 if b.threshold_value is None else b.threshold_value
+    how = f"COUNT {value}" if kind == "COUNT" else f"{kind} {value} of {facts.desired_count} desired" + (
+        ", at least 3, at most 200" if kind == "BOUNDED_PERCENT" else "")
+    reset = "resets" if b.reset_on_healthy_task is not False else "does not reset"
+    return f"ECS trips its circuit breaker after {n} failed tasks ({how}; the count {reset} on a healthy task)"
+
+
+def breaker_evidence(facts: EntitlementFacts) -> dict[str, Any]:
+    """The circuit breaker as the decision's evidence records it (empty without one)."""
+    b = facts.breaker
+    if not b.enabled:
+        return {}
+    return {"circuit_breaker": {"rollback": b.rollback, "threshold": breaker_threshold(b, facts.desired_count),
+                                "threshold_type": b.threshold_type or "BOUNDED_PERCENT",
+                                "threshold_value": 50 if b.threshold_value is None else b.threshold_value,
+                                "reset_on_healthy_task": b.reset_on_healthy_task is not False}}
+
+
 def rule_deployment_in_progress(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                                 max_age: timedelta) -> Verdict | None:
-    """Circuit breaker enabled and a deployment in progress (or rolling back): ECS is already handling it."""
-    if not facts.circuit_breaker_enabled:
+    """A deployment that something other than the watchdog finishes or rolls back is in progress at ``at``
+    or when the watchdog acts (:func:`deployment_protection`): the rolling strategy with the circuit
+    breaker on, ECS's BLUE_GREEN / LINEAR / CANARY strategies, the CODE_DEPLOY and EXTERNAL controllers."""
+    found = deployment_protection(facts, at)
+    if found is None:
         return None
-    status = deployment_status(facts, at)
-    if not status.state.in_progress:
-        return None
+    status, when = found
     what = "is rolling back" if status.state is DeploymentState.ROLLING_BACK else "is deploying"
-    when = f" at {_hm(status.time)}" if status.time else ""
-    said = f"{status.said}{when}" + (f": {status.reason}" if status.reason else "")
+    stamp = f" at {_hm(status.time)}" if status.time else ""
+    said = f"{status.said}{stamp}" + (f": {status.reason}" if status.reason else "")
+    strategy = facts.deployment_strategy.strip().upper()
+    controller = facts.deployment_controller.strip().upper()
+    how = f"controller {controller}" if controller != "ECS" else f"strategy {strategy}"
+    note = breaker_note(facts)
+    evidence = {**status.evidence(), "when": when, "deployment_controller": controller,
+                "deployment_strategy": strategy, **breaker_evidence(facts)}
+    if facts.bake_time_minutes is not None:
+        evidence["bake_time_minutes"] = facts.bake_time_minutes
+    if facts.lifecycle_hooks:
+        evidence["lifecycle_hooks"] = facts.lifecycle_hooks
     return _no(EntitlementReason.DEPLOYMENT_IN_PROGRESS,
-               f"alert-only: ECS {what} {facts.name} (deployment {status.deployment_id or 'unknown'}; ECS said "
-               f"{said}); its circuit breaker handles the failed deployment and a scale to 0 would also stop "
-               f"the previous deployment's healthy tasks", **status.evidence())
+               f"alert-only: ECS {what} {facts.name} ({how}, deployment {status.deployment_id or 'unknown'}, in "
+               f"progress {when}; {status.source} said {said}){_bake(facts, at)}; {_what_ecs_does(facts, status)}, "
+               f"and a scale to 0 would also stop the previous revision's healthy tasks that it needs"
+               + (f"; {note}" if note else ""), **evidence)
 
 
 def rule_still_serving(trigger_kind: str, facts: EntitlementFacts, at: datetime,
@@ -465,6 +785,7 @@ def rule_dry_run(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_a
 
 #: rule 4 in ARCHITECTURE.md's order: the first that returns a verdict decides
 RULES: tuple[Rule, ...] = (
+    rule_restart_loop,
     rule_health_check_kills,
     rule_alert_only_cluster,
     rule_opted_out,
@@ -480,9 +801,9 @@ def entitlement(trigger_kind: str, facts: EntitlementFacts, at: datetime, *,
                 sample_max_age: timedelta = SAMPLE_MAX_AGE) -> Verdict:
     """May the watchdog scale ``facts.service`` to 0 for a trigger of ``trigger_kind`` at event time ``at``?
 
-    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED) or
-    ``"health_check_kills"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how old a HealthyHostCount
-    sample may be and still count as evidence.
+    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED),
+    ``"health_check_kills"`` or ``"restart_loop"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how
+    old a HealthyHostCount sample may be and still count as evidence.
 
     Returns:
         the first applying rule's :class:`Verdict` (``entitled`` False), or an entitled verdict with reason
@@ -499,6 +820,10 @@ def entitlement(trigger_kind: str, facts: EntitlementFacts, at: datetime, *,
         evidence["scalable_target"] = {"resource_id": st.resource_id, "min_capacity": st.min_capacity,
                                        "max_capacity": st.max_capacity, "suspended_state": st.suspended.to_api()}
         extra = f"; its scalable target {st.resource_id} (min {st.min_capacity}) is suspended first"
+    note = breaker_note(facts)
+    if note:  # no deployment is in progress, so the breaker is not watching: say who acts first anyway
+        extra += f"; {note}, once a deployment runs"
+        evidence.update(breaker_evidence(facts))
     return Verdict(True, EntitlementReason.CRASH_LOOP,
                    f"entitled: no rule keeps {facts.name} running; scale to 0 to stop the crash loop{extra}",
                    evidence)

@@ -25,6 +25,7 @@ __all__ = [
     "ServiceAction",
     "DeploymentDetail",
     "DeploymentStateChange",
+    "OtherEcsEvent",
     "EcsEvent",
     "parse_event",
     "TASK_STATE_CHANGE",
@@ -291,7 +292,47 @@ class DeploymentStateChange(_ServiceScoped):
     detail: DeploymentDetail
 
 
-EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange
+class OtherEcsEvent(_EcsEnvelope):
+    """An ``aws.ecs`` event this tool does not read: a detail-type ECS added (ECS says it will add event
+    types: lifecycle-hook state changes and others), or a deployment event about something other than a
+    service (a daemon's deployment, ``resources[0]`` not a service ARN). Recorded and kept with
+    :attr:`note`, never rejected as malformed and never acted on.
+
+    ``detail_type``: the envelope's ``detail-type``; ``detail``: the detail object as delivered;
+    ``note``: why it is kept unread.
+    """
+
+    detail_type: str = Field(alias="detail-type", min_length=1, max_length=256)
+    detail: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def cluster(self) -> str | None:
+        """The cluster named by ``detail.clusterArn`` or a ``.../CLUSTER/NAME`` ARN in ``resources``, if any."""
+        arn = self.detail.get("clusterArn")
+        if isinstance(arn, str) and _CLUSTER_ARN.match(arn):
+            return cluster_name(arn)
+        for r in self.resources:
+            m = _RESOURCE_ARN.match(r) if isinstance(r, str) else None
+            if m:
+                return m.group("cluster")
+        return None
+
+    @property
+    def subject(self) -> str:
+        """The resource the event is about: the name after the cluster in ``resources[0]``, else ``-``."""
+        for r in self.resources:
+            m = _RESOURCE_ARN.match(r) if isinstance(r, str) else None
+            if m:
+                return m.group("name")
+        return "-"
+
+
+# arn:PARTITION:ecs:REGION:ACCOUNT:KIND/CLUSTER/NAME (service, daemon, task-set ...)
+_RESOURCE_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:[a-z-]+/(?P<cluster>[A-Za-z0-9_-]{1,255})/"
+                           r"(?P<name>[A-Za-z0-9_-]{1,255})(?:/.*)?$")
+
+EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange | OtherEcsEvent
 
 _MODELS: dict[str, type[BaseModel]] = {
     TASK_STATE_CHANGE: TaskStateChange,
@@ -311,15 +352,26 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
+def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
+    detail = raw.get("detail")
+    try:
+        return OtherEcsEvent.model_validate({**raw, "detail": detail if isinstance(detail, dict) else {},
+                                             "note": note})
+    except ValidationError as exc:
+        raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {_describe(exc)}", raw) from None
+
+
 def parse_event(raw: Any) -> EcsEvent:
     """Parse one EventBridge event (a decoded JSON object) into its typed model.
 
     Returns:
-        :class:`TaskStateChange`, :class:`ServiceAction` or :class:`DeploymentStateChange`.
+        :class:`TaskStateChange`, :class:`ServiceAction`, :class:`DeploymentStateChange`, or
+        :class:`OtherEcsEvent` for a detail-type this tool does not read (ECS adds them) and a deployment
+        event about something other than a service (a daemon).
 
     Raises:
-        EventRejectedError: not an object, ``source`` is not ``aws.ecs``, an unknown ``detail-type``,
-            or a required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
+        EventRejectedError: not an object, ``source`` is not ``aws.ecs``, no ``detail-type``, or a
+            required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
     """
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
@@ -333,8 +385,16 @@ def parse_event(raw: Any) -> EcsEvent:
     detail_type = raw.get("detail-type")
     model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
     if model is None:
-        shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
-        raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
+        if not isinstance(detail_type, str) or not detail_type.strip():
+            shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
+            raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
+        return _other(raw, f"detail-type {detail_type[:80]!r} is new to this tool: recorded, not read")
+    if model is DeploymentStateChange and raw.get("resources") and isinstance(raw["resources"], list) \
+            and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \
+            and _RESOURCE_ARN.match(raw["resources"][0]):
+        # a daemon's deployment (resources[0] arn:...:daemon/CLUSTER/NAME): kept, not a service's
+        kind = raw["resources"][0].split(":", 5)[5].split("/", 1)[0]
+        return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
     try:
         return model.model_validate(raw)  # type: ignore[return-value]
     except ValidationError as exc:

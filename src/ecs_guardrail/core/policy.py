@@ -27,6 +27,7 @@ from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
 from ecs_guardrail.core.episode import ServiceSummary, episode_is_open
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason
+from ecs_guardrail.core.restarts import is_restart
 
 __all__ = [
     "Action",
@@ -86,8 +87,10 @@ class PolicyConfig:
 class Trigger:
     """Why a service needs a decision, at event time ``time``.
 
-    ``kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED) or ``"health_check_kills"``.
-    ``crashes`` / ``health_check_kills``: counts in the window ending at ``time``.
+    ``kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED), ``"health_check_kills"`` or
+    ``"restart_loop"`` (container restarts make up the threshold: core/restarts.py).
+    ``crashes`` / ``health_check_kills``: counts in the window ending at ``time`` (``crashes`` includes
+    container restarts; ``restarts`` counts those alone).
     ``escalation``: the trigger escalates an open episode opened by health-check kills (rule 2).
     """
 
@@ -98,6 +101,7 @@ class Trigger:
     health_check_kills: int
     last_failures: tuple[Failure, ...] = ()
     escalation: bool = False
+    restarts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,18 +183,22 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
         escalation = True
         kills = ()  # the episode's own trigger: only crashes (or ECS's signal) escalate it
 
+    restarts = tuple(f for f in crashes if is_restart(f))
+
     def make(kind: str) -> Trigger:
         recent = sorted(crashes + kills, key=lambda f: (f.time, f.task_arn))
         return Trigger(service=summary.service, time=t, kind=kind, crashes=len(crashes),
                        health_check_kills=len(summary.counted(StopKind.HEALTH_CHECK_KILL, t, window)),
-                       last_failures=tuple(recent[-5:]), escalation=escalation)
+                       last_failures=tuple(recent[-5:]), escalation=escalation, restarts=len(restarts))
 
-    if len(crashes) >= config.crash_threshold:
+    if len(crashes) - len(restarts) >= config.crash_threshold:  # genuine stops alone: a crash loop
         return make("crash_loop")
     if impaired:
         return make("impaired")
     if len(kills) >= config.crash_threshold:
         return make("health_check_kills")
+    if restarts and len(crashes) >= config.crash_threshold:  # restarts make up the threshold
+        return make("restart_loop")
     return None
 
 
@@ -249,6 +257,8 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         "crash_loop": f"crash loop: {counts}",
         "impaired": f"ECS reports SERVICE_TASK_START_IMPAIRED; {counts}",
         "health_check_kills": f"tasks killed by health checks: {counts}",
+        "restart_loop": f"restart-policy loop: {_plural(trigger.restarts, 'container restart', 'container restarts')} "
+                        f"inside running tasks (no task stopped; Container Insights RestartCount); {counts}",
     }[trigger.kind]
 
     def make(action: Action, reason: Reason, why: str, evidence: dict[str, object] | None = None,

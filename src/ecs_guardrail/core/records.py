@@ -42,6 +42,7 @@ class Reason(StrEnum):
     SCALING_SUSPEND_FAILED = "scaling_suspend_failed"
     ACTION_FAILED = "action_failed"
     JOB_FAILED = "job_failed"
+    RESTART_LOOP = "restart_loop"
 
 
 def iso(t: datetime) -> str:

@@ -9,7 +9,11 @@ samples exactly the minute it was meant to):
 3. read every (target group, load balancer) series' Minimum for that minute in one GetMetricData call
    per 500 series;
 4. write one sample per target group (conditional PutItem: a re-run writes nothing new). A target
-   group without a datapoint gets a ``no_data`` sample, never an ``up`` one.
+   group without a datapoint gets a ``no_data`` sample, never an ``up`` one;
+5. read every service's Container Insights restart total for the same minute and the one before
+   (:func:`restart_observations`, its own GetMetricData call per 500 services) and put one
+   ``Container Restarts`` event per service that restarted on the default bus for the watchdog
+   (restart-policy loops emit no ECS event).
 
 A replay runs :func:`sample_minute` on its own clock, interleaved with the events
 (:mod:`ecs_guardrail.replay.sampling`); nothing replay-only lives here.
@@ -21,7 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.bus import ObservationBus
+from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsFleet
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
@@ -31,9 +36,10 @@ from ecs_guardrail.adapters.elb import (
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.core.availability import Sample, minute_floor
+from ecs_guardrail.core.restarts import RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
-__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES"]
+__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "restart_observations"]
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
@@ -41,6 +47,8 @@ USES = {
     "ecs": EcsFleet.IAM_ACTIONS,
     "elb": TargetGroups.IAM_ACTIONS,
     "cloudwatch": HealthyHostCount.IAM_ACTIONS,
+    "restarts": ContainerRestarts.IAM_ACTIONS,
+    "bus": ObservationBus.IAM_ACTIONS,
 }
 
 
@@ -107,6 +115,27 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
     return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series))
 
 
+def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerRestarts,
+                         lookback_minutes: int) -> list[RestartObservation]:
+    """Container restarts of every service in the settled minute ``M = floor(now) - lookback_minutes``
+    (ARCHITECTURE.md, "Restart-policy loops"): the ``RestartCount`` totals of ``M - 1`` and ``M``
+    (ListClusters, ListServices, one GetMetricData per 500 services), a rise being that many restarts
+    (:func:`~ecs_guardrail.core.restarts.restart_increments`). Returns one observation per service that
+    restarted in ``M``, for the watchdog; a service without Container Insights has no datapoint and none.
+    """
+    minute = minute_floor(now) - timedelta(minutes=lookback_minutes)
+    names = {(arn.rsplit("/", 1)[-1], svc): arn for arn, svcs in fleet.cluster_services().items() for svc in svcs}
+    if not names:
+        return []
+    totals = restarts.totals(sorted(names), minute - timedelta(minutes=1), minute + timedelta(minutes=1))
+    out = []
+    for (cluster, service), points in sorted(totals.items()):
+        for m, n in restart_increments(points.items()):
+            if m == minute and n > 0:
+                out.append(RestartObservation(names[(cluster, service)], service, m, n, points[m]))
+    return out
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -122,9 +151,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     """One scheduled run over ``rt`` (shared by Lambda and ``replay``): :func:`sample_minute` and its metrics."""
     now = scheduled_time(event)
+    fleet = EcsFleet(rt.clients("ecs"))
     outcome = sample_minute(
         now,
-        fleet=EcsFleet(rt.clients("ecs")),
+        fleet=fleet,
         target_groups=TargetGroups(rt.clients("elbv2")),
         healthy=HealthyHostCount(rt.clients("cloudwatch")),
         store=rt.history,
@@ -132,5 +162,12 @@ def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     )
     metrics.add_metric(name="SamplesWritten", unit="Count", value=outcome.written)
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
-    logger.info("sampled", extra=outcome.to_dict())
-    return outcome.to_dict()
+    # restart-policy loops: the minute's container restarts, handed to the watchdog through the bus
+    observed = restart_observations(now, fleet=fleet, restarts=ContainerRestarts(rt.clients("cloudwatch")),
+                                    lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES)
+    account, region = rt.home or ("", rt.history.region)
+    sent = ObservationBus(rt.clients("events")).put([o.to_event(account, region) for o in observed]) \
+        if observed else 0
+    metrics.add_metric(name="RestartObservationsSent", unit="Count", value=sent)
+    logger.info("sampled", extra={**outcome.to_dict(), "restart_observations": sent})
+    return {**outcome.to_dict(), "restart_observations": sent}

@@ -14,7 +14,7 @@ from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.events import EcsEvent, TaskStateChange, parse_event
+from ecs_guardrail.core.events import EcsEvent, OtherEcsEvent, TaskStateChange, parse_event
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
 __all__ = ["handler", "record_event", "USES", "arn_place"]
@@ -90,6 +90,20 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                                           cluster=d.cluster, time=event.time, attrs=attrs)
             if new and d.last_status.upper() == "STOPPED":
                 stop_kind = attrs.get("kind")
+        elif isinstance(event, OtherEcsEvent):
+            # a detail-type ECS added, or a daemon's deployment: kept with its note, never rejected
+            cluster, subject = event.cluster or "-", event.subject
+            account, region = arn_place(event.resources[0] if event.resources else None)
+            new = store.record_service_event(
+                cluster=cluster, service=subject, event_id=event.id, time=event.time,
+                attrs={"type": "other", "event_id": event.id, "detail_type": event.detail_type,
+                       "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
+                       "account": account or event.account, "region": region or event.region,
+                       "subject": subject, "note": event.note,
+                       "event_name": str(event.detail.get("eventName") or "")[:128] or None,
+                       "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
+            if new:
+                logger.info("event of a kind this tool does not read: recorded", extra={"note": event.note})
         else:
             cluster, service = event.cluster, event.service
             account, region = arn_place(event.resources[0] if event.resources else None)

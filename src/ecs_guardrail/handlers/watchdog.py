@@ -70,6 +70,7 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
@@ -183,6 +184,26 @@ class Watchdog:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
         s = self.episodes.recover_if_owed(ck, event.cluster, self.state.load(ck, service))
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
+
+    def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
+        """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
+        stops (a ``restart_loop`` trigger is always alert-only; restarts count in the fleet test)."""
+        ck, foreign = self.episodes.where(obs.cluster, obs.cluster_arn)
+        keep, window = self.config.keep, self.config.window
+        failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
+
+        def file(s: ServiceSummary) -> ServiceSummary | None:
+            out = None
+            for f in failures:  # as on_task files a stop (core/episode.py), one restart at a time
+                out = file_service_failure(out or s, f, keep, window) or out
+            return out
+
+        s, new = self.state.update(ck, obs.service, file)
+        if not new:
+            return {"status": "duplicate"}
+        metrics.add_metric(name="ContainerRestartsCounted", unit="Count", value=obs.restarts)
+        return self._evaluate(ck, obs.cluster, obs.cluster_arn, obs.service, s, obs.minute, impaired=False,
+                              foreign=foreign)
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
@@ -313,7 +334,7 @@ class Watchdog:
             cluster=cluster, service=s.service, **base,
             deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
                                     for n in s.deployments),
-            serving=serving,
+            serving=serving, service_deployments=self._service_deployments(cluster, s, facts),
             alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
             alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
             scalable_target=scalable,
@@ -325,6 +346,16 @@ class Watchdog:
         if why and not facts:
             evidence.setdefault("ecs", why)
         return Entitlement(Reason(v.reason.value), v.message, evidence), scalable, unreadable
+
+    def _service_deployments(self, cluster: str, s: ServiceSummary, facts: ServiceFacts | None) -> Any:
+        """ListServiceDeployments (one page; DescribeServiceDeployments for the unfinished) for a service
+        whose deployments something else finishes; ``None`` when not read (core decides then from the
+        events and rolloutState)."""
+        if facts is None or self.rt.ecs is None or not (
+                facts.circuit_breaker.enabled or facts.deployment_controller != "ECS"
+                or facts.deployment_strategy != "ROLLING"):
+            return None
+        return self.rt.ecs.service_deployments(cluster, s.service)
 
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
@@ -370,6 +401,13 @@ def process(raw: Any, rt: Runtime, context: Any = None, *,
     reason and returns ``{"status": "rejected"}`` (the recorder keeps it in the table); it is never counted.
     """
     wd = Watchdog(rt, context)
+    try:
+        restarts = RestartObservation.from_event(raw)
+    except ValueError as exc:
+        logger.warning("restart observation rejected", extra={"reason": str(exc)})
+        return {"status": "rejected", "reason": str(exc)}, wd
+    if restarts is not None:
+        return wd.on_restarts(restarts), wd
     try:
         event = parse_event(raw)
         check_delivery(event.time, delivered_at)

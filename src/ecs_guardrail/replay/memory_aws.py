@@ -8,7 +8,9 @@ handlers, the sampler and ``restore`` make are here, with the request parameters
 of the API reference that the adapters send and read:
 
 - ECS: CreateCluster, ListClusters, RegisterTaskDefinition, DescribeTaskDefinition, CreateService,
-  UpdateService, DescribeServices (``include=["TAGS"]``), ListServices, TagResource, UntagResource;
+  UpdateService, DescribeServices (``include=["TAGS"]``), ListServices, TagResource, UntagResource,
+  ListServiceDeployments, DescribeServiceDeployments (derived from the service's ``deployments[]`` by
+  :func:`service_deployments_of`, which the moto engine's patch uses too: moto 5 has neither operation);
 - ELBv2: CreateLoadBalancer, CreateTargetGroup, CreateListener, DescribeTargetGroups;
 - EC2: CreateVpc, DescribeAvailabilityZones, CreateSubnet (the fleet build's VPC, nothing else);
 - CloudWatch: PutMetricData, GetMetricData (``Minimum`` per period, ``TimestampAscending``);
@@ -46,7 +48,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 __all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "settled_deployment",
-           "task_definition_revision"]
+           "task_definition_revision", "service_deployments_of", "FLEET_EPOCH"]
+
+#: when the deployments of a scenario's fleet were made and finished: before any history the scenario
+#: holds (a fleet.json describes the fleet as it stood before the first event; SCENARIOS.md)
+FLEET_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+#: DescribeServices ``rolloutState`` -> ListServiceDeployments ``status`` of the same deployment
+_ROLLOUT_TO_STATUS = {"COMPLETED": "SUCCESSFUL", "IN_PROGRESS": "IN_PROGRESS", "FAILED": "STOPPED"}
 
 
 def task_definition_revision(text: str) -> int | None:
@@ -58,9 +66,36 @@ def task_definition_revision(text: str) -> int | None:
 
 
 def settled_deployment(did: str, desired: int) -> dict[str, Any]:
-    """The fields of a PRIMARY deployment whose rollout completed with ``desired`` tasks running."""
+    """The fields of a PRIMARY deployment whose rollout completed with ``desired`` tasks running, made and
+    finished at :data:`FLEET_EPOCH`."""
     return {"id": did, "rolloutState": "COMPLETED", "rolloutStateReason": f"ECS deployment {did} completed.",
-            "desiredCount": desired, "runningCount": desired, "pendingCount": 0}
+            "desiredCount": desired, "runningCount": desired, "pendingCount": 0, "createdAt": FLEET_EPOCH,
+            "updatedAt": FLEET_EPOCH}
+
+
+def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The service deployments (ECS API reference, ``ServiceDeployment``) an embedded ECS answers for a
+    service whose DescribeServices ``deployments[]`` is ``deployments``: one per deployment,
+    ``serviceDeploymentArn`` ``...:service-deployment/CLUSTER/SERVICE/ID`` (ID: the digits of
+    ``ecs-svc/ID``), ``status`` from ``rolloutState`` (COMPLETED -> SUCCESSFUL, IN_PROGRESS ->
+    IN_PROGRESS, FAILED -> STOPPED), ``createdAt``/``startedAt`` its ``createdAt`` and, once finished,
+    ``finishedAt`` its ``updatedAt``. Newest first (ListServiceDeployments' order)."""
+    out = []
+    for d in deployments:
+        did = str(d.get("id", ""))
+        status = _ROLLOUT_TO_STATUS.get(str(d.get("rolloutState") or "IN_PROGRESS").upper(), "IN_PROGRESS")
+        sd: dict[str, Any] = {
+            "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
+                                    f"{did.rsplit('/', 1)[-1]}",
+            "serviceArn": service_arn, "clusterArn": service_arn.replace(":service/", ":cluster/", 1).rsplit("/", 1)[0],
+            "status": status, "statusReason": d.get("rolloutStateReason"),
+        }
+        if d.get("createdAt") is not None:
+            sd["createdAt"] = sd["startedAt"] = d["createdAt"]
+        if status != "IN_PROGRESS" and d.get("updatedAt") is not None:
+            sd["finishedAt"] = d["updatedAt"]
+        out.append(sd)
+    return sorted(out, key=lambda x: x.get("createdAt") or FLEET_EPOCH, reverse=True)
 
 
 def deployment_id(cluster: str, service: str) -> str:
@@ -159,7 +194,8 @@ class _Ecs(MemoryClient):
                   "describe_task_definition": "DescribeTaskDefinition", "create_service": "CreateService",
                   "update_service": "UpdateService", "describe_services": "DescribeServices",
                   "list_services": "ListServices", "tag_resource": "TagResource",
-                  "untag_resource": "UntagResource"}
+                  "untag_resource": "UntagResource", "list_service_deployments": "ListServiceDeployments",
+                  "describe_service_deployments": "DescribeServiceDeployments"}
 
     def _cluster(self, op: str, cluster: str) -> dict[str, Any]:
         found = self._aws.ecs_clusters.get(cluster.rsplit("/", 1)[-1])
@@ -203,7 +239,8 @@ class _Ecs(MemoryClient):
     def create_service(self, cluster: str, serviceName: str, taskDefinition: str | None = None,
                        desiredCount: int | None = None, loadBalancers: list[dict[str, Any]] | None = None,
                        schedulingStrategy: str | None = None, tags: list[dict[str, str]] | None = None,
-                       deploymentController: dict[str, str] | None = None, **_: Any) -> dict[str, Any]:
+                       deploymentController: dict[str, str] | None = None,
+                       deploymentConfiguration: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
         self._call("create_service")
         c = self._cluster("CreateService", cluster)
         desired = int(desiredCount or 0)
@@ -216,6 +253,8 @@ class _Ecs(MemoryClient):
             "schedulingStrategy": schedulingStrategy or "REPLICA", "deploymentController": dict(controller),
             "tags": copy.deepcopy(tags or []), "deployments": [],
         }
+        if deploymentConfiguration is not None:
+            service["deploymentConfiguration"] = copy.deepcopy(deploymentConfiguration)
         if controller.get("type", "ECS") == "ECS":  # as moto: one PRIMARY deployment, its state fixed now
             did = deployment_id(c["clusterName"], serviceName)
             state = "COMPLETED" if desired <= 0 else "IN_PROGRESS"
@@ -275,6 +314,36 @@ class _Ecs(MemoryClient):
         self._call("list_services")
         c = self._cluster("ListServices", cluster)
         return {"serviceArns": sorted(s["serviceArn"] for s in c["services"].values())}
+
+    def list_service_deployments(self, service: str, cluster: str = "default", status: list[str] | None = None,
+                                 createdAt: dict[str, datetime] | None = None, **_: Any) -> dict[str, Any]:
+        """The service's deployments (:func:`service_deployments_of`), filtered by ``status`` and
+        ``createdAt`` (``after``/``before``) as the API reference says."""
+        self._call("list_service_deployments")
+        c = self._cluster("ListServiceDeployments", cluster)
+        s = c["services"].get(service.rsplit("/", 1)[-1])
+        if s is None:
+            raise _error("ListServiceDeployments", "ServiceNotFoundException", "Service not found.")
+        after, before = (createdAt or {}).get("after"), (createdAt or {}).get("before")
+        out = []
+        for sd in service_deployments_of(s["serviceArn"], s["deployments"]):
+            made = sd.get("createdAt")
+            if status and sd["status"] not in status:
+                continue
+            if made is not None and ((after is not None and made < after) or (before is not None and made > before)):
+                continue
+            out.append({k: sd[k] for k in ("serviceDeploymentArn", "serviceArn", "clusterArn", "startedAt",
+                                           "createdAt", "finishedAt", "status", "statusReason") if k in sd})
+        return {"serviceDeployments": out}
+
+    def describe_service_deployments(self, serviceDeploymentArns: list[str], **_: Any) -> dict[str, Any]:
+        """Each ARN's service deployment; an unknown ARN is a ``failures`` entry (reason ``MISSING``)."""
+        self._call("describe_service_deployments")
+        known = {sd["serviceDeploymentArn"]: sd for c in self._aws.ecs_clusters.values()
+                 for s in c["services"].values() for sd in service_deployments_of(s["serviceArn"], s["deployments"])}
+        found = [copy.deepcopy(known[a]) for a in serviceDeploymentArns if a in known]
+        failures = [{"arn": a, "reason": "MISSING"} for a in serviceDeploymentArns if a not in known]
+        return {"serviceDeployments": found, "failures": failures}
 
     def _service_by_arn(self, op: str, arn: str) -> dict[str, Any]:
         for c in self._aws.ecs_clusters.values():

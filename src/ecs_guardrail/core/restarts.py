@@ -1,0 +1,127 @@
+"""Restart-policy loops (ARCHITECTURE.md, "Restart-policy loops"): container restarts as failures.
+
+A container restart policy restarts an exited container inside its RUNNING task and the ECS agent
+reports no state change (amazon-ecs-agent, ``agent/engine/task_manager.go``, ``handleContainerChange``),
+so no event shows such a loop. Container Insights publishes the service's container restart count
+(``ECS/ContainerInsights`` ``RestartCount``, dimensions ``ClusterName`` + ``ServiceName``, a running
+total; a drop is a task replaced). The sampler reads it each minute; each restart becomes one
+:class:`~ecs_guardrail.core.records.Failure` of kind ``CRASH`` marked :data:`RESTART_CAUSE`, so the
+crash-loop window and the fleet test count it (a cluster-wide restart storm is one hold), and
+:func:`ecs_guardrail.core.policy.detect` gives a ``restart_loop`` trigger (never a ``crash_loop``)
+when restarts make up the threshold: always ``alert_only`` (a restart pulls no image, and the task
+keeps its place and its other containers, so a scale to 0 would only remove capacity).
+
+Pure functions: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.records import Failure
+
+__all__ = ["RESTART_CAUSE", "RESTART_STOP_CODE", "is_restart", "restart_increments", "restart_failures",
+           "RestartObservation", "OBSERVATION_SOURCE", "OBSERVATION_TYPE"]
+
+#: ``Failure.cause`` of a container restart (no ECS stop code or error name is ever this)
+RESTART_CAUSE = "ContainerRestart"
+#: ``Failure.stop_code`` of a container restart: the task did not stop
+RESTART_STOP_CODE = "RestartPolicy"
+
+
+def is_restart(failure: Failure) -> bool:
+    """A container restart filed by :func:`restart_failures`, not a stopped task."""
+    return failure.cause == RESTART_CAUSE and failure.stop_code == RESTART_STOP_CODE
+
+
+def restart_increments(totals: Iterable[tuple[datetime, float]],
+                       before: float | None = None) -> list[tuple[datetime, int]]:
+    """Restarts per minute from a running total (Container Insights ``RestartCount``, one value a minute).
+
+    ``totals``: ``(minute, total)`` in any order; ``before``: the total just before the first minute, if
+    known. A rise is that many restarts; a drop is a task replaced (its count left the total) and counts
+    nothing, the next rise counting from the lower total. The first minute without ``before`` counts
+    nothing (its total may be hours old). Returns ``(minute, restarts)`` for the minutes with restarts,
+    oldest first.
+    """
+    out: list[tuple[datetime, int]] = []
+    prev = before
+    for minute, total in sorted(totals):
+        if prev is not None and total > prev:
+            out.append((minute, int(round(total - prev))))
+        prev = total
+    return out
+
+
+def restart_failures(cluster: str, service: str, minute: datetime, restarts: int) -> tuple[Failure, ...]:
+    """``restarts`` container restarts of ``cluster``/``service`` in ``minute`` as failures, one each.
+
+    Each gets a synthetic, stable task ARN (``restart/SERVICE-YYYYMMDDHHMM-N``), so a re-read of the
+    same minute files nothing new (a task is filed once) and restarts of different minutes never collide.
+    """
+    stamp = minute.astimezone(UTC).strftime("%Y%m%d%H%M")
+    return tuple(Failure(service=service, time=minute, kind=StopKind.CRASH,
+                         task_arn=f"restart/{cluster}/{service}-{stamp}-{i}", stop_code=RESTART_STOP_CODE,
+                         reason=f"container restarted in its running task by its restart policy ({cluster})",
+                         cause=RESTART_CAUSE)
+                 for i in range(1, max(0, restarts) + 1))
+
+
+#: the observation the sampler hands the watchdog (``source`` and ``detail-type`` of its event)
+OBSERVATION_SOURCE = "ecs-guardrail"
+OBSERVATION_TYPE = "Container Restarts"
+
+
+@dataclass(frozen=True, slots=True)
+class RestartObservation:
+    """Container restarts of one service in one minute, as the sampler saw them in Container Insights.
+
+    ``cluster_arn``: the cluster's ARN; ``service``: the service name; ``minute``: start of the minute
+    (UTC); ``restarts``: restarts in it (>= 1); ``total``: the ``RestartCount`` total that minute.
+    """
+
+    cluster_arn: str
+    service: str
+    minute: datetime
+    restarts: int
+    total: float
+
+    @property
+    def cluster(self) -> str:
+        return self.cluster_arn.rsplit("/", 1)[-1]
+
+    def to_event(self, account: str, region: str) -> dict[str, Any]:
+        """The observation as an EventBridge-shaped event (``source`` :data:`OBSERVATION_SOURCE`)."""
+        stamp = self.minute.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        service_arn = self.cluster_arn.replace(":cluster/", ":service/", 1) + f"/{self.service}"
+        return {"version": "0", "id": f"restarts-{self.cluster}-{self.service}-{stamp}",
+                "detail-type": OBSERVATION_TYPE, "source": OBSERVATION_SOURCE, "account": account,
+                "time": stamp, "region": region, "resources": [service_arn],
+                "detail": {"clusterArn": self.cluster_arn, "serviceName": self.service, "minute": stamp,
+                           "restarts": self.restarts, "restartCount": self.total}}
+
+    @classmethod
+    def from_event(cls, raw: Any) -> RestartObservation | None:
+        """The observation in ``raw``, or ``None`` when ``raw`` is not one.
+
+        Raises:
+            ValueError: an observation with a missing or malformed field (named).
+        """
+        if not isinstance(raw, dict) or raw.get("source") != OBSERVATION_SOURCE \
+                or raw.get("detail-type") != OBSERVATION_TYPE:
+            return None
+        d = raw.get("detail") or {}
+        try:
+            minute = datetime.fromisoformat(str(d["minute"]).replace("Z", "+00:00"))
+            restarts, total = d["restarts"], d["restartCount"]
+            arn, service = str(d["clusterArn"]), str(d["serviceName"])
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"{OBSERVATION_TYPE}: {exc}") from None
+        if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 1 \
+                or ":cluster/" not in arn or not service:
+            raise ValueError(f"{OBSERVATION_TYPE}: restarts must be a count >= 1, with a cluster ARN and a service")
+        return cls(arn, service, minute if minute.tzinfo else minute.replace(tzinfo=UTC), restarts, float(total))
