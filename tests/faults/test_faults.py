@@ -26,8 +26,9 @@ from ecs_guardrail.handlers.watchdog import AlertDeliveryError, process
 
 #: a Lambda context with 5 s left: the lease of an invocation is then 1 s (its remaining time less 5 s, at least 1 s)
 SHORT = LambdaContextStub(remaining_ms=5_000)
-#: a redelivery that follows a killed invocation arrives after its lease expired (Lambda retries after a minute)
-AFTER_LEASE_S = 1.2
+#: a redelivery that follows a killed invocation arrives after its lease expired: an hour on the injected
+#: clock (``wall_clock``) outlasts any lease (a Lambda runs at most 15 minutes), whatever the scheduler does
+AFTER_LEASE_S = 3600.0
 
 
 def _loop(fleet, rt, service="svc0", crashes=3, start=0, context=None):
@@ -175,7 +176,7 @@ def test_update_service_error_keeps_the_decision_and_propagates(code):
         assert fleet.desired("svc0") == 2
 
 
-def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery():
+def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery(wall_clock):
     with embedded_fleet() as fleet:
         rt = fleet.runtime()
         fleet.ecs.fail("update_service", RuntimeError("Lambda killed (timeout) mid-invocation"))
@@ -186,7 +187,7 @@ def test_lambda_killed_between_decision_and_action_completes_once_on_redelivery(
         # while the killed invocation's lease runs, a redelivery waits (the Lambda entry point raises for a retry)
         out, _ = process(redelivered, rt)
         assert out["status"] == "in_progress" and fleet.ecs.ok_calls["update_service"] == 0
-        time.sleep(AFTER_LEASE_S)
+        wall_clock.advance(AFTER_LEASE_S)  # the killed invocation's lease runs out (injected clock)
         # EventBridge redelivers the killed invocation's event
         out, _ = process(redelivered, rt)
         assert out["status"] == "resumed"

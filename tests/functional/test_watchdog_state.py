@@ -16,7 +16,6 @@ import io
 import json
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -154,6 +153,8 @@ def aws(moto_env: None) -> Aws:
 
 
 CTX = LambdaContextStub()
+#: seconds on the injected clock (``wall_clock``) that outlast any lease (a Lambda runs at most 15 minutes)
+LEASE_RUN_OUT_S = 3600.0
 
 
 def deliver(raw: dict[str, Any], rt: Runtime, ctx: Any = CTX) -> dict[str, Any]:
@@ -216,7 +217,7 @@ def test_lost_alert_redelivered_to_a_cold_runtime(aws: Aws) -> None:
     assert len(aws.decisions("api")) == 1 and len(aws.alerts()) == 1 and aws.calls[("ecs", "UpdateService")] == 1
 
 
-def test_alert_pending_after_a_killed_invocation_is_resumed_once(aws: Aws) -> None:
+def test_alert_pending_after_a_killed_invocation_is_resumed_once(aws: Aws, wall_clock: Any) -> None:
     """Claimed and recorded, then the Lambda dies before alerting: the next delivery after the lease
     sends the alert exactly once (issue 8: "a stale pending is resumed")."""
     rt = aws.runtime(ALERT_ONLY_CLUSTERS="dev")
@@ -239,7 +240,7 @@ def test_alert_pending_after_a_killed_invocation_is_resumed_once(aws: Aws) -> No
     # while the lease runs, another delivery waits (Lambda retries it later)
     with pytest.raises(watchdog.DecisionInProgressError):
         deliver(events[3], rt)
-    time.sleep(1.2)  # the lease expires
+    wall_clock.advance(LEASE_RUN_OUT_S)  # the lease expires (injected clock, never a sleep)
     out = deliver(events[3], rt)
     assert out["status"] == "resumed"
     assert len(aws.alerts()) == 1 and len(aws.decisions("api")) == 1
