@@ -455,6 +455,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
     """
+    from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
     from ecs_guardrail.replay.clock import MinuteClock, event_time
@@ -489,9 +490,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
         read = 0
         # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
-        # metrics), so they are off; stdout carries only the report
+        # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
+        # object and validated once for the recorder and the watchdog (parsed_once)
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
-                contextlib.redirect_stdout(sink), metrics_enabled(False):
+                contextlib.redirect_stdout(sink), metrics_enabled(False), parsed_once():
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue

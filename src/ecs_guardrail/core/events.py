@@ -8,8 +8,10 @@ watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -27,6 +29,7 @@ __all__ = [
     "DeploymentStateChange",
     "EcsEvent",
     "parse_event",
+    "parsed_once",
     "TASK_STATE_CHANGE",
     "SERVICE_ACTION",
     "DEPLOYMENT_STATE_CHANGE",
@@ -311,8 +314,29 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
+#: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
+_last: list[tuple[Any, Any]] | None = None
+
+
+@contextlib.contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within the block, :func:`parse_event` of the *same object* as the call before returns that call's
+    model instead of validating it again: ``replay`` hands each event to the recorder and then to the
+    watchdog, as EventBridge delivers it to both functions, and validating it once is enough. The object
+    must not change in between (the replay decodes every line into a fresh one); a rejected event is not
+    remembered (it raises every time). Blocks nest; outside any block every call validates."""
+    global _last
+    before, _last = _last, []
+    try:
+        yield
+    finally:
+        _last = before
+
+
 def parse_event(raw: Any) -> EcsEvent:
     """Parse one EventBridge event (a decoded JSON object) into its typed model.
+
+    Inside :func:`parsed_once`, the same object parsed twice in a row is validated once.
 
     Returns:
         :class:`TaskStateChange`, :class:`ServiceAction` or :class:`DeploymentStateChange`.
@@ -321,6 +345,8 @@ def parse_event(raw: Any) -> EcsEvent:
         EventRejectedError: not an object, ``source`` is not ``aws.ecs``, an unknown ``detail-type``,
             or a required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
     """
+    if _last and _last[0][0] is raw:
+        return _last[0][1]  # type: ignore[no-any-return]
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
     try:
@@ -336,8 +362,11 @@ def parse_event(raw: Any) -> EcsEvent:
         shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
         raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
     try:
-        return model.model_validate(raw)  # type: ignore[return-value]
+        event = model.model_validate(raw)
     except ValidationError as exc:
         raise EventRejectedError(f"{detail_type}: {_describe(exc)}", raw) from None
     except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
         raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
+    if _last is not None:
+        _last[:] = [(raw, event)]
+    return event  # type: ignore[return-value]
