@@ -20,7 +20,7 @@ run: setup
 
 ## every test (unit, functional on moto, Slack on 127.0.0.1, end to end, infra parity)
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest -n 2 --dist loadfile -q --durations=10
 
 ## the interleaving and fault explorer's long run (10,000 seeded schedules of three invocations; make test runs 150)
 explore: setup

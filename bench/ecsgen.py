@@ -146,11 +146,11 @@ def write_scenario(folder: Path, fleet_obj: dict[str, Any], events: list[dict[st
 
 
 def fleet_day(folder: Path, events: int = 100_000, services: int = 200, clusters: int = 4, seed: int = 11,
-              target_groups: int = 20) -> Path:
-    """A generated fleet-day scenario: ``events`` task events over 24 h across ``clusters`` clusters of
-    ``services`` services in all (lifecycle noise, Spot, deployments, ELB kills and a few crash loops, 3%
-    redelivered), and a ``healthy_hosts.csv`` minute by minute for the first ``target_groups`` services
-    (2 healthy hosts, 0 while their service crash-loops). Returns the folder."""
+              target_groups: int = 20, hours: int = 24) -> Path:
+    """A generated fleet-day scenario: ``events`` task events over ``hours`` (default 24) across
+    ``clusters`` clusters of ``services`` services in all (lifecycle noise, Spot, deployments, ELB kills
+    and a few crash loops, 3% redelivered), and a ``healthy_hosts.csv`` minute by minute for the first
+    ``target_groups`` services (2 healthy hosts, 0 while their service crash-loops). Returns the folder."""
     import random
 
     rnd = random.Random(seed)
@@ -163,8 +163,9 @@ def fleet_day(folder: Path, events: int = 100_000, services: int = 200, clusters
             if (c["name"], s["name"]) in with_tg:
                 s["targetGroups"] = [f"tg-{s['name']}"]
     out: list[dict[str, Any]] = []
-    loop_at = {k: T0 + timedelta(minutes=rnd.randrange(60, 1380)) for k in loopers}
-    step = timedelta(days=1) / events
+    minutes = hours * 60
+    loop_at = {k: T0 + timedelta(minutes=rnd.randrange(minutes // 24, minutes * 23 // 24)) for k in loopers}
+    step = timedelta(hours=hours) / events
     n = 0
     while len(out) < events:
         n += 1
@@ -181,7 +182,7 @@ def fleet_day(folder: Path, events: int = 100_000, services: int = 200, clusters
             out.append(out[-1])
     write_scenario(folder, fleet_obj, out[:events], {"ALERT_ONLY_CLUSTERS": "c0"})
     rows = ["time,target_group,healthy_host_count"]
-    for m in range(24 * 60):
+    for m in range(minutes):
         t = T0 + timedelta(minutes=m)
         for cluster, svc in sorted(with_tg):
             start = loop_at.get((cluster, svc))

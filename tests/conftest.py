@@ -43,3 +43,65 @@ def load_event(name: str) -> dict[str, Any]:
 @pytest.fixture
 def event():
     return load_event
+
+
+class WallClock:
+    """A stand-in for ``time.time()`` (epoch seconds, float) that moves only when a test says so.
+
+    Leases (``lease_until``) are epoch seconds from ``time.time()`` in the watchdog; a test that let the
+    real clock run out a lease (``time.sleep``) failed when a loaded scheduler stretched the steps in
+    between, and one that needed the lease still running failed the same way. This clock starts at the
+    real time (so TTLs and event ages stay realistic) and stands still until :meth:`advance`.
+    """
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def time(self) -> float:
+        """Epoch seconds, like ``time.time()``."""
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward by ``seconds`` (>= 0)."""
+        if seconds < 0:
+            raise ValueError("a wall clock does not run backwards")
+        self.now += seconds
+
+
+class _TimeModule:
+    """The ``time`` module as one product module sees it: ``time()`` from a :class:`WallClock`, every
+    other attribute (``monotonic``, ``sleep``, ``strftime``) the real module's."""
+
+    def __init__(self, clock: WallClock) -> None:
+        self._clock = clock
+
+    def time(self) -> float:
+        return self._clock.time()
+
+    def __getattr__(self, name: str) -> Any:
+        import time
+
+        return getattr(time, name)
+
+
+@pytest.fixture
+def wall_clock(monkeypatch: pytest.MonkeyPatch) -> WallClock:
+    """Put every ``ecs_guardrail`` module that reads ``time.time()`` (the watchdog's leases) on one
+    injected :class:`WallClock` for the test; ``wall_clock.advance(s)`` runs a lease out.
+
+    Patches each loaded ``ecs_guardrail.*`` module whose global ``time`` is the ``time`` module, so it
+    follows the code wherever the lease logic lives (``handlers/watchdog.py`` today)."""
+    import contextlib
+    import importlib
+    import sys
+    import time
+
+    for name in ("ecs_guardrail.handlers.watchdog", "ecs_guardrail.handlers.episode", "ecs_guardrail.core.lifecycle"):
+        with contextlib.suppress(ModuleNotFoundError):  # the lease's home as the code moves (issue 17)
+            importlib.import_module(name)
+    clock = WallClock(time.time())
+    proxy = _TimeModule(clock)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ecs_guardrail.") and getattr(module, "time", None) is time:
+            monkeypatch.setattr(module, "time", proxy)
+    return clock

@@ -10,14 +10,15 @@ calls an operator's infrastructure code would make, so every reader (the watchdo
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.core.errors import ScenarioError
@@ -81,11 +82,29 @@ def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
     return out
 
 
-def _regions() -> set[str]:
-    import boto3
+@functools.cache
+def _regions() -> frozenset[str]:
+    """The regions ECS runs in, every partition: what ``boto3.session.Session().get_available_regions("ecs",
+    partition)`` returns over ``get_available_partitions()`` (a test checks it), read straight from
+    botocore's endpoint data (``botocore/data/endpoints.json``: a partition's ``services.ecs.endpoints``
+    that are among its ``regions``), so checking ``fleet.json`` does not import boto3 (about 100 ms)."""
+    import gzip
+    from importlib.util import find_spec
 
-    session = boto3.session.Session()
-    return {r for p in session.get_available_partitions() for r in session.get_available_regions("ecs", p)}
+    spec = find_spec("botocore")
+    data_dir = Path(next(iter(spec.submodule_search_locations or []))) / "data" if spec else None
+    if data_dir is None or not (data_dir / "endpoints.json").exists() and not (data_dir / "endpoints.json.gz").exists():
+        import boto3  # an unusual botocore layout: ask it
+
+        session = boto3.session.Session()
+        return frozenset(r for p in session.get_available_partitions()
+                         for r in session.get_available_regions("ecs", p))
+    plain = data_dir / "endpoints.json"
+    data = json.loads(plain.read_bytes() if plain.exists() else gzip.decompress((data_dir / "endpoints.json.gz")
+                                                                                  .read_bytes()))
+    return frozenset(name for partition in data["partitions"]
+                     for name in partition.get("services", {}).get("ecs", {}).get("endpoints", {})
+                     if name in partition.get("regions", {}))
 
 
 def _is_int(value: Any, low: int, high: int) -> bool:
@@ -421,11 +440,19 @@ def _lead_container(service: dict[str, Any]) -> str:
     return next(ct["name"] for ct in containers if ct.get("essential", True))
 
 
+def _is_botocore_client(client: Any) -> bool:
+    """``client`` is a botocore client (moto's engine) rather than the fast engine's in-memory one. Reads
+    ``botocore.client`` only if something imported it: no botocore client can exist otherwise, and the
+    fast engine never pays botocore's client machinery."""
+    module = sys.modules.get("botocore.client")
+    return module is not None and isinstance(client, module.BaseClient)
+
+
 def _moto_ecs_backend(ecs: Any, account: str, region: str) -> Any:
     """moto's ECS backend behind ``ecs`` when it is a botocore client on moto, else ``None`` (the fast
     engine's in-memory client, or moto not importable): the fleet build's one way past the API, for
     what the API cannot say or says slowly."""
-    if not isinstance(ecs, BaseClient):
+    if not _is_botocore_client(ecs):
         return None
     try:
         from moto.ecs.models import ecs_backends
@@ -472,7 +499,7 @@ def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: 
     """
     from ecs_guardrail.replay.memory_aws import deployment_id, settled_deployment
 
-    if not isinstance(ecs, BaseClient):
+    if not _is_botocore_client(ecs):
         settle = getattr(ecs, "settle_service", None)
         if settle is not None:
             settle(cluster, service)

@@ -466,16 +466,24 @@ def _quiet_logs() -> Iterator[None]:
     """Powertools logs go to stderr at ERROR during a replay (stdout carries only the report); the
     logger's level and streams are put back afterwards, so an in-process replay changes nothing for
     whatever runs next (a Lambda handler in the same process, a test)."""
+    from ecs_guardrail.handlers.runtime import logger as function_logger
+
+    verbose = bool(os.environ.get("ECS_GUARDRAIL_VERBOSE"))
+    if verbose:
+        function_logger.name  # noqa: B018 - builds the Powertools logger: verbose replays log as Lambda does
     log = logging.getLogger("ecs-guardrail")
     level = log.level
     streams = [(h, h.stream) for h in log.handlers if isinstance(h, logging.StreamHandler)]
     for h, stream in streams:
         if stream is not sys.stderr:
             h.stream = sys.stderr  # not setStream: it flushes the old stream, which a test may have closed
-    if not os.environ.get("ECS_GUARDRAIL_VERBOSE"):
+    if not verbose:
         log.setLevel(logging.ERROR)
     try:
-        yield
+        # Powertools not built yet (a CLI replay): its log calls go to the standard logger, at ERROR, to
+        # stderr, and Powertools is never imported
+        with function_logger.standing_in(log):
+            yield
     finally:
         log.setLevel(level)
         for h, stream in streams:
@@ -554,8 +562,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
     """
+    from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
-    from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
+    from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
@@ -599,9 +608,11 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
 
         restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = 0
-        # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
+        # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
+        # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
+        # object and validated once for the recorder and the watchdog (parsed_once)
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
-                contextlib.redirect_stdout(sink):
+                contextlib.redirect_stdout(sink), metrics_enabled(False), parsed_once():
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue

@@ -21,7 +21,6 @@ from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus
 from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.core.records import Action, Reason
-from ecs_guardrail.handlers import runtime as runtime_module
 from ecs_guardrail.handlers.runtime import LambdaContextStub
 from ecs_guardrail.handlers.watchdog import AlertDeliveryError, process
 
@@ -289,7 +288,8 @@ def test_handler_raises_alert_delivery_error_after_recording(monkeypatch):
 @pytest.fixture
 def fast_slack(monkeypatch):
     """SlackWebhook with a 1 s timeout and quick backoff, so hangs and retries stay bounded in tests."""
-    monkeypatch.setattr(runtime_module, "SlackWebhook",
+    # Runtime.send reads SlackWebhook from adapters.alerts when it sends (the recorder never imports it)
+    monkeypatch.setattr(alerts, "SlackWebhook",
                         functools.partial(alerts.SlackWebhook, timeout_s=1, max_retries=1, backoff_factor_s=0.01))
 
 

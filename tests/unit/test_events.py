@@ -136,3 +136,32 @@ def test_a_task_without_a_usable_task_definition_is_no_job():
     raw["detail"]["group"] = "custom"
     raw["detail"]["taskDefinitionArn"] = "arn:aws:ecs:eu-west-1:123456789012:something/else"
     assert parse_event(raw).detail.family is None
+
+
+def test_parsed_once_validates_the_same_object_once_and_nothing_else():
+    import copy
+
+    from ecs_guardrail.core import events as events_module
+    from ecs_guardrail.core.events import parse_event, parsed_once
+
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    calls = []
+    real = events_module.TaskStateChange.model_validate
+
+    def counting(value, *args, **kwargs):
+        calls.append(value)
+        return real(value, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(events_module.TaskStateChange, "model_validate", counting)
+        with parsed_once():
+            first = parse_event(raw)
+            assert parse_event(raw) is first and len(calls) == 1  # the recorder, then the watchdog
+            other = copy.deepcopy(raw)
+            assert parse_event(other) == first and len(calls) == 2  # an equal but other object: validated
+        assert parse_event(raw) is not first and len(calls) == 3  # outside the block: every call validates
+        with parsed_once():
+            bad = {**raw, "time": "not a time"}
+            for _ in range(2):
+                with pytest.raises(EventRejectedError):
+                    parse_event(bad)  # a rejection is never remembered

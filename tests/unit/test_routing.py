@@ -31,3 +31,40 @@ def test_stopped_tasks_spot_notices_and_impaired_reach_the_watchdog():
 def test_non_ecs_events_reach_nobody():
     assert targets({"source": "aws.ec2", "detail-type": "ECS Task State Change"}) == set()
     assert not matches(PATTERNS["watchdog"], "not an event")
+
+
+def _variants():
+    """Every event file, and each with the fields the patterns read set to near-miss values."""
+    import copy
+
+    odd = ["STOPPED", "stopped", "", None, 1, True, 1.0, ["STOPPED"], ["RUNNING", "STOPPED"], [], {},
+           {"lastStatus": "STOPPED"}, "SpotInterruption", "Your Spot Task was interrupted", "Your Spot",
+           "SERVICE_STEADY_STATE", "ECS Task State Change", "aws.ecs", ["aws.ecs"], "aws.ec2"]
+    for path in sorted((EVENTS / "ecs").glob("*.json")):
+        event = json.loads(path.read_text())
+        yield event
+        for where, key in [((), "source"), ((), "detail-type"), (("detail",), "lastStatus"),
+                           (("detail",), "stopCode"), (("detail",), "stoppedReason"), (("detail",), "eventName"),
+                           ((), "detail")]:
+            for value in odd:
+                changed = copy.deepcopy(event)
+                node = changed
+                for part in where:
+                    node = node.get(part) if isinstance(node, dict) else None
+                if isinstance(node, dict):
+                    node[key] = value
+                    yield changed
+    yield from ["not an event", None, [], 7, {}]
+
+
+def test_the_compiled_patterns_answer_as_the_pattern_matcher():
+    from ecs_guardrail.routing import compile_pattern
+
+    compiled = {name: compile_pattern(pattern) for name, pattern in PATTERNS.items()}
+    seen = 0
+    for event in _variants():
+        for name, pattern in PATTERNS.items():
+            assert compiled[name](event) is matches(pattern, event), (name, event)
+        assert targets(event) == {n for n, p in PATTERNS.items() if matches(p, event)}
+        seen += 1
+    assert seen > 1000

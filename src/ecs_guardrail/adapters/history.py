@@ -9,17 +9,20 @@ callers that need several (the CLI, ``replay``, ``restore``).
 
 from __future__ import annotations
 
+import functools
+import importlib
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ecs_guardrail.adapters.store import keys
-from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.event_log import EventLog, epoch
-from ecs_guardrail.adapters.store.samples import Samples
 from ecs_guardrail.adapters.store.table import Table
 from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS, TimelineReads
-from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.records import iso
+
+if TYPE_CHECKING:
+    from ecs_guardrail.adapters.store.samples import Samples
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 
 __all__ = ["HistoryStore", "iso", "epoch", "timeline_key", "from_epoch"]
 
@@ -33,6 +36,18 @@ def from_epoch(seconds: int | float) -> datetime:
     return datetime.fromtimestamp(float(seconds), tz=UTC)
 
 
+class _Borrowed:
+    """A class attribute that is another module's (``module``, ``attr``), imported on first read: the
+    recorder's cold start does not import the watchdog's state or the sampler's samples (and their core
+    modules) for an IAM table it never reads."""
+
+    def __init__(self, module: str, attr: str) -> None:
+        self.module, self.attr = module, attr
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return functools.reduce(getattr, self.attr.split("."), importlib.import_module(self.module))
+
+
 class HistoryStore:
     """The four parts of the history table over one :class:`Table`.
 
@@ -41,12 +56,16 @@ class HistoryStore:
     """
 
     #: every call any function makes on the table (the parity test walks the per-function subsets)
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = WatchdogState.IAM_ACTIONS
+    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = _Borrowed(  # type: ignore[assignment]
+        "ecs_guardrail.adapters.store.watchdog_state", "WatchdogState.IAM_ACTIONS")
     RECORDER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = EventLog.IAM_ACTIONS
-    SAMPLER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = Samples.IAM_ACTIONS
+    SAMPLER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = _Borrowed(  # type: ignore[assignment]
+        "ecs_guardrail.adapters.store.samples", "Samples.IAM_ACTIONS")
     TIMELINE_FIELDS: ClassVar[tuple[str, ...]] = TIMELINE_FIELDS
 
     def __init__(self, client: Any, table_name: str, ttl_days: int = 90) -> None:
+        from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+
         self._init(DynamoTable(client, table_name), ttl_days)
 
     @classmethod
@@ -60,10 +79,24 @@ class HistoryStore:
         self.port = table
         self.table = table.name
         self.region = table.region
+        self.ttl_days = ttl_days
+        self._cache = cache
         self.events = EventLog(table, ttl_days)
-        self.samples = Samples(table, ttl_days)
         self.timeline = TimelineReads(table)
-        self.state = WatchdogState(table, ttl_days, cache)
+
+    @functools.cached_property
+    def samples(self) -> Samples:
+        """The availability samples (made on first use: the recorder never reads them)."""
+        from ecs_guardrail.adapters.store.samples import Samples
+
+        return Samples(self.port, self.ttl_days)
+
+    @functools.cached_property
+    def state(self) -> WatchdogState:
+        """The watchdog's episodes, counters and slots (made on first use: the recorder never reads them)."""
+        from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+        return WatchdogState(self.port, self.ttl_days, self._cache)
 
     # the names the CLI, the sampler and replay call (delegates)
     def record_task_event(self, **kw: Any) -> bool:

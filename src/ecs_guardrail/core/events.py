@@ -8,8 +8,10 @@ watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -28,6 +30,7 @@ __all__ = [
     "OtherEcsEvent",
     "EcsEvent",
     "parse_event",
+    "parsed_once",
     "TASK_STATE_CHANGE",
     "SERVICE_ACTION",
     "DEPLOYMENT_STATE_CHANGE",
@@ -361,8 +364,29 @@ def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
         raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {_describe(exc)}", raw) from None
 
 
+#: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
+_last: list[tuple[Any, Any]] | None = None
+
+
+@contextlib.contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within the block, :func:`parse_event` of the *same object* as the call before returns that call's
+    model instead of validating it again: ``replay`` hands each event to the recorder and then to the
+    watchdog, as EventBridge delivers it to both functions, and validating it once is enough. The object
+    must not change in between (the replay decodes every line into a fresh one); a rejected event is not
+    remembered (it raises every time). Blocks nest; outside any block every call validates."""
+    global _last
+    before, _last = _last, []
+    try:
+        yield
+    finally:
+        _last = before
+
+
 def parse_event(raw: Any) -> EcsEvent:
     """Parse one EventBridge event (a decoded JSON object) into its typed model.
+
+    Inside :func:`parsed_once`, the same object parsed twice in a row is validated once.
 
     Returns:
         :class:`TaskStateChange`, :class:`ServiceAction`, :class:`DeploymentStateChange`, or
@@ -373,6 +397,8 @@ def parse_event(raw: Any) -> EcsEvent:
         EventRejectedError: not an object, ``source`` is not ``aws.ecs``, no ``detail-type``, or a
             required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
     """
+    if _last and _last[0][0] is raw:
+        return _last[0][1]  # type: ignore[no-any-return]
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
     try:
@@ -396,8 +422,11 @@ def parse_event(raw: Any) -> EcsEvent:
         kind = raw["resources"][0].split(":", 5)[5].split("/", 1)[0]
         return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
     try:
-        return model.model_validate(raw)  # type: ignore[return-value]
+        event = model.model_validate(raw)
     except ValidationError as exc:
         raise EventRejectedError(f"{detail_type}: {_describe(exc)}", raw) from None
     except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
         raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
+    if _last is not None:
+        _last[:] = [(raw, event)]
+    return event  # type: ignore[return-value]

@@ -12,39 +12,145 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
-
-from ecs_guardrail.adapters.alerts import (
-    Delivery,
-    SecretUnreadableError,
-    SlackWebhook,
-    SnsTopic,
-    WebhookUrl,
-    redact_webhook,
-)
 from ecs_guardrail.adapters.aws import make_client
-from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
-from ecs_guardrail.adapters.store.dynamodb import DynamoTable
-from ecs_guardrail.adapters.store.table import Table
-from ecs_guardrail.core.alert import Alert, slack_payload
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.core.records import iso
 from ecs_guardrail.settings import Settings, load_settings
 
+if TYPE_CHECKING:  # the watchdog's adapters, imported where it builds them: the recorder never alerts
+    from ecs_guardrail.adapters.alerts import Delivery, SnsTopic, WebhookUrl
+    from ecs_guardrail.adapters.ecs import EcsService
+    from ecs_guardrail.adapters.store.table import Table
+    from ecs_guardrail.core.alert import Alert
+
 __all__ = [
     "Runtime", "Clients", "build_runtime", "lambda_runtime", "runtime", "load_settings_or_fail", "reset",
     "report_unmatched_alert_only",
-    "set_client_factory", "logger", "metrics", "LambdaContextStub",
+    "set_client_factory", "logger", "metrics", "metrics_enabled", "LambdaContextStub",
 ]
 
-logger = Logger(service="ecs-guardrail")
-metrics = Metrics(namespace="EcsGuardrail", service="ecs-guardrail")
+
+class _LazyLogger:
+    """Powertools ``Logger(service="ecs-guardrail")``, built on first use, not at import.
+
+    Importing Powertools and building its logger costs about 15 ms of CPU (``python -X importtime``), which
+    a replay that only ever logs at ERROR need not pay; a Lambda pays it on its first invocation instead of
+    at import. ``inject_lambda_context(...)`` applied as a decorator at import defers the same way: the
+    Powertools decorator wraps the function on its first call. Everything else (``info``, ``warning``,
+    ``error``, ``append_keys``...) is the Powertools logger's own attribute."""
+
+    _LEVELS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
+
+    def __init__(self) -> None:
+        self._real: Any = None
+        self._stand_in: logging.Logger | None = None
+
+    @property
+    def built(self) -> bool:
+        """Whether the Powertools logger exists yet."""
+        return self._real is not None
+
+    def _get(self) -> Any:
+        if self._real is None:
+            from aws_lambda_powertools import Logger
+
+            self._real = Logger(service="ecs-guardrail")
+        return self._real
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._LEVELS and self._real is None and self._stand_in is not None:
+            return getattr(self._stand_in, name)
+        return getattr(self._get(), name)
+
+    @contextlib.contextmanager
+    def standing_in(self, log: logging.Logger) -> Iterator[None]:
+        """While Powertools is not built, ``debug`` ... ``critical`` go to the standard ``log`` instead (the
+        replay's quiet stderr logging); everything else still builds Powertools. Restored after."""
+        before = self._stand_in
+        self._stand_in = log
+        try:
+            yield
+        finally:
+            self._stand_in = before
+
+    def inject_lambda_context(self, lambda_handler: Callable[..., Any] | None = None,
+                              **options: Any) -> Any:
+        """Powertools' ``Logger.inject_lambda_context`` (with or without arguments), applied on first call."""
+        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+            return _deferred(fn, lambda: self._get().inject_lambda_context(**options)(fn))
+
+        return decorate(lambda_handler) if lambda_handler is not None else decorate
+
+
+class _LazyMetrics:
+    """Powertools ``Metrics(namespace="EcsGuardrail", service="ecs-guardrail")`` (CloudWatch EMF), built
+    on first use, and switchable off (:func:`metrics_enabled`): a replay discards EMF output, so it
+    turns metrics off and ``add_metric`` costs one attribute test. In Lambda they are always on."""
+
+    def __init__(self) -> None:
+        self._real: Any = None
+        self.enabled = True
+
+    def _get(self) -> Any:
+        if self._real is None:
+            from aws_lambda_powertools import Metrics
+
+            self._real = Metrics(namespace="EcsGuardrail", service="ecs-guardrail")
+        return self._real
+
+    def add_metric(self, **metric: Any) -> None:
+        """Powertools' ``Metrics.add_metric(name=, unit=, value=)``; nothing while metrics are off."""
+        if self.enabled:
+            self._get().add_metric(**metric)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def log_metrics(self, lambda_handler: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Powertools' ``Metrics.log_metrics`` (flushes EMF after the handler), applied on first call."""
+        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+            return _deferred(fn, lambda: self._get().log_metrics(fn, **options))
+
+        return decorate(lambda_handler) if lambda_handler is not None else decorate
+
+
+def _deferred(fn: Callable[..., Any], build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+    """``fn``'s stand-in that builds the real wrapper (``build()``) on its first call and then delegates."""
+    import functools
+
+    made: list[Callable[..., Any]] = []
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not made:
+            made.append(build())
+        return made[0](*args, **kwargs)
+
+    return call
+
+
+logger: Any = _LazyLogger()
+metrics: Any = _LazyMetrics()
+
+
+@contextlib.contextmanager
+def metrics_enabled(enabled: bool) -> Iterator[None]:
+    """Within the block, :data:`metrics` records (``True``) or drops (``False``) every ``add_metric``; the
+    previous state is restored after. ``replay`` runs with metrics off unless it reports them."""
+    before = metrics.enabled
+    metrics.enabled = enabled
+    try:
+        yield
+    finally:
+        metrics.enabled = before
 
 # ECS and CloudWatch get botocore's adaptive mode (client-side rate limiting under event storms)
 _RETRY_MODE = {"ecs": "adaptive", "cloudwatch": "adaptive", "application-autoscaling": "adaptive"}
@@ -94,6 +200,8 @@ class Runtime:
 
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
+        from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, redact_webhook
+
         out: list[Delivery] = []
         if self.previews is not None:
             self.previews.extend(self.preview_of(alert))
@@ -128,6 +236,8 @@ class Runtime:
         "kind", "channel": "sns", "subject", "message", "format"}`` when an SNS topic is configured and
         ``{"time", "kind", "channel": "slack", "text", "blocks"}`` always (Slack's payload does not
         depend on the webhook)."""
+        from ecs_guardrail.core.alert import slack_payload
+
         t = iso(alert.time) if alert.time is not None else None
         out: list[dict[str, Any]] = []
         if self.sns is not None:
@@ -140,6 +250,8 @@ class Runtime:
     def _secret_unreadable(self, exc: Exception, alert: Alert) -> None:
         """An unreadable Slack secret is an error (metric ``SlackSecretUnreadable`` and a log line), never a
         silent "no Slack": AccessDenied usually means a partial ARN (no ``-XXXXXX`` suffix) or no grant."""
+        from ecs_guardrail.adapters.alerts import SecretUnreadableError
+
         code = exc.code if isinstance(exc, SecretUnreadableError) else None
         metrics.add_metric(name="SlackSecretUnreadable", unit="Count", value=1)
         hint = ("AccessDenied: SLACK_WEBHOOK_SECRET_ARN must be the secret's full ARN (ending in -XXXXXX) "
@@ -154,10 +266,16 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
                   home: tuple[str, str] | None = None) -> Runtime:
     """Adapters over ``clients``; the history table is ``table`` (default: DynamoDB ``HISTORY_TABLE``).
     The watchdog also gets ECS and the alert sinks."""
-    table = table if table is not None else DynamoTable(clients("dynamodb"), settings.HISTORY_TABLE)
+    if table is None:
+        from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+
+        table = DynamoTable(clients("dynamodb"), settings.HISTORY_TABLE)
     rt = Runtime(settings=settings, history=HistoryStore.on(table, settings.HISTORY_TTL_DAYS, cache={}),
                  clients=clients, home=home)
     if watchdog:
+        from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
+        from ecs_guardrail.adapters.ecs import EcsService
+
         rt.ecs = EcsService(clients("ecs"))
         if settings.ALERT_TOPIC_ARN:
             rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN, settings.SNS_FORMAT)

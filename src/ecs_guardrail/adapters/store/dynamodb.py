@@ -9,19 +9,27 @@ turned into ``int`` or ``float``; floats go in as ``Decimal(str(x))`` so ``0.1``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, clean
 
 __all__ = ["DynamoTable", "plain"]
 
-_SER = TypeSerializer()
-_DE = TypeDeserializer()
+
+
+@functools.cache
+def _codec() -> tuple[Any, Any]:
+    """boto3's ``(TypeSerializer(), TypeDeserializer())``, made on first use: importing ``boto3`` loads
+    its session machinery (about 100 ms of CPU), which the fast replay engine, whose table is a
+    :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`, never needs."""
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+    return TypeSerializer(), TypeDeserializer()
 
 
 def plain(value: Any) -> Any:
@@ -46,11 +54,13 @@ def _num(value: Any) -> Any:
 
 
 def _to_item(attrs: dict[str, Any]) -> dict[str, Any]:
-    return {k: _SER.serialize(_num(v)) for k, v in clean(attrs).items()}
+    ser = _codec()[0]
+    return {k: ser.serialize(_num(v)) for k, v in clean(attrs).items()}
 
 
 def _from_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: plain(_DE.deserialize(v)) for k, v in item.items()}
+    de = _codec()[1]
+    return {k: plain(de.deserialize(v)) for k, v in item.items()}
 
 
 def _condition(cond: Cond) -> dict[str, Any]:
@@ -63,7 +73,7 @@ def _condition(cond: Cond) -> dict[str, Any]:
         terms = []
         for k, v in conj.items():
             names[f"#c{n}"] = k
-            values[f":c{n}"] = _SER.serialize(_num(v))
+            values[f":c{n}"] = _codec()[0].serialize(_num(v))
             terms.append(f"#c{n} = :c{n}")
             n += 1
         parts.append("(" + " AND ".join(terms) + ")")

@@ -14,7 +14,7 @@ import bisect
 from collections.abc import Iterator
 from typing import Any
 
-from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, clean
+from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError
 
 __all__ = ["MemoryTable"]
 
@@ -67,7 +67,7 @@ class MemoryTable:
 
     # ------------------------------------------------------------------ writes
     def _store(self, item: dict[str, Any]) -> None:
-        item = clean(item)
+        """Store ``item``, already copied and cleaned by :func:`_json_safe`."""
         pk, sk = item["pk"], item["sk"]
         part = self._items.setdefault(pk, {})
         old = part.get(sk)
@@ -141,8 +141,20 @@ class MemoryTable:
 
 
 def _json_safe(item: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``item`` to store. Refuses what DynamoDB would refuse for our writes: keys missing
-    (``ValueError``), non-JSON values (``TypeError``)."""
+    """A copy of ``item`` to store, without the attributes DynamoDB would not store for us (``None``,
+    ``""``, ``[]``, ``{}``: :func:`~ecs_guardrail.adapters.store.table.clean`), in one pass. Refuses what
+    DynamoDB would refuse for our writes: keys missing (``ValueError``), non-JSON values (``TypeError``)."""
     if not isinstance(item.get("pk"), str) or not isinstance(item.get("sk"), str):
         raise ValueError("an item needs string pk and sk")
-    return _copy(item)
+    out = {}
+    for k, v in item.items():
+        if type(k) is not str:
+            raise TypeError(f"map key {k!r} is not a string")
+        if type(v) not in _SCALARS:
+            v = _copy(v)
+            if (type(v) is list or type(v) is dict) and not v:  # an empty list (or tuple) or map
+                continue
+        elif v is None or v == "":
+            continue
+        out[k] = v
+    return out

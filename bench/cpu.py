@@ -1,0 +1,85 @@
+"""CPU time of whole processes, paired and alternated, for a loaded machine (issue 23).
+
+Wall time on a machine that other jobs share measures the other jobs. Each figure here is the CPU time
+(user + system, ``os.wait4``'s rusage of the child, which includes the children it waited for) of a
+fresh process; the processes being compared run in pairs, in alternating order (A B, B A, A B...), so
+a slow stretch of the machine lands on both sides. A ratio is the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Runs:
+    """CPU seconds and peak resident memory (MB, ``ru_maxrss``) of each run of one command."""
+
+    label: str
+    cpu_s: list[float] = field(default_factory=list)
+    peak_mb: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.cpu_s)
+
+    def spread(self) -> str:
+        """``min / median / max`` CPU seconds."""
+        return f"{min(self.cpu_s):.3f} / {self.median:.3f} / {max(self.cpu_s):.3f}"
+
+
+def run_once(cmd: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
+             timeout_s: float = 3600.0) -> tuple[float, float]:
+    """Run ``cmd`` to completion; ``(CPU seconds, peak MB)`` of it and its waited-for children.
+
+    Raises:
+        RuntimeError: a non-zero exit (with the tail of its stderr), or ``timeout_s`` of wall time.
+    """
+    with open(os.devnull, "wb") as null:
+        proc = subprocess.Popen(list(cmd), stdout=null, stderr=subprocess.PIPE, env=dict(env) if env else None,
+                                cwd=cwd)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"{cmd[0]}: over {timeout_s:.0f} s")
+            time.sleep(0.02)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)[:200]}: exit {proc.returncode}: {err[-600:]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def paired(commands: Mapping[str, Sequence[str]], rounds: int, *, env: Mapping[str, str] | None = None,
+           cwd: Path | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Runs]:
+    """Run every command ``rounds`` times, all of them each round, the order reversed every other round.
+
+    Returns ``{label: Runs}``. ``progress`` gets one line per run.
+    """
+    out = {label: Runs(label) for label in commands}
+    labels = list(commands)
+    for n in range(rounds):
+        for label in labels if n % 2 == 0 else labels[::-1]:
+            cpu, peak = run_once(commands[label], env=env, cwd=cwd)
+            out[label].cpu_s.append(cpu)
+            out[label].peak_mb.append(peak)
+            if progress:
+                progress(f"round {n + 1}/{rounds}: {label}: {cpu:.3f} s CPU, {peak:.0f} MB")
+    return out
+
+
+def python_import(module: str, *, python: str = sys.executable, extra: Sequence[str] = ()) -> list[str]:
+    """A fresh interpreter that imports ``module`` (then each of ``extra``) and exits."""
+    code = "; ".join(f"import {m}" for m in (module, *extra))
+    return [python, "-c", code]

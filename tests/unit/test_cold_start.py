@@ -1,0 +1,99 @@
+"""What each entry point imports (issue 23): a module a path does not need is a cold-start cost.
+
+Each check runs in a fresh interpreter (``sys.modules`` of this test process holds everything).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SCENARIOS
+
+#: what the recorder never needs: the watchdog's adapters and state, the sampler's, the alert text
+NOT_FOR_THE_RECORDER = [
+    "ecs_guardrail.adapters.alerts", "ecs_guardrail.adapters.ecs", "ecs_guardrail.adapters.store.watchdog_state",
+    "ecs_guardrail.adapters.store.samples", "ecs_guardrail.core.alert", "ecs_guardrail.core.availability",
+    "ecs_guardrail.core.timeline", "ecs_guardrail.core.entitlement", "ecs_guardrail.core.policy",
+    "ecs_guardrail.core.audit", "ecs_guardrail.core.episode",
+]
+#: built or imported on first use, never at import: boto3's session machinery and Powertools
+LAZY = ["boto3", "botocore.client", "aws_lambda_powertools", "pydantic_settings"]
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_the_recorder_imports_only_its_path():
+    loaded = _loaded_after("import ecs_guardrail.handlers.record")
+    assert {"ecs_guardrail.core.events", "ecs_guardrail.adapters.store.event_log"} <= loaded
+    assert loaded.isdisjoint(NOT_FOR_THE_RECORDER + LAZY), sorted(loaded & set(NOT_FOR_THE_RECORDER + LAZY))
+
+
+def test_the_watchdog_imports_neither_timeline_nor_availability_nor_powertools():
+    loaded = _loaded_after("import ecs_guardrail.handlers.watchdog")
+    assert "ecs_guardrail.core.policy" in loaded
+    unneeded = {"ecs_guardrail.core.timeline", "ecs_guardrail.core.availability", *LAZY}
+    assert loaded.isdisjoint(unneeded), sorted(loaded & unneeded)
+
+
+def test_a_fast_replay_imports_neither_boto3_nor_powertools_nor_moto():
+    code = ("import contextlib, io, sys\n"
+            "from ecs_guardrail import cli\n"
+            f"sys.argv = ['ecs-guardrail', 'replay', {str(SCENARIOS / 'bad-image-dev')!r}, '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = cli.main()\n"
+            "assert code in (0, None) and '\"type\": \"summary\"' in out.getvalue(), out.getvalue()[-300:]")
+    loaded = _loaded_after(code)
+    assert "ecs_guardrail.handlers.watchdog" in loaded  # the replay ran the handlers
+    assert loaded.isdisjoint([*LAZY, "moto"]), sorted(loaded & {*LAZY, "moto"})
+
+
+def test_the_lambda_entry_points_build_powertools_on_first_call(monkeypatch):
+    from ecs_guardrail.handlers import runtime
+
+    fresh_logger, fresh_metrics = runtime._LazyLogger(), runtime._LazyMetrics()
+    calls = []
+
+    @fresh_metrics.log_metrics
+    @fresh_logger.inject_lambda_context(clear_state=True)
+    def handler(event, context):
+        calls.append(event)
+        fresh_metrics.add_metric(name="Probe", unit="Count", value=1)
+        return {"ok": True}
+
+    assert not fresh_logger.built and fresh_metrics._real is None  # decorating built nothing
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as emf:
+        assert handler({"n": 1}, runtime.LambdaContextStub()) == {"ok": True}
+    assert calls == [{"n": 1}] and fresh_logger.built
+    assert "Probe" in emf.getvalue()  # Powertools flushed the metric as EMF after the handler
+
+
+def test_metrics_off_drops_every_metric():
+    from ecs_guardrail.handlers.runtime import metrics, metrics_enabled
+
+    metrics.clear_metrics()
+    with metrics_enabled(False):
+        metrics.add_metric(name="Dropped", unit="Count", value=1)
+    assert "Dropped" not in metrics.metric_set and metrics.enabled
+    metrics.add_metric(name="Kept", unit="Count", value=1)
+    assert metrics.metric_set["Kept"]["Value"] == [1.0]
+    metrics.clear_metrics()
+
+
+def test_the_region_list_is_boto3s():
+    boto3 = pytest.importorskip("boto3")
+    from ecs_guardrail.fleet import _regions
+
+    session = boto3.session.Session()
+    assert set(_regions()) == {r for p in session.get_available_partitions()
+                               for r in session.get_available_regions("ecs", p)}

@@ -1,0 +1,68 @@
+"""Settings read from the environment by name into one validated model (issue 23: no pydantic-settings).
+
+The messages are the ones pydantic-settings gave (compared value by value when it was replaced): an
+operator's runbook or alarm may quote them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"CRASH_THRESHOLD": "0"}, "CRASH_THRESHOLD='0': Input should be greater than or equal to 1"),
+    ({"CRASH_THRESHOLD": ""},
+     "CRASH_THRESHOLD='': Input should be a valid integer, unable to parse string as an integer"),
+    ({"DRY_RUN": "maybe"}, "DRY_RUN='maybe': Input should be a valid boolean, unable to interpret input"),
+    ({"SNS_FORMAT": "TEXT"}, "SNS_FORMAT='TEXT': Input should be 'chatbot' or 'text'"),
+    ({"AUDIT_AGGREGATE_PATHS": "health"},
+     "AUDIT_AGGREGATE_PATHS='health': Value error, health-check paths start with '/': 'health'"),
+    ({"RUNBOOK_URL": "http://x"}, "RUNBOOK_URL='http://x': String should match pattern '^https://[^\\s]+$'"),
+])
+def test_an_invalid_value_names_the_variable_and_what_it_accepts(env, message, monkeypatch):
+    with pytest.raises(SettingsError) as given:
+        load_settings(env)
+    assert str(given.value) == f"invalid setting: {message}"
+    for name, value in env.items():  # the same from the process environment
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as read:
+        load_settings()
+    assert str(read.value) == str(given.value)
+
+
+def test_the_environment_is_read_by_name_case_sensitive_defaults_for_the_unset(monkeypatch):
+    for name in SETTING_NAMES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("crash_threshold", "9")  # not the variable's name
+    monkeypatch.setenv("CRASH_WINDOW_MINUTES", "10")
+    monkeypatch.setenv("ALERT_ONLY_CLUSTERS", " prod, prod-* ,,")
+    monkeypatch.setenv("ALERT_TOPIC_ARN", "  ")  # set but blank: unset
+    monkeypatch.setenv("UNRELATED", "x")
+    s = load_settings()
+    assert s.CRASH_THRESHOLD == 5 and s.CRASH_WINDOW_MINUTES == 10
+    assert s.ALERT_ONLY_CLUSTERS == ("prod", "prod-*") and s.ALERT_TOPIC_ARN is None
+    assert s.AUDIT_AGGREGATE_PATHS == ("/actuator/health", "/health", "/status", "/")
+    assert load_settings() is s  # unchanged variables: the same object
+    monkeypatch.setenv("CRASH_THRESHOLD", "3")
+    assert load_settings().CRASH_THRESHOLD == 3
+
+
+def test_settings_are_frozen_and_hashable():
+    s = Settings()
+    with pytest.raises(ValueError):
+        s.CRASH_THRESHOLD = 2  # type: ignore[misc]
+    assert {s: 1}[Settings()] == 1  # the Lambda path keys its runtimes by settings
+
+
+def test_reading_settings_imports_neither_pydantic_settings_nor_the_policy_modules():
+    code = ("import sys; from ecs_guardrail.settings import load_settings; load_settings({})\n"
+            "print(sorted(m for m in ('pydantic_settings', 'ecs_guardrail.core.policy', 'ecs_guardrail.core.audit')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
