@@ -662,25 +662,25 @@ def render_csv(tl: Timeline) -> str:
         w.writerow([_iso(ln.start), _iso(ln.end) if ln.end else "", ln.category, ln.title, ln.count,
                     " ".join(ln.services), ln.text])
     r = tl.availability
-    if r is not None:  # both observers' figures, side by side, as rows of category "totals"
+    if r is not None and r.clients_view:  # both observers' figures, side by side, as rows of category "totals"
         start, end = _iso(r.start), _iso(r.end)
         w.writerow([start, end, "totals", "unavailable_service_minutes", r.unavailable_service_minutes, "",
                     "the health checker's view: no healthy host, no datapoint or scaled to 0 by the watchdog"])
-        if r.clients_view:
-            w.writerow([start, end, "totals", "served_service_minutes", r.served_service_minutes, "",
-                        "the clients' view: requests answered, 5xx under the error ratio"])
-            for kind, n in (r.checker_disagreement_minutes or {}).items():
-                w.writerow([start, end, "totals", kind, n, "", "minutes where the two observers disagree"])
-            if r.healthy_hosts_only:
-                w.writerow([start, end, "totals", "healthy_hosts_only", len(r.healthy_hosts_only),
-                            " ".join(r.healthy_hosts_only), "Network Load Balancer: no request metrics"])
+        w.writerow([start, end, "totals", "served_service_minutes", r.served_service_minutes, "",
+                    "the clients' view: requests answered, 5xx under the error ratio"])
+        for kind, n in (r.checker_disagreement_minutes or {}).items():
+            w.writerow([start, end, "totals", kind, n, "", "minutes where the two observers disagree"])
+        if r.healthy_hosts_only:
+            w.writerow([start, end, "totals", "healthy_hosts_only", len(r.healthy_hosts_only),
+                        " ".join(r.healthy_hosts_only), "Network Load Balancer: no request metrics"])
         if tl.observers:
             w.writerow([start, end, "totals", "two_observers", "", "", tl.observers])
     return buf.getvalue()
 
 
 def render(tl: Timeline, fmt: str = "text") -> str:
-    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines)."""
+    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines; with the clients'
+    view, then rows of category ``totals``: both observers' figures side by side)."""
     if fmt == "text":
         return render_text(tl)
     if fmt == "markdown":
