@@ -137,3 +137,22 @@ def test_an_aws_error_part_way_leaves_an_earlier_capture_whole(tmp_path: Path) -
             capture(client, ["dev"], SINCE, UNTIL, out, log_group=DEFAULT_LOG_GROUP)
     assert (out / "fleet.json").read_text() == "old fleet"
     assert (out / "events.jsonl").read_text() == "old events\n"
+
+
+def test_capture_keeps_the_clients_view_and_the_replay_its_still_serving(tmp_path: Path) -> None:
+    folder = SCENARIO.parent / "loop-failing-checks-serving"  # 0 healthy hosts, 299 of 300 requests 2xx
+    out = tmp_path / "captured"
+    since, until = datetime.fromisoformat("2025-10-07T09:20:00+00:00"), datetime.fromisoformat("2025-10-07T10:00:00+00:00")
+    with EmbeddedAws(load_scenario(folder)) as aws:
+        _seed_logs(aws, folder)
+        load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups,
+                             read_healthy_hosts_csv(folder / "healthy_hosts.csv"))
+        report = capture(aws.client, ["staging"], since, until, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.problems == []
+    header = (out / "healthy_hosts.csv").read_text().splitlines()[0]
+    assert header == "time,target_group,healthy_host_count,request_count,target_2xx,target_5xx,elb_5xx"
+    assert read_healthy_hosts_csv(out / "healthy_hosts.csv") == sorted(
+        read_healthy_hosts_csv(folder / "healthy_hosts.csv"), key=lambda r: (r[0], r[1]))
+    shutil.copy(folder / "settings.env", out / "settings.env")
+    assert [d[3:] for d in _decisions(out)] == [("alert_only", "still_serving")] == \
+        [d[3:] for d in _decisions(folder)]
