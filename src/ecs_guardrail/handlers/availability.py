@@ -82,8 +82,9 @@ def scheduled_time(event: Any, fallback: datetime | None = None) -> datetime:
 @dataclass(frozen=True, slots=True)
 class SampleOutcome:
     """What one invocation did: the settled minute, target groups seen, items written (blocks and
-    changed counts), minutes without a ``HealthyHostCount`` datapoint in the blocks read, the series
-    read, and the metrics requested from GetMetricData (0 when no block was due)."""
+    changed counts), target-group minutes without a ``HealthyHostCount`` datapoint in the block just
+    read (the re-read block before it is not counted again), the series read, and the metrics
+    requested from GetMetricData (0 when no block was due)."""
 
     minute: datetime
     target_groups: int
