@@ -142,7 +142,8 @@ def test_an_aws_error_part_way_leaves_an_earlier_capture_whole(tmp_path: Path) -
 def test_capture_keeps_the_clients_view_and_the_replay_its_still_serving(tmp_path: Path) -> None:
     folder = SCENARIO.parent / "loop-failing-checks-serving"  # 0 healthy hosts, 299 of 300 requests 2xx
     out = tmp_path / "captured"
-    since, until = datetime.fromisoformat("2025-10-07T09:20:00+00:00"), datetime.fromisoformat("2025-10-07T10:00:00+00:00")
+    since = datetime.fromisoformat("2025-10-07T09:20:00+00:00")
+    until = datetime.fromisoformat("2025-10-07T10:00:00+00:00")
     with EmbeddedAws(load_scenario(folder)) as aws:
         _seed_logs(aws, folder)
         load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups,
