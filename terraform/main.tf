@@ -55,6 +55,7 @@ locals {
         MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
         MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
         FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
+        CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
         DRY_RUN                      = tostring(var.dry_run)
         ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
         SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
@@ -63,7 +64,7 @@ locals {
       }
     }
     availability = {
-      description       = "Samples HealthyHostCount of every ECS service behind an ALB target group."
+      description       = "Samples healthy hosts and request metrics of every ECS service behind a load balancer."
       handler           = "ecs_guardrail.handlers.availability.handler"
       timeout           = 120
       max_event_age     = 900
@@ -117,7 +118,7 @@ resource "aws_dynamodb_table" "history" {
     range_key = "gsi1sk"
     # exactly what timeline reads project (HistoryStore.TIMELINE_FIELDS), never the raw event text
     projection_type    = "INCLUDE"
-    non_key_attributes = ["type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind", "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action", "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account", "region"]
+    non_key_attributes = ["type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind", "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action", "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account", "region", "per_minute"]
   }
 
   ttl {

@@ -83,6 +83,17 @@ variable "min_actions_allowed" {
   }
 }
 
+variable "client_error_ratio" {
+  description = "Share of 5xx (targets' and the load balancer's) at or above which a minute's clients failed; targets answering 2xx under it are still_serving."
+  type        = number
+  default     = 0.05
+
+  validation {
+    condition     = var.client_error_ratio > 0 && var.client_error_ratio <= 1
+    error_message = "client_error_ratio: a number above 0 and at most 1."
+  }
+}
+
 variable "fleet_signal_min_failures" {
   description = "Failures in the window that make a service count as failing in the fleet test."
   type        = number

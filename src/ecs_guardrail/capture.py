@@ -14,6 +14,10 @@
   time, the circuit breaker's ``thresholdConfiguration`` and ``resetOnHealthyTask``) from DescribeServices
   and the task definition's family and containers (``essential``, ``restartPolicy``) from
   DescribeTaskDefinition;
+- ``healthy_hosts.csv`` from GetMetricData through the sampler's adapter: HealthyHostCount, Minimum, 60 s,
+  per target group + load balancer (``AWS/ApplicationELB`` or ``AWS/NetworkELB``), the lowest over a
+  target group's load balancers, and the clients' view of ALB target groups (``request_count``,
+  ``target_2xx``, ``target_5xx``, ``elb_5xx``: Sum, summed over its load balancers; empty behind an NLB);
 - ``CAPTURE.md``: what was read, and what could not be (a missing permission, a retention gap), one line
   each. It is a separate file so that ``fleet.json`` keeps only the keys a replay reads.
 
@@ -39,7 +43,6 @@ __all__ = ["capture", "CaptureReport", "DENIED_CODES"]
 #: error codes that mean "this identity may not call that"
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
                           "UnauthorizedException", "AuthorizationError", "AuthorizationErrorException"})
-_METRIC = "HealthyHostCount"
 
 
 @dataclass
@@ -340,44 +343,41 @@ def _read_events(client: Callable[[str], Any], clusters: list[str], since: datet
 
 # ------------------------------------------------------------------------------------------ healthy hosts
 def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, dict[str, Any]], since: datetime,
-                        until: datetime, report: CaptureReport) -> list[tuple[str, str, float]]:
-    series = [(name, tg["arn"].split(":", 5)[5], lb, ns) for name, tg in sorted(target_groups.items())
-              for lb, ns in tg.get("lbs", [])]
-    if not series:
+                        until: datetime, report: CaptureReport) -> list[tuple[Any, ...]]:
+    """``healthy_hosts.csv`` rows ``(time, name, healthy_host_count, request_count, target_2xx, target_5xx,
+    elb_5xx)`` through the sampler's adapter (both observers; request cells ``None`` behind an NLB or
+    where nothing was published). A minute without a HealthyHostCount datapoint has no row."""
+    from ecs_guardrail.adapters.cloudwatch import REQUEST_METRICS, HealthyHostCount, Series
+
+    names: dict[Series, str] = {Series(tg["arn"].split(":", 5)[5], lb): name
+                                for name, tg in sorted(target_groups.items()) for lb, _ns in tg.get("lbs", [])}
+    if not names:
         return []
-    cw = client("cloudwatch")
     start = since.astimezone(UTC).replace(second=0, microsecond=0)
     end = until.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
-    minima: dict[tuple[str, datetime], float] = {}
     try:
-        for chunk in _chunks(series, 500):  # GetMetricData: at most 500 queries a call
-            ids = {f"q{n}": s for n, s in enumerate(chunk)}
-            kwargs: dict[str, Any] = {"StartTime": start, "EndTime": end, "ScanBy": "TimestampAscending",
-                                      "MetricDataQueries": [{
-                                          "Id": qid, "ReturnData": True,
-                                          "MetricStat": {"Metric": {"Namespace": ns, "MetricName": _METRIC,
-                                                                    "Dimensions": [
-                                                                        {"Name": "TargetGroup", "Value": tg},
-                                                                        {"Name": "LoadBalancer", "Value": lb}]},
-                                                         "Period": 60, "Stat": "Minimum"}}
-                                          for qid, (_n, tg, lb, ns) in ids.items()]}
-            while True:
-                resp = cw.get_metric_data(**kwargs)
-                for r in resp.get("MetricDataResults", []):
-                    name = ids[r["Id"]][0]
-                    for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
-                        m = ts.astimezone(UTC).replace(second=0, microsecond=0)
-                        minima[(name, m)] = min(v, minima.get((name, m), v))
-                if not resp.get("NextToken"):
-                    break
-                kwargs["NextToken"] = resp["NextToken"]
+        readings = HealthyHostCount(client("cloudwatch")).read(list(names), start, end)
     except ClientError as exc:
         if not _denied(exc):
             raise
         report.problems.append("no permission for cloudwatch:GetMetricData: healthy_hosts.csv not written "
                                "(no availability figures)")
         return []
-    rows = sorted(((_iso(m), name, v) for (name, m), v in minima.items()))
+    per: dict[tuple[str, datetime], list[Any]] = {}
+    for series, points in readings.items():
+        for m, r in points.items():
+            per.setdefault((names[series], m), []).append(r)
+    rows = []
+    for (name, m), rs in sorted(per.items(), key=lambda x: (x[0][1], x[0][0])):
+        hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
+        if not hosts:
+            continue
+        clients = [r for r in rs if r.request_metrics]
+
+        def total(field: str, clients: list[Any] = clients) -> float | None:
+            got = [getattr(r, field) for r in clients if getattr(r, field) is not None]
+            return float(sum(got)) if got else None
+        rows.append((_iso(m), name, min(hosts), *(total(k) for k in (*REQUEST_METRICS, "elb_5xx"))))
     if rows:
         first = datetime.fromisoformat(rows[0][0].replace("Z", "+00:00"))
         if first - start > timedelta(minutes=5) and start < datetime.now(UTC) - timedelta(days=15):
@@ -439,9 +439,10 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     if rows:
         with csv_path.open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("time", "target_group", "healthy_host_count"))
-            for t, name, v in rows:
-                w.writerow((t, name, int(v) if float(v).is_integer() else v))
+            w.writerow(("time", "target_group", "healthy_host_count", "request_count", "target_2xx", "target_5xx",
+                        "elb_5xx"))
+            for t, name, *values in rows:
+                w.writerow((t, name, *("" if v is None else int(v) if float(v).is_integer() else v for v in values)))
     elif csv_path.exists():
         csv_path.unlink()
     restarts_path = out_dir / "container_restarts.csv"

@@ -173,7 +173,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         store = res.history
         for c in scenario.fleet["clusters"]:
             timelines.extend(load_timelines(store, c["name"], span[0], span[1], account=scenario.account,
-                                            region=scenario.region, config=scenario.settings.policy()))
+                                            region=scenario.region, config=scenario.settings.policy(),
+                                            client_error_ratio=scenario.settings.CLIENT_ERROR_RATIO))
         res.timeline = timelines
 
     def on_warning(text: str) -> None:
@@ -286,8 +287,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     if args.until <= args.since:
         raise ScenarioError("--until must be after --since")
     store = HistoryStore(make_client("dynamodb", region=args.region), table)
+    settings = load_settings()
     timelines = load_timelines(store, args.cluster, args.since, args.until, service=args.service,
-                               config=load_settings().policy())
+                               config=settings.policy(), client_error_ratio=settings.CLIENT_ERROR_RATIO)
     for n, tl in enumerate(timelines):  # one per account and region holding a cluster of that name
         if n:
             sys.stdout.write("\n")

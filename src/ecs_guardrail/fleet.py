@@ -628,20 +628,28 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
 
 def _build_target_groups(client_factory: Callable[[str], Any],
                          groups: dict[str, tuple[str, dict[str, Any] | None]]) -> dict[str, dict[str, str]]:
-    """One VPC, one load balancer per type used, one target group and listener per name."""
+    """One VPC, one target group and listener per name, each ALB target group behind its own load balancer
+    and the NLB target groups behind one."""
     ec2, elb = client_factory("ec2"), client_factory("elbv2")
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     zones = [z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]][:2]
     subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
                for i, z in enumerate(zones)]
     lbs: dict[str, str] = {}
-    for lb_type in sorted({t for t, _ in groups.values()}):
-        name = "guardrail-replay" if lb_type == "application" else "guardrail-replay-net"
-        lbs[lb_type] = elb.create_load_balancer(Name=name, Subnets=subnets, Type=lb_type,
-                                                Scheme="internal")["LoadBalancers"][0]["LoadBalancerArn"]
+
+    def load_balancer(lb_type: str, n: int) -> str:
+        # one ALB per target group: the load balancer's own 5xx (HTTPCode_ELB_5XX_Count) is published per
+        # load balancer only, so a target group's elb_5xx column is its own ALB's; the NLBs share one
+        name = f"guardrail-replay-{n}" if lb_type == "application" else "guardrail-replay-net"
+        if name not in lbs:
+            lbs[name] = elb.create_load_balancer(Name=name, Subnets=subnets, Type=lb_type,
+                                                 Scheme="internal")["LoadBalancers"][0]["LoadBalancerArn"]
+        return lbs[name]
+
     out: dict[str, dict[str, str]] = {}
     for n, name in enumerate(sorted(groups)):
         lb_type, check = groups[name]
+        lb_arn = load_balancer(lb_type, n)
         protocol = "HTTP" if lb_type == "application" else "TCP"
         kwargs: dict[str, Any] = {}
         if check:
@@ -656,14 +664,14 @@ def _build_target_groups(client_factory: Callable[[str], Any],
                     kwargs[param] = check[key]
         tg = elb.create_target_group(Name=name, Protocol=protocol, Port=_APP_PORT, VpcId=vpc, TargetType="ip",
                                      **kwargs)["TargetGroups"][0]
-        elb.create_listener(LoadBalancerArn=lbs[lb_type], Protocol=protocol, Port=1024 + n,
+        elb.create_listener(LoadBalancerArn=lb_arn, Protocol=protocol, Port=1024 + n,
                             DefaultActions=[{"Type": "forward", "TargetGroupArn": tg["TargetGroupArn"]}])
         out[name] = {
             "arn": tg["TargetGroupArn"],
-            "lb_arn": lbs[lb_type],
+            "lb_arn": lb_arn,
             # CloudWatch dimension values are the ARN suffixes (targetgroup/NAME/ID, app/NAME/ID)
             "dimension": tg["TargetGroupArn"].split(":", 5)[5],
-            "lb_dimension": lbs[lb_type].split(":loadbalancer/", 1)[1],
+            "lb_dimension": lb_arn.split(":loadbalancer/", 1)[1],
             "lb_type": lb_type,
         }
     return out

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.core.availability import CLIENT_ERROR_RATIO
 from ecs_guardrail.core.policy import PolicyConfig
-from ecs_guardrail.core.timeline import Timeline, build_timeline, build_timelines
+from ecs_guardrail.core.timeline import LOOKBEHIND, Timeline, build_timeline, build_timelines
 
 __all__ = ["load_timeline", "load_timelines", "parse_time", "scenario_span"]
 
@@ -29,21 +30,24 @@ def parse_time(text: str) -> datetime:
 
 
 def load_timeline(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
-                  service: str | None = None, config: PolicyConfig | None = None) -> Timeline:
+                  service: str | None = None, config: PolicyConfig | None = None,
+                  client_error_ratio: float = CLIENT_ERROR_RATIO) -> Timeline:
     """Read the cluster's timeline items for ``[since, until]`` and build its :class:`Timeline`."""
-    items = list(store.timeline_brief(cluster, since, until))
-    return build_timeline(items, cluster, since, until, service=service, config=config)
+    items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until))  # blocks reaching into the window
+    return build_timeline(items, cluster, since, until, service=service, config=config,
+                          client_error_ratio=client_error_ratio)
 
 
 def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
                    account: str | None = None, region: str | None = None, service: str | None = None,
-                   config: PolicyConfig | None = None) -> list[Timeline]:
+                   config: PolicyConfig | None = None,
+                   client_error_ratio: float = CLIENT_ERROR_RATIO) -> list[Timeline]:
     """One :class:`Timeline` per (account, region) that holds a cluster named ``cluster`` (the own one,
     ``account``/``region``, first): two accounts' clusters of one name never mix."""
     fields = tuple(dict.fromkeys((*HistoryStore.TIMELINE_FIELDS, "account", "region")))
-    items = list(store.timeline_brief(cluster, since, until, fields=fields))
+    items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until, fields=fields))
     return build_timelines(items, cluster, since, until, account=account, region=region, service=service,
-                           config=config)
+                           config=config, client_error_ratio=client_error_ratio)
 
 
 def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:

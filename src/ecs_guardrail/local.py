@@ -596,7 +596,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
-        sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
+        sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
         restarts = ReplayRestarts(scenario, aws)
         for name in restarts.unknown:
@@ -669,6 +669,13 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.summary["watchdog_service_minutes"] = (
             res.availability.by_cause["zero_by_watchdog"] if res.availability is not None else None)
+        if res.availability is not None and res.availability.clients_view:
+            # the clients' view beside the checker's (healthy_hosts.csv with the request columns)
+            res.summary["served_service_minutes"] = res.availability.served_service_minutes
+            res.summary["idle_service_minutes"] = res.availability.idle_service_minutes
+            res.summary["checker_disagreement_minutes"] = res.availability.checker_disagreement_minutes
+            if res.availability.healthy_hosts_only:
+                res.summary["healthy_hosts_only"] = res.availability.healthy_hosts_only
         res.summary["alerts_sent"] = len(aws.alerts())  # published to SNS, read back from the embedded AWS
         res.alerts = rt_watchdog.previews
         res.summary["desired_counts"] = aws.desired_counts()

@@ -24,7 +24,9 @@ class PlotUnavailableError(GuardrailError):
 
 def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Path:
     """Write ``path`` (PNG): one small panel per service (at most ``max_services``), healthy hosts as
-    a step line (grey band where there was no datapoint), stops as markers, decisions as vertical lines.
+    a step line (grey band where there was no datapoint), stops as markers, decisions as vertical lines;
+    with the clients' view, the minutes where the observers disagree hatched (green: checker down while
+    clients were served; orange: checker up while clients failed).
     """
     try:
         import matplotlib
@@ -56,6 +58,10 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
             ys = [sm.healthy_host_count if sm.healthy_host_count is not None else float("nan") for sm in ms]
             ax.step(xs, ys + ys[-1:], where="post", color="tab:blue", linewidth=1.5)
             for sm in ms:
+                if sm.disagreement is not None:  # the clients' view says otherwise: hatched over the minute
+                    color = "tab:green" if sm.disagreement.value == "checker_down_clients_served" else "tab:orange"
+                    ax.axvspan(sm.minute, sm.minute + timedelta(minutes=1), facecolor="none", edgecolor=color,
+                               hatch="////", linewidth=0, alpha=0.6)
                 if sm.healthy_host_count is None:
                     ax.axvspan(sm.minute, sm.minute + timedelta(minutes=1), color="0.85", linewidth=0)
                 elif sm.healthy_host_count < 1:
@@ -86,6 +92,11 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
         handles.append(Line2D([], [], color="tab:blue", label="healthy hosts (min per minute)"))
         handles.append(Patch(color="tab:red", alpha=0.12, label="no healthy host"))
         handles.append(Patch(color="0.85", label="no datapoint"))
+        if tl.availability is not None and tl.availability.clients_view:
+            handles.append(Patch(facecolor="none", edgecolor="tab:green", hatch="////",
+                                 label="checker down, clients served"))
+            handles.append(Patch(facecolor="none", edgecolor="tab:orange", hatch="////",
+                                 label="checker up, clients failing"))
     handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label) for m, c, label in _MARKS.values()]
     handles += [Line2D([], [], color="tab:purple", linestyle="--", label="watchdog decision")]
     # the title on top, the legend under the time axis: they never overlap, whatever the figure's height

@@ -43,6 +43,9 @@ class Settings(BaseModel):
       the blast radius: ``max(MIN_ACTIONS_ALLOWED, floor(MAX_ACTION_FRACTION * services_in_cluster))``.
     - ``FLEET_SIGNAL_MIN_FAILURES`` (count, default 2): failures in the window that make a service
       count as failing in the fleet test.
+    - ``CLIENT_ERROR_RATIO`` (0..1, default 0.05): the share of 5xx (targets' and the load balancer's)
+      at or above which a minute's clients failed (the clients' view, ARCHITECTURE.md "Two observers");
+      targets answering 2xx under it are ``still_serving``.
     - ``DRY_RUN`` (bool): decide and alert, change nothing.
 
     Plumbing: ``HISTORY_TABLE`` (DynamoDB table name), ``HISTORY_TTL_DAYS`` (days, default 90),
@@ -70,6 +73,7 @@ class Settings(BaseModel):
     MAX_ACTION_FRACTION: float = Field(0.2, ge=0.0, le=1.0)
     MIN_ACTIONS_ALLOWED: int = Field(1, ge=0, le=1000)
     FLEET_SIGNAL_MIN_FAILURES: int = Field(2, ge=1, le=1000)
+    CLIENT_ERROR_RATIO: float = Field(0.05, gt=0.0, le=1.0)
     DRY_RUN: bool = False
 
     HISTORY_TABLE: str = Field("ecs-guardrail-history", min_length=3, max_length=255,

@@ -200,19 +200,25 @@ def test_target_groups_and_their_load_balancers_are_the_same(both: tuple[Side, S
 
 
 def test_healthy_host_minima_and_newest_sample_are_the_same(both: tuple[Side, Side]) -> None:
-    rows = [(T0 + timedelta(minutes=m, seconds=s), tg, float(v)) for m in range(6) for s in (0, 30)
+    rows = [(T0 + timedelta(minutes=m, seconds=s), tg, float(v),
+             {"request_count": 100.0, "target_2xx": 90.0 + m, "elb_5xx": float(m)} if s == 0 else {})
+            for m in range(6) for s in (0, 30)
             for tg, v in (("orders-prod", m % 3 + (s > 0)), ("ingest-prod", 0 if m > 3 else 2))
             if not (tg == "orders-prod" and m == 4)]
 
     def read(side: Side) -> Any:
         tgs = side.built.target_groups
-        assert load_into_cloudwatch(side.client("cloudwatch"), tgs, [*rows, (T0, "unknown-tg", 1.0)]) == ["unknown-tg"]
+        assert load_into_cloudwatch(side.client("cloudwatch"), tgs, [*rows, (T0, "unknown-tg", 1.0, {})]) == \
+            ["unknown-tg"]
         series = [Series(tgs[n]["dimension"], tgs[n]["lb_dimension"]) for n in ("orders-prod", "ingest-prod")]
         cw = HealthyHostCount(side.client("cloudwatch"))
         minima = cw.minima(series, T0, T0 + timedelta(minutes=6))
         newest = cw.newest_healthy(series, T0 + timedelta(minutes=4, seconds=20))
+        both_views = cw.read(series, T0, T0 + timedelta(minutes=6))
         return {"minima": {repr(s): dict(sorted(v.items())) for s, v in sorted(minima.items(), key=repr)},
-                "newest": [asdict(x) for x in newest]}
+                "newest": [asdict(x) for x in newest],
+                "read": {repr(s): {m: asdict(r) for m, r in sorted(v.items())}
+                         for s, v in sorted(both_views.items(), key=repr)}}
 
     _each(both, read)
 

@@ -53,12 +53,16 @@ def test_the_outage_wiring_is_found(outage_json):
         assert by_check[check] == services, check
     assert by_check["single_task"] == {"pricing"} and by_check["no_circuit_breaker"] == {"pricing"}
     assert by_check["autoscaling_min_above_zero"] == services - {"pricing"}
+    # the seed's third remedy: no routing floor, so the ALB removes every target before it fails open
+    assert by_check["no_unhealthy_routing_floor"] == services - {"pricing"}
     shared = next(f for f in findings if f["check"] == "shared_fate")
     assert shared["evidence"]["count"] == 6 and shared["evidence"]["bound"] == 1
     fast = next(f for f in findings if f["check"] == "fast_ejection")
     assert fast["evidence"]["target_groups"][0]["ejection_seconds"] == 20
     assert summary["clusters"] == ["production"] and summary["services"] == 6
     assert summary["by_severity"]["high"] == 2 and summary["fail_on"] == "high"
+    floor = next(f for f in findings if f["check"] == "no_unhealthy_routing_floor")
+    assert floor["evidence"]["recommended_percentage"] == 50
 
 
 def test_fail_on_and_set(capsys):

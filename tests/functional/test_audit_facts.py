@@ -50,3 +50,17 @@ def test_a_bare_service_reads_as_defaults_and_an_unknown_cluster_is_named():
     assert worker.essential_containers == ("app",) and worker.scalable_min_capacity is None
     assert worker.circuit_breaker is None and worker.health_check_grace_period_seconds is None
     assert worker.scheduling_strategy == "REPLICA" and worker.desired_count == 1
+
+
+def test_the_unhealthy_state_routing_floor_is_read_from_the_target_group_attributes():
+    fleet = {"clusters": [{"name": "qa", "services": [
+        {"name": "web", "desiredCount": 2, "targetGroups": ["web-a", "web-b"]}]}]}
+    floor = "target_group_health.unhealthy_state_routing.minimum_healthy_targets."
+    with mock_aws():
+        built = build_fleet(_client, fleet, "123456789012", REGION)
+        _client("elbv2").modify_target_group_attributes(
+            TargetGroupArn=built.target_groups["web-a"]["arn"],
+            Attributes=[{"Key": floor + "percentage", "Value": "50"}, {"Key": floor + "count", "Value": "1"}])
+        groups = {tg.name: tg for tg in _reader().cluster("qa").services[0].target_groups}
+    assert groups["web-a"].routing_floor_percentage == 50 and groups["web-a"].routing_floor_count == 1
+    assert groups["web-b"].routing_floor_percentage is None and groups["web-b"].routing_floor_count == 1  # defaults

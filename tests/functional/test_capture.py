@@ -178,3 +178,23 @@ def test_capture_writes_the_deployment_keys_restart_policies_and_container_resta
                     if s["name"] == "checkout")
     assert checkout["deploymentStrategy"] == {"strategy": "BLUE_GREEN", "bakeTimeInMinutes": 15}
     assert checkout["taskDefinitionFamily"] == "checkout-api"
+
+
+def test_capture_keeps_the_clients_view_and_the_replay_its_still_serving(tmp_path: Path) -> None:
+    folder = SCENARIO.parent / "loop-failing-checks-serving"  # 0 healthy hosts, 299 of 300 requests 2xx
+    out = tmp_path / "captured"
+    since = datetime.fromisoformat("2025-10-07T09:20:00+00:00")
+    until = datetime.fromisoformat("2025-10-07T10:00:00+00:00")
+    with EmbeddedAws(load_scenario(folder)) as aws:
+        _seed_logs(aws, folder)
+        load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups,
+                             read_healthy_hosts_csv(folder / "healthy_hosts.csv"))
+        report = capture(aws.client, ["staging"], since, until, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.problems == []
+    header = (out / "healthy_hosts.csv").read_text().splitlines()[0]
+    assert header == "time,target_group,healthy_host_count,request_count,target_2xx,target_5xx,elb_5xx"
+    assert read_healthy_hosts_csv(out / "healthy_hosts.csv") == sorted(
+        read_healthy_hosts_csv(folder / "healthy_hosts.csv"), key=lambda r: (r[0], r[1]))
+    shutil.copy(folder / "settings.env", out / "settings.env")
+    assert [d[3:] for d in _decisions(out)] == [("alert_only", "still_serving")] == \
+        [d[3:] for d in _decisions(folder)]

@@ -61,8 +61,9 @@ def test_newest_healthy_newest_datapoint_per_target_group(cw: Any) -> None:
     _put(cw, QUIET, M - timedelta(minutes=10), 5)  # far too old: absent
     samples = HealthyHostCount(cw).newest_healthy([ALB, NLB, QUIET], AT)
     assert samples == [
-        ServingSample(ALB.target_group, M - timedelta(minutes=1), 0.0),
-        ServingSample(NLB.target_group, M - timedelta(minutes=2), 1.0),
+        # an ALB also carries the clients' view: no request published that minute is 0 requests
+        ServingSample(ALB.target_group, M - timedelta(minutes=1), 0.0, 0.0, 0.0, 0.0, 0.0),
+        ServingSample(NLB.target_group, M - timedelta(minutes=2), 1.0),  # an NLB: healthy hosts only
     ]
 
 
@@ -95,3 +96,19 @@ def test_newest_healthy_feeds_still_serving(cw: Any) -> None:
     v = entitlement("crash_loop", EntitlementFacts("prod", "tcp", serving=tuple(samples)), AT)
     assert v.reason == "still_serving" and v.evidence["target_group"] == NLB.target_group
     assert v.evidence["minute"] == "2025-08-21T09:08:00Z"
+
+
+def test_newest_healthy_reads_the_clients_view_of_an_alb_in_the_same_call(cw: Any) -> None:
+    dims = ALB.dimensions()
+    cw.put_metric_data(Namespace=NAMESPACE, MetricData=[
+        {"MetricName": "HealthyHostCount", "Timestamp": M - timedelta(minutes=1), "Value": 0, "Dimensions": dims},
+        {"MetricName": "RequestCount", "Timestamp": M - timedelta(minutes=1), "Value": 300, "Dimensions": dims},
+        {"MetricName": "HTTPCode_Target_2XX_Count", "Timestamp": M - timedelta(minutes=1), "Value": 299,
+         "Dimensions": dims},
+        {"MetricName": "HTTPCode_ELB_5XX_Count", "Timestamp": M - timedelta(minutes=1), "Value": 1,
+         "Dimensions": [{"Name": "LoadBalancer", "Value": ALB.load_balancer}]}])
+    source = HealthyHostCount(cw)
+    [s] = source.newest_healthy([ALB], AT)
+    assert (s.healthy_host_count, s.request_count, s.target_2xx, s.target_5xx, s.elb_5xx) == (0.0, 300, 299, 0, 1)
+    assert s.answering(0.05)  # the checker says 0, the clients say served: still_serving's evidence
+    assert source.calls == 1 and source.metrics_requested == 5

@@ -23,9 +23,10 @@ from ecs_guardrail.core.policy import PolicyConfig
 
 CONFIG = AuditConfig(policy=PolicyConfig(alert_only_clusters=("production",)))
 
-#: a service that no check fires on: readiness path, 3 x 10 s, grace, circuit breaker, 2 tasks
+#: a service that no check fires on: readiness path, 3 x 10 s, a routing floor of 50 %, grace, circuit
+#: breaker, 2 tasks
 SAFE_TG = TargetGroupHealthCheck(name="web-tg", arn="arn:tg/web", protocol="HTTP", path="/actuator/health/readiness",
-                                 interval_seconds=10, unhealthy_threshold_count=3)
+                                 interval_seconds=10, unhealthy_threshold_count=3, routing_floor_percentage=50)
 SAFE = ServiceAuditFacts(cluster="staging", name="web", desired_count=2, health_check_grace_period_seconds=60,
                          circuit_breaker=True, circuit_breaker_rollback=True, target_groups=(SAFE_TG,),
                          container_health_check=ContainerHealthCheck(
@@ -232,6 +233,7 @@ def test_check_ids_and_severities_are_pinned():
         "alert_only_entry_unmatched": "medium",
         "no_automatic_rollback": "medium",
         "restart_policy_unwatched": "medium",
+        "no_unhealthy_routing_floor": "medium",
     }
 
 
@@ -291,3 +293,18 @@ def test_alert_only_entry_unmatched_fires():
     for value in ((), ("none",), ("production", "dev")):
         none = AuditConfig(policy=PolicyConfig(alert_only_clusters=value))
         assert not [f for f in audit_fleet(clusters, none) if f.check == "alert_only_entry_unmatched"]
+def test_no_unhealthy_routing_floor_fires_when_every_target_can_be_removed():
+    assert _checks(_svc(target_groups=(_tg(routing_floor_percentage=None),))) == ["no_unhealthy_routing_floor"]
+    finding = audit_cluster(ClusterAuditFacts("staging", services=(_svc(
+        desired_count=4, target_groups=(_tg(routing_floor_percentage=None),)),)), CONFIG)[0]
+    assert "minimum_healthy_targets.percentage=50" in finding.message and "all 4 tasks" in finding.message
+    assert finding.evidence["target_groups"] == [{"target_group": "web-tg", "minimum_healthy_targets_percentage": "off",
+                                                  "minimum_healthy_targets_count": 1}]
+
+
+def test_no_unhealthy_routing_floor_silent_with_a_floor_one_task_or_a_daemon():
+    assert _checks(_svc(target_groups=(_tg(routing_floor_percentage=None, routing_floor_count=2),))) == []
+    assert _checks(_svc(target_groups=(_tg(routing_floor_percentage=25),))) == []
+    assert "no_unhealthy_routing_floor" not in _checks(_svc(desired_count=1, target_groups=(
+        _tg(routing_floor_percentage=None),)))
+    assert _checks(_svc(scheduling_strategy="DAEMON", target_groups=(_tg(routing_floor_percentage=None),))) == []

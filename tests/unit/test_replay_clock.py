@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from ecs_guardrail.adapters.cloudwatch import Series
 from ecs_guardrail.replay.clock import MinuteClock, event_time
-from ecs_guardrail.replay.healthy_hosts import MemoryHealthyHostCount, namespace_of
+from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch, namespace_of
 
 T0 = datetime(2025, 10, 7, 10, 0, tzinfo=UTC)
 
@@ -50,16 +50,29 @@ def test_event_time_reads_the_envelope():
     assert event_time({"time": "yesterday"}) is None and event_time([]) is None and event_time({}) is None
 
 
-def test_memory_source_answers_like_cloudwatch_for_alb_and_nlb():
+def test_the_csv_reads_back_through_the_real_adapter_for_alb_and_nlb():
+    from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Reading
+    from ecs_guardrail.replay.memory_aws import MemoryAws
+
     alb = Series("targetgroup/web/1", "app/lb/2")
     nlb = Series("targetgroup/tcp/3", "net/nlb/4")
-    src, unknown = MemoryHealthyHostCount.from_rows(
-        {"web": {"dimension": alb.target_group, "lb_dimension": alb.load_balancer},
-         "tcp": {"dimension": nlb.target_group, "lb_dimension": nlb.load_balancer}},
-        [(at(0), "web", 2.0), (at(0.5), "web", 1.0), (at(1), "tcp", 0.0), (at(2), "tcp", 3.0), (at(0), "gone", 1.0)])
+    cw = MemoryAws("111122223333", "eu-west-1").client("cloudwatch")
+    unknown = load_into_cloudwatch(
+        cw, {"web": {"dimension": alb.target_group, "lb_dimension": alb.load_balancer},
+             "tcp": {"dimension": nlb.target_group, "lb_dimension": nlb.load_balancer}},
+        [(at(0), "web", 2.0, {"request_count": 100.0, "target_2xx": 90.0, "target_5xx": 10.0}),
+         (at(0.5), "web", 1.0, {"elb_5xx": 4.0}), (at(1), "tcp", 0.0, {"request_count": 7.0}),
+         (at(2), "tcp", 3.0, {}), (at(0), "gone", 1.0, {})])
     assert unknown == ["gone"]
-    assert src.minima([alb, nlb], at(0), at(1)) == {alb: {at(0): 1.0}}  # the minimum of the minute
-    assert src.minima([alb, nlb], at(1), at(2)) == {nlb: {at(1): 0.0}}
-    assert src.minima([nlb], at(0), at(5)) == {nlb: {at(1): 0.0, at(2): 3.0}}
+    source = HealthyHostCount(cw)
+    assert source.minima([alb, nlb], at(0), at(1)) == {alb: {at(0): 1.0}}  # the minimum of the minute
+    assert source.minima([nlb], at(0), at(5)) == {nlb: {at(1): 0.0, at(2): 3.0}}
+    got = source.read([alb, nlb], at(0), at(2))
+    # the clients' view of an ALB: Sum per minute, the load balancer's own 5xx by its LoadBalancer dimension
+    assert got[alb][at(0)] == Reading(1.0, 100.0, 90.0, 10.0, 4.0, True)
+    assert got[alb][at(1)] == Reading(None, None, None, None, None, True)  # no request published: 0 requests
+    assert got[nlb] == {at(1): Reading(0.0)}  # an NLB: healthy hosts only, its request cell ignored
+    # the minima reads (2 series, then 1), then HealthyHostCount of both + 3 request metrics + the ALB's own 5xx
+    assert source.metrics_requested == 2 + 1 + (2 + 3 + 1)
     assert namespace_of(nlb.load_balancer) == "AWS/NetworkELB"
     assert namespace_of(alb.load_balancer) == "AWS/ApplicationELB"

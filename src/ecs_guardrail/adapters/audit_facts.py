@@ -158,6 +158,8 @@ class AuditFacts:
                 attrs = {a["Key"]: a.get("Value") for a in self._elb.describe_target_group_attributes(
                     TargetGroupArn=tg["TargetGroupArn"]).get("Attributes", [])}
                 delay = attrs.get("deregistration_delay.timeout_seconds")
+                floor = "target_group_health.unhealthy_state_routing.minimum_healthy_targets."
+                pct, count = attrs.get(floor + "percentage"), attrs.get(floor + "count")
                 out[tg["TargetGroupArn"]] = TargetGroupHealthCheck(
                     name=tg["TargetGroupName"],
                     arn=tg["TargetGroupArn"],
@@ -171,6 +173,8 @@ class AuditFacts:
                     enabled=bool(tg.get("HealthCheckEnabled", True)),
                     load_balancer_type=_load_balancer_type(tg.get("Protocol")),
                     deregistration_delay_seconds=int(delay) if delay and delay.isdigit() else None,
+                    routing_floor_percentage=int(pct) if pct and pct.isdigit() else None,  # "off" is None
+                    routing_floor_count=int(count) if count and count.isdigit() else 1,
                 )
         return out
 

@@ -117,9 +117,12 @@ class HistoryStore:
     def rejected(self, day: datetime) -> list[dict[str, Any]]:
         return self.events.rejected(day)
 
-    def record_sample(self, sample: Any, *, target_group_dimension: str, load_balancers: int) -> bool:
-        return self.samples.record_sample(sample, target_group_dimension=target_group_dimension,
-                                          load_balancers=load_balancers)
+    def record_block(self, block: Any, *, target_group_dimension: str, load_balancers: int) -> bool:
+        return self.samples.record_block(block, target_group_dimension=target_group_dimension,
+                                         load_balancers=load_balancers)
+
+    def record_counts(self, counts: Any, *, force: bool = False) -> bool:
+        return self.samples.record_counts(counts, force=force)
 
     def timeline_items(self, cluster: str, since: datetime, until: datetime,
                        fields: tuple[str, ...] | None = None) -> Any:

@@ -20,6 +20,8 @@ check                                     severity  when
 ``production_not_alert_only``             high      a production-named cluster not in ALERT_ONLY_CLUSTERS
 ``autoscaling_min_above_zero``            low       a scalable target would undo a scale to 0
 ``alert_only_entry_unmatched``            medium    an ALERT_ONLY_CLUSTERS entry matches no audited cluster
+``no_unhealthy_routing_floor``            medium    a replicated service's target group fails open only
+                                                    when every target is out (no routing floor)
 ========================================  ========  ==================================================
 """
 
@@ -81,7 +83,11 @@ CHECKS: dict[str, Severity] = {
     "alert_only_entry_unmatched": Severity.MEDIUM,
     "no_automatic_rollback": Severity.MEDIUM,
     "restart_policy_unwatched": Severity.MEDIUM,
+    "no_unhealthy_routing_floor": Severity.MEDIUM,
 }
+
+#: the seed's advice: never let the load balancer remove more than half of a service's targets
+ROUTING_FLOOR_PERCENTAGE = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +111,11 @@ class TargetGroupHealthCheck:
     ``enabled``: ``HealthCheckEnabled``; ``load_balancer_type``: ``application`` for an HTTP/HTTPS
     target group ``Protocol``, ``network`` for TCP/TLS/UDP/TCP_UDP, ``gateway`` for GENEVE;
     ``deregistration_delay_seconds``:
-    attribute ``deregistration_delay.timeout_seconds``.
+    attribute ``deregistration_delay.timeout_seconds``; ``routing_floor_percentage`` and
+    ``routing_floor_count``: attributes
+    ``target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage`` (``off``, the
+    default, is ``None``) and ``...minimum_healthy_targets.count`` (default 1): below either, the load
+    balancer sends traffic to all targets, healthy or not (ELB "Target group health").
     """
 
     name: str
@@ -120,6 +130,8 @@ class TargetGroupHealthCheck:
     enabled: bool = True
     load_balancer_type: str = "application"
     deregistration_delay_seconds: int | None = None
+    routing_floor_percentage: int | None = None
+    routing_floor_count: int = 1
 
     @property
     def ejection_seconds(self) -> int:
@@ -317,6 +329,18 @@ def _service_findings(s: ServiceAuditFacts, config: AuditConfig) -> list[Finding
             "single_task", s.cluster, s.name,
             f"{where}: one task behind the load balancer: any stop, deployment or ejection is an outage",
             {"desired_count": s.desired_count}))
+    floorless = [tg for tg in s.target_groups if tg.enabled and tg.routing_floor_percentage is None
+                 and tg.routing_floor_count <= 1]
+    if s.load_balanced and not s.daemon and s.desired_count >= 2 and floorless:
+        out.append(Finding(
+            "no_unhealthy_routing_floor", s.cluster, s.name,
+            f"{where}: the load balancer removes every unhealthy target and fails open only when none is left "
+            f"(no unhealthy-state routing floor): a failing shared check takes all {s.desired_count} tasks out "
+            "at once; set target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage="
+            f"{ROUTING_FLOOR_PERCENTAGE} (never remove more than half)",
+            {"desired_count": s.desired_count, "recommended_percentage": ROUTING_FLOOR_PERCENTAGE,
+             "target_groups": [{"target_group": tg.name, "minimum_healthy_targets_percentage": "off",
+                                "minimum_healthy_targets_count": tg.routing_floor_count} for tg in floorless]}))
     if s.scalable_min_capacity is not None and s.scalable_min_capacity > 0:
         out.append(Finding(
             "autoscaling_min_above_zero", s.cluster, s.name,

@@ -10,6 +10,17 @@ A service-minute is ``up`` when every target group of the service reported ``Hea
 4. ``no_data``: a target group has no datapoint (no registered targets, or the sampler missed the
    minute). Unavailable, reported apart, never read as up (ECS-EVENTS.md, "ALB HealthyHostCount").
 
+**The clients' view beside it** (ARCHITECTURE.md, "Two observers, side by side"): where the samples
+carry the target groups' request metrics (``RequestCount``, ``HTTPCode_Target_2XX_Count``,
+``HTTPCode_Target_5XX_Count``, ``HTTPCode_ELB_5XX_Count``, Sum per minute), each service-minute also
+gets a :class:`ClientsState`: ``served`` (requests answered, 5xx below ``client_error_ratio``),
+``failing`` (5xx at or above it) or ``idle`` (no request). A minute where the two observers disagree
+gets a :class:`Disagreement`: ``checker_down_clients_served`` (zero healthy hosts while requests
+succeed: the load balancer failed open, the health check is what is broken) or
+``checker_up_clients_failing`` (healthy hosts while clients get 5xx: a gray failure the check cannot
+see). Neither view replaces the other: ``unavailable_service_minutes`` stays the checker's. Network Load
+Balancer target groups have no request metrics: healthy hosts only.
+
 Pure functions: samples, decisions and task states come in as arguments. Services without a target
 group have no figure.
 """
@@ -26,7 +37,15 @@ from typing import Any
 
 __all__ = [
     "MinuteState",
+    "ClientsState",
+    "Disagreement",
     "Sample",
+    "ServiceCounts",
+    "SampleBlock",
+    "BLOCK_FIELDS",
+    "BLOCK_MINUTES",
+    "clients_state",
+    "CLIENT_ERROR_RATIO",
     "ScaleDown",
     "ServiceMinute",
     "ServiceAvailability",
@@ -49,6 +68,24 @@ class MinuteState(StrEnum):
     ZERO_BY_WATCHDOG = "zero_by_watchdog"
     ZERO_BY_OPERATOR = "zero_by_operator"
 
+
+class ClientsState(StrEnum):
+    """The clients' view of one service-minute, from the target groups' request metrics."""
+
+    SERVED = "served"
+    FAILING = "failing"
+    IDLE = "idle"
+
+
+class Disagreement(StrEnum):
+    """The direction of a minute where the health checker and the clients disagree."""
+
+    CHECKER_DOWN_CLIENTS_SERVED = "checker_down_clients_served"
+    CHECKER_UP_CLIENTS_FAILING = "checker_up_clients_failing"
+
+
+#: default share of 5xx (targets' plus the load balancer's) at or above which a minute's clients failed
+CLIENT_ERROR_RATIO = 0.05
 
 #: states counted as unavailable (the operator's zero is out of the denominator, not in here)
 UNAVAILABLE_STATES = frozenset({MinuteState.DOWN, MinuteState.NO_DATA, MinuteState.ZERO_BY_WATCHDOG})
@@ -75,7 +112,14 @@ class Sample:
 
     ``healthy_host_count``: the minimum over the minute (``None``: no datapoint). ``desired_count`` and
     ``running_count`` are DescribeServices' task counts at ``sampled_at`` (the sampler reads a settled
-    minute a few minutes later, so they describe the service slightly after ``minute``).
+    minute a few minutes later, so they describe the service slightly after ``minute``); samples read
+    in blocks carry ``None`` there and the counts come as :class:`ServiceCounts`.
+
+    The clients' view (Sum over the minute, ALB CloudWatch metrics): ``request_count``
+    (``RequestCount``), ``target_2xx`` (``HTTPCode_Target_2XX_Count``), ``target_5xx``
+    (``HTTPCode_Target_5XX_Count``), ``elb_5xx`` (``HTTPCode_ELB_5XX_Count``). ALB publishes these
+    only when nonzero, so ``None`` is 0 when ``request_metrics`` is True; ``request_metrics`` False
+    means the clients' view was not read (a Network Load Balancer, or a scenario without the columns).
     """
 
     cluster: str
@@ -86,6 +130,84 @@ class Sample:
     desired_count: int | None = None
     running_count: int | None = None
     sampled_at: datetime | None = None
+    request_count: float | None = None
+    target_2xx: float | None = None
+    target_5xx: float | None = None
+    elb_5xx: float | None = None
+    request_metrics: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceCounts:
+    """DescribeServices' ``desiredCount`` and ``runningCount`` of a service as the sampler saw them at
+    ``sampled_at``: written when they change, so they hold until the next one of the same service."""
+
+    cluster: str
+    service: str
+    sampled_at: datetime
+    desired_count: int | None
+    running_count: int | None
+
+
+#: minutes per block of samples (the sampler reads and writes a block at once; UTC-aligned)
+BLOCK_MINUTES = 30
+
+#: the per-minute series of a :class:`SampleBlock`, in the order of :class:`Sample`'s fields
+BLOCK_FIELDS = ("healthy_host_count", "request_count", "target_2xx", "target_5xx", "elb_5xx")
+
+
+@dataclass(frozen=True, slots=True)
+class SampleBlock:
+    """One target group's minutes ``[start, start + len(healthy_host_count))`` as the sampler writes them:
+    one item for many minutes (the sampler's cost is per item and per metric read, not per datapoint),
+    every minute still its own value.
+
+    ``values``: :data:`BLOCK_FIELDS` name -> one value per minute (``None``: no datapoint); the request
+    series are present only with ``request_metrics`` (an ALB target group whose clients' view was read).
+    ``sampled_at``: when the sampler read them (a later read of the same block replaces it: late
+    datapoints are re-read).
+    """
+
+    cluster: str
+    service: str
+    target_group: str
+    start: datetime
+    values: Mapping[str, tuple[float | None, ...]]
+    request_metrics: bool = False
+    sampled_at: datetime | None = None
+
+    @property
+    def minutes(self) -> int:
+        return len(self.values.get("healthy_host_count", ()))
+
+    def samples(self) -> list[Sample]:
+        """The block as one :class:`Sample` per minute (counts come apart, as :class:`ServiceCounts`)."""
+        out = []
+        for i in range(self.minutes):
+            v = {k: (self.values[k][i] if k in self.values and i < len(self.values[k]) else None)
+                 for k in BLOCK_FIELDS}
+            out.append(Sample(self.cluster, self.service, self.target_group, self.start + i * MINUTE,
+                              request_metrics=self.request_metrics, **v))
+        return out
+
+
+def clients_state(samples: Iterable[Sample], client_error_ratio: float = CLIENT_ERROR_RATIO) -> ClientsState | None:
+    """The clients' view of one service-minute from its target groups' samples of that minute.
+
+    Requests are ``RequestCount`` plus ``HTTPCode_ELB_5XX_Count`` (a 5xx the load balancer returns
+    before choosing a target, such as a 503 with no registered target, is not in ``RequestCount``:
+    ALB CloudWatch metrics); errors are the targets' and the load balancer's 5xx. ``idle`` without a
+    request, ``failing`` when errors / requests >= ``client_error_ratio``, else ``served``. ``None``
+    when no sample carries request metrics (NLB, or not read).
+    """
+    mine = [s for s in samples if s.request_metrics]
+    if not mine:
+        return None
+    requests = sum((s.request_count or 0.0) + (s.elb_5xx or 0.0) for s in mine)
+    errors = sum((s.target_5xx or 0.0) + (s.elb_5xx or 0.0) for s in mine)
+    if requests <= 0:
+        return ClientsState.IDLE
+    return ClientsState.FAILING if errors / requests >= client_error_ratio else ClientsState.SERVED
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +231,21 @@ class ServiceMinute:
     healthy_host_count: float | None
     running_tasks: int | None = None
     has_data: bool = True
+    #: the clients' view (``None``: no request metrics for this service, e.g. behind an NLB)
+    clients: ClientsState | None = None
+    #: requests and 5xx of the minute over the target groups (``None`` without request metrics)
+    request_count: float | None = None
+    errors_5xx: float | None = None
+
+    @property
+    def disagreement(self) -> Disagreement | None:
+        """Where the checker and the clients disagree: zero healthy hosts while requests succeed, or
+        healthy hosts while clients get 5xx (``None`` when they agree, or either view is missing)."""
+        if self.state is MinuteState.DOWN and self.clients is ClientsState.SERVED:
+            return Disagreement.CHECKER_DOWN_CLIENTS_SERVED
+        if self.state is MinuteState.UP and self.clients is ClientsState.FAILING:
+            return Disagreement.CHECKER_UP_CLIENTS_FAILING
+        return None
 
     @property
     def divergent(self) -> bool:
@@ -116,17 +253,18 @@ class ServiceMinute:
         return bool(self.running_tasks) and self.state in (MinuteState.DOWN, MinuteState.NO_DATA)
 
 
-def _watchdog_periods(scale_downs: Iterable[ScaleDown], samples: list[Sample]
+def _watchdog_periods(scale_downs: Iterable[ScaleDown], desired: Iterable[tuple[str, str, datetime, int]]
                       ) -> dict[tuple[str, str], list[tuple[datetime, datetime | None]]]:
     """Per service, the minutes ``[from, until)`` it stayed at 0 by the watchdog's hand.
 
-    A period ends at the first sample taken after the scale-down that shows a desired count above 0
-    (``restore`` or an operator put it back).
+    ``desired``: ``(cluster, service, observed at, desired count)``. A period ends at the first
+    observation after the scale-down that shows a desired count above 0 (``restore`` or an operator
+    put it back).
     """
     restores: dict[tuple[str, str], list[datetime]] = defaultdict(list)
-    for s in samples:
-        if s.desired_count and s.desired_count > 0:
-            restores[(s.cluster, s.service)].append(s.sampled_at or s.minute)
+    for cluster, service, at, count in desired:
+        if count and count > 0:
+            restores[(cluster, service)].append(at)
     out: dict[tuple[str, str], list[tuple[datetime, datetime | None]]] = defaultdict(list)
     for d in scale_downs:
         key = (d.cluster, d.service)
@@ -151,14 +289,18 @@ def classify_service_minutes(
     *,
     scale_downs: Iterable[ScaleDown] = (),
     running_tasks: Mapping[tuple[str, str, datetime], int] | None = None,
+    counts: Iterable[ServiceCounts] = (),
+    client_error_ratio: float = CLIENT_ERROR_RATIO,
 ) -> list[ServiceMinute]:
     """Classify every minute from ``start`` to ``end`` (both included) of every service that has
     a sample in that span (a service is known by its samples: no target group, no figure).
 
     A target group missing from a minute is a missing datapoint. The desired count of a minute is
     the one DescribeServices reported last by that minute's end (samples carry it with their
-    ``sampled_at``), so the sampler's delay never makes the watchdog's zero look like an operator's.
-    Returns the minutes sorted by service, then time.
+    ``sampled_at``; block samples through ``counts``, written when the counts change), so the
+    sampler's delay never makes the watchdog's zero look like an operator's. The clients' view of a
+    minute is :func:`clients_state` of its samples (``client_error_ratio``: 0..1). Returns the minutes
+    sorted by service, then time.
     """
     minutes = minutes_between(start, end)
     if not minutes:
@@ -170,12 +312,21 @@ def classify_service_minutes(
     for s in samples:
         groups[(s.cluster, s.service)].add(s.target_group)
         by_minute[(s.cluster, s.service, minute_floor(s.minute))][s.target_group] = s
-    periods = _watchdog_periods(scale_downs, samples)
+    counts = [c for c in counts if c.sampled_at <= hi + MINUTE]
+    observed = [(s.cluster, s.service, s.sampled_at or s.minute, s.desired_count) for s in samples
+                if s.desired_count is not None]
+    observed += [(c.cluster, c.service, c.sampled_at, c.desired_count) for c in counts if c.desired_count is not None]
+    periods = _watchdog_periods(scale_downs, observed)
     desired_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
-    for s in samples:
-        if s.desired_count is not None:
-            desired_points[(s.cluster, s.service)].append((s.sampled_at or s.minute, s.desired_count))
+    for cluster, service, at, count in observed:
+        desired_points[(cluster, service)].append((at, count))
     for points in desired_points.values():
+        points.sort()
+    running_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
+    for c in counts:
+        if c.running_count is not None:
+            running_points[(c.cluster, c.service)].append((c.sampled_at, c.running_count))
+    for points in running_points.values():
         points.sort()
     running_tasks = running_tasks or {}
     out: list[ServiceMinute] = []
@@ -186,8 +337,9 @@ def classify_service_minutes(
             known = [v for v in values if v is not None]
             desired = _desired_at(desired_points.get((cluster, service), []), m + MINUTE)
             running = [s.running_count for s in seen.values() if s.running_count is not None]
+            from_counts = _desired_at(running_points.get((cluster, service), []), m + MINUTE)
             from_events = running_tasks.get((cluster, service, m))
-            candidates = running + ([from_events] if from_events is not None else [])
+            candidates = running + [x for x in (from_counts, from_events) if x is not None]
             run = max(candidates) if candidates else None
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
@@ -202,7 +354,11 @@ def classify_service_minutes(
                 state = MinuteState.DOWN
             else:
                 state = MinuteState.NO_DATA
-            out.append(ServiceMinute(cluster, service, m, state, lowest, run, has_data))
+            clients = clients_state(seen.values(), client_error_ratio)
+            mine = [x for x in seen.values() if x.request_metrics]
+            requests = sum((x.request_count or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
+            errors = sum((x.target_5xx or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
+            out.append(ServiceMinute(cluster, service, m, state, lowest, run, has_data, clients, requests, errors))
     return out
 
 
@@ -263,6 +419,14 @@ class ServiceAvailability:
     minutes: Counter[MinuteState] = field(default_factory=Counter)
     divergent_minutes: int = 0
     minutes_with_data: int = 0
+    #: the clients' view by state (empty: no request metrics, e.g. an NLB target group)
+    clients: Counter[ClientsState] = field(default_factory=Counter)
+    disagreements: Counter[Disagreement] = field(default_factory=Counter)
+
+    @property
+    def clients_view(self) -> bool:
+        """True when request metrics were read for this service (an ALB target group)."""
+        return bool(self.clients)
 
     @property
     def denominator(self) -> int:
@@ -293,6 +457,11 @@ class ServiceAvailability:
             "availability_pct": self.availability_pct,
             "coverage_pct": self.coverage_pct,
             "divergent_minutes": self.divergent_minutes,
+            **({"served_service_minutes": self.clients[ClientsState.SERVED],
+                "idle_service_minutes": self.clients[ClientsState.IDLE],
+                "clients_failing_minutes": self.clients[ClientsState.FAILING],
+                "checker_disagreement_minutes": {d.value: self.disagreements[d] for d in Disagreement}}
+               if self.clients_view else {"clients_view": None}),
         }
 
 
@@ -335,6 +504,37 @@ class AvailabilityReport:
     def divergent_service_minutes(self) -> int:
         return sum(s.divergent_minutes for s in self.services)
 
+    @property
+    def clients_view(self) -> bool:
+        """True when some service has the clients' view (request metrics were read)."""
+        return any(s.clients_view for s in self.services)
+
+    @property
+    def served_service_minutes(self) -> int | None:
+        """Service-minutes whose clients were served (``None`` without any request metrics)."""
+        return sum(s.clients[ClientsState.SERVED] for s in self.services) if self.clients_view else None
+
+    @property
+    def idle_service_minutes(self) -> int | None:
+        """Service-minutes without a request (``None`` without any request metrics)."""
+        return sum(s.clients[ClientsState.IDLE] for s in self.services) if self.clients_view else None
+
+    @property
+    def checker_disagreement_minutes(self) -> dict[str, int] | None:
+        """Service-minutes where the observers disagree, by :class:`Disagreement` (``None`` without any
+        request metrics)."""
+        if not self.clients_view:
+            return None
+        return {d.value: sum(s.disagreements[d] for s in self.services) for d in Disagreement}
+
+    @property
+    def healthy_hosts_only(self) -> list[str]:
+        """``cluster/service`` of the services without the clients' view (behind an NLB: no request
+        metrics) when others have it; empty otherwise."""
+        if not self.clients_view:
+            return []
+        return [f"{s.cluster}/{s.service}" for s in self.services if not s.clients_view]
+
     def to_dict(self) -> dict[str, Any]:
         from_ = self.start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         to = self.end.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -348,6 +548,10 @@ class AvailabilityReport:
             "availability_pct": self.availability_pct,
             "coverage_pct": self.coverage_pct,
             "divergent_service_minutes": self.divergent_service_minutes,
+            "served_service_minutes": self.served_service_minutes,
+            "idle_service_minutes": self.idle_service_minutes,
+            "checker_disagreement_minutes": self.checker_disagreement_minutes,
+            "healthy_hosts_only": self.healthy_hosts_only,
             "services": [s.to_dict() for s in self.services],
         }
 
@@ -359,9 +563,12 @@ def availability_report(
     *,
     scale_downs: Iterable[ScaleDown] = (),
     running_tasks: Mapping[tuple[str, str, datetime], int] | None = None,
+    counts: Iterable[ServiceCounts] = (),
+    client_error_ratio: float = CLIENT_ERROR_RATIO,
 ) -> AvailabilityReport:
     """Classify the minutes (:func:`classify_service_minutes`) and add them up per service."""
-    minutes = classify_service_minutes(samples, start, end, scale_downs=scale_downs, running_tasks=running_tasks)
+    minutes = classify_service_minutes(samples, start, end, scale_downs=scale_downs, running_tasks=running_tasks,
+                                       counts=counts, client_error_ratio=client_error_ratio)
     per: dict[tuple[str, str], ServiceAvailability] = {}
     for sm in minutes:
         sa = per.setdefault((sm.cluster, sm.service), ServiceAvailability(sm.cluster, sm.service))
@@ -370,4 +577,8 @@ def availability_report(
             sa.divergent_minutes += 1
         if sm.has_data and sm.state is not MinuteState.ZERO_BY_OPERATOR:
             sa.minutes_with_data += 1
+        if sm.clients is not None:
+            sa.clients[sm.clients] += 1
+            if sm.disagreement is not None:
+                sa.disagreements[sm.disagreement] += 1
     return AvailabilityReport(minute_floor(start), minute_floor(end), list(per.values()), minutes)

@@ -236,12 +236,26 @@ class ServingSample:
 
     ``target_group``: the target group (dimension value ``targetgroup/NAME/ID`` or a name);
     ``minute``: start of the 1-minute period (UTC); ``healthy_host_count``: the Minimum statistic,
-    ``None`` when no datapoint was published (never read as "up").
+    ``None`` when no datapoint was published (never read as "up"). The clients' view of the same
+    minute (Sum; ALB publishes these only when nonzero, so ``None`` is no request of that kind):
+    ``request_count`` (``RequestCount``), ``target_2xx`` (``HTTPCode_Target_2XX_Count``),
+    ``target_5xx`` (``HTTPCode_Target_5XX_Count``), ``elb_5xx`` (``HTTPCode_ELB_5XX_Count``).
     """
 
     target_group: str
     minute: datetime
     healthy_host_count: float | None
+    request_count: float | None = None
+    target_2xx: float | None = None
+    target_5xx: float | None = None
+    elb_5xx: float | None = None
+
+    def answering(self, client_error_ratio: float) -> bool:
+        """The targets answered successfully: at least one 2xx, and 5xx (targets' and the load
+        balancer's) under ``client_error_ratio`` of the requests (ARCHITECTURE.md, "Two observers")."""
+        requests = (self.request_count or 0.0) + (self.elb_5xx or 0.0)
+        errors = (self.target_5xx or 0.0) + (self.elb_5xx or 0.0)
+        return (self.target_2xx or 0.0) >= 1 and requests > 0 and errors / requests < client_error_ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +359,7 @@ class EntitlementFacts:
     service_deployments: tuple[ServiceDeployment, ...] | None = None
     task_sets: tuple[TaskSet, ...] = ()
     acting_at: datetime | None = None
+    client_error_ratio: float = 0.05  # CLIENT_ERROR_RATIO: a sample answering 2xx under it is serving
 
     @property
     def name(self) -> str:
@@ -481,9 +496,11 @@ def deployment_status(facts: EntitlementFacts, at: datetime) -> DeploymentStatus
 
 
 def serving_evidence(samples: tuple[ServingSample, ...], at: datetime,
-                     max_age: timedelta = SAMPLE_MAX_AGE) -> list[ServingSample]:
+                     max_age: timedelta = SAMPLE_MAX_AGE, client_error_ratio: float = 0.05) -> list[ServingSample]:
     """Target groups still serving at ``at``: newest sample per target group with ``minute`` in
-    ``[at - max_age, at]`` and ``healthy_host_count`` >= 1, sorted by target group.
+    ``[at - max_age, at]`` and ``healthy_host_count`` >= 1, or targets answering successfully
+    (:meth:`ServingSample.answering`: a service failing its health checks while serving pages), sorted
+    by target group.
 
     An older sample (or one after ``at``) is no evidence; so is a sample without a datapoint (``None``).
     """
@@ -495,7 +512,7 @@ def serving_evidence(samples: tuple[ServingSample, ...], at: datetime,
         if cur is None or s.minute >= cur.minute:
             newest[s.target_group] = s
     return [s for tg, s in sorted(newest.items())
-            if s.healthy_host_count is not None and s.healthy_host_count >= 1]
+            if (s.healthy_host_count is not None and s.healthy_host_count >= 1) or s.answering(client_error_ratio)]
 
 
 # --- the rules, in ARCHITECTURE.md's order -----------------------------------------------------------
@@ -760,19 +777,27 @@ def rule_deployment_in_progress(trigger_kind: str, facts: EntitlementFacts, at: 
 def rule_still_serving(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                        max_age: timedelta) -> Verdict | None:
     """A target group reported ``HealthyHostCount`` >= 1 in its newest sample, at most ``max_age`` old."""
-    serving = serving_evidence(facts.serving, at, max_age)
+    serving = serving_evidence(facts.serving, at, max_age, facts.client_error_ratio)
     if not serving:
         return None
     first = serving[0]
     count = first.healthy_host_count or 0.0
     hosts = int(count) if float(count).is_integer() else count
     more = f" (and {len(serving) - 1} more target group(s))" if len(serving) > 1 else ""
+    if count >= 1:
+        what = f"had {hosts} healthy host(s) at {_hm(first.minute)}"
+    else:  # the checker says no, the clients say yes
+        what = (f"answered {int(first.target_2xx or 0)} request(s) with 2xx at {_hm(first.minute)} with "
+                f"{hosts} healthy host(s) (the health check fails, the targets serve)")
     return _no(EntitlementReason.STILL_SERVING,
-               f"alert-only: {facts.name} still serves clients: target group {first.target_group} had "
-               f"{hosts} healthy host(s) at {_hm(first.minute)}{more}; scaling to 0 would cut them off",
+               f"alert-only: {facts.name} still serves clients: target group {first.target_group} "
+               f"{what}{more}; scaling to 0 would cut them off",
                target_group=first.target_group, healthy_host_count=count, minute=_iso(first.minute),
+               **({"target_2xx": first.target_2xx, "request_count": first.request_count} if count < 1 else {}),
                serving_target_groups=[{"target_group": s.target_group, "healthy_host_count": s.healthy_host_count,
-                                       "minute": _iso(s.minute)} for s in serving])
+                                       "minute": _iso(s.minute),
+                                       **({"target_2xx": s.target_2xx} if s.target_2xx is not None else {})}
+                                      for s in serving])
 
 
 def rule_dry_run(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_age: timedelta) -> Verdict | None:

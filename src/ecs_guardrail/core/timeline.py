@@ -24,10 +24,16 @@ from typing import Any
 
 from ecs_guardrail.core.attribution import Attribution, attribute, group_by_home, is_clean_job_exit
 from ecs_guardrail.core.availability import (
+    BLOCK_FIELDS,
+    BLOCK_MINUTES,
+    CLIENT_ERROR_RATIO,
     AvailabilityReport,
+    Disagreement,
     MinuteState,
     Sample,
+    SampleBlock,
     ScaleDown,
+    ServiceCounts,
     availability_report,
     minute_floor,
     running_tasks_by_minute,
@@ -36,7 +42,7 @@ from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
 __all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items",
-           "render", "FORMATS"]
+           "samples_from_items", "observers_verdict", "render", "FORMATS", "LOOKBEHIND"]
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -52,7 +58,7 @@ _STOP_TITLES = {
 }
 # same-time ordering: what happened, then what the watchdog made of it, then what clients saw
 _ORDER = {"first_health_check_kill": 0, "first_crash": 0, "stops": 1, "service_event": 2, "decision": 3,
-          "healthy_hosts": 4, "recovery": 5}
+          "healthy_hosts": 4, "observers": 5, "recovery": 6}
 
 
 def _t(text: str) -> datetime:
@@ -67,7 +73,8 @@ def _iso(t: datetime) -> str:
 class Line:
     """One line of the timeline: from ``start`` (to ``end`` for a run), a ``category``
     (``first_crash``, ``first_health_check_kill``, ``stops``, ``decision``, ``service_event``,
-    ``healthy_hosts``, ``recovery``), the services involved, a count and the words."""
+    ``healthy_hosts``, ``observers``: the checker and the clients disagree, ``recovery``), the services
+    involved, a count (service-minutes for ``observers``) and the words."""
 
     start: datetime
     category: str
@@ -101,10 +108,13 @@ class Timeline:
     #: the cluster's account and region when known (two clusters of one name never share a timeline)
     account: str | None = None
     region: str | None = None
+    #: what the two observers say about the verdict (``None`` without the clients' view)
+    observers: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "type": "timeline",
+            **({"observers": self.observers} if self.observers else {}),
             "cluster": self.cluster,
             **({"account": self.account} if self.account else {}),
             **({"region": self.region} if self.region else {}),
@@ -284,17 +294,99 @@ def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
     return lines
 
 
+def _block(i: dict[str, Any]) -> SampleBlock:
+    """A ``healthy_hosts`` block item (``per_minute``) as the sampler wrote it."""
+    per = i["per_minute"]
+    values = {k: tuple(None if v is None else float(v) for v in per[k]) for k in BLOCK_FIELDS if k in per}
+    return SampleBlock(i["cluster"], i["service"], i["target_group"], _t(i["time"]), values,
+                       request_metrics=any(k in per for k in BLOCK_FIELDS[1:]),
+                       sampled_at=_t(i["sampled_at"]) if i.get("sampled_at") else None)
+
+
+def samples_from_items(items: Iterable[dict[str, Any]]) -> tuple[list[Sample], list[ServiceCounts]]:
+    """The sampler's items as per-minute :class:`Sample` s and :class:`ServiceCounts`: block items
+    (``per_minute``) are expanded, one-minute items (written before blocks) read as they are."""
+    samples: list[Sample] = []
+    counts: list[ServiceCounts] = []
+    for i in items:
+        if i.get("type") == "healthy_hosts" and isinstance(i.get("per_minute"), dict):
+            samples.extend(_block(i).samples())
+        elif i.get("type") == "healthy_hosts":
+            samples.append(Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
+                                  None if i.get("no_data") or i.get("healthy_host_count") is None
+                                  else float(i["healthy_host_count"]),
+                                  i.get("desired_count"), i.get("running_count"),
+                                  _t(i["sampled_at"]) if i.get("sampled_at") else None))
+        elif i.get("type") == "service_counts":
+            counts.append(ServiceCounts(i["cluster"], i["service"], _t(i["time"]), i.get("desired_count"),
+                                        i.get("running_count")))
+    return samples, counts
+
+
+_DISAGREEMENT_TITLES = {
+    Disagreement.CHECKER_DOWN_CLIENTS_SERVED: "checker down, clients served",
+    Disagreement.CHECKER_UP_CLIENTS_FAILING: "checker up, clients failing",
+}
+_DISAGREEMENT_WORDS = {
+    Disagreement.CHECKER_DOWN_CLIENTS_SERVED: "no healthy host while requests succeeded (the load balancer failed "
+                                              "open: the health check, not the service, is broken)",
+    Disagreement.CHECKER_UP_CLIENTS_FAILING: "healthy hosts while clients got 5xx (a gray failure the health check "
+                                             "cannot see)",
+}
+
+
+def _observer_lines(report: AvailabilityReport, total: int) -> list[Line]:
+    """Runs of minutes where the two observers disagree, one line per direction and run (minutes of
+    several services one minute apart are one run), with the service-minutes and services."""
+    lines = []
+    for kind in Disagreement:
+        minutes = sorted((sm.minute, sm.service) for sm in report.minutes if sm.disagreement is kind)
+        for run in _runs(minutes, lambda r: r[0], timedelta(minutes=1)):
+            services = sorted({svc for _, svc in run})
+            text = f"{len(run)} service-minutes of {_names(services, total)}: {_DISAGREEMENT_WORDS[kind]}"
+            lines.append(Line(run[0][0], "observers", _DISAGREEMENT_TITLES[kind], text, tuple(services), len(run),
+                              run[-1][0] if run[-1][0] != run[0][0] else None, {"disagreement": kind.value}))
+    return lines
+
+
+def observers_verdict(report: AvailabilityReport | None) -> str | None:
+    """One sentence for the attribution: what the clients saw while the checker failed the services.
+
+    "health checks failed on 6 of 6 services while clients were served: the checker, not the fleet"
+    when every service whose checker was down had its clients served; the gray-failure sentence when
+    the checker passed services whose clients failed. ``None`` without the clients' view or without a
+    disagreement.
+    """
+    if report is None or not report.clients_view:
+        return None
+    down = {sm.service for sm in report.minutes if sm.state is MinuteState.DOWN and sm.clients is not None}
+    served = {sm.service for sm in report.minutes if sm.disagreement is Disagreement.CHECKER_DOWN_CLIENTS_SERVED}
+    failing = {sm.service for sm in report.minutes if sm.disagreement is Disagreement.CHECKER_UP_CLIENTS_FAILING}
+    parts = []
+    if served:
+        n = len(down)
+        tail = ("the checker, not the fleet" if served == down
+                else "the checker is wrong about those; the rest were down for clients too")
+        parts.append(f"health checks failed on {len(served)} of {n} service{'s' if n != 1 else ''} while "
+                     f"clients were served: {tail}")
+    if failing:
+        names = ", ".join(sorted(failing)[:6]) + (f" and {len(failing) - 6} more" if len(failing) > 6 else "")
+        parts.append(f"clients got 5xx from {len(failing)} service{'s' if len(failing) != 1 else ''} the health "
+                     f"check called healthy ({names}): a gray failure the checker cannot see")
+    return "; ".join(parts) or None
+
+
 def availability_from_items(items: list[dict[str, Any]], start: datetime | None = None,
-                            end: datetime | None = None) -> AvailabilityReport | None:
-    """The availability report from timeline items: ``healthy_hosts`` samples, ``scale_to_zero``
-    decisions and task events (running tasks). ``start``/``end`` default to the first and last sampled
-    minute; ``None`` when there is no sample at all."""
-    samples = [Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
-                      None if i.get("no_data") or i.get("healthy_host_count") is None
-                      else float(i["healthy_host_count"]),
-                      i.get("desired_count"), i.get("running_count"),
-                      _t(i["sampled_at"]) if i.get("sampled_at") else None)
-               for i in items if i.get("type") == "healthy_hosts"]
+                            end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
+                            within: tuple[datetime, datetime] | None = None) -> AvailabilityReport | None:
+    """The availability report from timeline items: ``healthy_hosts`` samples (blocks of minutes),
+    ``service_counts``, ``scale_to_zero`` decisions and task events (running tasks). ``start``/``end``
+    default to the first and last sampled minute (of those ``within`` the span given, when given);
+    ``None`` when there is no sample at all. ``client_error_ratio``: ``CLIENT_ERROR_RATIO`` for the
+    clients' view."""
+    samples, counts = samples_from_items(items)
+    if within is not None:
+        samples = [s for s in samples if within[0] <= s.minute <= within[1]]
     if not samples:
         return None
     start = start or min(s.minute for s in samples)
@@ -304,7 +396,8 @@ def availability_from_items(items: list[dict[str, Any]], start: datetime | None 
     running = running_tasks_by_minute(
         [(i["cluster"], i["service"], i["task_arn"], _t(i["time"]), i.get("last_status", ""))
          for i in items if i.get("type") == "task" and i.get("service") and i.get("task_arn")], start, end)
-    return availability_report(samples, start, end, scale_downs=downs, running_tasks=running)
+    return availability_report(samples, start, end, scale_downs=downs, running_tasks=running, counts=counts,
+                               client_error_ratio=client_error_ratio)
 
 
 def busiest_window(failures: list[Failure], config: PolicyConfig) -> tuple[datetime, datetime]:
@@ -337,6 +430,22 @@ def busiest_window(failures: list[Failure], config: PolicyConfig) -> tuple[datet
     return failures[best[2]].time, failures[best[3]].time
 
 
+#: how far before a timeline's start its readers look for blocks and counts that reach into it
+LOOKBEHIND = timedelta(minutes=BLOCK_MINUTES)
+
+
+def _in_window(i: dict[str, Any], since: datetime, until: datetime) -> bool:
+    """An item about ``[since, until]``: by its time; a block of samples when any of its minutes is in
+    it, the counts of the sampler from one block before (they hold until the next ones)."""
+    t = _t(i["time"])
+    if i.get("type") == "healthy_hosts" and isinstance(i.get("per_minute"), dict):
+        n = len(i["per_minute"].get("healthy_host_count") or ())
+        return t <= until and t + timedelta(minutes=n) > since
+    if i.get("type") == "service_counts":
+        return since - LOOKBEHIND <= t <= until
+    return since <= t <= until
+
+
 def build_timeline(
     items: Iterable[dict[str, Any]],
     cluster: str,
@@ -348,6 +457,7 @@ def build_timeline(
     gap_minutes: int = 5,
     account: str | None = None,
     region: str | None = None,
+    client_error_ratio: float = CLIENT_ERROR_RATIO,
 ) -> Timeline:
     """Build the timeline of ``cluster`` from its items in ``[since, until]``.
 
@@ -362,7 +472,7 @@ def build_timeline(
     items = [i for i in items if i.get("cluster") in (cluster, None) and "time" in i
              and (account is None or i.get("account") in (account, None))
              and (region is None or i.get("region") in (region, None))
-             and since <= _t(i["time"]) <= until]
+             and _in_window(i, since, until)]
     tasks = [i for i in items if i.get("type") == "task"]
     stops = _stops(tasks)
     decisions = [i for i in items if i.get("type") == "decision"]
@@ -400,19 +510,22 @@ def build_timeline(
     def mine(i: dict[str, Any]) -> bool:
         return service is None or i.get("service") == service
 
-    report = availability_from_items([i for i in items if mine(i)])
+    report = availability_from_items([i for i in items if mine(i)], client_error_ratio=client_error_ratio,
+                                      within=(since, until))
     total = services_in_cluster if service is None else 1
     gap = timedelta(minutes=gap_minutes)
     lines = _stop_lines([s for s in stops if mine({"service": s.service})], total, gap)
     lines += _decision_lines([d for d in decisions if mine(d)], total, gap)
     lines += _service_event_lines([e for e in items if e.get("type") == "service" and mine(e)], total)
     if report is not None:
-        lines += _availability_lines(report, len({(sm.service) for sm in report.minutes}) if service is None else 1)
+        with_figure = len({(sm.service) for sm in report.minutes}) if service is None else 1
+        lines += _availability_lines(report, with_figure)
+        lines += _observer_lines(report, with_figure)
     lines.sort(key=lambda ln: (ln.start, _ORDER.get(ln.category, 9)))
     marks = [(s.time, s.service, s.kind) for s in stops if mine({"service": s.service})]
     marks += [(_t(d["time"]), d["service"], f"decision:{d.get('action')}") for d in decisions if mine(d)]
     return Timeline(cluster, since, until, service, lines, services_in_cluster, attribution, report, sorted(marks),
-                    account, region)
+                    account, region, observers_verdict(report))
 
 
 def build_timelines(items: Iterable[dict[str, Any]], cluster: str, since: datetime, until: datetime, *,
@@ -460,7 +573,22 @@ def _totals(tl: Timeline) -> list[str]:
         f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "
         f"{sum(s.minutes[MinuteState.ZERO_BY_OPERATOR] for s in r.services)}",
         f"tasks running but no healthy target: {r.divergent_service_minutes} service-minutes",
+        *_clients_totals(r),
     ]
+
+
+def _clients_totals(r: AvailabilityReport) -> list[str]:
+    """The clients' view beside the checker's (request metrics), and who has healthy hosts only."""
+    if not r.clients_view:
+        return []
+    d = r.checker_disagreement_minutes or {}
+    out = [f"clients' view (requests, 5xx under the error ratio): served {r.served_service_minutes} "
+           f"service-minutes, idle {r.idle_service_minutes}; observers disagree: checker down while clients "
+           f"served {d.get('checker_down_clients_served', 0)}, checker up while clients failed "
+           f"{d.get('checker_up_clients_failing', 0)}"]
+    if r.healthy_hosts_only:
+        out.append(f"healthy hosts only (Network Load Balancer: no request metrics): {', '.join(r.healthy_hosts_only)}")
+    return out
 
 
 def _attribution_rows(a: Attribution) -> list[tuple[str, str, str, str, str]]:
@@ -488,6 +616,8 @@ def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
         out.append(f"{_when(ln, day):<{width}}  {ln.title:<{twidth}}  {ln.text}")
     a = tl.attribution
     out += ["", f"Attribution {a.start:%H:%M:%S}-{a.end:%H:%M:%S}: {a.verdict.value.upper()} - {a.why}"]
+    if tl.observers:
+        out.append(f"  two observers: {tl.observers}")
     if a.rows:
         out.append(f"  {'service':<20} {'failed/seen':>11} {'share':>6} {'crash/hc':>9}  zones")
         for svc, fs, share, ch, zones in _attribution_rows(a)[:max_attribution_rows]:
@@ -509,10 +639,12 @@ def render_markdown(tl: Timeline) -> str:
            "| time (UTC) | what | detail |", "| --- | --- | --- |"]
     for ln in tl.lines:
         title = f"**{ln.title}**" if ln.category in ("first_crash", "first_health_check_kill", "decision",
-                                                       "recovery") else ln.title
+                                                       "observers", "recovery") else ln.title
         out.append(f"| {_when(ln, day)} | {_md(title)} | {_md(ln.text)} |")
     a = tl.attribution
     out += ["", f"**Attribution** ({a.start:%H:%M:%S}-{a.end:%H:%M:%S}): **{a.verdict.value}**. {_md(a.why)}.", ""]
+    if tl.observers:
+        out += [f"**Two observers**: {_md(tl.observers)}.", ""]
     if a.rows:
         out += ["| service | failed / seen tasks | share | crashes / hc kills | zones |",
                 "| --- | --- | --- | --- | --- |"]
@@ -529,11 +661,26 @@ def render_csv(tl: Timeline) -> str:
     for ln in tl.lines:
         w.writerow([_iso(ln.start), _iso(ln.end) if ln.end else "", ln.category, ln.title, ln.count,
                     " ".join(ln.services), ln.text])
+    r = tl.availability
+    if r is not None and r.clients_view:  # both observers' figures, side by side, as rows of category "totals"
+        start, end = _iso(r.start), _iso(r.end)
+        w.writerow([start, end, "totals", "unavailable_service_minutes", r.unavailable_service_minutes, "",
+                    "the health checker's view: no healthy host, no datapoint or scaled to 0 by the watchdog"])
+        w.writerow([start, end, "totals", "served_service_minutes", r.served_service_minutes, "",
+                    "the clients' view: requests answered, 5xx under the error ratio"])
+        for kind, n in (r.checker_disagreement_minutes or {}).items():
+            w.writerow([start, end, "totals", kind, n, "", "minutes where the two observers disagree"])
+        if r.healthy_hosts_only:
+            w.writerow([start, end, "totals", "healthy_hosts_only", len(r.healthy_hosts_only),
+                        " ".join(r.healthy_hosts_only), "Network Load Balancer: no request metrics"])
+        if tl.observers:
+            w.writerow([start, end, "totals", "two_observers", "", "", tl.observers])
     return buf.getvalue()
 
 
 def render(tl: Timeline, fmt: str = "text") -> str:
-    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines)."""
+    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines; with the clients'
+    view, then rows of category ``totals``: both observers' figures side by side)."""
     if fmt == "text":
         return render_text(tl)
     if fmt == "markdown":

@@ -1,22 +1,32 @@
-"""Availability sampler Lambda (scheduled every minute): ALB HealthyHostCount per target group per minute.
+"""Availability sampler Lambda (scheduled every minute): both observers of every ALB/NLB target group.
 
 Recipe per invocation, "now" being the schedule's own ``time`` (so a retried or replayed schedule
 samples exactly the minute it was meant to):
 
-1. the settled minute is ``now - SAMPLE_LOOKBACK_MINUTES`` (CloudWatch publishes ALB metrics late);
+1. the settled minute is ``M = now - SAMPLE_LOOKBACK_MINUTES`` (CloudWatch publishes ALB metrics late);
 2. find every ECS service with a target group (ListClusters, ListServices, DescribeServices), and
-   each target group's load balancers (DescribeTargetGroups, 400 a page);
-3. read every (target group, load balancer) series' Minimum for that minute in one GetMetricData call
-   per 500 series;
-4. write one sample per target group (conditional PutItem: a re-run writes nothing new). A target
-   group without a datapoint gets a ``no_data`` sample, never an ``up`` one;
+   write its desired and running counts when they changed, and once per block (so every minute is
+   judged with the counts *of that minute*, without an item per minute, and a reader of any window
+   finds the counts in force at its start within one block before it);
+3. when ``M`` ends a block of :data:`BLOCK_MINUTES` (UTC-aligned), read the block and the one before
+   it in one GetMetricData call per 500 queries (:meth:`HealthyHostCount.read`): ``HealthyHostCount``
+   Minimum, and for ALB target groups ``RequestCount``, ``HTTPCode_Target_2XX_Count``,
+   ``HTTPCode_Target_5XX_Count`` and the load balancer's ``HTTPCode_ELB_5XX_Count`` (Sum). GetMetricData
+   charges per metric requested, not per datapoint, so a block of 30 minutes costs what one minute did;
+4. write one item per target group per block, every minute its own value; the block before is
+   re-read and rewritten only when a late datapoint changed it. A minute without a
+   ``HealthyHostCount`` datapoint stays ``None`` (``no_data``), never ``up``.
+
 5. read every service's Container Insights restart total for the same minute and the one before
    (:func:`restart_observations`, its own GetMetricData call per 500 services) and put one
    ``Container Restarts`` event per service that restarted on the default bus for the watchdog
    (restart-policy loops emit no ECS event).
 
+The decision-time read of ``still_serving`` does not wait for blocks: the watchdog reads the newest
+minutes itself when it decides (:meth:`HealthyHostCount.newest_healthy`).
+
 A replay runs :func:`sample_minute` on its own clock, interleaved with the events
-(:mod:`ecs_guardrail.replay.sampling`); nothing replay-only lives here.
+(:mod:`ecs_guardrail.replay.sampling`), and flushes the last partial block at its end.
 """
 
 from __future__ import annotations
@@ -35,11 +45,21 @@ from ecs_guardrail.adapters.elb import (
     target_group_name,
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
-from ecs_guardrail.core.availability import Sample, minute_floor
+from ecs_guardrail.core.availability import BLOCK_FIELDS, BLOCK_MINUTES, SampleBlock, ServiceCounts, minute_floor
 from ecs_guardrail.core.restarts import RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
-__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "restart_observations"]
+__all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "BLOCK_MINUTES", "block_start",
+           "restart_observations"]
+
+MINUTE = timedelta(minutes=1)
+
+
+def block_start(minute: datetime, block_minutes: int = BLOCK_MINUTES) -> datetime:
+    """The start of the UTC-aligned block of ``block_minutes`` that holds ``minute``."""
+    m = minute_floor(minute)
+    since_epoch = int(m.timestamp()) // 60
+    return m - timedelta(minutes=since_epoch % block_minutes)
 
 #: adapters whose declared calls this function makes; walked by the IAM test
 USES = {
@@ -71,48 +91,88 @@ def scheduled_time(event: Any, fallback: datetime | None = None) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class SampleOutcome:
-    """What one invocation did: the minute sampled, target groups seen, samples written (new),
-    of which ``no_data``, and the series read."""
+    """What one invocation did: the settled minute, target groups seen, items written (blocks and
+    changed counts), target-group minutes without a ``HealthyHostCount`` datapoint in the block just
+    read (the re-read block before it is not counted again), the series read, and the metrics
+    requested from GetMetricData (0 when no block was due)."""
 
     minute: datetime
     target_groups: int
     written: int
     no_data: int
     series: int
+    metrics_requested: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"minute": iso(self.minute), "target_groups": self.target_groups, "written": self.written,
-                "no_data": self.no_data, "series": self.series}
+                "no_data": self.no_data, "series": self.series, "metrics_requested": self.metrics_requested}
 
 
 def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups, healthy: HealthyHostCount,
-                  store: HistoryStore, lookback_minutes: int) -> SampleOutcome:
+                  store: HistoryStore, lookback_minutes: int, block_minutes: int = BLOCK_MINUTES,
+                  requests: bool = True, flush: bool = False, not_before: datetime | None = None) -> SampleOutcome:
     """Sample the settled minute ``floor(now) - lookback_minutes`` for every load-balanced service.
 
+    Writes the services' counts when they changed; when that minute ends a block (or ``flush``: a
+    replay's last minute), reads the block so far and the whole block before it, and writes both (the
+    one before only where a late datapoint changed it). ``requests``: read the clients' view of ALB
+    target groups too. ``not_before``: no minute before it is written (a replay's first minute).
+
     A target group behind several load balancers gets the lowest of their minima (a client through
-    any of them must find a healthy target); one with no load balancer, or no datapoint, is ``no_data``.
+    any of them must find a healthy target) and the sum of their requests; one with no load balancer,
+    or no datapoint, is ``no_data``.
     """
     minute = minute_floor(now) - timedelta(minutes=lookback_minutes)
     services = [s for c in fleet.clusters() for s in fleet.load_balanced_services(c)]
+    due = flush or block_start(minute + MINUTE, block_minutes) == minute + MINUTE
+    written = 0
+    for svc in services:
+        # changed counts, and all of them once a block: a reader of any window finds the counts in force
+        written += store.record_counts(ServiceCounts(svc.cluster, svc.name, now, svc.desired_count,
+                                                     svc.running_count), force=due)
     tg_arns = {arn for s in services for arn in s.target_group_arns}
+    if not due:
+        return SampleOutcome(minute, len(tg_arns), written, 0, 0)
+    current = block_start(minute, block_minutes)
+    starts = [current - timedelta(minutes=block_minutes), current]
+    lo = starts[0] if not_before is None else max(starts[0], minute_floor(not_before))
+    if lo > minute:
+        return SampleOutcome(minute, len(tg_arns), written, 0, 0)
     lbs = target_groups.load_balancers(tg_arns)
     series_of = {arn: [Series(target_group_dimension(arn), load_balancer_dimension(lb)) for lb in lbs.get(arn, ())]
                  for arn in tg_arns}
     all_series = [x for xs in series_of.values() for x in xs]
-    minima = healthy.minima(all_series, minute, minute + timedelta(minutes=1)) if all_series else {}
-    written = no_data = 0
+    before = healthy.metrics_requested
+    readings = healthy.read(all_series, lo, minute + MINUTE, requests=requests) if all_series else {}
+    asked = healthy.metrics_requested - before
+    no_data = 0
     for svc in services:
         for arn in svc.target_group_arns:
-            values = [minima[s][minute] for s in series_of[arn] if minute in minima.get(s, {})]
-            value = min(values) if values else None
-            sample = Sample(cluster=svc.cluster, service=svc.name, target_group=target_group_name(arn),
-                            minute=minute, healthy_host_count=value, desired_count=svc.desired_count,
-                            running_count=svc.running_count, sampled_at=now)
-            if store.record_sample(sample, target_group_dimension=target_group_dimension(arn),
-                                   load_balancers=len(series_of[arn])):
-                written += 1
-                no_data += value is None
-    return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series))
+            mine = series_of[arn]
+            clients = requests and any(x.has_request_metrics for x in mine)
+            for n, b in enumerate(starts):
+                first = max(b, lo)
+                last = min(b + timedelta(minutes=block_minutes), minute + MINUTE)
+                if first >= last:
+                    continue
+                values: dict[str, list[float | None]] = {k: [] for k in BLOCK_FIELDS
+                                                         if clients or k == "healthy_host_count"}
+                m = first
+                while m < last:
+                    rs = [readings[x][m] for x in mine if m in readings.get(x, {})]
+                    hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
+                    values["healthy_host_count"].append(min(hosts) if hosts else None)
+                    for k in BLOCK_FIELDS[1:]:
+                        if k in values:
+                            got = [getattr(r, k) for r in rs if getattr(r, k) is not None]
+                            values[k].append(float(sum(got)) if got else None)
+                    no_data += n == 1 and not hosts
+                    m += MINUTE
+                block = SampleBlock(svc.cluster, svc.name, target_group_name(arn), first,
+                                    {k: tuple(v) for k, v in values.items()}, clients, now)
+                written += store.record_block(block, target_group_dimension=target_group_dimension(arn),
+                                              load_balancers=len(mine))
+    return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series), asked)
 
 
 def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerRestarts,
@@ -162,6 +222,7 @@ def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     )
     metrics.add_metric(name="SamplesWritten", unit="Count", value=outcome.written)
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
+    metrics.add_metric(name="MetricsRequested", unit="Count", value=outcome.metrics_requested)
     # restart-policy loops: the minute's container restarts, handed to the watchdog through the bus
     observed = restart_observations(now, fleet=fleet, restarts=ContainerRestarts(rt.clients("cloudwatch")),
                                     lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES)

@@ -297,8 +297,9 @@ class Watchdog:
         return facts, why, count
 
     def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
-        """The newest HealthyHostCount minimum per target group within 3 minutes of ``at`` (one
-        DescribeTargetGroups and one GetMetricData per decision; only for a service behind a load balancer)."""
+        """The newest minute of both observers (HealthyHostCount minimum, and the request metrics of an ALB)
+        per target group within 3 minutes of ``at`` (one DescribeTargetGroups and one GetMetricData per
+        decision; only for a service behind a load balancer)."""
         if not facts.target_group_arns:
             return ()
         lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(list(facts.target_group_arns))
@@ -337,7 +338,7 @@ class Watchdog:
             serving=serving, service_deployments=self._service_deployments(cluster, s, facts),
             alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
             alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
-            scalable_target=scalable,
+            scalable_target=scalable, client_error_ratio=self.rt.settings.CLIENT_ERROR_RATIO,
         )
         v = entitlement(trigger.kind, ef, trigger.time)
         if v.entitled:

@@ -3,9 +3,10 @@
 ARCHITECTURE.md ("Availability"): every minute is judged with the state *of that minute*. In
 production the sampler samples minute M at M + ``SAMPLE_LOOKBACK_MINUTES`` (CloudWatch publishes load
 balancer metrics late); the desired count it writes with the sample is the one of that moment. A replay
-has the whole CSV up front, so it needs no lookback: **the tick of minute M writes the sample of
-minute M directly in event time, at M + 1 min** (``sampled_at`` = M + 1 min, the desired and running
-counts as the events delivered so far left them).
+has the whole CSV up front, so it needs no lookback: **the tick of minute M samples minute M directly
+in event time, at M + 1 min** (``sampled_at`` = M + 1 min, the desired and running counts as the events
+delivered so far left them; the metrics of a block of minutes are read at its last tick, and the last
+partial block at the last tick of the CSV).
 
 Placement, the rule the tests pin:
 

@@ -2,8 +2,8 @@
 
 - ``fast`` (default): the history table is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`, the
   AWS is :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` (ECS, ELBv2, CloudWatch, Application Auto
-  Scaling, SNS in dicts; made by :func:`ecs_guardrail.local.make_aws`), the sampler's metrics source is
-  the CSV in memory (:class:`~ecs_guardrail.replay.healthy_hosts.MemoryHealthyHostCount`) and it keeps
+  Scaling, SNS in dicts; made by :func:`ecs_guardrail.local.make_aws`), the sampler reads the CSV back
+  from the in-memory CloudWatch through the real adapter, and it keeps
   the fleet's ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a
   read (in a replay nothing else changes a service). moto is never imported;
 - ``moto``: everything through moto, the CSV loaded into moto CloudWatch and read back by the real
@@ -50,17 +50,17 @@ def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
 
 
 def make_metrics_source(engine: str, aws: Any, rows: list[Any]) -> tuple[Any, list[str]]:
-    """The sampler's HealthyHostCount source and the CSV's target group names unknown to the fleet.
+    """The sampler's metrics source and the CSV's target group names unknown to the fleet.
 
-    The CSV also goes into moto CloudWatch on both engines: the watchdog's own decision-time reads
-    (through the handlers' clients) must see the same data whichever engine samples.
+    The CSV goes into the engine's CloudWatch (in memory or moto) and both the sampler and the watchdog's
+    decision-time reads get it back with GetMetricData through the real adapter: since the sampler reads
+    blocks of minutes, that costs a replay a call per block, not per minute. ``engine`` is checked by
+    :func:`make_table`.
     """
     from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
-    from ecs_guardrail.replay.healthy_hosts import MemoryHealthyHostCount, load_into_cloudwatch
+    from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch
 
     unknown = load_into_cloudwatch(aws.client("cloudwatch"), aws.target_groups, rows)
-    if engine == "fast":
-        return MemoryHealthyHostCount.from_rows(aws.target_groups, rows)[0], unknown
     return HealthyHostCount(aws.client("cloudwatch")), unknown
 
 

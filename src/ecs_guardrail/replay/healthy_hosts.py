@@ -1,14 +1,15 @@
-"""``healthy_hosts.csv`` (SCENARIOS.md, "Folder") and the two metrics sources a replay samples from.
+"""``healthy_hosts.csv`` (SCENARIOS.md, "Folder") and how a replay serves it to the sampler.
 
-The sampler (:func:`ecs_guardrail.handlers.availability.sample_minute`) reads HealthyHostCount through
-a *metrics source*: any object with ``minima(series, start, end)`` as
-:class:`ecs_guardrail.adapters.cloudwatch.HealthyHostCount` has it. A replay gives it one of:
-
-- :class:`MemoryHealthyHostCount` (``--engine fast``): the CSV rows in a dict, answered in microseconds;
-- the real adapter over moto CloudWatch, after :func:`load_into_cloudwatch` (``--engine moto``).
-
-Both answer for Application and Network Load Balancer target groups alike: a series is named by its
-dimension values (``targetgroup/NAME/ID`` and ``app/NAME/ID`` or ``net/NAME/ID``).
+The CSV goes into the embedded CloudWatch (memory on ``--engine fast``, moto on ``--engine moto``) as
+the load balancers publish it, and the real adapter
+(:class:`ecs_guardrail.adapters.cloudwatch.HealthyHostCount`) reads it back with GetMetricData on
+both engines: ``HealthyHostCount`` per (target group, load balancer) series, ``AWS/ApplicationELB`` or
+``AWS/NetworkELB``; where the CSV has the optional request columns, ``RequestCount``,
+``HTTPCode_Target_2XX_Count`` and ``HTTPCode_Target_5XX_Count`` per ALB series and
+``HTTPCode_ELB_5XX_Count`` per ALB (the replay gives each ALB target group its own load balancer, so
+a row's ``elb_5xx`` is its load balancer's). An empty request cell is a missing datapoint, which ALB
+would not publish either (it publishes request metrics only when nonzero). NLB target groups have no
+request metrics: their request cells are ignored.
 """
 
 from __future__ import annotations
@@ -19,20 +20,24 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from ecs_guardrail.adapters.cloudwatch import METRIC, Series
+from ecs_guardrail.adapters.cloudwatch import ELB_5XX, METRIC, REQUEST_METRICS, Series
 from ecs_guardrail.core.errors import ScenarioError
 
-__all__ = ["read_healthy_hosts_csv", "MemoryHealthyHostCount", "load_into_cloudwatch", "namespace_of",
-           "MAX_REPLAY_MINUTES", "HEADER"]
+__all__ = ["read_healthy_hosts_csv", "load_into_cloudwatch", "namespace_of", "has_request_columns",
+           "MAX_REPLAY_MINUTES", "HEADER", "REQUEST_COLUMNS"]
 
 HEADER = ("time", "target_group", "healthy_host_count")
+#: the optional columns of the clients' view (Sum over the minute), in the header's order
+REQUEST_COLUMNS = ("request_count", "target_2xx", "target_5xx", "elb_5xx")
 #: the longest healthy_hosts.csv period a replay samples (one sampler run a minute): about a month
 MAX_REPLAY_MINUTES = 35 * 24 * 60
 _EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
 
-Row = tuple[datetime, str, float]
+#: ``(time, target group name, healthy_host_count, {request column: value})``; a column absent from
+#: the dict (an empty cell, or no such column) is a missing datapoint
+Row = tuple[datetime, str, float, dict[str, float]]
 
 
 def namespace_of(load_balancer_dimension: str) -> str:
@@ -48,11 +53,27 @@ def _time(text: str) -> datetime:
     return t
 
 
-def _row(where: str, row: dict[str, Any]) -> Row:
+def _count(where: str, column: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1_000_000_000):
+        raise ScenarioError(f"{where}: column {column}: {text[:40]!r} is not a count (expected a number from 0 "
+                            f"to {1_000_000 if column == 'healthy_host_count' else 1_000_000_000}"
+                            f"{', or empty for no datapoint' if column != 'healthy_host_count' else ''})")
+    if column == "healthy_host_count" and value > 1_000_000:
+        raise ScenarioError(f"{where}: column healthy_host_count: {text[:40]!r} is not a count (expected a "
+                            "number from 0 to 1000000)")
+    return value
+
+
+def _row(where: str, row: dict[str, Any], columns: tuple[str, ...]) -> Row:
     """One CSV row, or a ScenarioError naming the row, the column and what it expects."""
     if None in row:  # more fields than the header has
-        raise ScenarioError(f"{where}: {len(HEADER) + len(row[None])} fields, expected 3 ({','.join(HEADER)})")
-    text = {k: (row.get(k) or "").strip() for k in HEADER}
+        raise ScenarioError(f"{where}: {len(columns) + len(row[None])} fields, expected {len(columns)} "
+                            f"({','.join(columns)})")
+    text = {k: (row.get(k) or "").strip() for k in columns}
     try:
         t = _time(text["time"])
     except ValueError:
@@ -60,22 +81,21 @@ def _row(where: str, row: dict[str, Any]) -> Row:
                             f"between {_EARLIEST:%Y} and {_LATEST:%Y} (expected e.g. 2025-08-21T12:25:00Z)") from None
     if not text["target_group"]:
         raise ScenarioError(f"{where}: column target_group: empty (expected a target group name of fleet.json)")
-    try:
-        value = float(text["healthy_host_count"])
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1_000_000):
-        raise ScenarioError(f"{where}: column healthy_host_count: {text['healthy_host_count'][:40]!r} is not a "
-                            "count (expected a number from 0 to 1000000)")
-    return t, text["target_group"], value
+    value = _count(where, "healthy_host_count", text["healthy_host_count"])
+    requests = {k: _count(where, k, text[k]) for k in REQUEST_COLUMNS if k in text and text[k]}
+    if requests.get("target_2xx", 0) + requests.get("target_5xx", 0) > requests.get("request_count", math.inf):
+        raise ScenarioError(f"{where}: target_2xx + target_5xx ({requests.get('target_2xx', 0):g} + "
+                            f"{requests.get('target_5xx', 0):g}) exceed request_count ({requests['request_count']:g})")
+    return t, text["target_group"], value, requests
 
 
 def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
-    """``healthy_hosts.csv`` rows as ``(time, target group name, healthy_host_count)``.
+    """``healthy_hosts.csv`` rows as :data:`Row` (the request columns are optional, any subset).
 
     Raises:
-        ScenarioError: a wrong header (the header found is named), a row that does not parse (its line,
-        its column and what the column expects), rows spanning more than :data:`MAX_REPLAY_MINUTES`.
+        ScenarioError: a wrong header (the header found is named, and an unknown column), a row that does
+        not parse (its line, its column and what the column expects), rows spanning more than
+        :data:`MAX_REPLAY_MINUTES`.
     """
     name = Path(path).name
     rows: list[Row] = []
@@ -87,9 +107,14 @@ def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
                 missing = ", ".join(k for k in HEADER if k not in found)
                 raise ScenarioError(f"{name}: header is {','.join(found)[:120] or '(empty)'!r}; expected "
                                     f"{','.join(HEADER)!r} (missing: {missing})")
+            unknown = [f for f in found if f not in HEADER + REQUEST_COLUMNS]
+            if unknown:
+                raise ScenarioError(f"{name}: unknown column {unknown[0][:40]!r}; the columns are "
+                                    f"{','.join(HEADER)} and optionally {','.join(REQUEST_COLUMNS)}")
             reader.fieldnames = found
+            columns = tuple(found)
             for row in reader:
-                rows.append(_row(f"{name}:{reader.line_num}", row))
+                rows.append(_row(f"{name}:{reader.line_num}", row, columns))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ScenarioError(f"{name}: cannot be read ({exc})") from None
     if rows:
@@ -99,77 +124,48 @@ def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
     return rows
 
 
-def _resolve(target_groups: dict[str, dict[str, str]], rows: Iterable[Row]
-             ) -> tuple[list[tuple[datetime, Series, float]], list[str]]:
+def has_request_columns(path: Path | str) -> bool:
+    """True when ``healthy_hosts.csv``'s header has any of :data:`REQUEST_COLUMNS` (the replay then reads
+    the clients' view; without them it reads healthy hosts only, as before)."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), [])
+    return any(h.strip() in REQUEST_COLUMNS for h in header)
+
+
+def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str]], rows: Iterable[Row]) -> list[str]:
+    """PutMetricData the rows into (embedded) CloudWatch as the load balancers publish them:
+    ``HealthyHostCount`` per series (``AWS/ApplicationELB`` or ``AWS/NetworkELB`` by the load balancer's
+    type) and, for ALB target groups, the request columns (:data:`REQUEST_METRICS` per series,
+    ``HTTPCode_ELB_5XX_Count`` per load balancer, summed over its target groups' rows).
+    ``target_groups``: name -> ``{"dimension", "lb_dimension"}`` (:attr:`EmbeddedAws.target_groups`).
+
+    Returns the unknown target group names (rows skipped).
+    """
     unknown: set[str] = set()
-    out = []
-    for t, name, value in rows:
+    by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    elb: dict[tuple[str, datetime], float] = defaultdict(float)
+    for t, name, value, requests in rows:
         tg = target_groups.get(name)
         if tg is None:
             unknown.add(name)
             continue
-        out.append((t, Series(tg["dimension"], tg["lb_dimension"]), value))
-    return out, sorted(unknown)
-
-
-class MemoryHealthyHostCount:
-    """The fast engine's metrics source: ``healthy_hosts.csv`` rows in memory, read like CloudWatch.
-
-    Same method as :class:`~ecs_guardrail.adapters.cloudwatch.HealthyHostCount` (``minima``), same
-    answer: the Minimum of each series per whole minute, a minute without a row absent.
-    """
-
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {}
-
-    def __init__(self) -> None:
-        self._data: dict[tuple[str, str], dict[datetime, float]] = defaultdict(dict)
-        self.calls = 0
-
-    @classmethod
-    def from_rows(cls, target_groups: dict[str, dict[str, str]], rows: Iterable[Row]
-                  ) -> tuple[MemoryHealthyHostCount, list[str]]:
-        """A source fed with ``rows``; ``target_groups``: name -> ``{"dimension", "lb_dimension"}``
-        (:attr:`EmbeddedAws.target_groups`). Returns it and the unknown target group names (rows skipped)."""
-        src = cls()
-        resolved, unknown = _resolve(target_groups, rows)
-        for t, s, value in resolved:
-            src.put(s, t, value)
-        return src, unknown
-
-    def put(self, series: Series, t: datetime, value: float) -> None:
-        minute = t.astimezone(UTC).replace(second=0, microsecond=0)
-        inner = self._data[(series.target_group, series.load_balancer)]
-        inner[minute] = min(value, inner.get(minute, value))
-
-    def minima(self, series: list[Series], start: datetime, end: datetime) -> dict[Series, dict[datetime, float]]:
-        """``{series: {minute: minimum}}`` for minutes in ``[start, end)``; series without data absent."""
-        self.calls += 1
-        out: dict[Series, dict[datetime, float]] = {}
-        for s in dict.fromkeys(series):
-            inner = self._data.get((s.target_group, s.load_balancer))
-            if not inner:
-                continue
-            if end - start <= timedelta(minutes=1):
-                found = {start: inner[start]} if start in inner else {}
-            else:
-                found = {m: v for m, v in inner.items() if start <= m < end}
-            if found:
-                out[s] = found
-        return out
-
-
-def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str]], rows: Iterable[Row]) -> list[str]:
-    """PutMetricData the rows into (embedded) CloudWatch as HealthyHostCount, ``AWS/ApplicationELB`` or
-    ``AWS/NetworkELB`` by the load balancer's type (``--engine moto``).
-
-    Returns the unknown target group names (rows skipped).
-    """
-    resolved, unknown = _resolve(target_groups, rows)
-    by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for t, s, value in resolved:
-        by_namespace[namespace_of(s.load_balancer)].append(
-            {"MetricName": METRIC, "Timestamp": t, "Value": value, "Unit": "Count", "Dimensions": s.dimensions()})
+        s = Series(tg["dimension"], tg["lb_dimension"])
+        data = by_namespace[namespace_of(s.load_balancer)]
+        data.append({"MetricName": METRIC, "Timestamp": t, "Value": value, "Unit": "Count",
+                     "Dimensions": s.dimensions()})
+        if not s.has_request_metrics:
+            continue
+        for column, metric in REQUEST_METRICS.items():
+            if column in requests:
+                data.append({"MetricName": metric, "Timestamp": t, "Value": requests[column], "Unit": "Count",
+                             "Dimensions": s.dimensions()})
+        if "elb_5xx" in requests:
+            elb[(s.load_balancer, t)] += requests["elb_5xx"]
+    for (lb, t), value in elb.items():
+        by_namespace["AWS/ApplicationELB"].append({"MetricName": ELB_5XX, "Timestamp": t, "Value": value,
+                                                   "Unit": "Count",
+                                                   "Dimensions": [{"Name": "LoadBalancer", "Value": lb}]})
     for namespace, data in by_namespace.items():
         for i in range(0, len(data), 1000):  # PutMetricData takes at most 1000 metrics a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=data[i:i + 1000])
-    return unknown
+    return sorted(unknown)

@@ -2,8 +2,10 @@
 
 The tick runs the production sampler's recipe (:func:`ecs_guardrail.handlers.availability.sample_minute`)
 for minute M at event time M + 1 min (see :mod:`ecs_guardrail.replay.clock`), over the engine's metrics
-source, and writes the samples to the engine's history store. The report is computed from what was
-written, the watchdog's decisions and the task events, read back from the same store.
+source, and writes the counts and, at each block's end, the block to the engine's history store; the
+last partial block is flushed before the report. The clients' view is read where the CSV has the
+request columns. The report is computed from what was written, the watchdog's decisions and the task
+events, read back from the same store.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.core.availability import AvailabilityReport, minute_floor
 from ecs_guardrail.core.timeline import availability_from_items
 from ecs_guardrail.replay.engine import CachedFleet, CachedTargetGroups, make_metrics_source
-from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+from ecs_guardrail.replay.healthy_hosts import has_request_columns, read_healthy_hosts_csv
 
 __all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
 
@@ -27,17 +29,19 @@ _READS = ("Describe", "List", "Get")
 #: what the availability report reads of each timeline item (the store's brief fields cover them)
 AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
                        "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account",
-                       "region")
+                       "region", "per_minute")
 
 
 class ReplaySampler:
     """Samples a scenario's minutes on the replay clock (no CSV: no minutes, no report)."""
 
-    def __init__(self, scenario: Any, aws: Any, engine: str, store: Any) -> None:
+    def __init__(self, scenario: Any, aws: Any, engine: str, store: Any, client_error_ratio: float = 0.05) -> None:
         self.scenario = scenario
         self.store = store
+        self.client_error_ratio = client_error_ratio
         path = scenario.healthy_hosts_path
         self.rows = read_healthy_hosts_csv(path) if path is not None else []
+        self.requests = path is not None and bool(self.rows) and has_request_columns(path)
         self.first: datetime | None = None
         self.last: datetime | None = None
         if not self.rows:
@@ -70,8 +74,10 @@ class ReplaySampler:
                 self._writes_seen = writes
                 self.fleet.invalidate()
 
+        flush = minute == self.last
         sample_minute(minute + MINUTE, fleet=self.fleet, target_groups=self.target_groups, healthy=self.healthy,
-                      store=self.store, lookback_minutes=1)
+                      store=self.store, lookback_minutes=1, requests=self.requests, flush=flush,
+                      not_before=self.first)
 
     def _own(self, item: dict[str, Any]) -> bool:
         """The fleet's own account and region (an item without them is the fleet's): another account's
@@ -90,4 +96,4 @@ class ReplaySampler:
                                                               self.last + timedelta(seconds=59),
                                                               fields=AVAILABILITY_FIELDS)
                          if self._own(i))
-        return availability_from_items(items, self.first, self.last)
+        return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio)

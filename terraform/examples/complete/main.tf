@@ -21,6 +21,7 @@ module "ecs_guardrail" {
   max_action_fraction       = 0.2
   min_actions_allowed       = 1
   fleet_signal_min_failures = 2
+  client_error_ratio        = 0.05
   dry_run                   = true
 
   # plumbing

@@ -12,7 +12,8 @@ Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``),
 | held-at-zero slot | ``WD#<cluster key>`` | ``H#<n>`` (``n < bound``) | watchdog, restore |
 | mass event | ``WD#<cluster key>`` | ``M#mass`` | watchdog |
 | job family | ``JOB#<cluster key>`` | ``J#<family>`` | watchdog |
-| availability sample | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<minute>`` | sampler |
+| availability sample block | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<block start>`` | sampler |
+| service task counts | ``HC#<cluster>#<service>`` | ``<sampled at>`` | sampler, when they change |
 
 Timeline items (task, service and deployment events, decisions, samples) carry
 ``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DDTHH>`` and ``gsi1sk`` = ``<time>#<kind>#<id>``: one partition
@@ -32,7 +33,7 @@ from ecs_guardrail.core.records import iso
 
 __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
-    "sample", "timeline_partition", "timeline_sort", "cluster_key",
+    "sample", "service_counts", "timeline_partition", "timeline_sort", "cluster_key",
 ]
 
 
@@ -85,6 +86,10 @@ def job(ck: str, family: str) -> tuple[str, str]:
 
 def sample(cluster: str, service: str, target_group_dimension: str, minute: datetime) -> tuple[str, str]:
     return f"HH#{cluster}#{service}#{target_group_dimension}", iso(minute)
+
+
+def service_counts(cluster: str, service: str, t: datetime) -> tuple[str, str]:
+    return f"HC#{cluster}#{service}", iso(t)
 
 
 def timeline_partition(cluster: str, t: datetime) -> str:

@@ -18,7 +18,7 @@ TIMELINE_FIELDS: tuple[str, ...] = (
     "type", "time", "cluster", "service", "group", "task_arn", "last_status", "desired_status", "kind",
     "cause", "stop_code", "stopped_reason", "exit_codes", "az", "event_name", "detail_type", "action",
     "reason", "message", "decision", "services_in_cluster", "target_group", "healthy_host_count",
-    "no_data", "desired_count", "running_count", "sampled_at", "account", "region",
+    "no_data", "desired_count", "running_count", "sampled_at", "account", "region", "per_minute",
 )
 
 
