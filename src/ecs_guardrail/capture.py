@@ -38,7 +38,9 @@ _METRIC = "HealthyHostCount"
 
 @dataclass
 class CaptureReport:
-    """What a capture wrote and what it could not read (``problems``: one line each)."""
+    """What a capture wrote and what it could not read (``problems``: one line each;
+    ``missing_clusters``: the clusters asked that ECS answered ``ClusterNotFoundException`` for, which
+    ``capture`` on the command line turns into exit status 2)."""
 
     out_dir: Path
     clusters: list[str]
@@ -51,6 +53,7 @@ class CaptureReport:
     events_skipped: int = 0
     csv_rows: int = 0
     problems: list[str] = field(default_factory=list)
+    missing_clusters: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
         return (f"wrote {self.out_dir}: {self.services} services, {self.target_groups} target groups, "
@@ -110,6 +113,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                 continue
             if exc.response.get("Error", {}).get("Code") in ("ClusterNotFoundException", "ClusterNotFound"):
                 report.problems.append(f"cluster {cluster} not found in this account and region")
+                report.missing_clusters.append(cluster)
                 services[cluster] = []
                 continue
             raise

@@ -21,8 +21,8 @@ from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.fleet import build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
-__all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env",
-           "fleet_warnings"]
+__all__ = ["Scenario", "load_scenario", "check_events_file", "EmbeddedAws", "ReplayResult", "replay",
+           "read_settings_env", "fleet_warnings"]
 
 TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
@@ -61,6 +61,32 @@ def read_settings_env(path: Path) -> dict[str, str]:
             raise ScenarioError(f"{path.name}:{n}: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
         out[key] = value.strip("\"'")
     return out
+
+
+def check_events_file(path: Path, *, has_samples: bool) -> None:
+    """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
+
+    ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
+    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored.
+
+    Raises:
+        ScenarioError: no line but blanks (and no samples); or the file is one pretty-printed JSON
+            object or array (its first line is ``{`` or ``[`` alone, as in ``events/ecs/``), with the fix.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
+    if first is None:
+        if has_samples:
+            return
+        raise ScenarioError(f"{path.name}: no events: one EventBridge event per line (copy lines from "
+                            "events/scenarios/*/events.jsonl)")
+    if first in ("{", "["):
+        shape = "object" if first == "{" else "array"
+        fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
+        raise ScenarioError(f"{path.name}: one event per line: this looks like a pretty-printed JSON {shape}; "
+                            f"`{fix} > events.one-per-line.jsonl` and use that file")
 
 
 @dataclass

@@ -26,7 +26,7 @@ from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd, ServiceSummary, close_episode, mark_restored
-from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
+from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
@@ -53,7 +53,9 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     when nothing was suspended; put back through ``scaling`` (required for it to happen).
 
     Raises:
-        RestoreError: no previous count recorded (table or tag), or it is not a count; or the count was
+        NothingToRestoreError: no previous count recorded (table or tag); ``desired_count`` says whether the
+            service runs already.
+        RestoreError: the recorded previous count is not a count; or the count was
             restored but Application Auto Scaling refused to put the suspended state back.
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
@@ -67,8 +69,9 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     elif PREVIOUS_COUNT_TAG in facts.tags:
         previous, source = facts.tags[PREVIOUS_COUNT_TAG], f"tag {PREVIOUS_COUNT_TAG}"
     if previous is None:
-        raise RestoreError(f"{cluster}/{service}: the watchdog recorded no previous desired count; "
-                           f"nothing to restore (desired count is {facts.desired_count})")
+        raise NothingToRestoreError(f"{cluster}/{service}: the watchdog recorded no previous desired count; "
+                                    f"nothing to restore (desired count is {facts.desired_count})",
+                                    facts.desired_count)
     try:
         count = int(previous)
     except (TypeError, ValueError):
