@@ -70,8 +70,11 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         console.print("No decisions: nothing crossed a threshold.")
     stops = s.get("stops_by_kind") or {}
     if stops:
+        repeats = s.get("stop_repeats") or 0
         console.print("stopped tasks by kind (only crashes count toward a loop): "
-                      + ", ".join(f"{k} {v}" for k, v in stops.items()), highlight=False)
+                      + ", ".join(f"{k} {v}" for k, v in stops.items())
+                      + (f"; {repeats} more event{'s' if repeats != 1 else ''} repeated a task already counted "
+                         "(each task counts once)" if repeats else ""), highlight=False)
     if "stopped_tasks_to_watchdog" in s:
         console.print(f"stopped tasks that reached the watchdog: {s['stopped_tasks_to_watchdog']} (only a task's "
                       "lastStatus STOPPED event does; STOPPING and DEPROVISIONING lines are recorded, not counted)",
