@@ -242,8 +242,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
-                    keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine)
+    from ecs_guardrail.progress import progress, progress_enabled
+
+    shown = progress_enabled(json_output=args.json)
+    lines = _count_lines(scenario.events_path) if shown else None
+    with progress(f"replay {folder.name} ({args.engine})", lines, enabled=shown) as advance:
+        result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
+                        keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
+                        on_progress=advance if shown else None)
     if args.plot:
         from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
 
@@ -299,6 +305,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return _none_accepted(folder, result.summary)
 
 
+def _count_lines(path: Path) -> int:
+    """Lines of a file (the progress bar's total), read in 1 MiB blocks."""
+    n = 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            n += block.count(b"\n")
+    return n
+
+
 def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
     """2 with one line when lines were read and every one was rejected (the output is printed first)."""
     read, rejected = summary.get("events_read", 0), summary.get("events_rejected", 0)
@@ -318,7 +333,13 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning)
+    from ecs_guardrail.progress import progress, progress_enabled
+    from ecs_guardrail.replay.sweep import grid
+
+    shown = progress_enabled(json_output=args.json)
+    with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:
+        rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning,
+                         on_row=lambda _done, _total: advance(1))
     if args.json:
         for r in rows:
             sys.stdout.write(json.dumps(r.to_dict()) + "\n")
@@ -412,7 +433,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
 
-        run = audit_scenario(args.scenario, overrides, args.fail_on, on_warning=on_warning)
+        from ecs_guardrail.progress import progress, progress_enabled
+
+        shown = progress_enabled(json_output=args.format == "json")
+        with progress(f"audit: building {args.scenario.name}'s fleet in moto", None, enabled=shown):
+            run = audit_scenario(args.scenario, overrides, args.fail_on, on_warning=on_warning)
     else:
         from ecs_guardrail.adapters.aws import make_client
 

@@ -510,7 +510,8 @@ def _stop_line_kind(raw: Any) -> str | None:
 
 def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
            keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
-           on_warning: Callable[[str], None] | None = None, engine: str = "fast") -> ReplayResult:
+           on_warning: Callable[[str], None] | None = None, engine: str = "fast",
+           on_progress: Callable[[int], None] | None = None) -> ReplayResult:
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS, with the
     availability sampler's minute ticks on the same clock (:mod:`ecs_guardrail.replay.clock`).
 
@@ -518,6 +519,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     handlers run exactly as in Lambda. Malformed lines are counted, reported through ``on_reject(line
     number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
     timeline is read there). ``engine``: ``fast`` or ``moto`` (:mod:`ecs_guardrail.replay.engine`).
+    ``on_progress(lines)``: called with the number of lines of ``events.jsonl`` read since its last
+    call, every 100 lines and at the end (:mod:`ecs_guardrail.progress` draws it).
 
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
@@ -558,12 +561,14 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history)
         clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
-        read = 0
+        read = n = 0
         span: tuple[datetime, datetime] | None = None  # first and last event time
         # EMF metrics print to stdout in Lambda; in a replay stdout carries only the report
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
                 contextlib.redirect_stdout(sink):
             for n, line in enumerate(fh, 1):
+                if on_progress is not None and n % 100 == 0:
+                    on_progress(100)
                 if not line.strip():
                     continue
                 read += 1
@@ -610,6 +615,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if "watchdog" in routes:
                     result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx))
             clock.finish()
+            if on_progress is not None and n % 100:
+                on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "

@@ -14,10 +14,17 @@ _STYLE = {"scale_to_zero": "bold red", "alert_only": "yellow", "hold": "cyan"}
 
 
 def make_console() -> Console:
-    """stdout's console; piped or redirected (not a terminal) it does not wrap at 80 columns."""
+    """stdout's console. On a terminal: the terminal's width. Piped or redirected: ``COLUMNS`` when it
+    is set (a number from 40), else 200 columns without wrapping (a pipe has no width to honour)."""
+    import os
     import sys
 
-    return Console() if sys.stdout.isatty() else Console(width=200, soft_wrap=True)
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return Console(width=int(columns), soft_wrap=True)
+    return Console(width=200, soft_wrap=True)
 
 
 def _why(decisions: list[dict[str, Any]]) -> list[str]:
