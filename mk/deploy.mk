@@ -10,13 +10,16 @@ SAM_ARGS ?=
 
 .PHONY: package deploy check-iac
 
+## the reproducible Lambda zip (dist/ecs-guardrail-lambda.zip); prints its size and sha256
 package:
 	$(DEPLOY_PYTHON) scripts/package.py
 
+## make package, then sam deploy of template.yaml (SAM_ARGS='--guided' the first time)
 deploy: package
 	@command -v $(SAM) >/dev/null 2>&1 || { echo "make deploy: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
 	rm -rf .aws-sam/build
 	$(SAM) deploy --config-file samconfig.toml --template-file template.yaml $(SAM_ARGS)
 
+## offline checks of both templates: cfn-lint, checkov, terraform fmt/validate/test, tests/infra
 check-iac:
 	PY=$(DEPLOY_PYTHON) bash scripts/check_iac.sh

@@ -27,8 +27,9 @@ def make_console() -> Console:
     return Console(width=200, soft_wrap=True)
 
 
-def _why(decisions: list[dict[str, Any]]) -> list[str]:
-    """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services."""
+def _why(decisions: list[dict[str, Any]], region: str | None = None) -> list[str]:
+    """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services.
+    ``region``: the scenario's, named in each undo command (the decision's own ``region`` first)."""
     lines: list[str] = []
     held: dict[str, list[int]] = {}
     for i, d in enumerate(decisions, 1):
@@ -39,7 +40,8 @@ def _why(decisions: list[dict[str, Any]]) -> list[str]:
         lines.append(f"  {i}. {d['message']}")
         if d["action"] == "scale_to_zero":
             lines.append(f"     previous desired count {d.get('previous_desired_count')}; undo: ecs-guardrail "
-                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE")
+                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE"
+                         + (f" --region {d.get('region') or region}" if d.get("region") or region else ""))
     for cluster, numbers in held.items():
         if len(numbers) > 1:
             first = numbers[0]
@@ -71,7 +73,7 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"[{style}]{d['action']}[/]", d["reason"],
                       f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
         console.print(t)
-        for line in _why(result.decisions):
+        for line in _why(result.decisions, getattr(scenario, "region", None)):
             console.print(line, highlight=False)
     else:
         console.print("No decisions: nothing crossed a threshold.")
