@@ -873,6 +873,24 @@ def test_member_account_forwarder_dead_letters_are_alarmed() -> None:
     tf_alarm = tf["resource"]["aws_cloudwatch_metric_alarm"]["forward_dlq"]
     assert tf_alarm["dimensions"] == {"QueueName": "${aws_sqs_queue.forward_dlq.name}"}
     assert tf_alarm["metric_name"] == props["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    # issue 24 item 17: the alarm always has a target (a dead forwarder is invisible centrally)
+    assert props["AlarmActions"] == [{"Ref": "AlarmTopicArn"}]
+    assert "Default" not in member["Parameters"]["AlarmTopicArn"]
+    assert tf_alarm["alarm_actions"] == ["${var.alarm_topic_arn}"]
+    assert "default" not in tf["variable"]["alarm_topic_arn"]
+
+
+def test_member_account_forwarder_role_trusts_only_its_own_account() -> None:
+    """Issue 24 item 17: the forwarder role's trust has the aws:SourceAccount condition the central
+    function's has, in both member-side templates (IAM "confused deputy" guidance)."""
+    member = iac.load_template(iac.ROOT / "deploy" / "member-account.yaml")
+    (stmt,) = member["Resources"]["ForwardRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert stmt["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    tf = iac.load_terraform(iac.TERRAFORM / "examples" / "member-account")
+    (statement,) = tf["data"]["aws_iam_policy_document"]["assume_events"]["statement"]
+    (condition,) = statement["condition"]
+    assert (condition["test"], condition["variable"]) == ("StringEquals", "aws:SourceAccount")
+    assert condition["values"] == ["${data.aws_caller_identity.current.account_id}"]
 
 
 # ---------------------------------------------------------------------------------------------- state
