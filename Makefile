@@ -4,7 +4,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SCENARIO ?= events/scenarios/bad-image-dev
 
-.PHONY: run test setup lint bench clean acceptance explore
+SHARED ?= ../shared
+
+.PHONY: run test setup lint bench clean acceptance help completion explore
+
+## this list: every target with its one-line description
+help:
+	@awk '/^\.PHONY/{next} /^## /{doc=doc (doc==""?"":" ") substr($$0,4); next} /^[a-z][a-z-]*:/{if(doc!=""){sub(/:.*/,"",$$1); printf "  make %-14s %s\n",$$1,doc}} {doc=""}' $(MAKEFILE_LIST)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,plot]"
 	touch $@
 
+## create .venv with the project and its dev and plot extras (again whenever pyproject.toml changes)
 setup: $(VENV)/.installed
 
 ## the main job on its embedded default: replay a bundled incident in process (fast engine: in-memory AWS, no moto)
@@ -26,17 +33,27 @@ test: setup
 explore: setup
 	EXPLORE_SCHEDULES=10000 $(PY) -m pytest -q tests/explore -p no:cacheprovider
 
-## the shared acceptance scenarios through replay --json and the checker
+## the acceptance scenarios (bundled, and ../shared/scenarios where it exists; SHARED=DIR) through replay --json and the checker
 acceptance: setup
-	@for d in events/scenarios/*/; do \
-	  $(VENV)/bin/ecs-guardrail replay $$d --json > /tmp/ecs-guardrail-$$(basename $$d).jsonl && \
-	  if [ -f $$d/expected.json ] && [ -f ../shared/tools/check_replay.py ]; then \
-	    python3 ../shared/tools/check_replay.py $$d /tmp/ecs-guardrail-$$(basename $$d).jsonl; fi; \
-	done
+	@out=$$(mktemp -d); status=0; n=0; \
+	checker=$(SHARED)/tools/check_replay.py; [ -f $$checker ] || checker=tests/e2e/check_replay.py; \
+	for d in events/scenarios/*/ $(wildcard $(SHARED)/scenarios/*/); do \
+	  name=$$(basename $$d); n=$$((n+1)); \
+	  if ! $(VENV)/bin/ecs-guardrail replay $$d --json > $$out/$$name.jsonl 2>$$out/$$name.err; then \
+	    echo "FAIL $$d: replay exited non-zero"; tail -3 $$out/$$name.err; status=1; continue; fi; \
+	  if [ -f $$d/expected.json ]; then \
+	    python3 $$checker $$d $$out/$$name.jsonl || status=1; else echo "ran  $$d (no expected.json)"; fi; \
+	done; rm -rf $$out; echo "acceptance: $$n scenarios, $$([ $$status -eq 0 ] && echo passed || echo FAILED)"; exit $$status
 
+## print a bash completion script for ecs-guardrail (source <(make -s completion))
+completion: setup
+	@$(PY) -m ecs_guardrail.cli_reference --bash-completion
+
+## ruff over src and tests
 lint: setup
 	$(VENV)/bin/ruff check src tests
 
+## remove the virtual environments and build output
 clean:
 	rm -rf $(VENV) .venv-iac dist build .pytest_cache .hypothesis
 

@@ -4,19 +4,28 @@
 #                   output: .aws-sam/build is removed first). Extra arguments: SAM_ARGS='--guided' or
 #                   SAM_ARGS='--stack-name x --parameter-overrides DryRun=false ...'
 #   make check-iac  cfn-lint, checkov, terraform fmt/validate/test and tests/infra, offline
+#   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared
+#                   (scripts/check_deploy.sh; about 10 minutes on 2 cores, so not in .ci/run)
 DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SAM ?= sam
 SAM_ARGS ?=
 
-.PHONY: package deploy check-iac
+.PHONY: package deploy check-iac check-deploy
 
+## the reproducible Lambda zip (dist/ecs-guardrail-lambda.zip); prints its size and sha256
 package:
 	$(DEPLOY_PYTHON) scripts/package.py
 
+## make package, then sam deploy of template.yaml (SAM_ARGS='--guided' the first time)
 deploy: package
 	@command -v $(SAM) >/dev/null 2>&1 || { echo "make deploy: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
 	rm -rf .aws-sam/build
 	$(SAM) deploy --config-file samconfig.toml --template-file template.yaml $(SAM_ARGS)
 
+## offline checks of both templates: cfn-lint, checkov, terraform fmt/validate/test, tests/infra
 check-iac:
 	PY=$(DEPLOY_PYTHON) bash scripts/check_iac.sh
+
+## both deployments on a local emulator (moto server, 127.0.0.1 only): terraform apply, apply again, a second region, destroy; SAM translate and create; the parity table
+check-deploy:
+	bash scripts/check_deploy.sh

@@ -41,8 +41,8 @@ locals {
       timeout           = 60
       max_event_age     = 21600
       max_retry_attempt = 2
-      # an event storm cannot take the account's concurrency or hammer ECS
-      reserved_concurrency = var.watchdog_reserved_concurrency
+      # an event storm cannot take the account's concurrency or hammer ECS (0: unreserved, see the variable)
+      reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : var.watchdog_reserved_concurrency
       environment = {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
@@ -69,8 +69,8 @@ locals {
       timeout           = 120
       max_event_age     = 900
       max_retry_attempt = 2
-      # one run at a time: its timeout overlaps its schedule
-      reserved_concurrency = 1
+      # one run at a time: its timeout overlaps its schedule (unless watchdog_reserved_concurrency is 0)
+      reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : 1
       environment = {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
@@ -93,7 +93,7 @@ resource "aws_dynamodb_table" "history" {
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
   range_key                   = "sk"
-  deletion_protection_enabled = true
+  deletion_protection_enabled = var.deletion_protection
 
   attribute {
     name = "pk"

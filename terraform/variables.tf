@@ -222,13 +222,13 @@ variable "heartbeat_minutes" {
 }
 
 variable "watchdog_reserved_concurrency" {
-  description = "Reserved concurrency of the watchdog (the sampler has 1): an event storm cannot take the account's concurrency or hammer ECS; throttled async events are retried for up to 6 hours."
+  description = "Reserved concurrency of the watchdog (the sampler has 1): an event storm cannot take the account's concurrency or hammer ECS; throttled async events are retried for up to 6 hours. 0: no function reserves any (neither the watchdog nor the sampler), for new or sandbox accounts whose Lambda concurrency quota is still 10, where Lambda refuses any reservation (it keeps 10 unreserved)."
   type        = number
   default     = 5
 
   validation {
-    condition     = var.watchdog_reserved_concurrency >= 1 && var.watchdog_reserved_concurrency <= 100 && floor(var.watchdog_reserved_concurrency) == var.watchdog_reserved_concurrency
-    error_message = "watchdog_reserved_concurrency: an integer from 1 to 100."
+    condition     = var.watchdog_reserved_concurrency >= 0 && var.watchdog_reserved_concurrency <= 100 && floor(var.watchdog_reserved_concurrency) == var.watchdog_reserved_concurrency
+    error_message = "watchdog_reserved_concurrency: an integer from 0 to 100."
   }
 }
 
@@ -286,4 +286,10 @@ variable "source_account_ids" {
     condition     = can(regex("^([0-9]{12}(,[0-9]{12})*)?$", var.source_account_ids))
     error_message = "source_account_ids: comma-separated 12-digit account ids, or empty."
   }
+}
+
+variable "deletion_protection" {
+  description = "DynamoDB deletion protection of the history table (restore needs its records). Turn it off only to destroy the table on purpose; after a partial destroy, import the kept table instead (terraform/README.md, \"Rebuilding after a partial destroy\")."
+  type        = bool
+  default     = true
 }

@@ -47,7 +47,9 @@ DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "Unauthorized
 
 @dataclass
 class CaptureReport:
-    """What a capture wrote and what it could not read (``problems``: one line each)."""
+    """What a capture wrote and what it could not read (``problems``: one line each;
+    ``missing_clusters``: the clusters asked that ECS answered ``ClusterNotFoundException`` for, which
+    ``capture`` on the command line turns into exit status 2)."""
 
     out_dir: Path
     clusters: list[str]
@@ -61,6 +63,7 @@ class CaptureReport:
     csv_rows: int = 0
     restart_rows: int = 0
     problems: list[str] = field(default_factory=list)
+    missing_clusters: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
         return (f"wrote {self.out_dir}: {self.services} services, {self.target_groups} target groups, "
@@ -120,6 +123,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                 continue
             if exc.response.get("Error", {}).get("Code") in ("ClusterNotFoundException", "ClusterNotFound"):
                 report.problems.append(f"cluster {cluster} not found in this account and region")
+                report.missing_clusters.append(cluster)
                 services[cluster] = []
                 continue
             raise

@@ -1,7 +1,13 @@
 """The operator's command line: replay, capture, timeline, restore, audit.
 
-Exit status: 0 when the command ran (whatever the watchdog decided), 2 for bad input (a scenario
-that cannot be read, an unknown setting), 1 when AWS refused.
+Exit status (:data:`EXIT_CODES`, the README's "Exit status" table, docs/cli.md): 0 the command ran
+and there is nothing to act on; 1 it ran and the answer is "no" (audit: a finding at or above
+``--fail-on``; restore: the count could not be put back); 2 bad input (usage, a scenario that cannot
+be read, an unknown setting, an unknown cluster, table or service, no accepted event); 3 AWS could
+not be asked or refused (unreachable endpoint, no region or credentials, access denied): the command
+never ran, so a CI job can tell it from "findings"; 130 interrupted (Ctrl-C); 141 the reader of
+stdout went away (``| head``), as for a process killed by SIGPIPE. Both of the last two print one
+line at most, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,12 +21,71 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, PartialCredentialsError
 
 from ecs_guardrail import __version__
-from ecs_guardrail.core.errors import GuardrailError, ScenarioError
+from ecs_guardrail.core.errors import (
+    ClusterNotFoundError,
+    GuardrailError,
+    ScenarioError,
+    ServiceAccessDeniedError,
+    ServiceNotFoundError,
+)
 from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
 
 __all__ = ["main", "build_parser"]
 
 DEFAULT_SCENARIO = "events/scenarios/bad-image-dev"
+
+EXIT_OK = 0
+EXIT_NO = 1
+EXIT_BAD_INPUT = 2
+EXIT_AWS = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C
+EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell reports `yes | head -1`'s writer
+
+#: every command's exit statuses, {command: {status: meaning}}: the source of the README's table and
+#: docs/cli.md (tests/unit/test_cli_reference.py fails when either drifts from it)
+EXIT_CODES: dict[str, dict[int, str]] = {
+    "replay": {
+        EXIT_OK: "the replay ran (whatever the watchdog decided); rejected lines are named on stderr",
+        EXIT_BAD_INPUT: "bad input: a scenario that cannot be read, an unknown or invalid setting, a missing "
+                        "output folder, or an events.jsonl of which no line was accepted",
+    },
+    "capture": {
+        EXIT_OK: "the scenario folder was written (what could not be read is listed in its CAPTURE.md)",
+        EXIT_BAD_INPUT: "bad input: --until not after --since, or a cluster that does not exist in this account "
+                        "and region (the folder is still written for the others)",
+        EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
+    },
+    "timeline": {
+        EXIT_OK: "the timeline was printed (an empty one too)",
+        EXIT_BAD_INPUT: "bad input: no --table or HISTORY_TABLE, a table that does not exist in the region, "
+                        "--until not after --since, a --plot folder that does not exist",
+        EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
+    },
+    "restore": {
+        EXIT_OK: "the count was put back, or the service already runs (a second run changes nothing)",
+        EXIT_NO: "the count could not be put back: the service is at 0 and the watchdog recorded no previous "
+                 "count, or the count was restored and its scalable target could not be resumed (run it again)",
+        EXIT_BAD_INPUT: "bad input: no --table or HISTORY_TABLE, a table, cluster or service that does not exist",
+        EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
+    },
+    "audit": {
+        EXIT_OK: "no finding at or above --fail-on",
+        EXIT_NO: "a finding at or above --fail-on (default high; never: always 0)",
+        EXIT_BAD_INPUT: "bad input: an unknown cluster, an unreadable scenario, an unknown or invalid setting",
+        EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused: the audit never ran",
+    },
+}
+#: statuses every command shares
+EXIT_COMMON: dict[int, str] = {
+    EXIT_BAD_INPUT: "usage error (argparse: an unknown option, a missing argument)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): one line on stderr, no traceback",
+    EXIT_PIPE: "stdout was closed by its reader (`| head -1`): quiet, as a process ended by SIGPIPE",
+}
+
+_REGION_HINT = ("pass --region or set AWS_DEFAULT_REGION (the SDK reads AWS_DEFAULT_REGION or the profile's "
+                "region in ~/.aws/config; AWS_REGION alone is not read)")
+_CREDENTIALS_HINT = ("set AWS_PROFILE (after `aws sso login` where SSO is used) or AWS_ACCESS_KEY_ID and "
+                     "AWS_SECRET_ACCESS_KEY")
 
 
 def _kv(text: str) -> tuple[str, str]:
@@ -150,7 +215,7 @@ def _find_default() -> Path:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ecs_guardrail.local import load_scenario, replay
+    from ecs_guardrail.local import check_events_file, load_scenario, replay
 
     folder = Path(args.scenario) if args.scenario else _find_default()
     _check_output(args.plot, "--plot")
@@ -158,6 +223,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.sweep:
         return cmd_sweep(args, folder)
     scenario = load_scenario(folder, dict(args.overrides))
+    check_events_file(scenario.events_path, has_samples=scenario.healthy_hosts_path is not None)
 
     def on_reject(n: int, reason: str) -> None:
         print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}", file=sys.stderr)
@@ -180,8 +246,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
-                    keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine)
+    from ecs_guardrail.progress import progress, progress_enabled
+
+    shown = progress_enabled(json_output=args.json)
+    lines = _count_lines(scenario.events_path) if shown else None
+    with progress(f"replay {folder.name} ({args.engine})", lines, enabled=shown) as advance:
+        result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
+                        keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
+                        on_progress=advance if shown else None)
     if args.plot:
         from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
 
@@ -223,7 +295,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for tl in timelines:
             out.write(json.dumps(tl.to_dict()) + "\n")
         out.write(json.dumps(result.summary) + "\n")
-        return 0
+        return _none_accepted(folder, result.summary)
     from ecs_guardrail.report import print_report
 
     print_report(folder.name, scenario, result)
@@ -234,7 +306,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
             if tl.lines:
                 print()
                 sys.stdout.write(render(tl, "text"))
-    return 0
+    return _none_accepted(folder, result.summary)
+
+
+def _count_lines(path: Path) -> int:
+    """Lines of a file (the progress bar's total), read in 1 MiB blocks."""
+    n = 0
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            n += block.count(b"\n")
+    return n
+
+
+def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
+    """2 with one line when lines were read and every one was rejected (the output is printed first)."""
+    read, rejected = summary.get("events_read", 0), summary.get("events_rejected", 0)
+    if read and rejected >= read:
+        print(f"ecs-guardrail: {folder.name}/events.jsonl: none of its {read} lines was accepted (reasons above): "
+              "one EventBridge event per line, as AWS delivers them", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
 
 
 def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
@@ -246,7 +337,13 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning)
+    from ecs_guardrail.progress import progress, progress_enabled
+    from ecs_guardrail.replay.sweep import grid
+
+    shown = progress_enabled(json_output=args.json)
+    with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:
+        rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning,
+                         on_row=lambda _done, _total: advance(1))
     if args.json:
         for r in rows:
             sys.stdout.write(json.dumps(r.to_dict()) + "\n")
@@ -269,7 +366,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
     for line in report.problems:
         print(f"capture: {line}", file=sys.stderr)
     print(report.summary_line())
-    return 0
+    if report.missing_clusters:
+        print(f"ecs-guardrail: cluster(s) {', '.join(report.missing_clusters)} not found in region {_region(args)}: "
+              "check --cluster and --region (the folder holds the others)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
@@ -283,9 +384,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
     table = args.table or os.environ.get("HISTORY_TABLE")
     if not table:
-        raise ScenarioError("timeline needs --table or HISTORY_TABLE")
+        raise ScenarioError("timeline needs --table or HISTORY_TABLE (the stack's output HistoryTableName)")
     if args.until <= args.since:
         raise ScenarioError("--until must be after --since")
+    _check_output(args.plot, "--plot")  # before AWS is asked anything
     store = HistoryStore(make_client("dynamodb", region=args.region), table)
     settings = load_settings()
     timelines = load_timelines(store, args.cluster, args.since, args.until, service=args.service,
@@ -306,16 +408,23 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    import os
-
+    """``restore``: 0 put back or already running, 1 nothing recorded for a service at 0 (EXIT_CODES)."""
+    from ecs_guardrail.core.errors import NothingToRestoreError
     from ecs_guardrail.restore import restore_service
 
-    table = args.table or os.environ.get("HISTORY_TABLE")
+    table = args.table or _env("HISTORY_TABLE")
     if not table:
-        raise ScenarioError("restore needs --table or HISTORY_TABLE")
-    outcome = restore_service(args.cluster, args.service, table=table, region=args.region, count=args.count)
+        raise ScenarioError("restore needs --table or HISTORY_TABLE (the stack's output HistoryTableName)")
+    try:
+        outcome = restore_service(args.cluster, args.service, table=table, region=args.region, count=args.count)
+    except NothingToRestoreError as exc:
+        if exc.desired_count > 0:  # restored before (or by hand): running it twice changes nothing
+            print(f"{args.cluster}/{args.service} runs with desired count {exc.desired_count} and has no scale-down "
+                  "of the watchdog to undo; nothing changed")
+            return EXIT_OK
+        raise
     print(outcome.message)
-    return 0
+    return EXIT_OK
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -329,7 +438,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
 
-        run = audit_scenario(args.scenario, overrides, args.fail_on, on_warning=on_warning)
+        from ecs_guardrail.progress import progress, progress_enabled
+
+        shown = progress_enabled(json_output=args.format == "json")
+        with progress(f"audit: building {args.scenario.name}'s fleet in moto", None, enabled=shown):
+            run = audit_scenario(args.scenario, overrides, args.fail_on, on_warning=on_warning)
     else:
         from ecs_guardrail.adapters.aws import make_client
 
@@ -344,35 +457,91 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return run.exit_status
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _aws_failure(exc: Exception, args: argparse.Namespace) -> tuple[int, str]:
+    """The exit status and one line for an AWS error escaping a command.
+
+    A DynamoDB ``ResourceNotFoundException`` names the table and region (bad input, 2); other
+    refusals, an unreachable endpoint and missing region or credentials are 3 (the command never
+    ran). Source of the error codes: the DynamoDB API reference, "Common Errors" and each action's
+    "Errors" section; botocore's ``NoRegionError`` and ``NoCredentialsError``.
+    """
+    if isinstance(exc, NoRegionError):
+        return EXIT_AWS, f"no AWS region: {_REGION_HINT}"
+    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+        return EXIT_AWS, f"{exc}: {_CREDENTIALS_HINT}"
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code = err.get("Code", "")
+        table = getattr(args, "table", None) or _env("HISTORY_TABLE")
+        if code == "ResourceNotFoundException" and table and args.command in ("timeline", "restore"):
+            return EXIT_BAD_INPUT, (f"history table {table!r} not found in region {_region(args)}: pass --table "
+                                    "(the stack's output HistoryTableName) and --region")
+        return EXIT_AWS, f"AWS refused: {exc}"
+    return EXIT_AWS, f"AWS unreachable: {exc}"
+
+
+def _env(name: str) -> str | None:
+    import os
+
+    return os.environ.get(name) or None
+
+
+def _region(args: argparse.Namespace) -> str:
+    """The region a command's clients use: ``--region``, else the SDK's default (env or profile)."""
+    if getattr(args, "region", None):
+        return str(args.region)
+    import boto3
+
+    return boto3.session.Session().region_name or "(none)"
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    commands = {"replay": cmd_replay, "timeline": cmd_timeline, "capture": cmd_capture, "restore": cmd_restore,
+                "audit": _cmd_audit}
     try:
-        if args.command == "replay":
-            return cmd_replay(args)
-        if args.command == "timeline":
-            return cmd_timeline(args)
-        if args.command == "capture":
-            return cmd_capture(args)
-        if args.command == "restore":
-            return cmd_restore(args)
-        if args.command == "audit":
-            return _cmd_audit(args)
+        return commands[args.command](args)
     except ScenarioError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except (ClusterNotFoundError, ServiceNotFoundError) as exc:
+        print(f"ecs-guardrail: {exc}: no such active cluster or service in region {_region(args)} (check "
+              "--cluster, --service and --region)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ServiceAccessDeniedError as exc:
+        print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return EXIT_AWS
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
-        return 1
-    except ClientError as exc:
-        print(f"ecs-guardrail: AWS refused: {exc}", file=sys.stderr)
-        return 1
-    except (NoRegionError, NoCredentialsError, PartialCredentialsError) as exc:
-        print(f"ecs-guardrail: {exc} (set AWS_REGION or --region, and AWS credentials)", file=sys.stderr)
-        return 2
-    except BotoCoreError as exc:  # endpoint unreachable, bad profile, ...: one line, not a traceback
-        print(f"ecs-guardrail: AWS unreachable: {exc}", file=sys.stderr)
-        return 1
-    return 2
+        return EXIT_NO
+    except (ClientError, BotoCoreError) as exc:  # endpoint unreachable, bad profile, ...: one line, not a traceback
+        status, line = _aws_failure(exc, args)
+        print(f"ecs-guardrail: {line}", file=sys.stderr)
+        return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (:data:`EXIT_CODES`, :data:`EXIT_COMMON`).
+
+    Ctrl-C ends with one line and 130; a closed stdout (``| head``) ends quietly with 141: stdout is
+    pointed at /dev/null first, so the interpreter's own flush at exit cannot raise again.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        status = _dispatch(args)
+        sys.stdout.flush()  # inside the guard: a reader gone away surfaces here, not at interpreter exit
+        return status
+    except KeyboardInterrupt:
+        print("\necs-guardrail: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # no real stdout (a test's StringIO): nothing left to flush
+            pass
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

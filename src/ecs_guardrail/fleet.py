@@ -22,6 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.replay.lines import decode_line
 
 __all__ = ["BuiltFleet", "build_fleet", "check_fleet", "fleet_warnings", "task_definitions_in_events"]
 
@@ -132,7 +133,10 @@ def check_fleet(fleet: Any) -> None:
     for c in fleet["clusters"]:
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
             raise ScenarioError("fleet.json: every cluster needs a 'name'")
-        if not _NAME.fullmatch(c["name"]) or c["name"] in clusters:
+        if c["name"] in clusters:
+            raise ScenarioError(f"fleet.json: cluster {c['name'][:80]!r} is listed twice: keep one entry and put "
+                                "all its services in it")
+        if not _NAME.fullmatch(c["name"]):
             raise ScenarioError(f"fleet.json: cluster {c['name'][:80]!r}: a name is unique, [A-Za-z0-9_-], "
                                 "at most 255")
         clusters.add(c["name"])
@@ -142,7 +146,10 @@ def check_fleet(fleet: Any) -> None:
         for s in c.get("services", []):
             if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
                 raise ScenarioError(f"fleet.json: a service of {c['name']} has no 'name'")
-            if not _NAME.fullmatch(s["name"]) or s["name"] in services:
+            if s["name"] in services:
+                raise ScenarioError(f"fleet.json: {c['name']}: service {s['name'][:80]!r} is listed twice: keep one "
+                                    "entry (merge the keys of both into it)")
+            if not _NAME.fullmatch(s["name"]):
                 raise ScenarioError(f"fleet.json: {c['name']}: service {s['name'][:80]!r}: a name is unique in "
                                     "its cluster, [A-Za-z0-9_-], at most 255")
             services.add(s["name"])
@@ -158,8 +165,11 @@ def check_fleet(fleet: Any) -> None:
 def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str, Any, str]]) -> None:
     where = f"fleet.json: {cluster}/{s['name']}"
     dc = s.get("desiredCount", 1)
+    if isinstance(dc, str) and dc.strip().isdigit():
+        raise ScenarioError(f"{where}: desiredCount is the string {dc!r}; write the number without quotes: "
+                            f"\"desiredCount\": {int(dc)}")
     if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
-        raise ScenarioError(f"{where}: desiredCount must be a count >= 0")
+        raise ScenarioError(f"{where}: desiredCount must be a count >= 0, got {json.dumps(dc)[:40]}")
     tgs, tags = s.get("targetGroups", []), s.get("tags", {})
     if not isinstance(tgs, list) or not isinstance(tags, dict):
         raise ScenarioError(f"{where}: targetGroups is a list, tags an object")
@@ -386,7 +396,7 @@ def task_definitions_in_events(path: Path, account: str, region: str) -> dict[st
                 continue
             names = out.setdefault(m.group(1).decode(), set())
             try:
-                detail = json.loads(line).get("detail") or {}
+                detail = json.loads(decode_line(line)[0]).get("detail") or {}
                 names.update(ct["name"] for ct in detail.get("containers") or []
                              if isinstance(ct, dict) and isinstance(ct.get("name"), str)
                              and _NAME.fullmatch(ct["name"]))

@@ -15,6 +15,7 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.availability import CLIENT_ERROR_RATIO
 from ecs_guardrail.core.policy import PolicyConfig
 from ecs_guardrail.core.timeline import LOOKBEHIND, Timeline, build_timeline, build_timelines
+from ecs_guardrail.replay.lines import decode_line
 
 __all__ = ["load_timeline", "load_timelines", "parse_time", "scenario_span"]
 
@@ -56,14 +57,14 @@ def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:
     with scenario.events_path.open("rb") as fh:
         for line in fh:
             try:
-                t = json.loads(line).get("time")
+                t = json.loads(decode_line(line)[0]).get("time")
                 if t:
                     times.append(parse_time(str(t)))
             except (ValueError, AttributeError, UnicodeDecodeError):
                 continue
     csv_path: Path | None = scenario.healthy_hosts_path
     if csv_path is not None:
-        for row in csv_path.read_text().splitlines()[1:]:
+        for row in csv_path.read_text(encoding="utf-8-sig", errors="replace").splitlines()[1:]:
             try:
                 times.append(parse_time(row.split(",", 1)[0]))
             except ValueError:

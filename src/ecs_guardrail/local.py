@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,8 @@ from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.fleet import build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
-__all__ = ["Scenario", "load_scenario", "EmbeddedAws", "ReplayResult", "replay", "read_settings_env",
-           "fleet_warnings", "alert_only_warnings"]
+__all__ = ["Scenario", "load_scenario", "check_events_file", "EmbeddedAws", "ReplayResult", "replay",
+           "read_settings_env", "fleet_warnings", "alert_only_warnings"]
 
 TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
@@ -72,6 +72,32 @@ def read_settings_env(path: Path) -> dict[str, str]:
                                 f"{', '.join(sorted(SETTING_NAMES))}")
         out[binding.key] = binding.value.strip()
     return out
+
+
+def check_events_file(path: Path, *, has_samples: bool) -> None:
+    """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
+
+    ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
+    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored.
+
+    Raises:
+        ScenarioError: no line but blanks (and no samples); or the file is one pretty-printed JSON
+            object or array (its first line is ``{`` or ``[`` alone, as in ``events/ecs/``), with the fix.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
+    if first is None:
+        if has_samples:
+            return
+        raise ScenarioError(f"{path.name}: no events: one EventBridge event per line (copy lines from "
+                            "events/scenarios/*/events.jsonl)")
+    if first in ("{", "["):
+        shape = "object" if first == "{" else "array"
+        fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
+        raise ScenarioError(f"{path.name}: one event per line: this looks like a pretty-printed JSON {shape}; "
+                            f"`{fix} > events.one-per-line.jsonl` and use that file")
 
 
 @dataclass
@@ -126,7 +152,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         if (folder / name).exists() and not (folder / name).is_file():
             raise ScenarioError(f"{folder / name}: not a file")
     try:
-        fleet = json.loads(fleet_path.read_text(encoding="utf-8"))
+        fleet = json.loads(fleet_path.read_text(encoding="utf-8-sig"))  # a byte order mark is no error
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
     except RecursionError:
@@ -524,17 +550,65 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     return None
 
 
+def _crash_at_zero(raw: Any, at_zero: set[tuple[str, str]]) -> str | None:
+    """One line when a crash comes from a service ``fleet.json`` gives ``desiredCount`` 0: a service at 0
+    runs no tasks, so a scale-down alert would read "previous desired count 0"."""
+    detail = raw.get("detail") if isinstance(raw, dict) else None
+    if not isinstance(detail, dict) or not isinstance(detail.get("clusterArn"), str):
+        return None
+    group = detail.get("group")
+    if not isinstance(group, str) or not group.startswith("service:"):
+        return None
+    key = (detail["clusterArn"].rsplit("/", 1)[-1], group[len("service:"):])
+    if key not in at_zero:
+        return None
+    return (f"{key[0]}/{key[1]} has desiredCount 0 in fleet.json, yet its tasks crash: a service at 0 runs no "
+            "tasks (a scale-down would record 0 as the count to restore); give it the desired count it had "
+            "during the incident")
+
+
 def _other_home(raw: Any, account: str, region: str) -> str | None:
     """A one-line warning when an event comes from another account or region than ``fleet.json``'s:
     the watchdog would treat its cluster as a member account's (alert-only) without saying why."""
     if not isinstance(raw, dict):
         return None
     acct, reg = raw.get("account"), raw.get("region")
+    if not isinstance(acct, str | None) or not isinstance(reg, str | None):
+        return None  # a number where EventBridge writes a string: the recorder rejects the line and names it
     if (acct in (None, account)) and (reg in (None, region)):
         return None
     return (f"events of account {acct} in {reg}, but fleet.json is account {account} in {region}: those "
             "clusters are treated as another account's and only alerted on (set \"account\" and \"region\" "
             "in fleet.json to the events' own)")
+
+
+def samples_overlap_warning(events: tuple[datetime, datetime] | None,
+                            samples: tuple[datetime, datetime] | None) -> str | None:
+    """One line when ``healthy_hosts.csv``'s minutes and the events' times do not overlap, else None.
+
+    ``events``: first and last event ``time`` (UTC); ``samples``: first and last sample minute (UTC).
+    A CSV written in local time (a wrong UTC offset) shifts every sample away from its incident: the
+    availability report then measures other minutes than the ones the events describe. An overlap of
+    one minute is enough (SCENARIOS.md: the sampler ticks on the events' clock).
+    """
+    if events is None or samples is None:
+        return None
+    ev_first, ev_last = events
+    s_first, s_last = samples
+    if s_last + timedelta(minutes=1) > ev_first and s_first <= ev_last:
+        return None
+    gap = (ev_first - s_last) if s_last < ev_first else (s_first - ev_last)
+    hours = gap / timedelta(hours=1)
+    return (f"healthy_hosts.csv covers {s_first:%Y-%m-%dT%H:%MZ} to {s_last:%Y-%m-%dT%H:%MZ} and the events "
+            f"{ev_first:%Y-%m-%dT%H:%M:%SZ} to {ev_last:%Y-%m-%dT%H:%M:%SZ}: no overlap ({hours:.1f} h apart; "
+            "times are UTC: write them with Z, or with their offset such as +02:00)")
+
+
+def _task_arn(raw: Any) -> str:
+    """``detail.taskArn`` of a task event ('' when absent: the recorder rejected such lines already)."""
+    detail = raw.get("detail") if isinstance(raw, dict) else None
+    arn = detail.get("taskArn") if isinstance(detail, dict) else None
+    return arn if isinstance(arn, str) else ""
 
 
 def _stop_line_kind(raw: Any) -> str | None:
@@ -550,7 +624,8 @@ def _stop_line_kind(raw: Any) -> str | None:
 
 def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
            keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
-           on_warning: Callable[[str], None] | None = None, engine: str = "fast") -> ReplayResult:
+           on_warning: Callable[[str], None] | None = None, engine: str = "fast",
+           on_progress: Callable[[int], None] | None = None) -> ReplayResult:
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS, with the
     availability sampler's minute ticks on the same clock (:mod:`ecs_guardrail.replay.clock`).
 
@@ -558,6 +633,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     handlers run exactly as in Lambda. Malformed lines are counted, reported through ``on_reject(line
     number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
     timeline is read there). ``engine``: ``fast`` or ``moto`` (:mod:`ecs_guardrail.replay.engine`).
+    ``on_progress(lines)``: called with the number of lines of ``events.jsonl`` read since its last
+    call, every 100 lines and at the end (:mod:`ecs_guardrail.progress` draws it).
 
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
@@ -568,6 +645,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
+    from ecs_guardrail.replay.lines import decode_line
     from ecs_guardrail.replay.restarts import ReplayRestarts
     from ecs_guardrail.replay.sampling import ReplaySampler
     from ecs_guardrail.routing import targets
@@ -576,15 +654,18 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     warned: set[str] = set()
     delivered = read_delivered(scenario.delivered_path)  # ScenarioError before any event is replayed
 
-    def warn(text: str | None) -> None:
+    def warn(text: str | None, line: int | None = None) -> None:
+        """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
         if text and text not in warned:
             warned.add(text)
             if on_warning:
-                on_warning(text)
+                on_warning(text if line is None else f"events.jsonl:{line}: {text} (first seen here)")
 
     for text in fleet_warnings(scenario.fleet) + alert_only_warnings(scenario):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
+    at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])
+               if s.get("desiredCount", 1) == 0 and s.get("schedulingStrategy", "REPLICA") == "REPLICA"}
     with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
         stack.enter_context(_quiet_logs())
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
@@ -607,18 +688,25 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 result.add(_invoke_watchdog(watchdog, observed, rt_watchdog, ctx))
 
         restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
-        read = 0
+        read = n = 0
+        span: tuple[datetime, datetime] | None = None  # first and last event time
         # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
         # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
         # object and validated once for the recorder and the watchdog (parsed_once)
         with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
                 contextlib.redirect_stdout(sink), metrics_enabled(False), parsed_once():
             for n, line in enumerate(fh, 1):
+                if on_progress is not None and n % 100 == 0:
+                    on_progress(100)
                 if not line.strip():
                     continue
                 read += 1
+                text, replaced = decode_line(line)
+                if replaced:
+                    warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)",
+                         n)
                 try:
-                    raw = json.loads(line)
+                    raw = json.loads(text)
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
                     continue
@@ -628,11 +716,14 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
-                clock.before_event(event_time(raw))
-                restart_clock.before_event(event_time(raw))
+                t = event_time(raw)
+                clock.before_event(t)
+                restart_clock.before_event(t)
+                if t is not None:
+                    span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
                 routes = targets(raw)
-                warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services))
-                warn(_other_home(raw, scenario.account, scenario.region))
+                warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services), n)
+                warn(_other_home(raw, scenario.account, scenario.region), n)
                 at = delivered.get(n)
                 out = (record.record_event(raw, rt_record.history, delivered_at=at)
                        if "recorder" in routes or not routes else None)
@@ -640,12 +731,14 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.reject(n, out["reason"], on_reject)
                     continue
                 if out is not None and out.get("stop_kind"):
-                    result.stops[out["stop_kind"]] += 1
+                    result.count_stop(raw, out["stop_kind"])
+                    if out["stop_kind"] == "crash":
+                        warn(_crash_at_zero(raw, at_zero), n)
                 stop_line = _stop_line_kind(raw)
                 if stop_line is not None:
                     result.stop_lines[stop_line] += 1
                     if "watchdog" in routes and stop_line == "STOPPED":
-                        result.stopped_to_watchdog += 1
+                        result.stopped_to_watchdog.add(_task_arn(raw))
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
@@ -655,6 +748,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
             clock.finish()
             restart_clock.finish()
+            if on_progress is not None and n % 100:
+                on_progress(n % 100)
+        warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
@@ -698,9 +794,17 @@ class ResultBuilder:
         self.job_failures: list[dict[str, Any]] = []
         self.rejected: list[tuple[int, str]] = []
         self.duplicates = 0
-        self.stops: Counter[str] = Counter()
+        self.stops: dict[str, str] = {}  # task ARN -> kind of its first classified STOPPED event
+        self.stop_events = 0  # classified STOPPED events (a task redelivered under a new id counts again)
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
-        self.stopped_to_watchdog = 0
+        self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
+
+    def count_stop(self, raw: Any, kind: str) -> None:
+        """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
+        ``stop_events``: the summary's kinds are tasks, and ``stop_repeats`` says how many events were
+        the same tasks again (EventBridge delivers at least once)."""
+        self.stop_events += 1
+        self.stops.setdefault(_task_arn(raw), kind)
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
@@ -731,8 +835,11 @@ class ResultBuilder:
                 "watchdog_service_minutes": None,
                 "desired_counts": {},
                 # added field: STOPPED task events the watchdog received (DEPROVISIONING lines never reach it)
-                "stopped_tasks_to_watchdog": self.stopped_to_watchdog,
-                # added field: how the stopped tasks were classified (why there was, or was not, a decision)
-                "stops_by_kind": dict(sorted(self.stops.items())),
+                "stopped_tasks_to_watchdog": len(self.stopped_to_watchdog),
+                # added field: how the stopped tasks were classified (why there was, or was not, a decision),
+                # one per task ARN
+                "stops_by_kind": dict(sorted(Counter(self.stops.values()).items())),
+                # added field: classified STOPPED events that repeated a task already counted
+                "stop_repeats": self.stop_events - len(self.stops),
             },
         )

@@ -15,7 +15,17 @@ from ecs_guardrail.core.timeline import Timeline
 
 __all__ = ["plot_timeline", "PlotUnavailableError"]
 
-_MARKS = {"crash": ("x", "tab:red", "crash"), "health_check_kill": ("v", "tab:orange", "health-check kill")}
+#: stop kind -> (marker, colour, legend label); crashes and health-check kills always in the legend, the
+#: others (they never count toward a loop, but explain lost capacity) only where drawn
+_MARKS = {"crash": ("x", "tab:red", "crash"), "health_check_kill": ("v", "tab:orange", "health-check kill"),
+          "spot": ("o", "tab:green", "Spot interruption"),
+          "scheduler": ("s", "0.45", "scheduler stop (deployment, scale-in)")}
+_ALWAYS = ("crash", "health_check_kill")
+#: decision action -> (line style, colour, legend label): a hold and a scale-down never look alike
+_DECISIONS = {"scale_to_zero": ("-", "tab:purple", "scaled to 0"),
+              "hold": ("--", "tab:brown", "held (mass failure)"),
+              "alert_only": (":", "tab:purple", "alert only")}
+_OTHER_DECISION = ("-.", "tab:purple", "watchdog decision")
 
 
 class PlotUnavailableError(GuardrailError):
@@ -24,9 +34,15 @@ class PlotUnavailableError(GuardrailError):
 
 def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Path:
     """Write ``path`` (PNG): one small panel per service (at most ``max_services``), healthy hosts as
-    a step line (grey band where there was no datapoint), stops as markers, decisions as vertical lines;
-    with the clients' view, the minutes where the observers disagree hatched (green: checker down while
-    clients were served; orange: checker up while clients failed).
+    a step line (grey band where there was no datapoint), stops as markers (crash, health-check kill,
+    Spot interruption, scheduler stop), decisions as vertical lines, one style per action (a hold is
+    never drawn like a scale-down). Without samples the y axis has no ticks (there is no count). With the clients' view,
+    the minutes where the observers disagree are hatched (green: checker down while clients were served;
+    orange: checker up while clients failed).
+
+    Raises:
+        PlotUnavailableError: no matplotlib.
+        GuardrailError: nothing to draw in the window.
     """
     try:
         import matplotlib
@@ -74,9 +90,10 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
                 marker, color, _ = _MARKS[what]
                 ax.plot([t], [top * 1.15], marker=marker, color=color, markersize=5, linestyle="none")
             else:
-                ax.axvline(t, color="tab:purple", linestyle="--", linewidth=1)
+                style, color, _ = _DECISIONS.get(what.split(":", 1)[1], _OTHER_DECISION)
+                ax.axvline(t, color=color, linestyle=style, linewidth=1.2)
         ax.set_ylim(-0.2, top * 1.35)
-        ax.set_yticks([0, top])
+        ax.set_yticks([0, top] if per else [])  # without samples there is no count to scale: no 0-1 axis
         ax.set_ylabel(service, rotation=0, ha="right", va="center", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(axis="x", color="0.92")
@@ -97,8 +114,12 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
                                  label="checker down, clients served"))
             handles.append(Patch(facecolor="none", edgecolor="tab:orange", hatch="////",
                                  label="checker up, clients failing"))
-    handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label) for m, c, label in _MARKS.values()]
-    handles += [Line2D([], [], color="tab:purple", linestyle="--", label="watchdog decision")]
+    drawn = {what for _, svc, what in marks if svc in services}
+    handles += [Line2D([], [], marker=m, color=c, linestyle="none", label=label)
+                for kind, (m, c, label) in _MARKS.items() if kind in _ALWAYS or kind in drawn]
+    actions = sorted({what.split(":", 1)[1] for what in drawn if what.startswith("decision:")})
+    styles = list(dict.fromkeys(_DECISIONS.get(a, _OTHER_DECISION) for a in actions)) or [_OTHER_DECISION]
+    handles += [Line2D([], [], color=c, linestyle=style, label=label) for style, c, label in styles]
     # the title on top, the legend under the time axis: they never overlap, whatever the figure's height
     legend_in, title_in = 0.2 + 0.18 * -(-len(handles) // 4), 0.4  # inches below and above the axes
     height = 0.6 + 0.75 * len(services) + legend_in + title_in

@@ -14,14 +14,22 @@ _STYLE = {"scale_to_zero": "bold red", "alert_only": "yellow", "hold": "cyan"}
 
 
 def make_console() -> Console:
-    """stdout's console; piped or redirected (not a terminal) it does not wrap at 80 columns."""
+    """stdout's console. On a terminal: the terminal's width. Piped or redirected: ``COLUMNS`` when it
+    is set (a number from 40), else 200 columns without wrapping (a pipe has no width to honour)."""
+    import os
     import sys
 
-    return Console() if sys.stdout.isatty() else Console(width=200, soft_wrap=True)
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return Console(width=int(columns), soft_wrap=True)
+    return Console(width=200, soft_wrap=True)
 
 
-def _why(decisions: list[dict[str, Any]]) -> list[str]:
-    """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services."""
+def _why(decisions: list[dict[str, Any]], region: str | None = None) -> list[str]:
+    """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services.
+    ``region``: the scenario's, named in each undo command (the decision's own ``region`` first)."""
     lines: list[str] = []
     held: dict[str, list[int]] = {}
     for i, d in enumerate(decisions, 1):
@@ -32,7 +40,8 @@ def _why(decisions: list[dict[str, Any]]) -> list[str]:
         lines.append(f"  {i}. {d['message']}")
         if d["action"] == "scale_to_zero":
             lines.append(f"     previous desired count {d.get('previous_desired_count')}; undo: ecs-guardrail "
-                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE")
+                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE"
+                         + (f" --region {d.get('region') or region}" if d.get("region") or region else ""))
     for cluster, numbers in held.items():
         if len(numbers) > 1:
             first = numbers[0]
@@ -64,14 +73,17 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"[{style}]{d['action']}[/]", d["reason"],
                       f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
         console.print(t)
-        for line in _why(result.decisions):
+        for line in _why(result.decisions, getattr(scenario, "region", None)):
             console.print(line, highlight=False)
     else:
         console.print("No decisions: nothing crossed a threshold.")
     stops = s.get("stops_by_kind") or {}
     if stops:
+        repeats = s.get("stop_repeats") or 0
         console.print("stopped tasks by kind (only crashes count toward a loop): "
-                      + ", ".join(f"{k} {v}" for k, v in stops.items()), highlight=False)
+                      + ", ".join(f"{k} {v}" for k, v in stops.items())
+                      + (f"; {repeats} more event{'s' if repeats != 1 else ''} repeated a task already counted "
+                         "(each task counts once)" if repeats else ""), highlight=False)
     if "stopped_tasks_to_watchdog" in s:
         console.print(f"stopped tasks that reached the watchdog: {s['stopped_tasks_to_watchdog']} (only a task's "
                       "lastStatus STOPPED event does; STOPPING and DEPROVISIONING lines are recorded, not counted)",

@@ -32,7 +32,7 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.episode import ServiceSummary
-from ecs_guardrail.core.errors import RestoreError, ScalingSuspendError
+from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restore_count import choose_restore_count
 
@@ -87,10 +87,11 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     lease check.
 
     Raises:
-        RestoreError: no previous count recorded (table or tag), or it is not a count, or the tag is
-            above its bound without ``--count``; a scale-down in flight; or the count was restored but
-            Application Auto Scaling refused to put the suspended state back (the episode stays held:
-            run restore again).
+        NothingToRestoreError: no previous count recorded (table or tag); ``desired_count`` says whether the
+            service runs already (``restore`` twice: the second finds nothing to undo).
+        RestoreError: the recorded count is not a count, or the tag is above its bound without ``--count``;
+            a scale-down in flight; or the count was restored but Application Auto Scaling refused to put
+            the suspended state back (the episode stays held: run restore again).
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
     summary = history.state.load(cluster, service, fresh=True)
@@ -104,6 +105,11 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     facts = ecs.describe(cluster, service)
     recorded = (episode.previous_desired_count if episode is not None and episode.action is Action.SCALE_TO_ZERO
                 else None)
+    if recorded is None and count is None and PREVIOUS_COUNT_TAG not in facts.tags:
+        raise NothingToRestoreError(f"{cluster}/{service}: the watchdog recorded no previous desired count (no "
+                                    f"episode in the history table, no tag {PREVIOUS_COUNT_TAG}); nothing to "
+                                    f"restore (desired count is {facts.desired_count}; give --count N to set one)",
+                                    facts.desired_count)
     max_capacity = history_max = None
     if recorded is None or count is not None:  # the tag (the table lost the episode) or --count: bounded
         try:

@@ -79,3 +79,17 @@ run "every_cluster_alert_only" {
     error_message = "one silence alarm per listed account"
   }
 }
+
+# issue 24 item 18: accounts whose Lambda concurrency quota is still 10 refuse any reservation
+run "no_reserved_concurrency" {
+  command = plan
+
+  variables {
+    watchdog_reserved_concurrency = 0
+  }
+
+  assert {
+    condition     = alltrue([for f in aws_lambda_function.this : f.reserved_concurrent_executions == -1])
+    error_message = "watchdog_reserved_concurrency = 0: no function reserves concurrency"
+  }
+}

@@ -113,7 +113,7 @@ def test_missing_region_is_one_line(capsys, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     code, out, err = _run(capsys, "--cluster", "production")
-    assert code == 2 and out == [] and len(err.splitlines()) == 1 and "region" in err.lower()
+    assert code == cli.EXIT_AWS and out == [] and len(err.splitlines()) == 1 and "region" in err.lower()
 
 
 def test_the_adapter_calls_only_its_declared_read_only_actions():

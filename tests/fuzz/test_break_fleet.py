@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from breakkit import FLEET, run, scenario
+from breakkit import FLEET, crash, run, scenario
 
 
 def _fleet(**changes):
@@ -103,7 +103,8 @@ def test_bad_fleet_exits_2_with_one_line(tmp_path, capsys, name):
 def test_good_edge_values_still_replay(tmp_path, capsys):
     fleet = _fleet(fleet__account=111122223333, fleet__region="us-gov-west-1", service__name="s" * 255,
                    service__targetGroups=["t" * 32], service__tags={"k": 1})
-    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet)), "--json")
+    # one event: an events.jsonl without any is bad input of its own (exit 2, issue 24 item 1)
+    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet, events=[crash(1)])), "--json")
     assert code == 0, err
 
 
@@ -118,11 +119,11 @@ def test_every_optional_key_still_replays(tmp_path, capsys):
                "containers": [{"name": "app"}, {"name": "sidecar", "essential": False}]}
     fleet = {**FLEET, "clusters": [{"name": "development", "services": [service, {"name": "agent",
                                                                                "schedulingStrategy": "DAEMON"}]}]}
-    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet)), "--json")
+    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=fleet, events=[crash(1)])), "--json")
     assert code == 0 and not err, err
 
 
 def test_daemon_with_a_desired_count_is_a_warning(tmp_path, capsys):
-    code, out, err = run(capsys, "replay", str(scenario(tmp_path, fleet=_fleet(service__schedulingStrategy="DAEMON"))),
-                         "--json")
+    folder = scenario(tmp_path, fleet=_fleet(service__schedulingStrategy="DAEMON"), events=[crash(1)])
+    code, out, err = run(capsys, "replay", str(folder), "--json")
     assert code == 0 and len(err) == 1 and "desiredCount ignored" in err[0], err

@@ -44,6 +44,8 @@ TF_ONLY_VARIABLES = {
     "name": "the stack name (AWS::StackName) prefixes every resource",
     "lambda_zip_path": "Globals.Function.CodeUri",
     "tags": "sam deploy --tags",
+    "deletion_protection": "DeletionPolicy: RetainExceptOnCreate on HistoryTable (protection would fail a first "
+                           "create's rollback)",
 }
 
 # What the Lambda platform needs besides the code's calls: the function's own log group, X-Ray
@@ -255,7 +257,7 @@ VALIDATION_CASES = [
     ("HeartbeatMinutes", "1441", False),
     ("WatchdogReservedConcurrency", "1", True),
     ("WatchdogReservedConcurrency", "100", True),
-    ("WatchdogReservedConcurrency", "0", False),
+    ("WatchdogReservedConcurrency", "0", True),  # 0: unreserved (issue 24 item 18)
     ("WatchdogReservedConcurrency", "101", False),
     ("SilenceAlarmAccountIds", "", True),
     ("SilenceAlarmAccountIds", "111122223333,444455556666", True),
@@ -322,7 +324,7 @@ def test_cloudformation_validation(name: str, value: str, accepted: bool) -> Non
         ("SampleLookbackMinutes", 1, 180),
         ("HistoryTtlDays", 1, 3650),
         ("HeartbeatMinutes", 5, 1440),
-        ("WatchdogReservedConcurrency", 1, 100),
+        ("WatchdogReservedConcurrency", 0, 100),
         ("SilenceAlarmMinutes", 5, 1440),
     ],
 )
@@ -968,6 +970,24 @@ def test_member_account_forwarder_dead_letters_are_alarmed() -> None:
     tf_alarm = tf["resource"]["aws_cloudwatch_metric_alarm"]["forward_dlq"]
     assert tf_alarm["dimensions"] == {"QueueName": "${aws_sqs_queue.forward_dlq.name}"}
     assert tf_alarm["metric_name"] == props["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    # issue 24 item 17: the alarm always has a target (a dead forwarder is invisible centrally)
+    assert props["AlarmActions"] == [{"Ref": "AlarmTopicArn"}]
+    assert "Default" not in member["Parameters"]["AlarmTopicArn"]
+    assert tf_alarm["alarm_actions"] == ["${var.alarm_topic_arn}"]
+    assert "default" not in tf["variable"]["alarm_topic_arn"]
+
+
+def test_member_account_forwarder_role_trusts_only_its_own_account() -> None:
+    """Issue 24 item 17: the forwarder role's trust has the aws:SourceAccount condition the central
+    function's has, in both member-side templates (IAM "confused deputy" guidance)."""
+    member = iac.load_template(iac.ROOT / "deploy" / "member-account.yaml")
+    (stmt,) = member["Resources"]["ForwardRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert stmt["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    tf = iac.load_terraform(iac.TERRAFORM / "examples" / "member-account")
+    (statement,) = tf["data"]["aws_iam_policy_document"]["assume_events"]["statement"]
+    (condition,) = statement["condition"]
+    assert (condition["test"], condition["variable"]) == ("StringEquals", "aws:SourceAccount")
+    assert condition["values"] == ["${data.aws_caller_identity.current.account_id}"]
 
 
 # ---------------------------------------------------------------------------------------------- state
@@ -1038,7 +1058,7 @@ def test_a_failed_first_deploy_can_be_retried() -> None:
     assert iac.function_environment(TEMPLATE, "WatchdogFunction")["HISTORY_TABLE"] == {"Ref": "HistoryTable"}
     # Terraform has no rollback: a failed apply keeps the table in state and the retry goes on from there
     tf = TF["resource"]["aws_dynamodb_table"]["history"]
-    assert tf["deletion_protection_enabled"] is True
+    assert tf["deletion_protection_enabled"] == "${var.deletion_protection}"  # default true (issue 24 item 18)
     assert "lifecycle" not in tf
     assert TF["locals"]["functions"]["watchdog"]["environment"]["HISTORY_TABLE"] == "${aws_dynamodb_table.history.name}"
 
@@ -1080,15 +1100,21 @@ def test_names_fit_and_do_not_collide_across_regions() -> None:
 def test_reserved_concurrency() -> None:
     """Item 9: the watchdog has a few (parameter, default 5), the sampler 1, the recorder none."""
     res = TEMPLATE["Resources"]
+    # 0 means no reservation on either capped function (issue 24 item 18: accounts whose quota is 10)
     assert res["WatchdogFunction"]["Properties"]["ReservedConcurrentExecutions"] == {
-        "Ref": "WatchdogReservedConcurrency"
+        "Fn::If": ["NoReservedConcurrency", {"Ref": "AWS::NoValue"}, {"Ref": "WatchdogReservedConcurrency"}]
     }
+    assert TEMPLATE["Conditions"]["NoReservedConcurrency"] == {
+        "Fn::Equals": [{"Ref": "WatchdogReservedConcurrency"}, "0"]}
     assert TEMPLATE["Parameters"]["WatchdogReservedConcurrency"]["Default"] == "5"
-    assert res["AvailabilityFunction"]["Properties"]["ReservedConcurrentExecutions"] == 1
+    assert res["AvailabilityFunction"]["Properties"]["ReservedConcurrentExecutions"] == {
+        "Fn::If": ["NoReservedConcurrency", {"Ref": "AWS::NoValue"}, 1]
+    }
     assert "ReservedConcurrentExecutions" not in res["RecorderFunction"]["Properties"]
     functions = TF["locals"]["functions"]
-    assert functions["watchdog"]["reserved_concurrency"] == "${var.watchdog_reserved_concurrency}"
-    assert functions["availability"]["reserved_concurrency"] == 1
+    assert functions["watchdog"]["reserved_concurrency"] == (
+        "${var.watchdog_reserved_concurrency == 0 ? -1 : var.watchdog_reserved_concurrency}")
+    assert functions["availability"]["reserved_concurrency"] == "${var.watchdog_reserved_concurrency == 0 ? -1 : 1}"
     assert functions["recorder"]["reserved_concurrency"] == -1  # unreserved
     assert TF["resource"]["aws_lambda_function"]["this"]["reserved_concurrent_executions"] == (
         "${each.value.reserved_concurrency}"
@@ -1234,3 +1260,14 @@ def test_terraform_readme_lists_every_variable_and_output() -> None:
     for name in TF["output"]:
         (row,) = [line for line in outputs.splitlines() if f'name="output_{name}"' in line]
         assert TF["output"][name]["description"] in row, name
+
+
+def test_terraform_deletion_protection_is_a_variable_defaulting_on() -> None:
+    """Issue 24 item 18: after a partial destroy, a protected table blocks a fresh apply; the variable
+    lets a rebuild turn it off, and terraform/README.md says how to import the kept table instead."""
+    assert TF["variable"]["deletion_protection"]["default"] is True
+    assert TF["variable"]["deletion_protection"]["type"] in ("bool", "${bool}")
+    table = TF["resource"]["aws_dynamodb_table"]["history"]
+    assert table["deletion_protection_enabled"] == "${var.deletion_protection}"
+    readme = (iac.TERRAFORM / "README.md").read_text()
+    assert "terraform import 'module.ecs_guardrail.aws_dynamodb_table.history'" in readme

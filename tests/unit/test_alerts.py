@@ -223,3 +223,23 @@ def test_event_text_cannot_ping_the_channel_or_hide_a_link_in_slack():
         stops = next(t for t in _mrkdwn_texts(payload["blocks"]) if t.startswith("*Last stops*"))
         assert stops.count("```") == 2, stops  # the code block opens and closes once
     assert evil in decision_alert(d, where=HERE).text  # SNS text keeps the reason as it was
+
+
+def test_each_stop_line_carries_its_cause_where_the_reason_does_not():
+    from dataclasses import replace
+
+    oom = Failure("billing", T0, StopKind.CRASH, stop_code="EssentialContainerExited",
+                  reason="Essential container in task exited", cause="OutOfMemoryError", exit_codes=(("app", 137),))
+    said = replace(failure(1), cause="OutOfMemoryError")  # its reason names the cause already: not twice
+    alert = decision_alert(decision(last_failures=(oom, oom, said)), previous_desired_count=2, where=HERE)
+    lines = [ln for ln in alert.text.splitlines() if "EssentialContainerExited" in ln]
+    assert len(lines) == 3
+    assert all("Essential container in task exited (OutOfMemoryError) [app=137]" in ln for ln in lines[:2])
+    assert lines[2].count("OutOfMemoryError") == 1
+
+
+def test_a_job_whose_task_definition_cannot_be_read_says_the_fix():
+    from ecs_guardrail.core.classify import job_failed
+
+    failed, text = job_failed((("app", 1),), None)
+    assert failed and "grant the watchdog ecs:DescribeTaskDefinition" in text

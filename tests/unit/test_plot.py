@@ -84,3 +84,45 @@ def test_title_legend_and_axes_never_overlap(tmp_path, monkeypatch, with_samples
         for x in boxes[a]:
             for y in boxes[b]:
                 assert not x.overlaps(y), f"{a} overlaps {b}: {x} / {y}"
+
+
+def _drawn(tmp_path, monkeypatch, items: list[dict]):
+    """(legend labels, {ax: y tick values}, vertical lines' (style, colour)) of the saved figure."""
+    import matplotlib.figure
+
+    from ecs_guardrail.plot import plot_timeline
+
+    seen: dict = {}
+    original = matplotlib.figure.Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        seen["labels"] = [t.get_text() for lg in self.legends for t in lg.get_texts()]
+        seen["yticks"] = [list(ax.get_yticks()) for ax in self.axes]
+        seen["vlines"] = [(ln.get_linestyle(), ln.get_color()) for ax in self.axes for ln in ax.get_lines()
+                          if len(set(ln.get_xdata())) == 1 and len(ln.get_xdata()) == 2]
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    tl = build_timeline(items, "dev", T0 - timedelta(minutes=5), T0 + timedelta(minutes=30))
+    plot_timeline(tl, tmp_path / "p.png")
+    return seen["labels"], seen["yticks"], seen["vlines"]
+
+
+def test_spot_and_scheduler_stops_are_drawn_and_named(tmp_path, monkeypatch):
+    items = _items(with_samples=False) + [
+        {"type": "task", "cluster": "dev", "service": "api", "task_arn": f"arn:t/{k}", "kind": k,
+         "time": _iso(T0 + timedelta(minutes=9)), "last_status": "STOPPED"} for k in ("spot", "scheduler")]
+    labels, yticks, _ = _drawn(tmp_path, monkeypatch, items)
+    assert "Spot interruption" in labels and "scheduler stop (deployment, scale-in)" in labels
+    assert yticks == [[]]  # no samples: no 0-1 axis pretending to be a count
+
+
+def test_a_hold_and_a_scale_down_are_drawn_differently(tmp_path, monkeypatch):
+    decisions = [{"type": "decision", "cluster": "dev", "service": s, "action": a, "reason": r,
+                  "time": _iso(T0 + timedelta(minutes=m))}
+                 for s, a, r, m in (("api", "hold", "mass_unhealthy", 2), ("api", "scale_to_zero", "crash_loop", 6))]
+    items = _items(with_samples=True) + decisions
+    labels, yticks, vlines = _drawn(tmp_path, monkeypatch, items)
+    assert "scaled to 0" in labels and "held (mass failure)" in labels
+    assert len(set(vlines)) == 2
+    assert yticks[0] == [0, 2]

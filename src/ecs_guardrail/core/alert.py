@@ -155,10 +155,15 @@ def alert_links(where: Where, *, logs: tuple[LogStream, ...] = (), runbook: str 
 
 # ---------------------------------------------------------------------------- text pieces
 def _stops(failures: tuple[Failure, ...]) -> list[str]:
+    """One line per stop (the last five): time, kind, stop code, reason, the classified cause where
+    the reason does not say it already (``OutOfMemoryError`` of an exit 137: each line, not only the
+    headline), exit codes, zone."""
     lines = []
     for f in failures[-5:]:
         codes = ", ".join(f"{n}={'unknown' if c is None else c}" for n, c in f.exit_codes) or "no exit code"
         reason = (f.reason or "").strip()[:160] or "(no reason)"
+        if f.cause and f.cause not in reason:
+            reason += f" ({f.cause})"
         lines.append(f"{f.time:%H:%M:%S}Z {f.kind.value} {f.stop_code or '-'}: {reason} [{codes}]"
                      + (f" in {f.availability_zone}" if f.availability_zone else ""))
     return lines

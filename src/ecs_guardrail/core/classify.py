@@ -200,7 +200,8 @@ def job_failed(exit_codes: Iterable[tuple[str, int | None]] | Mapping[str, int |
         bad = [name for name, code in codes if code != 0]
         failed = bad or not codes
         verdict = "failed" if failed else "finished"
-        return bool(failed), f"{verdict}: essential unknown (task definition not readable); exit codes {listing}"
+        return bool(failed), (f"{verdict}: essential unknown (task definition not readable: grant the watchdog "
+                              f"ecs:DescribeTaskDefinition on it, or it was deleted); exit codes {listing}")
     by_name = dict(codes)
     bad_essential = [(name, by_name.get(name)) for name in sorted(essential) if by_name.get(name) != 0]
     others = [f"{n}={_exit_text(c)}" for n, c in codes if n not in essential]

@@ -43,6 +43,19 @@ class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
 
 
+class NothingToRestoreError(RestoreError):
+    """``restore`` found no recorded previous desired count for a service.
+
+    ``desired_count``: the service's desired count now (ECS ``DescribeServices`` ``desiredCount``). Above
+    0 the service runs already (a second ``restore``, or a count set by hand): nothing to do, exit 0.
+    At 0 there is nothing to put back from: exit 1.
+    """
+
+    def __init__(self, message: str, desired_count: int) -> None:
+        super().__init__(message)
+        self.desired_count = desired_count
+
+
 class ServiceAccessDeniedError(GuardrailError):
     """ECS answered ``AccessDeniedException`` for a service: this role may not read it.
 

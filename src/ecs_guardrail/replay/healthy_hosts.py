@@ -100,7 +100,8 @@ def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
     name = Path(path).name
     rows: list[Row] = []
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        # utf-8-sig: Excel's "CSV UTF-8" starts the file with a byte order mark, which is no error
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             found = [f.strip() for f in (reader.fieldnames or [])]
             if set(HEADER) - set(found):

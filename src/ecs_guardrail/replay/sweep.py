@@ -72,8 +72,11 @@ def row_of(settings: dict[str, str], result: Any) -> SweepRow:
 
 
 def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, list[str]]], *, engine: str = "fast",
-              on_warning: Callable[[str], None] | None = None) -> list[SweepRow]:
+              on_warning: Callable[[str], None] | None = None,
+              on_row: Callable[[int, int], None] | None = None) -> list[SweepRow]:
     """Replay ``folder`` once per combination of ``sweeps`` on top of ``base`` (``--set``).
+
+    ``on_row(done, total)``: called after each combination's replay (the CLI's progress bar).
 
     Every combination is validated before the first replay runs.
 
@@ -103,6 +106,8 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
 
     for combo, scenario in zip(combos, scenarios, strict=True):
         rows.append(row_of(combo, replay(scenario, engine=engine, on_warning=warn_once)))
+        if on_row is not None:
+            on_row(len(rows), len(combos))
     return rows
 
 

@@ -7,12 +7,20 @@ provider "aws" {
 
 data "aws_partition" "current" {}
 
+data "aws_caller_identity" "current" {}
+
 data "aws_iam_policy_document" "assume_events" {
   statement {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
       identifiers = ["events.amazonaws.com"]
+    }
+    # only this account's rules may use the role (confused deputy; as the central function's trust)
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
     }
   }
 }
@@ -91,5 +99,5 @@ resource "aws_cloudwatch_metric_alarm" "forward_dlq" {
   threshold           = 0
   comparison_operator = "GreaterThanThreshold"
   treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_topic_arn == "" ? [] : [var.alarm_topic_arn]
+  alarm_actions       = [var.alarm_topic_arn]
 }

@@ -14,13 +14,14 @@ variable "central_event_bus_arn" {
   }
 }
 
+# Required: the central deployment cannot see a dead forwarder (its per-account silence alarm is
+# optional), so this account's dead-letter alarm must reach someone.
 variable "alarm_topic_arn" {
-  description = "SNS topic in this account for the forwarder's dead-letter alarm (empty: the alarm only changes state)."
+  description = "SNS topic in this account for the forwarder's dead-letter alarm (required: a forwarder that cannot reach the central bus is otherwise noticed by nobody)."
   type        = string
-  default     = ""
 
   validation {
-    condition     = can(regex("^(arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+)?$", var.alarm_topic_arn))
-    error_message = "alarm_topic_arn: an SNS topic ARN, or empty."
+    condition     = can(regex("^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$", var.alarm_topic_arn))
+    error_message = "alarm_topic_arn: the ARN of an SNS topic in this account that someone reads."
   }
 }

@@ -1,0 +1,208 @@
+"""Exit statuses and one-line errors of every command (issue 24 items 1, 2, 3, 7, 10).
+
+AWS is moto in process or a closed port on 127.0.0.1; nothing reaches the internet.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from ecs_guardrail import cli
+from ecs_guardrail.handlers import runtime, watchdog
+from ecs_guardrail.handlers.runtime import LambdaContextStub
+from ecs_guardrail.local import create_history_table
+from tests.conftest import EVENTS, SCENARIOS, load_event
+
+REGION = "eu-west-1"
+CLI = [sys.executable, "-m", "ecs_guardrail.cli"]
+
+
+def _folder(tmp_path: Path, events: str | bytes) -> Path:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(SCENARIOS / "bad-image-dev" / "fleet.json", folder / "fleet.json")
+    data = events.encode() if isinstance(events, str) else events
+    (folder / "events.jsonl").write_bytes(data)
+    return folder
+
+
+def test_a_pretty_printed_event_exits_2_with_the_jq_fix(tmp_path, capsys):
+    pretty = (EVENTS / "ecs" / "task-fargate-stopped-essential-oom-exit137.derived.json").read_text()
+    assert pretty.startswith("{\n")
+    assert cli.main(["replay", str(_folder(tmp_path, pretty))]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pretty-printed JSON object" in err and "jq -c . events.jsonl" in err
+
+
+def test_an_empty_events_file_exits_2_unless_samples_make_it_an_availability_replay(tmp_path, capsys):
+    folder = _folder(tmp_path, "\n\n")
+    assert cli.main(["replay", str(folder), "--json"]) == cli.EXIT_BAD_INPUT
+    assert "no events: one EventBridge event per line" in capsys.readouterr().err
+    brownout = tmp_path / "brownout"
+    shutil.copytree(SCENARIOS / "shared-cache-brownout", brownout)
+    (brownout / "events.jsonl").write_text("")
+    assert cli.main(["replay", str(brownout), "--json"]) == cli.EXIT_OK
+
+
+def test_lines_none_of_which_is_accepted_exit_2_after_the_output(tmp_path, capsys):
+    folder = _folder(tmp_path, "not json\n{\"source\": \"aws.ecs\"}\n")
+    assert cli.main(["replay", str(folder), "--json"]) == cli.EXIT_BAD_INPUT
+    out, err = capsys.readouterr()
+    summary = json.loads(out.splitlines()[-1])
+    assert (summary["events_read"], summary["events_rejected"]) == (2, 2)
+    assert "none of its 2 lines was accepted" in err.splitlines()[-1]
+
+
+def test_a_closed_stdout_ends_quietly_with_141():
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte: every write is EPIPE, deterministically
+    try:
+        proc = subprocess.run([*CLI, "replay", str(SCENARIOS / "bad-image-dev"), "--json"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=300, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == cli.EXIT_PIPE
+    assert proc.stderr == ""
+
+
+def test_ctrl_c_ends_with_one_line_and_130(monkeypatch, capsys):
+    import ecs_guardrail.local as local
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(local, "replay", interrupted)
+    assert cli.main(["replay", str(SCENARIOS / "bad-image-dev")]) == cli.EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert err.strip() == "ecs-guardrail: interrupted" and "Traceback" not in err
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_audit_of_an_unreachable_aws_is_3_not_the_findings_status(monkeypatch, capsys):
+    from botocore.config import Config
+
+    import ecs_guardrail.adapters.aws as aws
+
+    port = _closed_port()
+    monkeypatch.setattr(aws, "make_client", lambda service, region=None, **_: boto3.client(
+        service, region_name=REGION, endpoint_url=f"http://127.0.0.1:{port}",
+        config=Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=2)))
+    assert cli.main(["audit", "--cluster", "prod"]) == cli.EXIT_AWS
+    err = capsys.readouterr().err
+    assert err.startswith("ecs-guardrail: AWS unreachable") and err.count("\n") == 1
+
+
+def test_no_region_names_what_the_sdk_reads(monkeypatch, capsys):
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    assert cli.main(["audit", "--cluster", "prod"]) == cli.EXIT_AWS
+    err = capsys.readouterr().err
+    assert "AWS_DEFAULT_REGION" in err and "--region" in err and "set AWS_REGION" not in err
+
+
+@pytest.fixture
+def account(monkeypatch):
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        create_history_table(ddb, "history")
+        ecs = boto3.client("ecs", region_name=REGION)
+        ecs.create_cluster(clusterName="dev")
+        ecs.register_task_definition(family="api", containerDefinitions=[{"name": "app", "image": "x", "memory": 128}])
+        for name in ("api", "web", "jobs", "mail", "auth"):
+            ecs.create_service(cluster="dev", serviceName=name, taskDefinition="api", desiredCount=3)
+        topic = boto3.client("sns", region_name=REGION).create_topic(Name="alerts")["TopicArn"]
+        for k, v in {"HISTORY_TABLE": "history", "ALERT_ONLY_CLUSTERS": "production", "ALERT_TOPIC_ARN": topic,
+                     "AWS_DEFAULT_REGION": REGION}.items():
+            monkeypatch.setenv(k, v)
+        runtime.set_client_factory(lambda s: boto3.client(s, region_name=REGION))
+        yield ecs
+        runtime.set_client_factory(None)
+
+
+def _crash(n: int) -> dict:
+    e = copy.deepcopy(load_event("task-fargate-stopped-essential-oom-exit137.derived"))
+    task = f"arn:aws:ecs:{REGION}:123456789012:task/dev/{n:032x}"
+    e["id"], e["time"], e["region"] = f"00000000-0000-0000-0000-{n:012d}", f"2025-08-21T10:0{n}:00Z", REGION
+    e["detail"].update(clusterArn=f"arn:aws:ecs:{REGION}:123456789012:cluster/dev", taskArn=task, group="service:api",
+                       lastStatus="STOPPED", version=5)
+    for c in e["detail"]["containers"]:
+        c["taskArn"] = task
+    return e
+
+
+def _desired(ecs, service: str = "api") -> int:
+    return int(ecs.describe_services(cluster="dev", services=[service])["services"][0]["desiredCount"])
+
+
+def test_restore_twice_is_0_both_times_and_changes_nothing_the_second(account, capsys):
+    for i in range(5):
+        watchdog.handler(_crash(i), LambdaContextStub())
+    assert _desired(account) == 0
+    capsys.readouterr()  # the handlers' own log lines
+    assert cli.main(["restore", "--cluster", "dev", "--service", "api"]) == cli.EXIT_OK
+    assert _desired(account) == 3
+    assert cli.main(["restore", "--cluster", "dev", "--service", "api"]) == cli.EXIT_OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("restored dev/api") and "nothing changed" in out[1]
+    assert _desired(account) == 3
+
+
+def test_restore_of_a_running_service_without_a_record_is_0(account, capsys):
+    assert cli.main(["restore", "--cluster", "dev", "--service", "web"]) == cli.EXIT_OK
+    assert "runs with desired count 3" in capsys.readouterr().out and _desired(account, "web") == 3
+
+
+def test_restore_of_a_service_at_0_without_a_record_is_1(account, capsys):
+    account.update_service(cluster="dev", service="web", desiredCount=0)
+    assert cli.main(["restore", "--cluster", "dev", "--service", "web"]) == cli.EXIT_NO
+    assert "recorded no previous desired count" in capsys.readouterr().err
+
+
+def test_restore_of_an_unknown_service_or_table_names_it_and_the_region(account, capsys):
+    assert cli.main(["restore", "--cluster", "dev", "--service", "nope"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "dev/nope" in err and f"region {REGION}" in err and err.count("\n") == 1
+    assert cli.main(["restore", "--cluster", "dev", "--service", "api", "--table", "typo"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "history table 'typo' not found in region eu-west-1" in err and "ResourceNotFoundException" not in err
+    assert cli.main(["timeline", "--cluster", "dev", "--since", "2025-08-21", "--until", "2025-08-22",
+                     "--table", "typo"]) == cli.EXIT_BAD_INPUT
+    assert "history table 'typo' not found" in capsys.readouterr().err
+
+
+def test_timeline_plot_to_a_missing_folder_fails_before_aws(monkeypatch, tmp_path, capsys):
+    import ecs_guardrail.adapters.aws as aws
+
+    def never(*_a, **_k):
+        raise AssertionError("AWS asked before the --plot folder was checked")
+
+    monkeypatch.setattr(aws, "make_client", never)
+    assert cli.main(["timeline", "--cluster", "dev", "--since", "2025-08-21", "--until", "2025-08-22", "--table", "t",
+                     "--plot", str(tmp_path / "missing" / "x.png")]) == cli.EXIT_BAD_INPUT
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_capture_of_a_cluster_that_does_not_exist_is_2(account, tmp_path, capsys):
+    rc = cli.main(["capture", str(tmp_path / "out"), "--cluster", "dev", "--cluster", "nosuch",
+                   "--since", "2025-08-21T10:00:00Z", "--until", "2025-08-21T11:00:00Z"])
+    assert rc == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "cluster(s) nosuch not found in region eu-west-1" in err
+    assert (tmp_path / "out" / "fleet.json").exists()  # the other cluster is still captured

@@ -1,0 +1,66 @@
+"""`make check-deploy`'s pure parts (scripts/deploy_parity.py): the emulator override points only at
+127.0.0.1, a second plan may change only what the emulator cannot store, and the parity table fails
+on substance (concurrency, IAM, alarms) while names are reported (issue 24 items 16 and 19)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("deploy_parity", ROOT / "scripts" / "deploy_parity.py")
+assert _spec and _spec.loader
+dp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dp)
+
+
+def test_the_override_sends_every_service_to_the_local_emulator_and_lifts_protection():
+    text = dp.tf_override("http://127.0.0.1:4566", "us-west-2")
+    block = text[text.index("endpoints {"):].split("}", 1)[0].splitlines()[1:]
+    pairs = dict(line.strip().split(" = ", 1) for line in block if line.strip())
+    assert set(pairs) == set(dp.SERVICES) and set(pairs.values()) == {'"http://127.0.0.1:4566"'}
+    assert 'region                      = "us-west-2"' in text and "deletion_protection = false" in text
+
+
+def test_a_second_plan_may_change_only_what_the_emulator_cannot_store(tmp_path, capsys):
+    log = tmp_path / "plan.log"
+    log.write_text('  # module.ecs_guardrail.aws_lambda_function.this["watchdog"] will be updated in-place\n')
+    assert dp.plan_again(str(log)) == 0
+    log.write_text("  # module.ecs_guardrail.aws_sns_topic.alerts will be updated in-place\n")
+    assert dp.plan_again(str(log)) == 1
+    assert "a second apply must change nothing" in capsys.readouterr().out
+    log.write_text("No changes. Your infrastructure matches the configuration.\n")
+    assert dp.plan_again(str(log)) == 0
+
+
+def _snapshot(prefix: str) -> dict:
+    return {
+        "functions": {"ecs_guardrail.handlers.watchdog.handler": {
+            "name": f"{prefix}-watchdog", "role": "r", "timeout": 60, "memory": 256, "reserved_concurrency": 5,
+            "environment": ["HISTORY_TABLE"], "allow": ["ecs:UpdateService"], "deny": ["ecs:UpdateService"]}},
+        "alarms": {"AWS/Lambda Errors [FunctionName]": [{"name": f"{prefix}-Watchdog-Errors", "actions": 1}]},
+        "rules": {json.dumps({"source": ["aws.ecs"]}): f"{prefix}-watchdog"},
+        "tables": {"history": {"name": f"{prefix}-history", "keys": ["pk", "sk"], "indexes": ["gsi1"]}},
+        "queues": [f"{prefix}-dlq"], "topics": [f"{prefix}-alerts"], "log_groups": ["/aws/events/x/ecs"],
+    }
+
+
+def test_the_parity_table_fails_on_substance_and_only_reports_names(tmp_path, capsys):
+    tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
+    tf.write_text(json.dumps(_snapshot("ecs-guardrail")))
+    sam.write_text(json.dumps(_snapshot("stack-Generated")))
+    assert dp.compare(tf, sam) == 0
+    out = capsys.readouterr().out
+    assert "names differ (item 16)" in out and "0 differ in substance" in out
+    other = copy.deepcopy(_snapshot("stack"))
+    other["functions"]["ecs_guardrail.handlers.watchdog.handler"]["reserved_concurrency"] = None
+    sam.write_text(json.dumps(other))
+    assert dp.compare(tf, sam) == 1
+    assert "function watchdog: reserved_concurrency" in capsys.readouterr().out
+
+
+def test_json_as_the_emulator_returns_it():
+    assert dp._json('{"a": 1}') == {"a": 1} == dp._json("%7B%22a%22%3A%201%7D") == dp._json("{'a': 1}")
+    assert dp._actions([None, {"Effect": "Allow", "Action": "s3:GetObject"}], "Allow") == ["s3:GetObject"]
