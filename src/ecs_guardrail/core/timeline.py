@@ -17,7 +17,7 @@ import csv
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -285,10 +285,14 @@ def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
 
 
 def availability_from_items(items: list[dict[str, Any]], start: datetime | None = None,
-                            end: datetime | None = None) -> AvailabilityReport | None:
+                            end: datetime | None = None, *,
+                            held_until: Mapping[tuple[str, str], datetime | None] | None = None
+                            ) -> AvailabilityReport | None:
     """The availability report from timeline items: ``healthy_hosts`` samples, ``scale_to_zero``
     decisions and task events (running tasks). ``start``/``end`` default to the first and last sampled
-    minute; ``None`` when there is no sample at all."""
+    minute; ``None`` when there is no sample at all. ``held_until``: per ``(cluster, service)``, when the
+    watchdog's own state says its hold ended (``None``: still held), for services probed under
+    ``RECOVERY=probe`` (:attr:`~ecs_guardrail.core.availability.ScaleDown.held`)."""
     samples = [Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
                       None if i.get("no_data") or i.get("healthy_host_count") is None
                       else float(i["healthy_host_count"]),
@@ -299,7 +303,9 @@ def availability_from_items(items: list[dict[str, Any]], start: datetime | None 
         return None
     start = start or min(s.minute for s in samples)
     end = end or max(s.minute for s in samples)
-    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"])) for d in items
+    held_until = held_until or {}
+    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"]), (d["cluster"], d["service"]) in held_until,
+                       held_until.get((d["cluster"], d["service"]))) for d in items
              if d.get("type") == "decision" and d.get("action") == "scale_to_zero"]
     running = running_tasks_by_minute(
         [(i["cluster"], i["service"], i["task_arn"], _t(i["time"]), i.get("last_status", ""))
