@@ -267,8 +267,6 @@ class Episodes:
                 return claim
             outcome = self._perform(ck, cluster, s, claim, effect, known)
             s, tr = self._step(ck, service, outcome, claim.decision)
-            if isinstance(outcome, lc.Scaled) and self.probes is not None:
-                self.state.open_work(ck, cluster, service)  # the sweep probes it (RECOVERY=probe)
             if tr.decision is not None:
                 claim = replace(claim, decision=tr.decision)
             for follow in tr.effects:
@@ -292,6 +290,9 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
             return lc.ScalingSuspended()
         if isinstance(effect, lc.ScaleToZero):
+            if self.probes is not None and not self._alert_only(ck, cluster):
+                # named in the sweep's index before the call that holds it, so no held service is missed
+                self.state.open_work(ck, cluster, service)
             return self._scale(ck, cluster, service, effect.previous_desired_count, known)
         if isinstance(effect, lc.SendAlert):
             return self._alert(ck, claim, ep.cluster_alert_owner)
@@ -462,12 +463,24 @@ class Episodes:
         settings = self.probes
         if settings is None or self.config.dry_run or self._alert_only(ck, cluster) or self.rt.ecs is None:
             return None
+        def due_of(e: Episode | None) -> str | None:
+            due = lc.probe_due(e, now, settings)
+            if fix and e is not None and e.action_status is ActionStatus.DONE and due is None:
+                due = "start" if lc.probe_due(replace(e, probe_at=now), now, settings) == "start" else None
+            return due
+
         s = self.state.load(ck, service, fresh=True)
         ep = s.episode
-        due = lc.probe_due(ep, now, settings)
-        if fix and ep is not None and ep.action_status is ActionStatus.DONE and due is None:
-            due = "start" if lc.probe_due(replace(ep, probe_at=now), now, settings) == "start" else None
-        if due is None or ep is None or not self._lease(ck, service):
+        due = due_of(ep)
+        if due is None or ep is None:
+            return None
+        if due == "start" and not self._still_at_zero(ck, cluster, service, now):
+            return None
+        if not self._lease(ck, service):
+            return None
+        s = self.state.load(ck, service, fresh=True)  # what the lease now protects: re-read, re-decide
+        if due_of(s.episode) != due:
+            self._step(ck, service, lc.LeaseReleased())  # another invocation moved it on meanwhile
             return None
         if due == "start":
             s, _ = self._step(ck, service, lc.ProbeClaimed(now))
@@ -498,6 +511,19 @@ class Episodes:
         metrics.add_metric(name="ProbesFailed", unit="Count", value=1)
         self._drive_probe(ck, cluster, service, at)
         return "failed"
+
+    def _still_at_zero(self, ck: str, cluster: str, service: str, now: datetime) -> bool:
+        """Before a probe: is the held service still at desired count 0? One above 0 was raised by
+        someone else (an operator, or a ``restore`` that raced a failing probe): its scale-down ends as
+        an operator's raise (slot freed, recovery owed) and no probe ever lowers it to 1."""
+        assert self.rt.ecs is not None
+        facts = self.rt.ecs.describe(cluster, service)
+        if facts.desired_count == 0:
+            return True
+        if self._raised(ck, cluster, service, now):
+            self.state.release_slot(ck, service)
+            logger.info("held service raised by someone else: not probed, slot freed", extra={"service": service})
+        return False
 
     def _lease(self, ck: str, service: str) -> bool:
         now = self._now()

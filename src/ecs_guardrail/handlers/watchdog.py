@@ -171,7 +171,7 @@ class Watchdog:
         if self.episodes.probes is None:
             return None
         ep = self.state.load(ck, service, fresh=True).episode
-        if ep is None or not ep.held_at_zero or ep.in_flight:
+        if ep is None or not ep.held_at_zero or ep.unfinished:  # an unfinished episode is resumed first
             return None
         if self.episodes.probe_failed(ck, cluster, service, at) is not None:
             return {"status": "probe_failed", "cluster": cluster, "service": service}
