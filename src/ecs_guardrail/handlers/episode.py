@@ -585,8 +585,9 @@ class Episodes:
                 self.state.release_slot(ck, service)
         self.probe_counts["passed"] += 1
         metrics.add_metric(name="ProbesPassed", unit="Count", value=1)
-        self.recover_if_owed(ck, cluster, s)
-        self.state.close_work(ck, service)
+        s = self.recover_if_owed(ck, cluster, s)
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
+            self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
         return "passed"
 
     def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
@@ -604,7 +605,7 @@ class Episodes:
         """Send the episode's owed recovery message, once: the claim (``PENDING`` -> ``SENT``) is a
         conditional write, so of two invocations that both see it owed exactly one sends it. Returns
         True when this invocation sent it (or tried: a delivery that fails is logged and marked
-        ``FAILED``, never re-sent)."""
+        ``FAILED``; the scheduled sweep owes it again, :mod:`ecs_guardrail.handlers.sweep`)."""
         def claim(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
             if ep is None or ep.recovery is not RecoveryStatus.PENDING:
@@ -627,7 +628,8 @@ class Episodes:
                                ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
                                ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where))
         if not self.deliver(alert):
-            logger.error("recovery alert not delivered; not retried", extra={"cluster": ck, "service": service})
+            logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
+                         extra={"cluster": ck, "service": service})
             decided = ep.decision_time
 
             def failed(x: ServiceSummary) -> ServiceSummary | None:

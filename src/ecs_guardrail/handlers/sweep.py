@@ -88,7 +88,7 @@ class Sweep:
             if ep is not None and ep.recovery is RecoveryStatus.SENT:
                 out["recoveries"] += 1
         if ep is None or (ep.action_status is not ActionStatus.RESTORED and ep.held_at_zero) \
-                or ep.recovery is RecoveryStatus.PENDING:
+                or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED):
             return
         self.state.close_work(ck, service)
         out["closed"] += 1
