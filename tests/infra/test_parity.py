@@ -731,7 +731,7 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
     for name, rule in cfn_rules.items():
         for target in rule["Properties"]["Targets"]:
             assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, name
-            cfn_retry[name] = (
+            cfn_retry[(name, target["Id"])] = (
                 target["RetryPolicy"]["MaximumRetryAttempts"],
                 target["RetryPolicy"]["MaximumEventAgeInSeconds"],
             )
@@ -743,15 +743,27 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
         "maximum_event_age_in_seconds": "${each.value.max_age}",
     }
     targets = TF["locals"]["event_targets"]
-    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability"}
+    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability", "sweep"}
     tf_retry = {name: (t["retries"], t["max_age"]) for name, t in targets.items()}
-    names = {
-        "RecorderRule": "recorder",
-        "WatchdogRule": "watchdog",
-        "EcsEventsLogRule": "ecs_events_log",
-        "AvailabilityScheduleRule": "availability",
+    names = {  # (rule, target id) -> Terraform target
+        ("RecorderRule", "recorder"): "recorder",
+        ("WatchdogRule", "watchdog"): "watchdog",
+        ("EcsEventsLogRule", targets["ecs_events_log"]["target_id"]): "ecs_events_log",
+        ("AvailabilityScheduleRule", "availability"): "availability",
+        ("AvailabilityScheduleRule", "sweep"): "sweep",  # the watchdog's sweep, on the same schedule
     }
     assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
+    assert {t["target_id"] for t in targets.values()} == {k[1] for k in names}
+    # the sweep is the watchdog function on the sampler's schedule, allowed by its own permission
+    sweep = [t for t in cfn_rules["AvailabilityScheduleRule"]["Properties"]["Targets"] if t["Id"] == "sweep"]
+    assert sweep[0]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
+    assert targets["sweep"]["arn"] == '${aws_lambda_function.this["watchdog"].arn}'
+    assert targets["sweep"]["rule"] == "${aws_cloudwatch_event_rule.availability.name}"
+    perm = TEMPLATE["Resources"]["WatchdogSweepInvokePermission"]["Properties"]
+    assert perm["SourceArn"] == {"Fn::GetAtt": ["AvailabilityScheduleRule", "Arn"]}
+    tf_perm = TF["resource"]["aws_lambda_permission"]["sweep"]
+    assert tf_perm["source_arn"] == "${aws_cloudwatch_event_rule.availability.arn}"
+    assert tf_perm["function_name"] == '${aws_lambda_function.this["watchdog"].function_name}'
     # the DLQ lets exactly these rules in
     condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
     assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(cfn_rules)
