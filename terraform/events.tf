@@ -42,7 +42,7 @@ resource "aws_cloudwatch_event_rule" "ecs_events_log" {
 
 resource "aws_cloudwatch_event_rule" "availability" {
   name                = "${var.name}-availability"
-  description         = "Runs the availability sampler."
+  description         = "Runs the availability sampler, and the watchdog's sweep (due probes, owed recoveries)."
   schedule_expression = var.sample_schedule
   tags                = var.tags
 }
@@ -55,6 +55,8 @@ locals {
     watchdog       = { rule = aws_cloudwatch_event_rule.watchdog.name, target_id = "watchdog", arn = aws_lambda_function.this["watchdog"].arn, retries = 185, max_age = 86400 }
     ecs_events_log = { rule = aws_cloudwatch_event_rule.ecs_events_log.name, target_id = "raw-log", arn = aws_cloudwatch_log_group.ecs_events.arn, retries = 185, max_age = 86400 }
     availability   = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "availability", arn = aws_lambda_function.this["availability"].arn, retries = 3, max_age = 900 }
+    # the sweep runs in the watchdog (its role already makes every call the sweep needs)
+    sweep = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "sweep", arn = aws_lambda_function.this["watchdog"].arn, retries = 3, max_age = 900 }
   }
 }
 
@@ -105,6 +107,14 @@ resource "aws_lambda_permission" "events" {
   function_name = aws_lambda_function.this[each.key].function_name
   principal     = "events.amazonaws.com"
   source_arn    = each.value
+}
+
+resource "aws_lambda_permission" "sweep" {
+  statement_id  = "AllowEventBridgeSweep"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.this["watchdog"].function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.availability.arn
 }
 
 resource "aws_cloudwatch_event_archive" "ecs" {

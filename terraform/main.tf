@@ -61,6 +61,10 @@ locals {
         SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
         RUNBOOK_URL                  = var.runbook_url
         SNS_FORMAT                   = var.sns_format
+        RECOVERY                     = var.recovery
+        PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
+        PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
+        PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
       }
     }
     availability = {

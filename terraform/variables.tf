@@ -292,4 +292,46 @@ variable "deletion_protection" {
   description = "DynamoDB deletion protection of the history table (restore needs its records). Turn it off only to destroy the table on purpose; after a partial destroy, import the kept table instead (terraform/README.md, \"Rebuilding after a partial destroy\")."
   type        = bool
   default     = true
+variable "recovery" {
+  description = "manual waits for restore or an operator; probe probes a service held at zero (desired count 1, scaling still suspended) and restores it when a probe passes."
+  type        = string
+  default     = "manual"
+
+  validation {
+    condition     = contains(["manual", "probe"], var.recovery)
+    error_message = "recovery: manual or probe."
+  }
+}
+
+variable "probe_delay_minutes" {
+  description = "Minutes from the scale-down to the first probe (RECOVERY=probe); doubles per failed probe."
+  type        = number
+  default     = 15
+
+  validation {
+    condition     = var.probe_delay_minutes >= 1 && var.probe_delay_minutes <= 1440 && floor(var.probe_delay_minutes) == var.probe_delay_minutes
+    error_message = "probe_delay_minutes: an integer from 1 to 1440."
+  }
+}
+
+variable "probe_max_delay_minutes" {
+  description = "Cap of the delay between probes (minutes); one still-failing alert when it is reached."
+  type        = number
+  default     = 240
+
+  validation {
+    condition     = var.probe_max_delay_minutes >= 1 && var.probe_max_delay_minutes <= 1440 && floor(var.probe_max_delay_minutes) == var.probe_max_delay_minutes
+    error_message = "probe_max_delay_minutes: an integer from 1 to 1440."
+  }
+}
+
+variable "probe_pass_minutes" {
+  description = "Minutes a probe must stay free of failures to pass (RECOVERY=probe)."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.probe_pass_minutes >= 1 && var.probe_pass_minutes <= 240 && floor(var.probe_pass_minutes) == var.probe_pass_minutes
+    error_message = "probe_pass_minutes: an integer from 1 to 240."
+  }
 }

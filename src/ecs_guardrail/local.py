@@ -678,7 +678,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
-        clock = MinuteClock(sampler.first, sampler.last, sampler.tick)
+        probes = settings.probes()
+        recovery = RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes) if probes is not None else None
+        clock = (MinuteClock(sampler.first, sampler.last, sampler.tick) if recovery is None
+                 else MinuteClock(recovery.first, recovery.last, recovery.tick))
         restarts = ReplayRestarts(scenario, aws)
         for name in restarts.unknown:
             warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
@@ -745,7 +748,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                         result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
                 if "watchdog" in routes:
-                    result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
+                    outcome = _invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at)
+                    result.add(outcome)
+                    if recovery is not None and out is not None and out.get("stop_kind") in _FAILURE_KINDS:
+                        recovery.failure(raw, outcome)
             clock.finish()
             restart_clock.finish()
             if on_progress is not None and n % 100:
@@ -760,7 +766,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         res.history = rt_record.history
         if getattr(table, "calls", None):
             res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
-        res.availability = sampler.report()
+        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None)
         res.summary["unavailable_service_minutes"] = (
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.summary["watchdog_service_minutes"] = (
@@ -775,9 +781,115 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         res.summary["alerts_sent"] = len(aws.alerts())  # published to SNS, read back from the embedded AWS
         res.alerts = rt_watchdog.previews
         res.summary["desired_counts"] = aws.desired_counts()
+        if recovery is not None:
+            recovery.summarise(res, result)
         if keep_open is not None:
             keep_open(aws, res)
     return res
+
+
+_FAILURE_KINDS = ("crash", "health_check_kill")
+
+
+class RecoveryTicks:
+    """``RECOVERY=probe`` in a replay (ARCHITECTURE.md, "Recovery"): the minute clock runs the sweep
+    (:func:`ecs_guardrail.handlers.sweep.run_sweep`) every minute from the first event to
+    ``PROBE_PASS_MINUTES`` + 1 after the last one (and over the ``healthy_hosts.csv`` minutes, whose
+    ticks also sample). The recorded stream stands in for the probe: a genuine crash or health-check
+    kill of a probing service is its failure (the watchdog sees it as in production), and a probe
+    with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports: ``probes``
+    (started, passed, failed), the services ``restored`` by a probe, and ``image_pulls``.
+    """
+
+    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any) -> None:
+        from ecs_guardrail.replay.clock import event_time
+
+        self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
+        times = []
+        with scenario.events_path.open("rb") as fh:
+            for line in fh:
+                try:
+                    t = event_time(json.loads(line)) if line.strip() else None
+                except ValueError:
+                    t = None
+                if t is not None:
+                    times.append(t)
+        firsts = [min(times).replace(second=0, microsecond=0)] if times else []
+        lasts = ([max(times).replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)]
+                 if times else [])
+        if sampler.first is not None and sampler.last is not None:
+            firsts.append(sampler.first)
+            lasts.append(sampler.last)
+        self.first = min(firsts) if firsts else None
+        self.last = max(lasts) if lasts else None
+        self.counts = {"started": 0, "passed": 0, "failed": 0}
+        self.restored: list[str] = []
+        self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
+
+    def tick(self, minute: datetime) -> None:
+        """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
+        from ecs_guardrail.handlers.sweep import run_sweep
+
+        s = self.sampler
+        if s.first is not None and s.last is not None and s.first <= minute <= s.last:
+            s.tick(minute)
+        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx)
+        for k in self.counts:
+            self.counts[k] += out["probes"][k]
+        self.restored.extend(out.get("restored", []))
+
+    def failure(self, raw: Any, outcome: dict[str, Any]) -> None:
+        """A genuine failure event and what the watchdog made of it (``probe_failed``, ``held_at_zero``...)."""
+        from ecs_guardrail.replay.clock import event_time
+
+        detail = raw.get("detail") or {}
+        group, arn = str(detail.get("group") or ""), str(detail.get("clusterArn") or "")
+        t = event_time(raw)
+        if not group.startswith("service:") or t is None:
+            return
+        status = str(outcome.get("status"))
+        if status == "probe_failed":
+            self.counts["failed"] += 1
+        self.failures.append((f"{arn.rsplit('/', 1)[-1]}/{group[8:]}", t, status))
+
+    def held_until(self, result: ResultBuilder) -> dict[tuple[str, str], datetime | None]:
+        """Per service the watchdog scaled, when its own state says the hold ended (a probe restored it,
+        or ``restore``), ``None`` while still held: a probe's desired count of 1 is not a restore."""
+        state = self.rt.history.state
+        out: dict[tuple[str, str], datetime | None] = {}
+        for d in result.decisions:
+            if d["action"] != "scale_to_zero":
+                continue
+            ep = state.load(d["cluster"], d["service"], fresh=True).episode
+            if ep is None:
+                continue
+            restored = ep.action_status.value == "restored"
+            out[(d["cluster"], d["service"])] = (ep.ended_at or ep.last_failure) if restored else None
+        return out
+
+    def summarise(self, res: ReplayResult, result: ResultBuilder) -> None:
+        """Add ``probes``, ``restored_by_probe`` and ``image_pulls`` to the summary.
+
+        Image pulls of the services the watchdog scaled to 0 (each task launch pulls the image once):
+        ``unstopped``: every genuine failure of theirs in the stream (the loop left alone); ``manual``:
+        those up to the first scale-down (held at zero after it); ``probe``: those the watchdog saw
+        while the service ran (before the scale-down and after a probe restored it) plus one per probe.
+        """
+        self.counts["started"] += result.probes_on_events
+        first: dict[str, datetime] = {}
+        for d in res.decisions:
+            if d["action"] == "scale_to_zero":
+                key = f"{d['cluster']}/{d['service']}"
+                t = datetime.fromisoformat(str(d["time"]).replace("Z", "+00:00"))
+                first[key] = min(first.get(key, t), t)
+        mine = [(k, t, st) for k, t, st in self.failures if k in first]
+        unstopped = len({(k, t) for k, t, _ in mine})
+        manual = len({(k, t) for k, t, _ in mine if t <= first[k]})
+        running = len({(k, t) for k, t, st in mine if st not in ("held_at_zero", "probe_failed", "duplicate")})
+        res.summary["probes"] = dict(self.counts)
+        res.summary["restored_by_probe"] = sorted(set(self.restored))
+        res.summary["image_pulls"] = {"unstopped": unstopped, "manual": manual,
+                                      "probe": running + self.counts["started"]}
 
 
 def _invoke_watchdog(watchdog: Any, raw: Any, rt: Any, ctx: Any,
@@ -798,6 +910,7 @@ class ResultBuilder:
         self.stop_events = 0  # classified STOPPED events (a task redelivered under a new id counts again)
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
         self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
+        self.probes_on_events = 0  # probes a new task definition revision started (RECOVERY=probe)
 
     def count_stop(self, raw: Any, kind: str) -> None:
         """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
@@ -813,6 +926,8 @@ class ResultBuilder:
 
     def add(self, outcome: dict[str, Any]) -> None:
         self.decisions.extend(outcome.get("decisions", []))
+        if outcome.get("probe") == "started":
+            self.probes_on_events += 1
         if outcome.get("status") == "job_failed":
             self.job_failures.append({"type": "job_failure", "cluster": outcome["cluster"],
                                       "family": outcome["family"], "alerted": bool(outcome.get("alerted"))})

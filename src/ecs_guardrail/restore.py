@@ -71,8 +71,9 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     """Restore one service from its recorded previous desired count, then its scalable target.
 
     In this order, so that a slot of the blast-radius cap is freed only by a *finished* restore
-    (ARCHITECTURE.md, "Safe by construction"): refuse while a scale-down of the service is in flight
-    (another invocation holds its lease: checked before any change), put the desired count back
+    (ARCHITECTURE.md, "Safe by construction"): refuse while a scale-down or a probe step of the service
+    is in flight (another invocation holds its lease: checked before any change, and again at the
+    final write, which also refuses when a probe step ran meanwhile), put the desired count back
     (UpdateService), put the scalable target's previous ``SuspendedState`` back, then end the episode
     ``RESTORED`` in one conditional write, and only then free its held-at-zero slot. A failure at any
     step leaves the episode held; running ``restore`` again finishes it.
@@ -140,12 +141,17 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         if scaling_restored:
             msg += "; scalable target's previous suspended state put back"
 
+    seen = _probe_step(episode)
+
     def restored(s: ServiceSummary) -> ServiceSummary | None:
         # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
         # after it, even one delivered late, belongs to a new episode. The recovery message says when
         # the restore happened (``at``).
         if s.episode is None:
             return None
+        if _probe_step(s.episode) != seen:  # RECOVERY=probe: a probe step (back to 0) ran after our count
+            raise lc.IllegalTransitionError("a probe step changed the service while it was being restored "
+                                            "(it may be back at 0)")
         return lc.restore_transition(s, at, clock()).summary
 
     try:
@@ -154,6 +160,15 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         raise RestoreError(f"{msg}; but {exc}") from None
     history.state.release_slot(cluster, service)  # only once the episode says restored (idempotent)
     return RestoreOutcome(changed, count, msg, scaling_restored)
+
+
+def _probe_step(ep: Any) -> tuple[Any, ...] | None:
+    """What a probe step changes (``RECOVERY=probe``): restore ends the episode only if none ran
+    between its first read and its final write, so a probe's "back to 0" after the restored count is
+    never hidden behind a RESTORED episode."""
+    if ep is None:
+        return None
+    return (ep.action_status, ep.probes, ep.probe_at, ep.probe_live)
 
 
 def restore_service(cluster: str, service: str, *, table: str, region: str | None = None,

@@ -17,13 +17,14 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import SettingsError
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
     from ecs_guardrail.core.audit import AuditConfig
+    from ecs_guardrail.core.lifecycle import ProbeSettings
     from ecs_guardrail.core.policy import PolicyConfig
 
 __all__ = ["Settings", "load_settings", "SETTING_NAMES"]
@@ -47,6 +48,13 @@ class Settings(BaseModel):
       at or above which a minute's clients failed (the clients' view, ARCHITECTURE.md "Two observers");
       targets answering 2xx under it are ``still_serving``.
     - ``DRY_RUN`` (bool): decide and alert, change nothing.
+
+    Recovery (ARCHITECTURE.md, "Recovery"): ``RECOVERY`` (``manual``, the default: a service held at
+    zero waits for ``restore`` or an operator; ``probe``: it is probed on the schedule below and
+    restored by a probe that passes), ``PROBE_DELAY_MINUTES`` (minutes, default 15: the first probe
+    after the scale-down; doubles per failed probe), ``PROBE_MAX_DELAY_MINUTES`` (minutes, default 240:
+    the cap of that delay, where one "still failing" alert goes out), ``PROBE_PASS_MINUTES`` (minutes,
+    default 10: how long a probe must stay free of failures to pass).
 
     Plumbing: ``HISTORY_TABLE`` (DynamoDB table name), ``HISTORY_TTL_DAYS`` (days, default 90),
     ``ALERT_TOPIC_ARN`` (SNS topic, optional), ``SLACK_WEBHOOK_SECRET_ARN`` (Secrets Manager secret
@@ -75,6 +83,10 @@ class Settings(BaseModel):
     FLEET_SIGNAL_MIN_FAILURES: int = Field(2, ge=1, le=1000)
     CLIENT_ERROR_RATIO: float = Field(0.05, gt=0.0, le=1.0)
     DRY_RUN: bool = False
+    RECOVERY: Literal["manual", "probe"] = "manual"
+    PROBE_DELAY_MINUTES: int = Field(15, ge=1, le=1440)
+    PROBE_MAX_DELAY_MINUTES: int = Field(240, ge=1, le=1440)
+    PROBE_PASS_MINUTES: int = Field(10, ge=1, le=240)
 
     HISTORY_TABLE: str = Field("ecs-guardrail-history", min_length=3, max_length=255,
                                pattern=r"^[A-Za-z0-9_.-]+$")
@@ -119,6 +131,22 @@ class Settings(BaseModel):
         if bad:
             raise ValueError(f"health-check paths start with '/': {bad[0]!r}")
         return value
+
+    @model_validator(mode="after")
+    def _probe_cap_not_below_delay(self) -> Settings:
+        if self.PROBE_MAX_DELAY_MINUTES < self.PROBE_DELAY_MINUTES:
+            raise ValueError(f"PROBE_MAX_DELAY_MINUTES ({self.PROBE_MAX_DELAY_MINUTES}) is below "
+                             f"PROBE_DELAY_MINUTES ({self.PROBE_DELAY_MINUTES}): the delay's cap cannot be "
+                             "shorter than the first delay")
+        return self
+
+    def probes(self) -> ProbeSettings | None:
+        """The probe schedule when ``RECOVERY=probe``, else ``None`` (``manual``: no probe ever runs)."""
+        if self.RECOVERY != "probe":
+            return None
+        from ecs_guardrail.core.lifecycle import ProbeSettings
+
+        return ProbeSettings(self.PROBE_DELAY_MINUTES, self.PROBE_MAX_DELAY_MINUTES, self.PROBE_PASS_MINUTES)
 
     def policy(self) -> PolicyConfig:
         """The core's view of these settings (no environment, no I/O)."""

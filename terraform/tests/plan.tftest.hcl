@@ -53,8 +53,8 @@ run "defaults" {
     error_message = "per-account silence is off by default"
   }
   assert {
-    condition     = length(aws_cloudwatch_event_target.this) == 4
-    error_message = "four event targets"
+    condition     = length(aws_cloudwatch_event_target.this) == 5
+    error_message = "five event targets (the schedule's second is the watchdog's sweep)"
   }
 }
 

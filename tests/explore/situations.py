@@ -54,6 +54,15 @@ def _prod_history(w: World) -> None:
     w.settle([crash("prod", "orders", 1, 0), crash("prod", "orders", 2, 1)])
 
 
+PROBE_ENV = {"RECOVERY": "probe", "PROBE_DELAY_MINUTES": "15", "PROBE_PASS_MINUTES": "10"}
+
+
+def _probing_history(w: World) -> None:
+    # svc0 held at zero at minute 3, its first probe started by the sweep at minute 20 (desired count 1)
+    _held_history(w)
+    w.settle_sweep(20)
+
+
 SITUATIONS = [
     Situation("same-service-redelivered", _same_service_history,
               lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
@@ -67,6 +76,13 @@ SITUATIONS = [
     Situation("held-service-restored-while-another-decides", _held_history,
               lambda w: [Task("restore", w.restore("svc0")),
                          Task("b", w.deliver(crash("dev", "svc1", 3, 42)))]),
+    Situation("probed-service-while-another-decides-near-the-cap", _probing_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("b", w.deliver(crash("dev", "svc1", 3, 42)))], PROBE_ENV),
+    Situation("probe-failing-while-restore-runs", _probing_history,
+              lambda w: [Task("restore", w.restore("svc0")), Task("a", w.deliver(crash("dev", "svc0", 4, 25)))],
+              PROBE_ENV),
+    Situation("probe-due-beside-a-failing-probe", _probing_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("a", w.deliver(crash("dev", "svc0", 4, 25)))], PROBE_ENV),
 ] + [
     # an alert-only cluster named every way ALERT_ONLY_CLUSTERS allows: nothing there may ever be changed
     Situation(f"alert-only-cluster-by-{how}", _prod_history,

@@ -155,6 +155,20 @@ class World:
                            scaling=self._scaling(), clock=self.clock)
         return run
 
+    def sweep(self, minute: float) -> Any:
+        """One scheduled sweep (``RECOVERY=probe``: due probes) at T0 + ``minute``, on a fresh runtime."""
+        from ecs_guardrail.handlers.sweep import run_sweep
+
+        return lambda: run_sweep(self.runtime(), T0 + timedelta(minutes=minute), CONTEXT)
+
+    def settle_sweep(self, minute: float) -> None:
+        """A sweep outside any schedule (the world's history)."""
+        sched, self.sched = self.sched, None
+        try:
+            self.sweep(minute)()
+        finally:
+            self.sched = sched
+
     def settle(self, events: list[dict[str, Any]]) -> None:
         """Deliver ``events`` one after the other, outside any schedule (the world's history)."""
         sched, self.sched = self.sched, None
@@ -181,10 +195,15 @@ class World:
 
     def check_always(self) -> None:
         """What must hold at every switch point: services held at zero never exceed the bound."""
-        at_zero = [s for s, n in self.desired().items() if n == 0]
+        desired = self.desired()
+        at_zero = [s for s, n in desired.items() if n == 0]
         self.max_at_zero = max(self.max_at_zero, len(at_zero))
         if len(at_zero) > 1:
             self.violations.append(f"{len(at_zero)} services at 0 with bound 1: {at_zero}")
+        # a probe (desired count 1) is still held: services below their count never exceed the bound
+        below = [s for s, n in desired.items() if n < self.desired0[f"dev/{s}"]]
+        if len(below) > 1:
+            self.violations.append(f"{len(below)} services held (at 0 or probing) with bound 1: {below}")
 
     # ------------------------------------------------------------ after the schedule
     def retry(self, tasks: list[Task]) -> list[Task]:

@@ -230,6 +230,19 @@ VALIDATION_CASES = [
     ("SnsFormat", "chatbot", True),
     ("SnsFormat", "text", True),
     ("SnsFormat", "json", False),
+    ("Recovery", "manual", True),
+    ("Recovery", "probe", True),
+    ("Recovery", "auto", False),
+    ("ProbeDelayMinutes", "1", True),
+    ("ProbeDelayMinutes", "1440", True),
+    ("ProbeDelayMinutes", "0", False),
+    ("ProbeDelayMinutes", "1441", False),
+    ("ProbeMaxDelayMinutes", "240", True),
+    ("ProbeMaxDelayMinutes", "1440", True),
+    ("ProbeMaxDelayMinutes", "1441", False),
+    ("ProbePassMinutes", "10", True),
+    ("ProbePassMinutes", "240", True),
+    ("ProbePassMinutes", "241", False),
     ("LogLevel", "DEBUG", True),
     ("LogLevel", "TRACE", False),
     ("TracingMode", "Active", True),
@@ -322,6 +335,9 @@ def test_cloudformation_validation(name: str, value: str, accepted: bool) -> Non
         ("FleetSignalMinFailures", 1, 1000),
         ("ArchiveRetentionDays", 0, 3650),
         ("SampleLookbackMinutes", 1, 180),
+        ("ProbeDelayMinutes", 1, 1440),
+        ("ProbeMaxDelayMinutes", 1, 1440),
+        ("ProbePassMinutes", 1, 240),
         ("HistoryTtlDays", 1, 3650),
         ("HeartbeatMinutes", 5, 1440),
         ("WatchdogReservedConcurrency", 0, 100),
@@ -419,6 +435,10 @@ CONTRACT_ENV = {
         "SLACK_WEBHOOK_SECRET_ARN",
         "RUNBOOK_URL",
         "SNS_FORMAT",
+        "RECOVERY",
+        "PROBE_DELAY_MINUTES",
+        "PROBE_MAX_DELAY_MINUTES",
+        "PROBE_PASS_MINUTES",
     },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }
@@ -792,7 +812,7 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
     for name, rule in cfn_rules.items():
         for target in rule["Properties"]["Targets"]:
             assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, name
-            cfn_retry[name] = (
+            cfn_retry[(name, target["Id"])] = (
                 target["RetryPolicy"]["MaximumRetryAttempts"],
                 target["RetryPolicy"]["MaximumEventAgeInSeconds"],
             )
@@ -804,15 +824,27 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
         "maximum_event_age_in_seconds": "${each.value.max_age}",
     }
     targets = TF["locals"]["event_targets"]
-    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability"}
+    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability", "sweep"}
     tf_retry = {name: (t["retries"], t["max_age"]) for name, t in targets.items()}
-    names = {
-        "RecorderRule": "recorder",
-        "WatchdogRule": "watchdog",
-        "EcsEventsLogRule": "ecs_events_log",
-        "AvailabilityScheduleRule": "availability",
+    names = {  # (rule, target id) -> Terraform target
+        ("RecorderRule", "recorder"): "recorder",
+        ("WatchdogRule", "watchdog"): "watchdog",
+        ("EcsEventsLogRule", targets["ecs_events_log"]["target_id"]): "ecs_events_log",
+        ("AvailabilityScheduleRule", "availability"): "availability",
+        ("AvailabilityScheduleRule", "sweep"): "sweep",  # the watchdog's sweep, on the same schedule
     }
     assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
+    assert {t["target_id"] for t in targets.values()} == {k[1] for k in names}
+    # the sweep is the watchdog function on the sampler's schedule, allowed by its own permission
+    sweep = [t for t in cfn_rules["AvailabilityScheduleRule"]["Properties"]["Targets"] if t["Id"] == "sweep"]
+    assert sweep[0]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
+    assert targets["sweep"]["arn"] == '${aws_lambda_function.this["watchdog"].arn}'
+    assert targets["sweep"]["rule"] == "${aws_cloudwatch_event_rule.availability.name}"
+    perm = TEMPLATE["Resources"]["WatchdogSweepInvokePermission"]["Properties"]
+    assert perm["SourceArn"] == {"Fn::GetAtt": ["AvailabilityScheduleRule", "Arn"]}
+    tf_perm = TF["resource"]["aws_lambda_permission"]["sweep"]
+    assert tf_perm["source_arn"] == "${aws_cloudwatch_event_rule.availability.arn}"
+    assert tf_perm["function_name"] == '${aws_lambda_function.this["watchdog"].function_name}'
     # the DLQ lets exactly these rules in
     condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
     assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(cfn_rules)

@@ -240,7 +240,11 @@ def test_every_phase_is_reachable():
                   [lc.FactsRecorded(None), lc.Scaled()], [lc.ActionRefused("e")],
                   [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered()],
                   [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.OperatorRaised(T)]):
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.OperatorRaised(T)],
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased(),
+                   lc.ProbeClaimed(T)],
+                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased(),
+                   lc.ProbeClaimed(T), lc.ProbeStarted(), lc.ProbeFailed(T)]):
         s = _claimed()
         for o in steps:
             s = lc.transition(s, o, _decision()).summary
@@ -253,3 +257,97 @@ def test_alert_only_episodes_owe_only_their_alert():
     assert lc.phase(s.episode) is lc.Phase.CLAIMED and lc.next_effect(s.episode, ME) == lc.SendAlert()
     s = replace(s, episode=replace(s.episode, alert_status=AlertStatus.SENT))
     assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
+
+
+# ---------------------------------------------------------------------------------------------- probes (issue 21)
+PROBES = lc.ProbeSettings(delay_minutes=15, max_delay_minutes=60, pass_minutes=10)
+
+
+def _held() -> ServiceSummary:
+    """A scale-down done and alerted, lease released: held at zero (phase DONE)."""
+    s = _claimed()
+    for o in (lc.FactsRecorded(PREV), lc.ScalingSuspended(), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
+        s = lc.transition(s, o, _decision()).summary
+    return s
+
+
+def _lease(s: ServiceSummary, now: float = 1.0) -> ServiceSummary:
+    return lc.transition(s, lc.LeaseTaken(ME, 1_000.0, now)).summary
+
+
+def test_first_probe_is_due_after_the_delay_and_runs_with_scaling_still_suspended():
+    s = _held()
+    assert lc.probe_due(s.episode, T + timedelta(minutes=14), PROBES) is None
+    assert lc.probe_due(s.episode, T + timedelta(minutes=15), PROBES) == "start"
+    s = lc.transition(_lease(s), lc.ProbeClaimed(T + timedelta(minutes=15))).summary
+    ep = s.episode
+    assert lc.phase(ep) is lc.Phase.PROBING and ep.probes == 1 and not ep.probe_live
+    assert ep.held_at_zero and not ep.in_flight  # still held for the cap; not an action in flight
+    assert lc.next_probe_effect(ep, ME) == lc.StartProbe()
+    assert lc.probe_due(ep, T + timedelta(minutes=15), PROBES) == "resume"  # a death here: the next sweep starts it
+    s = lc.transition(s, lc.ProbeStarted()).summary
+    assert lc.next_probe_effect(s.episode, ME) == lc.ReleaseLease()
+    assert lc.probe_due(s.episode, T + timedelta(minutes=24), PROBES) is None
+    assert lc.probe_due(s.episode, T + timedelta(minutes=25), PROBES) == "pass"
+    assert s.episode.previous_suspended == PREV  # what restore puts back is untouched by the probe
+
+
+def test_a_probe_is_never_read_as_an_operators_raise():
+    s = lc.transition(_lease(_held()), lc.ProbeClaimed(T)).summary
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.OperatorRaised(T))
+    s = lc.transition(lc.transition(s, lc.ProbeStarted()).summary, lc.ProbeFailed(T)).summary
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(s, lc.OperatorRaised(T))
+
+
+def test_failed_probes_double_the_delay_up_to_the_cap_and_alert_once_there():
+    s = _held()
+    delays, alerts = [], []
+    at = T + timedelta(minutes=15)
+    for _ in range(5):
+        s = lc.transition(_lease(s), lc.ProbeClaimed(at)).summary
+        s = lc.transition(s, lc.ProbeStarted()).summary
+        s = lc.transition(s, lc.ProbeFailed(at + timedelta(minutes=1))).summary
+        assert lc.phase(s.episode) is lc.Phase.PROBE_FAILED
+        assert lc.next_probe_effect(s.episode, ME) == lc.StopProbe(4)
+        tr = lc.transition(s, lc.ProbeStopped(at + timedelta(minutes=1), PROBES))
+        s = lc.transition(tr.summary, lc.LeaseReleased()).summary
+        alerts.extend(tr.effects)
+        delays.append(s.episode.probe_delay_minutes)
+        assert s.episode.probe_at == at + timedelta(minutes=1 + s.episode.probe_delay_minutes)
+        at = s.episode.probe_at
+    assert delays == [30, 60, 60, 60, 60]
+    assert alerts == [lc.SendStillFailing(2)]  # once, the first time the cap is reached
+    assert s.episode.probes == 5 and s.episode.held_at_zero
+
+
+def test_a_passed_probe_restores_and_frees_the_slot_with_its_recovery_owed():
+    s = lc.transition(_lease(_held()), lc.ProbeClaimed(T)).summary
+    with pytest.raises(lc.IllegalTransitionError, match="no probe task"):
+        lc.transition(s, lc.ProbePassed(T))  # never "passes" a probe that was never asked for
+    s = lc.transition(s, lc.ProbeStarted()).summary
+    tr = lc.transition(s, lc.ProbePassed(T + timedelta(minutes=10)))
+    ep = tr.summary.episode
+    assert ep.action_status is ActionStatus.RESTORED and lc.phase(ep) is lc.Phase.RELEASED
+    assert ep.recovery is RecoveryStatus.PENDING and ep.lease_owner is None and tr.effects == (lc.ReleaseSlot(),)
+
+
+def test_probes_only_for_an_alerted_scale_down_and_restore_waits_for_a_running_probe_step():
+    alert = _claimed(Action.ALERT_ONLY)
+    with pytest.raises(lc.IllegalTransitionError):
+        lc.transition(alert, lc.ProbeClaimed(T))
+    assert lc.probe_due(alert.episode, T + timedelta(days=1), PROBES) is None
+    pending = lc.transition(lc.transition(_claimed(), lc.FactsRecorded(None)).summary, lc.Scaled()).summary
+    assert lc.probe_due(pending.episode, T + timedelta(days=1), PROBES) is None  # its alert is still owed
+    failing = lc.transition(lc.transition(lc.transition(_lease(_held()), lc.ProbeClaimed(T)).summary,
+                                          lc.ProbeStarted()).summary, lc.ProbeFailed(T)).summary
+    with pytest.raises(lc.IllegalTransitionError, match="in flight"):
+        lc.restore_transition(failing, T, now=1.0)  # "back to 0" is owed under a live lease
+    assert lc.restore_transition(failing, T, now=2_000.0).summary.episode.action_status is ActionStatus.RESTORED
+
+
+def test_next_delay_doubles_from_the_first_delay():
+    assert lc.next_delay_minutes(0, PROBES) == 30
+    assert lc.next_delay_minutes(30, PROBES) == 60
+    assert lc.next_delay_minutes(60, PROBES) == 60

@@ -290,6 +290,28 @@ class EcsService:
             raise
         return True
 
+    def probe(self, facts: ServiceFacts) -> bool:
+        """``RECOVERY=probe``: set desiredCount 1 on a service held at zero (the previous-count tag stays:
+        the service is still held). Idempotent: a service already at 1 is not updated. Returns True
+        when UpdateService ran.
+
+        Raises:
+            ActionRefusedError: ECS refused UpdateService for good (:data:`REFUSALS`).
+            botocore.exceptions.ClientError: anything else (throttling after the client's retries): retry.
+        """
+        if facts.desired_count == 1:
+            return False
+        try:
+            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+                                     service=facts.name, desiredCount=1)
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            code = str(err.get("Code") or "")
+            if code in REFUSALS:
+                raise ActionRefusedError(code, f"UpdateService: {code}: {err.get('Message', '')}".rstrip(": ")) from exc
+            raise
+        return True
+
     def restore(self, facts: ServiceFacts, desired_count: int) -> bool:
         """Set desiredCount back and drop the watchdog's tag. Returns True when UpdateService ran."""
         changed = False

@@ -28,6 +28,7 @@ from ecs_guardrail.core.records import Action, Decision, Failure, iso
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
     "alert_links", "decision_alert", "mass_alert", "job_failure_alert", "job_summary_alert", "recovery_alert",
+    "still_failing_alert",
     "chatbot_message", "slack_payload", "pick_log_streams", "decision_id", "mrkdwn_escape",
 ]
 
@@ -422,6 +423,27 @@ def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: 
                   "decision_time": iso(decision_time)},
                  ended_at, ("recovery", ended_by),
                  decision=decision_id(where.cluster, where.service or "", decision_time, where))
+
+
+def still_failing_alert(where: Where, *, probes: int, delay_minutes: int, decision_time: datetime, at: datetime,
+                        links: tuple[L.Link, ...] = ()) -> Alert:
+    """``RECOVERY=probe``: the service held at zero since ``decision_time`` failed ``probes`` probes and
+    the delay between probes reached its cap, ``delay_minutes`` (``PROBE_MAX_DELAY_MINUTES``), at ``at``.
+    Sent once per episode (ARCHITECTURE.md, "Recovery"); probing goes on at the cap."""
+    minutes = _minutes(at - decision_time)
+    svc = f"{where.cluster}/{where.service}"
+    title = f"still failing: {svc} after {probes} probes"
+    header = f":rotating_light: STILL FAILING: {svc} after {probes} probes"
+    summary = (f"{svc} has been held at zero for {minutes} min and failed {probes} probes (desired count 1 with "
+               f"its scalable target suspended); the delay between probes reached its cap of {delay_minutes} min. "
+               f"The watchdog keeps probing every {delay_minutes} min and sends no more of these: the cause "
+               "needs an operator (a fix, a new task definition revision, or restore).")
+    fields = {"Probes failed": str(probes), "Held for": f"{minutes} min", "Next probe in": f"{delay_minutes} min",
+              "Decided at": f"{decision_time:%Y-%m-%d %H:%M:%S}Z"}
+    return _make("still_failing", title, header, summary, fields, [], links, where,
+                 {"cluster": where.cluster, "service": where.service, "time": iso(at), "probes": probes,
+                  "delay_minutes": delay_minutes, "decision_time": iso(decision_time)},
+                 at, ("still_failing",))
 
 
 # ---------------------------------------------------------------------------- channel renderings

@@ -212,11 +212,18 @@ def clients_state(samples: Iterable[Sample], client_error_ratio: float = CLIENT_
 
 @dataclass(frozen=True, slots=True)
 class ScaleDown:
-    """The watchdog scaled ``cluster/service`` to 0 at ``time`` (a ``scale_to_zero`` decision)."""
+    """The watchdog scaled ``cluster/service`` to 0 at ``time`` (a ``scale_to_zero`` decision).
+
+    ``held``: the watchdog's own state says how long it held the service (``RECOVERY=probe``: a probe's
+    desired count of 1 is not a restore, so the samples cannot tell); it held it until ``until`` (its
+    probe restored it), or to the end when ``until`` is ``None``.
+    """
 
     cluster: str
     service: str
     time: datetime
+    held: bool = False
+    until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +266,7 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown], desired: Iterable[tuple[
 
     ``desired``: ``(cluster, service, observed at, desired count)``. A period ends at the first
     observation after the scale-down that shows a desired count above 0 (``restore`` or an operator
-    put it back).
+    put it back), or where :attr:`ScaleDown.held` says.
     """
     restores: dict[tuple[str, str], list[datetime]] = defaultdict(list)
     for cluster, service, at, count in desired:
@@ -268,6 +275,9 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown], desired: Iterable[tuple[
     out: dict[tuple[str, str], list[tuple[datetime, datetime | None]]] = defaultdict(list)
     for d in scale_downs:
         key = (d.cluster, d.service)
+        if d.held:
+            out[key].append((minute_floor(d.time), minute_floor(d.until) if d.until else None))
+            continue
         later = [t for t in restores.get(key, []) if t > d.time]
         out[key].append((minute_floor(d.time), minute_floor(min(later)) if later else None))
     return out
@@ -344,7 +354,10 @@ def classify_service_minutes(
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
             by_watchdog = any(a <= m and (b is None or m < b) for a, b in periods.get((cluster, service), []))
-            if has_data and lowest is not None and lowest >= 1:
+            if by_watchdog and desired == 0:
+                # held at zero by the watchdog: nothing can serve, whatever a recorded CSV says
+                state = MinuteState.ZERO_BY_WATCHDOG
+            elif has_data and lowest is not None and lowest >= 1:
                 state = MinuteState.UP
             elif by_watchdog:
                 state = MinuteState.ZERO_BY_WATCHDOG

@@ -48,13 +48,18 @@ class ActionStatus(StrEnum):
     taken and the scalable target's previous ``SuspendedState`` recorded, before any call changes
     it; ``SUSPENDED``: the scalable target is suspended; ``DONE``: scaled to 0 (the service is *held
     at zero* until restored); ``RESTORED``: put back by ``restore`` or raised by an operator.
-    ``PENDING``, ``RECORDED`` and ``SUSPENDED`` are *in flight*: an invocation is inside the action."""
+    ``PENDING``, ``RECORDED`` and ``SUSPENDED`` are *in flight*: an invocation is inside the action.
+    ``PROBING`` (``RECOVERY=probe``): a probe is claimed or running, desired count 1 with the scalable
+    target still suspended; ``PROBE_FAILED``: the probe saw a failure and the service is owed its way
+    back to 0. Both are still *held at zero* for the blast-radius cap (ARCHITECTURE.md, "Recovery")."""
 
     NONE = "none"
     PENDING = "pending"
     RECORDED = "recorded"
     SUSPENDED = "suspended"
     DONE = "done"
+    PROBING = "probing"
+    PROBE_FAILED = "probe_failed"
     RESTORED = "restored"
 
 
@@ -99,6 +104,12 @@ class Episode:
     lease protects an invocation's work, and an invocation's life is measured by the clock.
     ``previous_suspended`` is the scalable target's ``SuspendedState`` before the watchdog
     suspended it (``None``: no scalable target, or not suspended by the watchdog).
+
+    Probes (``RECOVERY=probe``, ARCHITECTURE.md "Recovery"): ``probes`` started so far;
+    ``probe_at``: when the next probe is due (held at zero) or when the running one started
+    (``PROBING``), in the sweep's time; ``probe_delay_minutes``: the delay that scheduled it (doubles
+    per failed probe up to ``PROBE_MAX_DELAY_MINUTES``); ``probe_live``: UpdateService desiredCount 1
+    ran for the current probe; ``still_failing_sent``: the one "still failing" alert at the cap went out.
     """
 
     decision_time: datetime
@@ -117,6 +128,11 @@ class Episode:
     recovery: RecoveryStatus = RecoveryStatus.NONE
     ended_by: EpisodeEnd | None = None
     ended_at: datetime | None = None
+    probes: int = 0
+    probe_at: datetime | None = None
+    probe_delay_minutes: int = 0
+    probe_live: bool = False
+    still_failing_sent: bool = False
 
     @property
     def acted(self) -> bool:
@@ -127,7 +143,13 @@ class Episode:
     def held_at_zero(self) -> bool:
         """The watchdog scaled (or is scaling) this service to 0 and nobody has restored it."""
         return self.action is Action.SCALE_TO_ZERO and self.action_status in (
-            ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED, ActionStatus.DONE)
+            ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED, ActionStatus.DONE,
+            ActionStatus.PROBING, ActionStatus.PROBE_FAILED)
+
+    @property
+    def probing(self) -> bool:
+        """A probe is claimed, running, or owed its way back to 0 (``PROBING``, ``PROBE_FAILED``)."""
+        return self.action_status in (ActionStatus.PROBING, ActionStatus.PROBE_FAILED)
 
     @property
     def in_flight(self) -> bool:

@@ -20,6 +20,19 @@ The phases (:class:`Phase`), in the order a scale-down lives them::
     ALERTED ──(lease released)──> DONE
     ACTED ... DONE ──(restore finished, or an operator's raise seen)──> RELEASED (slot freed)
 
+With ``RECOVERY=probe`` (ARCHITECTURE.md, "Recovery"), a service held at zero (``DONE``) lives on::
+
+    DONE ──(probe due, or a new task definition revision: ProbeClaimed)──> PROBING (desired count 1 owed)
+    PROBING ──(UpdateService desiredCount 1, scalable target still suspended: ProbeStarted)──> PROBING (live)
+    PROBING ──(a genuine crash or health-check kill: ProbeFailed)──> PROBE_FAILED ("back to 0" owed)
+    PROBE_FAILED ──(UpdateService desiredCount 0: ProbeStopped)──> DONE (next probe after twice the delay,
+      up to the cap; one "still failing" alert the first time the delay reaches the cap)
+    PROBING (live, PROBE_PASS_MINUTES without a failure, a task running) ──(restore: count and scalable
+      target state put back: ProbePassed)──> RELEASED (slot freed, recovery owed)
+
+``PROBING`` and ``PROBE_FAILED`` are still held at zero for the cap, and never read as an operator's
+raise (:class:`OperatorRaised` needs ``DONE``).
+
 Rules the machine enforces (each an :class:`IllegalTransitionError` when broken):
 
 - what ``restore`` needs is recorded *before* the call that changes it: the previous desired count
@@ -37,7 +50,7 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -59,6 +72,8 @@ __all__ = [
     "ActionRefused", "AlertDelivered", "AlertCovered", "AlertFailed", "LeaseReleased", "LeaseTaken",
     "OperatorRaised", "Outcome", "Transition", "transition", "next_effect", "capped", "suspend_refused",
     "action_refused", "may_take_over", "restore_transition",
+    "StartProbe", "StopProbe", "RestoreService", "SendStillFailing", "ProbeClaimed", "ProbeStarted", "ProbeFailed",
+    "ProbeStopped", "ProbePassed", "next_probe_effect", "probe_due", "next_delay_minutes", "ProbeSettings",
 ]
 
 #: seconds a lease lasts beyond the holder's remaining time (Lambda ends an invocation at its timeout;
@@ -95,6 +110,8 @@ class Phase(StrEnum):
     REFUSED = "refused"
     ALERTED = "alerted"
     DONE = "done"
+    PROBING = "probing"
+    PROBE_FAILED = "probe_failed"
     RELEASED = "released"
 
 
@@ -112,6 +129,10 @@ def phase(ep: Any) -> Phase:
         return Phase.FACTS_RECORDED
     if status is ActionStatus.SUSPENDED:
         return Phase.SCALING_SUSPENDED
+    if status is ActionStatus.PROBING:
+        return Phase.PROBING
+    if status is ActionStatus.PROBE_FAILED:
+        return Phase.PROBE_FAILED
     if alert in (AlertStatus.PENDING, AlertStatus.FAILED):
         if ep.reason in _REFUSALS:
             return Phase.REFUSED
@@ -189,8 +210,37 @@ class ReleaseLease:
     """Drop the lease: nothing more is owed by this invocation."""
 
 
+@dataclass(frozen=True, slots=True)
+class StartProbe:
+    """Probe: UpdateService desiredCount 1 with the scalable target still suspended (no scaling policy
+    may add tasks while the probe decides)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopProbe:
+    """The probe failed: back to 0 (UpdateService desiredCount 0; the previous-count tag stays)."""
+
+    previous_desired_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreService:
+    """The probe passed: restore as ``restore`` does, the desired count ``previous_desired_count`` and
+    then the scalable target's ``previous`` ``SuspendedState`` (``None``: no scalable target)."""
+
+    previous_desired_count: int
+    previous: dict[str, bool] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SendStillFailing:
+    """The one "still failing after N probes" alert, sent the first time the delay reaches its cap."""
+
+    probes: int
+
+
 Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlot | AmendDecision | SendAlert \
-    | ReleaseLease
+    | ReleaseLease | StartProbe | StopProbe | RestoreService | SendStillFailing
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
@@ -277,8 +327,60 @@ class OperatorRaised:
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeClaimed:
+    """The lease holder starts probe number ``probes + 1`` at ``at`` (the sweep's time, or the event
+    time of a new task definition revision); recorded before UpdateService."""
+
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeStarted:
+    """UpdateService desiredCount 1 ran (or the service already was at 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeFailed:
+    """A genuine crash or health-check kill of the probing service at event time ``at``."""
+
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeStopped:
+    """Back at 0 after a failed probe seen at ``at``; ``settings`` give the next delay and its cap."""
+
+    at: datetime
+    settings: ProbeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ProbePassed:
+    """The probe passed and the service was restored (count and scalable target) at ``at``."""
+
+    at: datetime
+
+
 Outcome = FactsRecorded | SlotDenied | ScalingSuspended | SuspendRefused | Scaled | ActionRefused | AlertDelivered \
-    | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised
+    | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised | ProbeClaimed | ProbeStarted \
+    | ProbeFailed | ProbeStopped | ProbePassed
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSettings:
+    """``RECOVERY=probe``'s schedule, in minutes: the first delay (``PROBE_DELAY_MINUTES``), its cap
+    (``PROBE_MAX_DELAY_MINUTES``) and how long a probe must stay free of failures (``PROBE_PASS_MINUTES``)."""
+
+    delay_minutes: int = 15
+    max_delay_minutes: int = 240
+    pass_minutes: int = 10
+
+
+def next_delay_minutes(current: int, settings: ProbeSettings) -> int:
+    """The delay after a failed probe: twice ``current`` (the first delay when none yet), at most the cap."""
+    base = current or settings.delay_minutes
+    return min(settings.max_delay_minutes, base * 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,6 +524,8 @@ def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | N
             return Transition(_with(summary, alert_status=AlertStatus.COVERED))
         sent = AlertStatus.SENT if isinstance(outcome, AlertDelivered) else AlertStatus.FAILED
         return Transition(_with(summary, alert_status=sent, cluster_alert_owner=outcome.cluster_alert_owner))
+    if isinstance(outcome, ProbeClaimed | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed):
+        return _probe_transition(summary, ep, outcome)
     if isinstance(outcome, OperatorRaised):
         if status is not ActionStatus.DONE or ep.action is not Action.SCALE_TO_ZERO:
             raise IllegalTransitionError(f"a raise seen while the action is {status.value}: an action in flight "
@@ -443,7 +547,7 @@ def restore_transition(summary: ServiceSummary, at: datetime, now: float) -> Tra
             restoring under it would be overwritten; retry once its lease ends (or it finishes).
     """
     ep = _ep(summary)
-    if ep.action_status in _IN_FLIGHT and ep.lease_owner is not None and ep.lease_until > now:
+    if (ep.action_status in _IN_FLIGHT or ep.probing) and ep.lease_owner is not None and ep.lease_until > now:
         raise IllegalTransitionError(f"{summary.service}: a scale-down is in flight (lease of {ep.lease_owner} "
                                      f"runs for {ep.lease_until - now:.0f} s more); restore again after it")
     if ep.action_status is ActionStatus.RESTORED:
@@ -452,3 +556,79 @@ def restore_transition(summary: ServiceSummary, at: datetime, now: float) -> Tra
     if ended is None:
         ended = close_episode(summary, EpisodeEnd.RESTORED, ep.last_failure, at) or summary
     return Transition(_with(ended, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
+
+
+# ---------------------------------------------------------------------------------------------- probes
+def _probe_transition(summary: ServiceSummary, ep: Any, outcome: Outcome) -> Transition:
+    status = ep.action_status
+    if ep.action is not Action.SCALE_TO_ZERO:
+        raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
+    if isinstance(outcome, ProbeClaimed):
+        if status is not ActionStatus.DONE or ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
+            raise IllegalTransitionError(f"a probe claimed while the action is {status.value} and the alert "
+                                         f"{ep.alert_status.value}: only a service held at zero, alerted, is probed")
+        return Transition(_with(summary, action_status=ActionStatus.PROBING, probes=ep.probes + 1,
+                                probe_at=outcome.at, probe_live=False))
+    if isinstance(outcome, ProbeStarted):
+        if status is not ActionStatus.PROBING:
+            raise IllegalTransitionError(f"a probe started while the action is {status.value}")
+        return Transition(_with(summary, probe_live=True))
+    if isinstance(outcome, ProbeFailed):
+        if status is not ActionStatus.PROBING:
+            raise IllegalTransitionError(f"a probe failed while the action is {status.value}")
+        return Transition(_with(summary, action_status=ActionStatus.PROBE_FAILED, probe_at=outcome.at))
+    if isinstance(outcome, ProbeStopped):
+        if status is not ActionStatus.PROBE_FAILED:
+            raise IllegalTransitionError(f"a probe stopped while the action is {status.value}")
+        delay = next_delay_minutes(ep.probe_delay_minutes, outcome.settings)
+        capped_now = delay >= outcome.settings.max_delay_minutes and not ep.still_failing_sent
+        new = _with(summary, action_status=ActionStatus.DONE, probe_live=False, probe_delay_minutes=delay,
+                    probe_at=outcome.at + timedelta(minutes=delay),
+                    still_failing_sent=ep.still_failing_sent or capped_now)
+        return Transition(new, (SendStillFailing(ep.probes),) if capped_now else ())
+    assert isinstance(outcome, ProbePassed)
+    if status is not ActionStatus.PROBING or not ep.probe_live:
+        raise IllegalTransitionError(f"a probe passed while the action is {status.value}"
+                                     + ("" if ep.probe_live else " and no probe task was asked for"))
+    restored = mark_restored(summary, outcome.at)
+    if restored is None:
+        raise IllegalTransitionError("nothing to restore")
+    return Transition(_with(restored, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
+
+
+def probe_due(ep: Any, now: datetime, settings: ProbeSettings) -> str | None:
+    """What the sweep owes a held service's episode ``ep`` at ``now`` (pure; the sweep's time):
+
+    ``"start"`` (held at zero, alerted, and the next probe's time reached: the first one
+    ``PROBE_DELAY_MINUTES`` after the decision), ``"pass"`` (a live probe ran ``PROBE_PASS_MINUTES``
+    without a failure), ``"resume"`` (a probe step left unfinished: start it, or put the service back
+    to 0), or ``None``.
+    """
+    if ep is None or ep.action is not Action.SCALE_TO_ZERO:
+        return None
+    status = ep.action_status
+    if status is ActionStatus.PROBE_FAILED or (status is ActionStatus.PROBING and not ep.probe_live):
+        return "resume"
+    if status is ActionStatus.PROBING:
+        started = ep.probe_at or now
+        return "pass" if now >= started + timedelta(minutes=settings.pass_minutes) else None
+    if status is not ActionStatus.DONE or ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
+        return None
+    due = ep.probe_at or ep.decision_time + timedelta(minutes=settings.delay_minutes)
+    return "start" if now >= due else None
+
+
+def next_probe_effect(ep: Any, owner: str) -> Effect | None:
+    """The probe step the lease holder ``owner`` performs next for ``ep`` (``None``: not its lease).
+
+    ``StartProbe`` for a claimed probe not yet asked for, ``StopProbe`` for a failed one, else
+    ``ReleaseLease``. A pass is not asked of the machine: the sweep decides it (:func:`probe_due`) and
+    performs :class:`RestoreService` before storing :class:`ProbePassed`.
+    """
+    if ep.lease_owner != owner:
+        return None
+    if ep.action_status is ActionStatus.PROBING and not ep.probe_live:
+        return StartProbe()
+    if ep.action_status is ActionStatus.PROBE_FAILED:
+        return StopProbe(int(ep.previous_desired_count or 0))
+    return ReleaseLease()

@@ -17,7 +17,7 @@ import csv
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -378,12 +378,16 @@ def observers_verdict(report: AvailabilityReport | None) -> str | None:
 
 def availability_from_items(items: list[dict[str, Any]], start: datetime | None = None,
                             end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
-                            within: tuple[datetime, datetime] | None = None) -> AvailabilityReport | None:
+                            within: tuple[datetime, datetime] | None = None,
+                            held_until: Mapping[tuple[str, str], datetime | None] | None = None
+                            ) -> AvailabilityReport | None:
     """The availability report from timeline items: ``healthy_hosts`` samples (blocks of minutes),
     ``service_counts``, ``scale_to_zero`` decisions and task events (running tasks). ``start``/``end``
     default to the first and last sampled minute (of those ``within`` the span given, when given);
     ``None`` when there is no sample at all. ``client_error_ratio``: ``CLIENT_ERROR_RATIO`` for the
-    clients' view."""
+    clients' view. ``held_until``: per ``(cluster, service)``, when the watchdog's own state says its
+    hold ended (``None``: still held), for services probed under ``RECOVERY=probe``
+    (:attr:`~ecs_guardrail.core.availability.ScaleDown.held`)."""
     samples, counts = samples_from_items(items)
     if within is not None:
         samples = [s for s in samples if within[0] <= s.minute <= within[1]]
@@ -391,7 +395,9 @@ def availability_from_items(items: list[dict[str, Any]], start: datetime | None 
         return None
     start = start or min(s.minute for s in samples)
     end = end or max(s.minute for s in samples)
-    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"])) for d in items
+    held_until = held_until or {}
+    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"]), (d["cluster"], d["service"]) in held_until,
+                       held_until.get((d["cluster"], d["service"]))) for d in items
              if d.get("type") == "decision" and d.get("action") == "scale_to_zero"]
     running = running_tasks_by_minute(
         [(i["cluster"], i["service"], i["task_arn"], _t(i["time"]), i.get("last_status", ""))

@@ -37,6 +37,7 @@ from ecs_guardrail.core.alert import (
     mass_alert,
     pick_log_streams,
     recovery_alert,
+    still_failing_alert,
 )
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, RecoveryStatus, ServiceSummary
@@ -110,6 +111,8 @@ class Episodes:
         self.alerts_failed: list[str] = []
         self.alerts_sent = 0
         self.arns: dict[str, str] = {}  # cluster key -> an ARN of the cluster (account, region, partition)
+        self.probes: lc.ProbeSettings | None = rt.settings.probes()  # None: RECOVERY=manual
+        self.probe_counts = {"started": 0, "passed": 0, "failed": 0}
 
     # ------------------------------------------------------------------ where, links, delivery
     def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
@@ -289,6 +292,9 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
             return lc.ScalingSuspended()
         if isinstance(effect, lc.ScaleToZero):
+            if self.probes is not None and not self._alert_only(ck, cluster):
+                # named in the sweep's index before the call that holds it, so no held service is missed
+                self.state.open_work(ck, cluster, service)
             return self._scale(ck, cluster, service, effect.previous_desired_count, known)
         if isinstance(effect, lc.SendAlert):
             return self._alert(ck, claim, ep.cluster_alert_owner)
@@ -446,12 +452,168 @@ class Episodes:
             self.recover_if_owed(ck, cluster, s)
         return changed
 
+    # ------------------------------------------------------------------ probes (RECOVERY=probe)
+    def probe(self, ck: str, cluster: str, service: str, now: datetime, *, fix: bool = False) -> str | None:
+        """Do what the held service's episode owes at ``now`` (the sweep's time, or the event time of
+        a new task definition revision when ``fix``): start a probe, pass it (restore, as ``restore``
+        does), or finish a step a dead invocation left. Every step is a transition of the machine,
+        stored under this invocation's lease before the next call (:mod:`ecs_guardrail.core.lifecycle`).
+
+        Returns what was done (``"started"``, ``"passed"``, ``"failed"``, ``"resumed"``) or ``None``
+        (nothing due, ``RECOVERY=manual``, ``DRY_RUN``, an alert-only cluster, or another invocation
+        holds the lease). A probe never runs on an alert-only cluster (nothing there was stopped).
+
+        Raises:
+            LeaseLostError: the lease was taken over mid-step (the new holder finishes).
+            botocore.exceptions.ClientError: a transient AWS error: the phase reached is stored, the
+                next sweep resumes from it.
+        """
+        settings = self.probes
+        if settings is None or self.config.dry_run or self._alert_only(ck, cluster) or self.rt.ecs is None:
+            return None
+        def due_of(e: Episode | None) -> str | None:
+            due = lc.probe_due(e, now, settings)
+            if fix and e is not None and e.action_status is ActionStatus.DONE and due is None:
+                due = "start" if lc.probe_due(replace(e, probe_at=now), now, settings) == "start" else None
+            return due
+
+        s = self.state.load(ck, service, fresh=True)
+        ep = s.episode
+        due = due_of(ep)
+        if due is None or ep is None:
+            return None
+        if due == "start" and not self._still_at_zero(ck, cluster, service, now):
+            return None
+        if not self._lease(ck, service):
+            return None
+        s = self.state.load(ck, service, fresh=True)  # what the lease now protects: re-read, re-decide
+        if due_of(s.episode) != due:
+            self._step(ck, service, lc.LeaseReleased())  # another invocation moved it on meanwhile
+            return None
+        if due == "start":
+            s, _ = self._step(ck, service, lc.ProbeClaimed(now))
+            self.probe_counts["started"] += 1
+            metrics.add_metric(name="ProbesStarted", unit="Count", value=1)
+        elif due == "pass":
+            return self._pass(ck, cluster, s, now)
+        return self._drive_probe(ck, cluster, service, now) or ("started" if due == "start" else "resumed")
+
+    def probe_failed(self, ck: str, cluster: str, service: str, at: datetime) -> str | None:
+        """A genuine crash or health-check kill of ``service`` at event time ``at`` while it is probed:
+        the probe failed; back to 0, the delay doubles (one "still failing" alert when it reaches its cap).
+        ``None`` when the service is not probing (or another invocation holds the lease).
+
+        Raises:
+            DecisionInProgressError: another invocation holds the lease (Lambda retries the event).
+        """
+        if self.probes is None:
+            return None
+        s = self.state.load(ck, service, fresh=True)
+        ep = s.episode
+        if ep is None or ep.action_status is not ActionStatus.PROBING:
+            return None
+        if not self._lease(ck, service):
+            raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
+        self._step(ck, service, lc.ProbeFailed(at))
+        self.probe_counts["failed"] += 1
+        metrics.add_metric(name="ProbesFailed", unit="Count", value=1)
+        self._drive_probe(ck, cluster, service, at)
+        return "failed"
+
+    def _still_at_zero(self, ck: str, cluster: str, service: str, now: datetime) -> bool:
+        """Before a probe: is the held service still at desired count 0? One above 0 was raised by
+        someone else (an operator, or a ``restore`` that raced a failing probe): its scale-down ends as
+        an operator's raise (slot freed, recovery owed) and no probe ever lowers it to 1."""
+        assert self.rt.ecs is not None
+        facts = self.rt.ecs.describe(cluster, service)
+        if facts.desired_count == 0:
+            return True
+        if self._raised(ck, cluster, service, now):
+            self.state.release_slot(ck, service)
+            logger.info("held service raised by someone else: not probed, slot freed", extra={"service": service})
+        return False
+
+    def _lease(self, ck: str, service: str) -> bool:
+        now = self._now()
+        try:
+            self._step(ck, service, lc.LeaseTaken(self.owner, lc.lease_until(now, self.remaining_s), now))
+        except lc.IllegalTransitionError:
+            return False
+        return True
+
+    def _drive_probe(self, ck: str, cluster: str, service: str, at: datetime) -> str | None:
+        """Perform the probe steps owed, effect by effect, until the lease is released."""
+        assert self.probes is not None and self.rt.ecs is not None
+        while True:
+            s = self.state.load(ck, service)
+            ep = s.episode
+            assert ep is not None
+            effect = lc.next_probe_effect(ep, self.owner)
+            if effect is None:
+                return None
+            if isinstance(effect, lc.ReleaseLease):
+                self._step(ck, service, lc.LeaseReleased())
+                return None
+            if self._alert_only(ck, cluster):  # never reached: probes stop before; refuse before any call
+                self._step(ck, service, lc.LeaseReleased())
+                return None
+            facts = self.rt.ecs.describe(cluster, service)
+            if isinstance(effect, lc.StartProbe):
+                self.rt.ecs.probe(facts)
+                self._step(ck, service, lc.ProbeStarted())
+            elif isinstance(effect, lc.StopProbe):
+                self.rt.ecs.scale_to_zero(facts, effect.previous_desired_count)
+                _, tr = self._step(ck, service, lc.ProbeStopped(ep.probe_at or at, self.probes))
+                for follow in tr.effects:
+                    if isinstance(follow, lc.SendStillFailing):
+                        self._still_failing(ck, cluster, service, follow.probes, ep.probe_at or at)
+
+    def _pass(self, ck: str, cluster: str, s: ServiceSummary, now: datetime) -> str:
+        """The probe ran PROBE_PASS_MINUTES without a failure: restore exactly as ``restore`` does
+        (desired count, then the scalable target's previous SuspendedState), then end the episode
+        (slot freed, recovery owed) and send the recovery. A probe whose task never reached RUNNING
+        (runningCount 0) failed instead."""
+        assert self.rt.ecs is not None and self.probes is not None
+        ep = s.episode
+        assert ep is not None
+        service = s.service
+        facts = self.rt.ecs.describe(cluster, service)
+        if facts.running_count < 1:
+            self._step(ck, service, lc.ProbeFailed(now))
+            self.probe_counts["failed"] += 1
+            self._drive_probe(ck, cluster, service, now)
+            return "failed"
+        self.rt.ecs.restore(facts, int(ep.previous_desired_count or 0))
+        if ep.previous_suspended is not None:
+            ScalableTargets(self.rt.clients("application-autoscaling")).restore_suspended(
+                cluster, service, ep.previous_suspended)
+        s, tr = self._step(ck, service, lc.ProbePassed(now))
+        for follow in tr.effects:
+            if isinstance(follow, lc.ReleaseSlot):
+                self.state.release_slot(ck, service)
+        self.probe_counts["passed"] += 1
+        metrics.add_metric(name="ProbesPassed", unit="Count", value=1)
+        s = self.recover_if_owed(ck, cluster, s)
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
+            self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
+        return "passed"
+
+    def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
+        assert self.probes is not None
+        s = self.state.load(ck, service)
+        ep = s.episode
+        assert ep is not None
+        where = self.place(ck, cluster, service)
+        if not self.deliver(still_failing_alert(where, probes=probes, delay_minutes=self.probes.max_delay_minutes,
+                                                decision_time=ep.decision_time, at=at, links=self.links(where))):
+            logger.error("still-failing alert not delivered", extra={"cluster": ck, "service": service})
+
     # ------------------------------------------------------------------ recovery
     def recover(self, ck: str, cluster: str, service: str) -> bool:
         """Send the episode's owed recovery message, once: the claim (``PENDING`` -> ``SENT``) is a
         conditional write, so of two invocations that both see it owed exactly one sends it. Returns
         True when this invocation sent it (or tried: a delivery that fails is logged and marked
-        ``FAILED``, never re-sent)."""
+        ``FAILED``; the scheduled sweep owes it again, :mod:`ecs_guardrail.handlers.sweep`)."""
         def claim(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
             if ep is None or ep.recovery is not RecoveryStatus.PENDING:
@@ -466,11 +628,16 @@ class Episodes:
         detail = None
         if ep.ended_by is EpisodeEnd.RESTORED and ep.acted:
             detail = f"Desired count back to {ep.previous_desired_count}." if ep.previous_desired_count else None
+            if ep.probes:
+                held = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
+                detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {held} min "
+                          f"held at zero). " + (detail or ""))
         alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
                                ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
                                ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where))
         if not self.deliver(alert):
-            logger.error("recovery alert not delivered; not retried", extra={"cluster": ck, "service": service})
+            logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
+                         extra={"cluster": ck, "service": service})
             decided = ep.decision_time
 
             def failed(x: ServiceSummary) -> ServiceSummary | None:

@@ -92,6 +92,8 @@ USES = {
 #: ECS service action names the watchdog reads (``detail.eventName``)
 IMPAIRED = "SERVICE_TASK_START_IMPAIRED"
 STEADY = "SERVICE_STEADY_STATE"
+#: ``ECS Deployment State Change`` that a new deployment (an operator's UpdateService, a new revision) started
+FIX_DEPLOYMENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
 
 
 def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
@@ -151,6 +153,9 @@ class Watchdog:
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
+        held = self._held_for_probes(ck, d.cluster, service, event.time)
+        if held is not None:
+            return held
         window, keep = self.config.window, self.config.keep
         s, new = self.state.update(ck, service, lambda s: file_service_failure(s, failure, keep, window))
         s = self.episodes.recover_if_owed(ck, d.cluster, s)
@@ -161,6 +166,19 @@ class Watchdog:
         if not new and out.get("status") == "counted":
             return {"status": "duplicate"}
         return out
+
+    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime) -> dict[str, Any] | None:
+        """``RECOVERY=probe``: a failure of a service the watchdog holds at zero is the probe's verdict
+        (a running probe failed) or, with no probe running, a straggler of the scale-down; neither
+        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on."""
+        if self.episodes.probes is None:
+            return None
+        ep = self.state.load(ck, service, fresh=True).episode
+        if ep is None or not ep.held_at_zero or ep.unfinished:  # an unfinished episode is resumed first
+            return None
+        if self.episodes.probe_failed(ck, cluster, service, at) is not None:
+            return {"status": "probe_failed", "cluster": cluster, "service": service}
+        return {"status": "held_at_zero", "why": "the service is held at zero; only a probe's failures count"}
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
@@ -211,7 +229,12 @@ class Watchdog:
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
         s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
         self.episodes.recover_if_owed(ck, event.cluster, s)
-        return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name}
+        probed = None
+        if new and d.event_name == FIX_DEPLOYMENT and self.episodes.probes is not None:
+            # an operator's fix (a new task definition revision) on a held service: probe it at once
+            probed = self.episodes.probe(ck, event.cluster, event.service, event.time, fix=True)
+        return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name,
+                **({"probe": probed} if probed else {})}
 
     # -------------------------------------------------------------- standalone jobs
     def _job(self, event: TaskStateChange, ck: str, family: str, kind: StopKind, cause: str | None,
@@ -462,4 +485,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
     rt = lambda_runtime("watchdog", home_of(context))
     report_unmatched_alert_only(rt)  # replay warns instead (local.alert_only_warnings)
+    if event.get("detail-type") == "Scheduled Event" and event.get("source") == "aws.events":
+        from ecs_guardrail.handlers.sweep import run_sweep, scheduled_now
+
+        return run_sweep(rt, scheduled_now(event, rt.clock), context)
     return invoke(event, rt, context, delivered_at=datetime.fromtimestamp(rt.clock(), UTC))

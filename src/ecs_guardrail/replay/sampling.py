@@ -85,8 +85,9 @@ class ReplaySampler:
         return (item.get("account") in (None, self.scenario.account)
                 and item.get("region") in (None, self.scenario.region))
 
-    def report(self) -> AvailabilityReport | None:
-        """The availability report over the CSV's minutes (None without rows)."""
+    def report(self, held_until: dict[tuple[str, str], datetime | None] | None = None) -> AvailabilityReport | None:
+        """The availability report over the CSV's minutes (None without rows); ``held_until`` as
+        :func:`~ecs_guardrail.core.timeline.availability_from_items` takes it (``RECOVERY=probe``)."""
         if self.first is None or self.last is None:
             return None
         items: list[dict[str, Any]] = []
@@ -96,4 +97,5 @@ class ReplaySampler:
                                                               self.last + timedelta(seconds=59),
                                                               fields=AVAILABILITY_FIELDS)
                          if self._own(i))
-        return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio)
+        return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio,
+                                       held_until=held_until)

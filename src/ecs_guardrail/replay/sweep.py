@@ -2,7 +2,9 @@
 
 A row says what the policy would have done with those settings on the same events: decisions by
 action, services scaled to 0, services held, and the service-minutes the watchdog's own scale-downs
-cost (``null`` without ``healthy_hosts.csv``).
+cost (``null`` without ``healthy_hosts.csv``). With ``RECOVERY=probe`` a row also carries ``probes``
+(started, passed, failed) and ``image_pulls`` (unstopped, manual, probe), so ``--sweep
+RECOVERY=manual,probe`` shows what probing would have saved and what it costs in pulls.
 """
 
 from __future__ import annotations
@@ -52,12 +54,17 @@ class SweepRow:
     watchdog_service_minutes: int | None = None
     unavailable_service_minutes: int | None = None
     decisions: int = 0
+    probes: dict[str, int] | None = None
+    image_pulls: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "sweep_row", "settings": self.settings, "decisions": self.decisions,
-                "decisions_by_action": self.decisions_by_action, "services_scaled": self.services_scaled,
-                "services_held": self.services_held, "watchdog_service_minutes": self.watchdog_service_minutes,
-                "unavailable_service_minutes": self.unavailable_service_minutes}
+        out = {"type": "sweep_row", "settings": self.settings, "decisions": self.decisions,
+               "decisions_by_action": self.decisions_by_action, "services_scaled": self.services_scaled,
+               "services_held": self.services_held, "watchdog_service_minutes": self.watchdog_service_minutes,
+               "unavailable_service_minutes": self.unavailable_service_minutes}
+        if self.probes is not None:  # RECOVERY=probe only: a manual row keeps its shape
+            out.update(probes=self.probes, image_pulls=self.image_pulls)
+        return out
 
 
 def row_of(settings: dict[str, str], result: Any) -> SweepRow:
@@ -68,7 +75,8 @@ def row_of(settings: dict[str, str], result: Any) -> SweepRow:
                                                             sorted(set(ACTIONS) | set(by_action))},
                     services_scaled=len(s["scaled_to_zero"]), services_held=len(held),
                     watchdog_service_minutes=s.get("watchdog_service_minutes"),
-                    unavailable_service_minutes=s.get("unavailable_service_minutes"), decisions=len(result.decisions))
+                    unavailable_service_minutes=s.get("unavailable_service_minutes"), decisions=len(result.decisions),
+                    probes=s.get("probes"), image_pulls=s.get("image_pulls"))
 
 
 def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, list[str]]], *, engine: str = "fast",
@@ -132,14 +140,21 @@ def render_rows(rows: list[SweepRow], console: Any) -> None:
         t.add_column(k, justify="right")
     for a in actions:
         t.add_column(a, justify="right")
-    for col in ("services scaled", "held", "watchdog svc-min", "unavailable svc-min"):
+    probing = any(r.probes is not None for r in rows)
+    for col in ("services scaled", "held", "watchdog svc-min", "unavailable svc-min") + (
+            ("probes (pass/fail)", "pulls (unstopped/manual/probe)") if probing else ()):
         t.add_column(col, justify="right")
 
     def n(v: int | None) -> str:
         return "n/a" if v is None else str(v)
 
     for r in rows:
+        extra = []
+        if probing:
+            p, q = r.probes, r.image_pulls
+            extra = [f"{p['started']} ({p['passed']}/{p['failed']})" if p else "-",
+                     f"{q['unstopped']}/{q['manual']}/{q['probe']}" if q else "-"]
         t.add_row(*[r.settings[k] for k in keys], *[str(r.decisions_by_action.get(a, 0)) for a in actions],
                   str(r.services_scaled), str(r.services_held), n(r.watchdog_service_minutes),
-                  n(r.unavailable_service_minutes))
+                  n(r.unavailable_service_minutes), *extra)
     console.print(t)

@@ -99,3 +99,12 @@ def timeline_partition(cluster: str, t: datetime) -> str:
 
 def timeline_sort(t: datetime, kind: str, *ids: str) -> str:
     return "#".join((iso(t), kind, *ids))
+
+
+#: the partition of the sweep's index of open work (one item per cluster key; ARCHITECTURE.md, "Recovery")
+OPEN_WORK = "OPEN#work"
+
+
+def open_work(ck: str) -> tuple[str, str]:
+    """The cluster's item of the sweep's index: the services held at zero whose recovery is open."""
+    return OPEN_WORK, ck

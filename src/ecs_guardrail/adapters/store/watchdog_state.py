@@ -85,7 +85,9 @@ def _ep_doc(ep: Episode) -> dict[str, Any]:
            "pd": ep.previous_desired_count, "ps": ep.previous_suspended, "lo": ep.lease_owner,
            "lu": ep.lease_until or None, "es": ep.escalated or None, "co": ep.cluster_alert_owner or None,
            "rc": ep.recovery.value if ep.recovery is not RecoveryStatus.NONE else None,
-           "eb": ep.ended_by.value if ep.ended_by else None, "ea": iso(ep.ended_at) if ep.ended_at else None}
+           "eb": ep.ended_by.value if ep.ended_by else None, "ea": iso(ep.ended_at) if ep.ended_at else None,
+           "pn": ep.probes or None, "pa": iso(ep.probe_at) if ep.probe_at else None,
+           "pm": ep.probe_delay_minutes or None, "pl": ep.probe_live or None, "sf": ep.still_failing_sent or None}
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -97,7 +99,10 @@ def _ep(doc: dict[str, Any]) -> Episode:
                    escalated=bool(doc.get("es")), cluster_alert_owner=bool(doc.get("co")),
                    recovery=RecoveryStatus(doc.get("rc", "none")),
                    ended_by=EpisodeEnd(doc["eb"]) if doc.get("eb") else None,
-                   ended_at=parse_time(doc["ea"]) if doc.get("ea") else None)
+                   ended_at=parse_time(doc["ea"]) if doc.get("ea") else None,
+                   probes=int(doc.get("pn") or 0), probe_at=parse_time(doc["pa"]) if doc.get("pa") else None,
+                   probe_delay_minutes=int(doc.get("pm") or 0), probe_live=bool(doc.get("pl")),
+                   still_failing_sent=bool(doc.get("sf")))
 
 
 #: failures stored whole per ring (the alert's last stops); older ones keep time, kind and task id only
@@ -314,6 +319,44 @@ class WatchdogState:
             except ConditionFailedError:
                 continue
         return None
+
+    # -------------------------------------------------------------- the sweep's index of open work
+    def open_work(self, ck: str, cluster: str, service: str) -> None:
+        """Name ``service`` (of cluster ``cluster``, key ``ck``) in the sweep's index of open work: a
+        service held at zero whose probe or recovery message is still owed. One item per cluster
+        (``OPEN#work`` / cluster key), a map of at most the cluster's held services; written with a
+        version condition, so two writers never lose each other's entry. Idempotent."""
+        self._index_change(ck, lambda svcs: None if svcs.get(service) == cluster else {**svcs, service: cluster})
+
+    def close_work(self, ck: str, service: str) -> None:
+        """Drop ``service`` from the cluster's index item (its recovery is over). Idempotent."""
+        self._index_change(ck, lambda svcs: {k: v for k, v in svcs.items() if k != service}
+                           if service in svcs else None)
+
+    def open_work_items(self) -> list[tuple[str, str, str]]:
+        """Every ``(cluster key, cluster, service)`` of the index (one Query of a partition whose items
+        are the clusters with open work: bounded by the held services, never the history)."""
+        out = []
+        for item in self.table.query(keys.OPEN_WORK):
+            for service, cluster in sorted((item.get("services") or {}).items()):
+                out.append((item["sk"], str(cluster), service))
+        return out
+
+    def _index_change(self, ck: str, change: Any) -> None:
+        pk, sk = keys.open_work(ck)
+        for _ in range(_RETRIES):
+            item = self.table.get(pk, sk)
+            seq = int(item.get("seq", 0)) if item else 0
+            new = change(dict((item or {}).get("services") or {}))
+            if new is None:
+                return
+            cond = Cond(absent=True) if item is None else Cond(any_of=({"seq": seq},))
+            try:
+                self.table.put({"pk": pk, "sk": sk, "seq": seq + 1, "services": new}, cond)
+                return
+            except ConditionFailedError:
+                continue
+        raise StateConflictError(f"{ck}: the index of open work kept changing under {_RETRIES} writes")
 
     def release_slot(self, ck: str, service: str, view: ClusterView | None = None) -> bool:
         """Free the slot ``service`` holds (restore, or an operator raised its desired count). Idempotent."""

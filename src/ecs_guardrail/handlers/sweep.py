@@ -1,0 +1,115 @@
+"""The scheduled sweep: what the watchdog owes on time, not with a service's next event.
+
+ARCHITECTURE.md, "Recovery". It runs in the watchdog function (its IAM already grants every call it
+makes: DescribeServices, UpdateService, RegisterScalableTarget, the table, SNS and the Slack secret),
+as a second target of the availability sampler's one-minute EventBridge schedule (``template.yaml``
+``AvailabilityScheduleRule``, ``terraform`` ``aws_cloudwatch_event_rule.availability``), so no new
+schedule, role or call exists for it. Each run:
+
+1. reads the bounded index of open work
+   (:meth:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState.open_work_items`: one item per
+   cluster naming its services held at zero, never the history);
+2. for each service named there: sends an owed recovery (a ``restore`` run by an operator, whose
+   credentials need no SNS or Slack), retries a recovery whose every channel failed, and with
+   ``RECOVERY=probe`` runs the probe step that is due (start, pass and restore, or a step a dead
+   invocation left), each through the episode's lease and the machine of
+   :mod:`ecs_guardrail.core.lifecycle`;
+3. drops a service from the index once nothing is owed (restored and its recovery sent).
+
+A mass hold's services are each scaled and held one by one, so each one held is named in the index
+and its own recovery names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus, ServiceSummary
+from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
+from ecs_guardrail.handlers.episode import Episodes
+from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
+
+__all__ = ["run_sweep", "scheduled_now", "Sweep"]
+
+
+def scheduled_now(event: Any, clock: Callable[[], float]) -> datetime:
+    """The schedule's own time (EventBridge scheduled event ``time``), else the clock's (UTC)."""
+    from ecs_guardrail.handlers.availability import scheduled_time
+
+    return scheduled_time(event, datetime.fromtimestamp(clock(), UTC))
+
+
+class Sweep:
+    """One sweep over one :class:`Runtime` (``episodes``: the episode I/O, with its probe counters)."""
+
+    def __init__(self, rt: Runtime, context: Any = None) -> None:
+        self.rt = rt
+        self.episodes = Episodes(rt, context)
+        self.state = rt.history.state
+
+    def run(self, now: datetime) -> dict[str, Any]:
+        """One pass at ``now`` (the schedule's time). Returns counts: ``services`` in the index, ``probes``
+        (started, passed, failed), ``recoveries`` sent and ``retried``, ``closed`` index entries, and the
+        services a passed probe ``restored`` (``cluster/service``)."""
+        out: dict[str, Any] = {"status": "swept", "services": 0, "recoveries": 0, "retried": 0, "closed": 0,
+                               "restored": []}
+        for ck, cluster, service in self.state.open_work_items():
+            out["services"] += 1
+            try:
+                self._service(ck, cluster, service, now, out)
+            except LeaseLostError as exc:  # the new holder finishes; the next sweep looks again
+                logger.warning("sweep lost a lease", extra={"service": service, "error": str(exc)})
+            except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
+                logger.warning("held service not readable: left in the index", extra={"error": str(exc)})
+        out["probes"] = dict(self.episodes.probe_counts)
+        metrics.add_metric(name="SweepServices", unit="Count", value=out["services"])
+        return out
+
+    def _service(self, ck: str, cluster: str, service: str, now: datetime, out: dict[str, Any]) -> None:
+        s = self.state.load(ck, service, fresh=True)
+        if self._retry_failed_recovery(ck, s):
+            out["retried"] += 1
+            s = self.state.load(ck, service)
+        ep = s.episode
+        if ep is not None and ep.recovery is RecoveryStatus.PENDING:
+            if self.episodes.recover(ck, cluster, service):
+                out["recoveries"] += 1
+            s = self.state.load(ck, service)
+            ep = s.episode
+        probed = self.episodes.probe(ck, cluster, service, now)
+        if probed == "passed":
+            out["restored"].append(f"{cluster}/{service}")
+        if probed is not None:
+            s = self.state.load(ck, service)
+            ep = s.episode
+            if ep is not None and ep.recovery is RecoveryStatus.SENT:
+                out["recoveries"] += 1
+        if ep is None or (ep.action_status is not ActionStatus.RESTORED and ep.held_at_zero) \
+                or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED):
+            return
+        self.state.close_work(ck, service)
+        out["closed"] += 1
+
+    def _retry_failed_recovery(self, ck: str, s: ServiceSummary) -> bool:
+        """A recovery whose every channel failed is owed again (one conditional write: FAILED -> PENDING)."""
+        ep = s.episode
+        if ep is None or ep.recovery is not RecoveryStatus.FAILED:
+            return False
+        decided = ep.decision_time
+
+        def again(x: ServiceSummary) -> ServiceSummary | None:
+            e = x.episode
+            if e is None or e.decision_time != decided or e.recovery is not RecoveryStatus.FAILED:
+                return None
+            return replace(x, episode=replace(e, recovery=RecoveryStatus.PENDING))
+
+        _, changed = self.state.update(ck, s.service, again)
+        return changed
+
+
+def run_sweep(rt: Runtime, now: datetime, context: Any = None) -> dict[str, Any]:
+    """One sweep (Lambda and ``replay`` share it): :meth:`Sweep.run` at ``now``."""
+    return Sweep(rt, context).run(now)
