@@ -25,6 +25,7 @@ from ecs_guardrail.core.episode import (
     close_episode,
     close_job_window,
     episode_is_open,
+    failures_between,
     file_job_failure,
     in_window,
     mark_restored,
@@ -107,7 +108,11 @@ def test_ring_keeps_the_newest_by_event_time_and_drops_a_late_old_one():
     s = ServiceSummary("api")
     for i in range(KEEP):
         s = add_failure(s, crash(i, 10 + i), KEEP)
-    assert add_failure(s, crash(99, 1), KEEP) is None  # older than the KEEP newest: cannot change a decision
+    older = add_failure(s, crash(99, 1), KEEP)  # older than the KEEP newest: its own threshold cannot change
+    assert older is not None and older.crashes == s.crashes
+    # ... but it is counted in its own minute for the fleet test, and known as filed
+    assert failures_between(older.minutes, T0, T0 + timedelta(minutes=2), 2) == 1
+    assert add_failure(older, crash(99, 1), KEEP) is None
     late = add_failure(s, crash(100, 11.5), KEEP)  # late but among the newest: kept, in time order
     assert late is not None and len(late.crashes) == KEEP
     assert [f.task_arn for f in late.crashes] == ["task-1", "task-100", "task-2", "task-3", "task-4"]
@@ -150,8 +155,10 @@ def test_close_episode_records_why_and_what_no_longer_counts():
     s = ServiceSummary("api", crashes=(crash(1, 0), crash(2, 4)), episode=ep(last=4))
     closed = close_episode(s, EpisodeEnd.STEADY_STATE, T0 + timedelta(minutes=2))
     assert closed is not None and closed.episode_end is EpisodeEnd.STEADY_STATE
-    assert closed.counted_after == T0 + timedelta(minutes=4)  # never before the episode's last failure
-    assert closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W) == ()
+    # defect 3 (issue 18): the episode ended at 2; the crash stamped 4 (delivered before the steady
+    # state) belongs to the next episode, by its own time
+    assert closed.counted_after == T0 + timedelta(minutes=2)
+    assert [f.task_arn for f in closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W)] == ["task-2"]
     # the record of the decision stays; the write that ended it owes its recovery message (it alerted)
     assert replace(closed.episode, recovery=RecoveryStatus.NONE, ended_by=None, ended_at=None) == s.episode
     assert closed.episode.recovery is RecoveryStatus.PENDING and closed.episode.ended_by is EpisodeEnd.STEADY_STATE

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary, count_minutes
 from ecs_guardrail.core.policy import (
     Action,
     Entitlement,
@@ -42,8 +42,8 @@ def fails(service: str, minutes: list[float], kind: StopKind = StopKind.CRASH, t
 
 
 def summary(service: str = "api", crashes: list[float] = (), kills: list[float] = (), **kw) -> ServiceSummary:
-    return ServiceSummary(service, crashes=fails(service, list(crashes)),
-                          kills=fails(service, list(kills), StopKind.HEALTH_CHECK_KILL), **kw)
+    c, k = fails(service, list(crashes)), fails(service, list(kills), StopKind.HEALTH_CHECK_KILL)
+    return ServiceSummary(service, crashes=c, kills=k, minutes=count_minutes(c + k, horizon=2 * W), **kw)
 
 
 def episode(decided: float, last: float, reason: Reason = Reason.CRASH_LOOP, action: Action = Action.ALERT_ONLY,
@@ -136,9 +136,19 @@ def test_impaired_without_any_failure_decides_at_its_own_time():
     assert t is not None and t.kind == "impaired" and t.time == at(3) and t.crashes == 0
 
 
-def test_impaired_older_than_the_newest_failure_decides_at_the_newest_failure():
-    t = detect(CFG, summary(crashes=[10]), at(5), impaired=True)
-    assert t is not None and t.time == at(10)
+def test_impaired_older_than_the_newest_failure_decides_at_its_own_time():
+    # defect 2 (issue 18): an IMPAIRED decision's T is the IMPAIRED event's own time, never the newest
+    # failure's, so entitlement is judged on the sample of that time; the window ends there too
+    t = detect(CFG, summary(crashes=[4, 10]), at(5), impaired=True)
+    assert t is not None and t.time == at(5) and t.kind == "impaired" and t.crashes == 1
+
+
+def test_impaired_of_an_ended_episode_decides_nothing():
+    # stamped at or before the end of an ended episode, it belongs to that episode
+    s = summary(crashes=[0, 1, 2, 3, 4], episode=episode(4, 4), episode_end=EpisodeEnd.STEADY_STATE,
+                counted_after=at(8))
+    assert detect(CFG, s, at(6), impaired=True) is None
+    assert detect(CFG, s, at(9), impaired=True) is not None
 
 
 def test_nothing_without_failures():
@@ -218,13 +228,32 @@ def test_others_need_fleet_signal_min_failures():
     assert fleet.failing == {"api", "b"} and fleet.correlated  # bound 1 for 5 services
 
 
-def test_others_failures_outside_the_window_or_in_an_ended_episode_do_not_count():
+def test_others_failures_outside_the_window_do_not_count():
     trig, s = _trigger()
     old = summary("b", crashes=[-40, -35])
+    fleet = fleet_view(CFG, "api", [s, old], trig.time, 5)
+    assert fleet.failing == {"api"}
+
+
+def test_others_failures_in_the_window_count_whatever_happened_since():
+    # issue 18 reading: a SERVICE_STEADY_STATE, an episode that ended, a later decision do not take a
+    # service's failures of the window out of the fleet test (a service that failed and recovered in
+    # the window is evidence that the failures were correlated)
+    trig, s = _trigger()
     ended = summary("c", crashes=[1, 2], counted_after=at(2), episode_end=EpisodeEnd.STEADY_STATE,
                     episode=episode(1, 2))
-    fleet = fleet_view(CFG, "api", [s, old, ended], trig.time, 5)
-    assert fleet.failing == {"api"}
+    assert fleet_view(CFG, "api", [s, ended], trig.time, 5).failing == {"api", "c"}
+
+
+def test_fleet_counts_failures_the_rings_no_longer_hold():
+    # defect 1 (issue 18): the newest five failures of b are after the window a late failure of api
+    # opens; b's two failures inside it are still counted (per-minute counts, not the ring)
+    trig, s = _trigger()  # api: T = minute 4, window [-26, 4]
+    b = summary("b", crashes=[2, 3, 6, 7, 8, 9, 10, 11])
+    b = replace(b, crashes=b.crashes[-CFG.keep:])
+    assert all(f.time > trig.time for f in b.crashes)
+    fleet = fleet_view(CFG, "api", [s, b], trig.time, 5)
+    assert fleet.failing == {"api", "b"} and fleet.correlated
 
 
 def test_services_scaled_within_the_window_count():
@@ -235,9 +264,16 @@ def test_services_scaled_within_the_window_count():
     # scaled more than a window ago: held (rule 5), but not a fleet signal now
     long_ago = summary("b", episode=episode(-60, -60, action=Action.SCALE_TO_ZERO, status=ActionStatus.DONE))
     assert fleet_view(CFG, "api", [s, long_ago], trig.time, 5).scaled_down == frozenset()
-    # restored within the window: no longer counts as scaled down
+    # restored since: it was still scaled to zero within the window (its failures stopped because it was)
     restored = summary("b", episode=episode(-5, -5, action=Action.SCALE_TO_ZERO, status=ActionStatus.RESTORED))
-    assert fleet_view(CFG, "api", [s, restored], trig.time, 5).scaled_down == frozenset()
+    assert fleet_view(CFG, "api", [s, restored], trig.time, 5).scaled_down == {"b"}
+    # a later decision (a hold) replaced the scale-down: the scale-down still counts
+    replaced = summary("b", episode=episode(0, 0, action=Action.HOLD, reason=Reason.MASS_UNHEALTHY),
+                       scaled=(at(-5),))
+    assert fleet_view(CFG, "api", [s, replaced], trig.time, 5).scaled_down == {"b"}
+    # a scale-down the cap turned into a hold never acted: not counted
+    capped = summary("b", episode=episode(-5, -5, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP))
+    assert fleet_view(CFG, "api", [s, capped], trig.time, 5).scaled_down == frozenset()
     # at exactly T - W: included
     edge = summary("b", episode=episode(4 - 30, -30, action=Action.SCALE_TO_ZERO, status=ActionStatus.DONE))
     assert fleet_view(CFG, "api", [s, edge], trig.time, 5).scaled_down == {"b"}

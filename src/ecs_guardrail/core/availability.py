@@ -1,13 +1,15 @@
 """Availability arithmetic (ARCHITECTURE.md, "Availability"): service-minutes from ALB healthy hosts.
 
-A service-minute is ``up`` when every target group of the service reported ``HealthyHostCount``
-(Minimum, 60 s, the TargetGroup + LoadBalancer series) of at least 1. Otherwise it is, in this order:
+A service-minute is ``zero_by_watchdog`` from the minute of the watchdog's scale-down decision (its
+``T``, whichever event's delivery made it) until the service is restored: unavailable, attributed to
+the automation (its cost is part of availability), even where a decision taken on a late-delivered
+event acted after minutes whose samples still showed healthy hosts. Otherwise it is ``up`` when every
+target group of the service reported ``HealthyHostCount`` (Minimum, 60 s, the TargetGroup +
+LoadBalancer series) of at least 1, else, in this order:
 
-1. ``zero_by_watchdog``: the watchdog scaled the service to 0 and nobody restored it yet (unavailable,
-   attributed to the automation: its cost is part of availability);
-2. ``zero_by_operator``: the desired count is 0 and the watchdog did not do it (out of the denominator);
-3. ``down``: a target group reported a minimum of 0 healthy hosts;
-4. ``no_data``: a target group has no datapoint (no registered targets, or the sampler missed the
+1. ``zero_by_operator``: the desired count is 0 and the watchdog did not do it (out of the denominator);
+2. ``down``: a target group reported a minimum of 0 healthy hosts;
+3. ``no_data``: a target group has no datapoint (no registered targets, or the sampler missed the
    minute). Unavailable, reported apart, never read as up (ECS-EVENTS.md, "ALB HealthyHostCount").
 
 Pure functions: samples, decisions and task states come in as arguments. Services without a target
@@ -120,18 +122,30 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown], samples: list[Sample]
                       ) -> dict[tuple[str, str], list[tuple[datetime, datetime | None]]]:
     """Per service, the minutes ``[from, until)`` it stayed at 0 by the watchdog's hand.
 
-    A period ends at the first sample taken after the scale-down that shows a desired count above 0
-    (``restore`` or an operator put it back).
+    A period starts at the decision's time ``T``, whichever event's delivery made the decision (a
+    decision made on a late-delivered event owns its minutes from ``T``, though the samples taken
+    before it acted still show the old desired count). It ends with the first sample showing a desired
+    count above 0 taken after a sample showed the scale-down's 0 (``restore`` or an operator put it
+    back): at that sample's own minute when it had healthy hosts (it served then, so it was back),
+    else at the minute it was taken. Where no sample after ``T`` ever showed 0 (put back before the
+    sampler saw it), the first sample after ``T`` showing a count above 0 ends it.
     """
-    restores: dict[tuple[str, str], list[datetime]] = defaultdict(list)
+    points: dict[tuple[str, str], list[Sample]] = defaultdict(list)
     for s in samples:
-        if s.desired_count and s.desired_count > 0:
-            restores[(s.cluster, s.service)].append(s.sampled_at or s.minute)
+        if s.desired_count is not None:
+            points[(s.cluster, s.service)].append(s)
+    for p in points.values():
+        p.sort(key=lambda x: (x.sampled_at or x.minute, x.minute))
     out: dict[tuple[str, str], list[tuple[datetime, datetime | None]]] = defaultdict(list)
     for d in scale_downs:
-        key = (d.cluster, d.service)
-        later = [t for t in restores.get(key, []) if t > d.time]
-        out[key].append((minute_floor(d.time), minute_floor(min(later)) if later else None))
+        later = [x for x in points.get((d.cluster, d.service), []) if (x.sampled_at or x.minute) > d.time]
+        zero = next((i for i, x in enumerate(later) if x.desired_count == 0), None)
+        back = next((x for x in later[(zero or 0):] if (x.desired_count or 0) > 0), None)
+        end = None
+        if back is not None:
+            served = back.healthy_host_count is not None and back.healthy_host_count >= 1 and zero is not None
+            end = minute_floor(back.minute if served else (back.sampled_at or back.minute))
+        out[(d.cluster, d.service)].append((minute_floor(d.time), end))
     return out
 
 
@@ -192,10 +206,10 @@ def classify_service_minutes(
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
             by_watchdog = any(a <= m and (b is None or m < b) for a, b in periods.get((cluster, service), []))
-            if has_data and lowest is not None and lowest >= 1:
-                state = MinuteState.UP
-            elif by_watchdog:
+            if by_watchdog:  # from the decision's T on, whatever the samples of a late-acted minute say
                 state = MinuteState.ZERO_BY_WATCHDOG
+            elif has_data and lowest is not None and lowest >= 1:
+                state = MinuteState.UP
             elif desired == 0:
                 state = MinuteState.ZERO_BY_OPERATOR
             elif lowest is not None and lowest < 1:

@@ -54,7 +54,7 @@ from ecs_guardrail.core.alert import (
     mass_alert,
     recovery_alert,
 )
-from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, job_failed
+from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, job_failed, remembered_per_task
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
     ActionStatus,
@@ -69,6 +69,9 @@ from ecs_guardrail.core.episode import (
     add_spot,
     close_episode,
     mark_restored,
+    note_activity,
+    open_episode,
+    reevaluated,
 )
 from ecs_guardrail.core.errors import (
     EventRejectedError,
@@ -293,25 +296,17 @@ class Watchdog:
                 return self._job(event, ck, d.family, verdict.kind, verdict.cause, verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
-        if verdict.kind is StopKind.SPOT:
+        if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
             _, new = self.state.update(ck, service, lambda s: add_spot(s, d.task_arn, event.time))
-            return {"status": "spot", "new": new}
+            return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
-        window, keep = self.config.window, self.config.keep
+        config = self.config
 
         def file(s: ServiceSummary) -> ServiceSummary | None:
-            new = add_failure(s, failure, keep)
-            if new is None:
-                return None
-            ep = new.episode
-            if ep is not None and new.episode_end is None:
-                if failure.time > ep.last_failure + window:  # a full quiet window ended the episode
-                    new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window) or new
-                elif failure.time > ep.last_failure:
-                    new = replace(new, episode=replace(ep, last_failure=failure.time))
-            return new
+            new = add_failure(s, failure, config.keep, edge=config.fleet_signal_min_failures, horizon=config.horizon)
+            return None if new is None else (note_activity(new, failure.time, config.window) or new)
 
         s, new = self.state.update(ck, service, file)
         s = self._recover_if_owed(ck, d.cluster, s)
@@ -343,7 +338,8 @@ class Watchdog:
                     **({"recovered": True} if recovered else {})}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
-        s = self._recover_if_owed(ck, event.cluster, self.state.load(ck, service))
+        s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
+        s = self._recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
@@ -539,6 +535,13 @@ class Watchdog:
         held = (self._held(ck, cluster, service, view, fleet.bound, trigger.time) if ent.reason is None
                 else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
+        if trigger.escalation or trigger.reevaluation:  # rule 2: the episode's current outcome again is silent
+            def same(x: ServiceSummary) -> ServiceSummary | None:
+                return reevaluated(x, trigger.time, decision.action, decision.reason, escalation=trigger.escalation)
+
+            if same(s) is not None:
+                self.state.update(ck, service, same)
+                return {"status": "re_evaluated", "decided": decision.action.value}
         prev = facts.desired_count if facts else None
         # still at 0 from an earlier scale-down whose episode ended (SERVICE_STEADY_STATE once ECS reached
         # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
@@ -555,8 +558,9 @@ class Watchdog:
                      previous_suspended=before.previous_suspended if before is not None else None,
                      lease_owner=self.owner,
                      lease_until=time.time() + self.lease_s,
-                     escalated=trigger.escalation or bool(s.episode and s.episode.escalated))
-        new = replace(s, episode=ep, episode_end=None)
+                     escalated=trigger.escalation or bool(s.episode and s.episode.escalated and (
+                         trigger.escalation or trigger.reevaluation)))
+        new = open_episode(s, ep)
         try:
             s = self.state.claim(ck, s, new, record)
         except ConditionFailedError:
