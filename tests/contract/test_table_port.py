@@ -274,8 +274,10 @@ def test_summary_codec_round_trip_keeps_every_field():
     s = ServiceSummary("api", seq=4, crashes=(_failure(1, 0), _failure(2, 1.5)),
                        kills=(replace(_failure(3, 2), kind=StopKind.HEALTH_CHECK_KILL),),
                        spot=(("arn:task/9", T0),), episode=ep, counted_after=T0,
-                       minutes=(MinuteCount(T0, 3, (0.0, 1.5, 59.0)), MinuteCount(T0 + timedelta(minutes=2), 1, (0.0,))),
-                       recent=("0000abcd", "task-9"), scaled=(T0 - timedelta(minutes=40),))
+                       minutes=(MinuteCount(T0, 3, (0.0, 1.5, 59.0)),
+                                MinuteCount(T0 + timedelta(minutes=2), 1, (0.0,))),
+                       recent=("0000abcd", "task-9"), scaled=(T0 - timedelta(minutes=40),),
+                       steady_at=T0 + timedelta(minutes=5))
     back = summary_from_doc("api", 4, json.loads(json.dumps(summary_to_doc(s))))
     assert back == s
     # a summary with no failure counted keeps that (no counts made up from its rings)

@@ -381,3 +381,42 @@ def test_keep_is_at_least_the_threshold_and_the_fleet_signal():
     assert PolicyConfig(crash_threshold=12).keep == 12
     assert PolicyConfig(crash_threshold=3, fleet_signal_min_failures=7).keep == 7
     assert PolicyConfig(crash_threshold=3).keep == 5
+
+
+# ---------------------------------------------------------------- issue 18: provisional holds, escalation by trigger
+def _hold(decided: float, last: float, trigger: str = "crash_loop", evaluated: float | None = None,
+          escalated: bool = False) -> Episode:
+    return Episode(decision_time=at(decided), last_failure=at(last), action=Action.HOLD, reason=Reason.MASS_UNHEALTHY,
+                   trigger=trigger, action_status=ActionStatus.NONE, alert_status=AlertStatus.SENT,
+                   escalated=escalated, evaluated_at=at(evaluated) if evaluated is not None else None)
+
+
+def test_a_hold_is_re_evaluated_when_crashes_since_its_last_evaluation_reach_the_threshold():
+    s = summary(crashes=[0, 3, 6, 9, 12, 15, 18, 21, 24], episode=_hold(12, 24))
+    assert detect(CFG, s, at(24)) is None  # four since the hold at 12
+    s = summary(crashes=[0, 3, 6, 9, 12, 15, 18, 21, 24, 27], episode=_hold(12, 27))
+    t = detect(CFG, s, at(27))
+    assert t is not None and t.reevaluation and not t.escalation and t.kind == "crash_loop"
+    assert t.time == at(27) and t.previous_reason is Reason.MASS_UNHEALTHY
+    # evaluated again silently at 27: the next re-evaluation needs five more after 27
+    s = summary(crashes=[15, 18, 21, 24, 27, 30, 33], episode=_hold(12, 33, evaluated=27))
+    assert detect(CFG, s, at(33)) is None
+
+
+def test_a_changed_outcome_after_a_storm_says_the_rest_of_the_cluster_recovered():
+    s = summary(crashes=[15, 18, 21, 24, 27], episode=_hold(12, 27))
+    t = detect(CFG, s, at(27))
+    d = decide(CFG, "development", t, fleet_view(CFG, "api", [s], t.time, 5), Entitlement())
+    assert d.action is Action.SCALE_TO_ZERO
+    assert "the rest of the cluster recovered; api still crash-loops" in d.message
+
+
+def test_a_hold_whose_trigger_was_health_check_kills_escalates_like_its_alert():
+    ep = _hold(4, 10, trigger="health_check_kills")
+    t = detect(CFG, summary(kills=[0, 1, 2, 3, 4], crashes=[6, 7, 8, 9, 10], episode=ep), at(10))
+    assert t is not None and t.escalation and t.kind == "crash_loop"
+    # crashes before the decision do not count toward the escalation
+    early = summary(kills=[0, 1, 2, 3, 4], crashes=[1, 2, 3, 7, 8], episode=ep)
+    assert detect(CFG, early, at(8)) is None
+    t = detect(CFG, summary(kills=[0, 1, 2, 3, 4], episode=ep), at(6), impaired=True)
+    assert t is not None and t.escalation and t.kind == "impaired"

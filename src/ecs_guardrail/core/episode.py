@@ -189,7 +189,8 @@ class ServiceSummary:
     count toward the next one. ``episode_end``: why the last episode ended (``None`` while open).
     ``minutes``: per-minute failure counts, oldest first (the fleet test's evidence, which ignores
     episodes); ``recent``: task ids of the newest filings, in delivery order; ``scaled``: event times
-    of this service's earlier scale-downs that a later decision replaced, oldest first.
+    of this service's earlier scale-downs that a later decision replaced, oldest first;
+    ``steady_at``: the newest ``SERVICE_STEADY_STATE`` that ended no episode when it was delivered.
     """
 
     service: str
@@ -204,6 +205,7 @@ class ServiceSummary:
     minutes: tuple[MinuteCount, ...] = ()
     recent: tuple[str, ...] = ()
     scaled: tuple[datetime, ...] = ()
+    steady_at: datetime | None = None
 
     @property
     def newest_failure(self) -> datetime | None:
@@ -213,8 +215,9 @@ class ServiceSummary:
     def knows_task(self, task_arn: str) -> bool:
         """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
         tid = task_arn.rsplit("/", 1)[-1]
-        return _short(task_arn) in self.recent or any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills) \
-            or any(t.rsplit("/", 1)[-1] == tid for t, _ in self.spot)
+        return (_short(task_arn) in self.recent
+                or any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills)
+                or any(t.rsplit("/", 1)[-1] == tid for t, _ in self.spot))
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -458,20 +461,71 @@ def reevaluated(summary: ServiceSummary, at: datetime, action: Action, reason: R
                                             escalated=ep.escalated or escalation))
 
 
-def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSummary | None:
-    """Remember that a notice marked ``task_arn`` (its later STOPPED event is never a crash): a Spot
-    interruption, or a TerminationNotice elsewhere (Fargate maintenance, retirement, Managed Instances
-    draining: :func:`ecs_guardrail.core.classify.remembered_per_task`).
+def _uncount(minutes: tuple[MinuteCount, ...], t: datetime) -> tuple[MinuteCount, ...]:
+    """``minutes`` with one failure at ``t`` taken out again (a notice delivered after its task's stop)."""
+    m = _minute_of(t)
+    offset = (t.astimezone(UTC) - m).total_seconds()
+    out = []
+    for mc in minutes:
+        if mc.minute == m and mc.count > 0:
+            secs = list(mc.seconds)
+            if offset in secs:
+                secs.remove(offset)
+            if mc.count > 1:
+                out.append(MinuteCount(m, mc.count - 1, tuple(secs)))
+            continue
+        out.append(mc)
+    return tuple(out)
 
-    Returns ``None`` when the task already has a verdict (the first one stands). Notices older than
-    :data:`SPOT_MEMORY` before ``at`` are forgotten, so the list is bounded by the tasks stopped in
-    that span, not by the length of a loop.
+
+def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSummary | None:
+    """Remember that a notice stamped ``at`` marked ``task_arn`` (its STOPPED event is never a crash): a
+    Spot interruption, or a TerminationNotice elsewhere (Fargate maintenance, retirement, Managed
+    Instances draining: :func:`ecs_guardrail.core.classify.remembered_per_task`).
+
+    The notice marks what kind of stop the task's stop is, whatever the delivery order: when the
+    task's STOPPED event (stamped at or after ``at``) was delivered first and filed as a failure, that
+    failure is taken out of the rings and the minute counts again (a decision it already caused
+    stands). Returns ``None`` when a notice of the task is already remembered, or the task failed
+    before ``at`` (the first verdict stands). Notices older than :data:`SPOT_MEMORY` before ``at`` are
+    forgotten, so the list is bounded by the tasks stopped in that span, not by the length of a loop.
     """
-    if summary.knows_task(task_arn):
+    tid = task_arn.rsplit("/", 1)[-1]
+    if any(t.rsplit("/", 1)[-1] == tid for t, _ in summary.spot):
         return None
+    filed = [f for f in summary.crashes + summary.kills if f.task_arn.rsplit("/", 1)[-1] == tid]
+    if any(f.time < at for f in filed) or (not filed and summary.knows_task(task_arn)):
+        return None
+    new = summary
+    for f in filed:
+        new = replace(new, crashes=tuple(x for x in new.crashes if x is not f),
+                      kills=tuple(x for x in new.kills if x is not f), minutes=_uncount(new.minutes, f.time))
     horizon = at - SPOT_MEMORY
-    kept = tuple((t, when) for t, when in summary.spot if when >= horizon)
-    return replace(summary, spot=kept + ((task_arn, at),))
+    kept = tuple((t, when) for t, when in new.spot if when >= horizon)
+    return replace(new, spot=kept + ((task_arn, at),))
+
+
+def note_steady(summary: ServiceSummary, at: datetime) -> ServiceSummary | None:
+    """ECS reported ``SERVICE_STEADY_STATE`` for the service at ``at`` (rule 2): the open episode ends
+    then when its decision's time is at or before ``at`` and its action and alert are done; otherwise
+    ``at`` is remembered (``steady_at``), and a decision at or before it, delivered later (its event
+    was late) or still finishing, ends there once it is done (:func:`ended_by_steady`). ``None`` when
+    nothing changes."""
+    ep = summary.episode
+    if ep is not None and summary.episode_end is None and ep.decision_time <= at and not ep.unfinished:
+        return close_episode(summary, EpisodeEnd.STEADY_STATE, at)
+    if summary.steady_at is not None and summary.steady_at >= at:
+        return None
+    return replace(summary, steady_at=at)
+
+
+def ended_by_steady(summary: ServiceSummary) -> ServiceSummary | None:
+    """The open, finished episode ended by a remembered ``SERVICE_STEADY_STATE`` at or after its
+    decision (:func:`note_steady`), or ``None``."""
+    ep, at = summary.episode, summary.steady_at
+    if ep is None or at is None or summary.episode_end is not None or ep.unfinished or at < ep.decision_time:
+        return None
+    return close_episode(summary, EpisodeEnd.STEADY_STATE, at)
 
 
 def add_deployment(summary: ServiceSummary, note: DeploymentNote) -> ServiceSummary | None:

@@ -67,9 +67,10 @@ from ecs_guardrail.core.episode import (
     add_deployment,
     add_failure,
     add_spot,
-    close_episode,
+    ended_by_steady,
     mark_restored,
     note_activity,
+    note_steady,
     open_episode,
     reevaluated,
 )
@@ -324,13 +325,8 @@ class Watchdog:
         ck, foreign = self._where(event.cluster, arn)
         service = event.service
         if name == STEADY:
-            def steady(s: ServiceSummary) -> ServiceSummary | None:
-                ep = s.episode
-                if ep is None or event.time < ep.decision_time or ep.unfinished:
-                    return None
-                return close_episode(s, EpisodeEnd.STEADY_STATE, event.time)
-
-            s, closed = self.state.update(ck, service, steady)
+            s, changed = self.state.update(ck, service, lambda x: note_steady(x, event.time))
+            closed = changed and s.episode_end is EpisodeEnd.STEADY_STATE and s.counted_after == event.time
             if not closed:  # a restore (another process) may have made a recovery owed since this cache
                 s = self.state.load(ck, service, fresh=True)
             recovered = self._recover_if_owed(ck, event.cluster, s) is not s
@@ -570,6 +566,9 @@ class Watchdog:
         logger.info("decision", extra={"decision": record})
         record = self._finish(ck, s, record, _Known(facts, scalable, view))
         self.decisions.append(record)
+        s, ended = self.state.update(ck, service, ended_by_steady)  # ECS reported steady at or after T already
+        if ended:
+            self._recover_if_owed(ck, cluster, s)
         return {"status": "decided", "decision": record}
 
     # -------------------------------------------------------------- act, alert, complete (under the lease)

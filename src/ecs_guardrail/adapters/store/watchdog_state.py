@@ -153,6 +153,8 @@ def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     doc["m"] = _minutes_doc(s.minutes)  # always written: an item without it predates the counts
     doc["r"] = list(s.recent)
     doc["z"] = [iso(t) for t in s.scaled]
+    if s.steady_at is not None:
+        doc["y"] = iso(s.steady_at)
     return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
 
 
@@ -174,6 +176,7 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
         minutes=_minutes(doc["m"]) if "m" in doc else count_minutes(crashes + kills),
         recent=tuple(doc.get("r", [])),
         scaled=tuple(parse_time(t) for t in doc.get("z", [])),
+        steady_at=parse_time(doc["y"]) if "y" in doc else None,
     )
 
 
