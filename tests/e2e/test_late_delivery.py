@@ -95,3 +95,20 @@ def test_maintenance_notices_make_no_crash_loop_in_either_delivery_order() -> No
     # each STOPPED delivered before its notice: the watchdog takes each crash back when the notice comes
     res = _replay(SCENARIOS / "notice-after-its-stop")
     assert res.decisions == []
+
+
+def test_a_daemon_services_desired_count_is_ecss_on_both_engines(tmp_path: Path) -> None:
+    # issue 18 reading: a DAEMON service's desired count is ECS's (one task per container instance; a fleet
+    # without container instances has 0), never fleet.json's; checkers leave it out. Both engines agree.
+    import json
+    import shutil
+
+    folder = tmp_path / "daemon"
+    shutil.copytree(SCENARIOS / "notice-after-its-stop", folder)
+    fleet = json.loads((folder / "fleet.json").read_text())
+    fleet["clusters"][0]["services"][1] = {"name": "ledger", "schedulingStrategy": "DAEMON", "targetGroups": [],
+                                           "tags": {}}
+    (folder / "fleet.json").write_text(json.dumps(fleet))
+    fast, moto = (replay(load_scenario(folder), engine=e) for e in ("fast", "moto"))
+    assert fast.summary["desired_counts"] == moto.summary["desired_counts"]
+    assert fast.summary["desired_counts"]["uat/ledger"] == 0 and fast.summary["desired_counts"]["uat/gateway"] == 2

@@ -22,7 +22,7 @@ by rule. Everything else moves: a crash stamped after a steady state is delivere
 state before the crash that completes the loop, an IMPAIRED after the crashes that follow it, a
 decision after minutes the sampler already ticked; the neighbours' stops and the duplicates anywhere.
 A notice comes two minutes before its task's stop, as ECS sends it. ``ECS_GUARDRAIL_PROPERTY_EXAMPLES``
-sets the number of examples (30 by default: 300 incidents, two replays each).
+sets the number of examples (25 by default: 250 incidents, two replays each).
 """
 
 from __future__ import annotations
@@ -150,7 +150,10 @@ def _fleet(incidents: list[Incident]) -> dict[str, Any]:
 
 
 def _healthy_hosts(incidents: list[Incident]) -> str:
-    end = ecsgen.T0 + timedelta(hours=5)
+    """One row per minute per loop target group, from the first event to ten minutes after the last: 2
+    healthy hosts, 0 while a burst crashes."""
+    end = max(datetime.fromisoformat(e["time"].replace("Z", "+00:00")) for inc in incidents for e in inc.events)
+    end += timedelta(minutes=10)
     rows = ["time,target_group,healthy_host_count"]
     m = ecsgen.T0
     while m <= end:
@@ -186,7 +189,7 @@ def _minutes(res: Any, cluster: str) -> tuple[int, int]:
             sum(m.state.value == "zero_by_watchdog" for m in mins))
 
 
-EXAMPLES = int(os.environ.get("ECS_GUARDRAIL_PROPERTY_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("ECS_GUARDRAIL_PROPERTY_EXAMPLES", "25"))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
