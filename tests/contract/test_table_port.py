@@ -18,7 +18,7 @@ from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError
 from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
 from ecs_guardrail.adapters.store.watchdog_state import summary_from_doc, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, ServiceSummary, add_failure
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, MinuteCount, ServiceSummary, add_failure
 from ecs_guardrail.core.records import Action, Failure, Reason, iso
 
 # event times in the future: the TTL attribute (max(event time, now) + ttl) is then deterministic
@@ -270,12 +270,25 @@ def test_summary_codec_round_trip_keeps_every_field():
                  action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP, trigger="crash_loop",
                  action_status=ActionStatus.DONE, alert_status=AlertStatus.SENT, previous_desired_count=3,
                  previous_suspended={"DynamicScalingInSuspended": False}, lease_owner="me", lease_until=1.5e9 + 0.25,
-                 escalated=True, cluster_alert_owner=True)
+                 escalated=True, cluster_alert_owner=True, evaluated_at=T0 + timedelta(minutes=2))
     s = ServiceSummary("api", seq=4, crashes=(_failure(1, 0), _failure(2, 1.5)),
                        kills=(replace(_failure(3, 2), kind=StopKind.HEALTH_CHECK_KILL),),
-                       spot=(("arn:task/9", T0),), episode=ep, counted_after=T0)
+                       spot=(("arn:task/9", T0),), episode=ep, counted_after=T0,
+                       minutes=(MinuteCount(T0, 3, (0.0, 1.5, 59.0)),
+                                MinuteCount(T0 + timedelta(minutes=2), 1, (0.0,))),
+                       recent=("0000abcd", "task-9"), scaled=(T0 - timedelta(minutes=40),),
+                       steady_at=T0 + timedelta(minutes=5))
     back = summary_from_doc("api", 4, json.loads(json.dumps(summary_to_doc(s))))
     assert back == s
+    # a summary with no failure counted keeps that (no counts made up from its rings)
+    empty = replace(s, minutes=())
+    assert summary_from_doc("api", 4, json.loads(json.dumps(summary_to_doc(empty)))) == empty
+    # an item written before the per-minute counts existed gets them from its rings
+    legacy = summary_to_doc(s)
+    del legacy["m"]
+    old = summary_from_doc("api", 4, legacy)
+    assert [(m.minute, m.count) for m in old.minutes] == [(T0, 1), (T0 + timedelta(minutes=1), 1),
+                                                          (T0 + timedelta(minutes=2), 1)]
 
 
 def test_summary_save_conflict_second_raises_and_cache_holds_the_winner(table):

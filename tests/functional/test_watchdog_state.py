@@ -336,8 +336,11 @@ def _check_hot_loop(aws: Aws, sizes: list[int], rt: Runtime, statuses: list[str]
     assert len(s.crashes) == rt.settings.policy().keep
     assert s.episode is not None and s.episode.last_failure == T0 + timedelta(seconds=2 * (n - 1))
     assert max(sizes) < ITEM_BOUND, max(sizes)
-    # flat: the summary written at the end is no bigger than the one written at the decision
-    assert sizes[-1] <= max(sizes[:10])
+    # bounded by the horizon, not by the loop: the per-minute failure counts reach two windows behind the
+    # newest failure (issue 18), so once the loop is longer than that the summary stops growing
+    horizon = int(rt.settings.policy().horizon.total_seconds() // 2) + 60  # failures every 2 s
+    if n > 2 * horizon:
+        assert max(sizes[horizon:]) <= max(sizes[:horizon]), (max(sizes[horizon:]), max(sizes[:horizon]))
     assert aws.desired("hot", "production") == 2 and len(aws.alerts()) == 1
 
 

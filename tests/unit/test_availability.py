@@ -150,3 +150,24 @@ def _running_by_brute_force(task_states, start, end):
 def test_running_tasks_sweep_equals_the_minute_by_minute_definition(raw) -> None:
     states_ = [("prod", svc, arn, m(0) + timedelta(seconds=sec), status) for svc, arn, sec, status in raw]
     assert running_tasks_by_minute(states_, m(0), m(5)) == _running_by_brute_force(states_, m(0), m(5))
+
+
+def test_a_late_decision_owns_its_minutes_from_t() -> None:
+    # defect 4 (issue 18): decided at T = minute 1 on an event delivered at minute 3; the samples of minutes
+    # 1 and 2 were taken before the watchdog acted (desired still 2), the later ones show its 0. Every
+    # minute from T is the watchdog's, never an operator's zero, whichever event's delivery made it
+    samples = [s(0, 2, desired=2, sampled_at=m(1)), s(1, 0, desired=2, sampled_at=m(2)),
+               s(2, 1, desired=2, sampled_at=m(3)), s(3, 0, desired=0, sampled_at=m(4)),
+               s(4, None, desired=0, sampled_at=m(5)), s(5, 0, desired=0, sampled_at=m(6))]
+    got = classify_service_minutes(samples, m(0), m(5), scale_downs=[ScaleDown("prod", "api", m(1))])
+    assert states(got) == ["up"] + ["zero_by_watchdog"] * 5
+    # restored later: the first raise seen after the zero ends it (a minute with healthy hosts at its minute)
+    back = samples + [s(6, 2, desired=2, sampled_at=m(9)), s(7, 2, desired=2, sampled_at=m(9))]
+    got = classify_service_minutes(back, m(0), m(7), scale_downs=[ScaleDown("prod", "api", m(1))])
+    assert states(got)[6:] == ["up", "up"]
+    # never seen at 0 (put back before the sampler looked): the first raise taken after T ends it, at the
+    # minute it was taken; the minute of the decision stays the watchdog's
+    quick = [s(0, 2, desired=2, sampled_at=m(1)), s(1, 0, desired=2, sampled_at=m(2)),
+             s(2, 0, desired=2, sampled_at=m(3))]
+    got = classify_service_minutes(quick, m(0), m(2), scale_downs=[ScaleDown("prod", "api", m(1))])
+    assert states(got) == ["up", "zero_by_watchdog", "down"]

@@ -25,6 +25,7 @@ from ecs_guardrail.core.episode import (
     close_episode,
     close_job_window,
     episode_is_open,
+    failures_between,
     file_job_failure,
     in_window,
     mark_restored,
@@ -107,7 +108,11 @@ def test_ring_keeps_the_newest_by_event_time_and_drops_a_late_old_one():
     s = ServiceSummary("api")
     for i in range(KEEP):
         s = add_failure(s, crash(i, 10 + i), KEEP)
-    assert add_failure(s, crash(99, 1), KEEP) is None  # older than the KEEP newest: cannot change a decision
+    older = add_failure(s, crash(99, 1), KEEP)  # older than the KEEP newest: its own threshold cannot change
+    assert older is not None and older.crashes == s.crashes
+    # ... but it is counted in its own minute for the fleet test, and known as filed
+    assert failures_between(older.minutes, T0, T0 + timedelta(minutes=2), 2) == 1
+    assert add_failure(older, crash(99, 1), KEEP) is None
     late = add_failure(s, crash(100, 11.5), KEEP)  # late but among the newest: kept, in time order
     assert late is not None and len(late.crashes) == KEEP
     assert [f.task_arn for f in late.crashes] == ["task-1", "task-100", "task-2", "task-3", "task-4"]
@@ -150,8 +155,10 @@ def test_close_episode_records_why_and_what_no_longer_counts():
     s = ServiceSummary("api", crashes=(crash(1, 0), crash(2, 4)), episode=ep(last=4))
     closed = close_episode(s, EpisodeEnd.STEADY_STATE, T0 + timedelta(minutes=2))
     assert closed is not None and closed.episode_end is EpisodeEnd.STEADY_STATE
-    assert closed.counted_after == T0 + timedelta(minutes=4)  # never before the episode's last failure
-    assert closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W) == ()
+    # defect 3 (issue 18): the episode ended at 2; the crash stamped 4 (delivered before the steady
+    # state) belongs to the next episode, by its own time
+    assert closed.counted_after == T0 + timedelta(minutes=2)
+    assert [f.task_arn for f in closed.counted(StopKind.CRASH, T0 + timedelta(minutes=4), W)] == ["task-2"]
     # the record of the decision stays; the write that ended it owes its recovery message (it alerted)
     assert replace(closed.episode, recovery=RecoveryStatus.NONE, ended_by=None, ended_at=None) == s.episode
     assert closed.episode.recovery is RecoveryStatus.PENDING and closed.episode.ended_by is EpisodeEnd.STEADY_STATE
@@ -279,3 +286,100 @@ def test_a_late_failure_of_a_window_a_clean_run_summarised_opens_no_window_in_th
     assert close_job_window(late.job, T0 + timedelta(minutes=50), W) is None  # summarised once
     later = file_job_failure(late.job, "t3", T0 + timedelta(minutes=60), "2", W)
     assert later is not None and later.opened and later.closed is None
+
+
+# ---------------------------------------------------------------- issue 18: late, repeated, reordered delivery
+def test_minute_counts_answer_any_window_exactly_at_its_edges():
+    # 7 failures in one minute (more than 2 x edge: only the 2 smallest and 2 largest offsets are kept)
+    s = ServiceSummary("api")
+    for i, sec in enumerate([1, 5, 20, 30, 40, 50, 58]):
+        s = add_failure(s, Failure("api", T0 + timedelta(seconds=sec), StopKind.CRASH, task_arn=f"t{i}"), KEEP)
+    (mc,) = s.minutes
+    assert mc.count == 7 and mc.seconds == (1.0, 5.0, 50.0, 58.0)
+    at = T0 + timedelta(seconds=1)
+    assert failures_between(s.minutes, at, at + W, 2) == 2  # whole minute inside: capped at 2
+    # a window whose start cuts the minute: only 58 is at or after 55
+    assert failures_between(s.minutes, T0 + timedelta(seconds=55), T0 + timedelta(minutes=40), 2) == 1
+    # a window whose end cuts the minute: only 1 is at or before 3 (both ends included)
+    assert failures_between(s.minutes, T0 - W, T0 + timedelta(seconds=3), 2) == 1
+    assert failures_between(s.minutes, T0 - W, T0 + timedelta(seconds=1), 2) == 1
+    assert failures_between(s.minutes, T0 - W, T0, 2) == 0
+
+
+def test_minute_counts_are_bounded_by_the_horizon_not_the_loop():
+    s = ServiceSummary("api")
+    for i in range(600):  # one crash every 20 s for 200 minutes
+        s = add_failure(s, crash(i, i / 3), KEEP, horizon=2 * W)
+    assert len(s.minutes) == 61 and len(s.recent) == 32 and len(s.crashes) == KEEP
+    assert s.minutes[0].minute == s.minutes[-1].minute - 2 * W
+
+
+def test_a_redelivered_failure_older_than_the_rings_is_counted_once():
+    s = ServiceSummary("api")
+    for i in range(KEEP):
+        s = add_failure(s, crash(i, 10 + i), KEEP)
+    old = add_failure(s, crash(99, 1), KEEP)
+    assert add_failure(old, crash(99, 1), KEEP) is None
+    assert failures_between(old.minutes, T0, T0 + timedelta(minutes=2), 5) == 1
+
+
+def test_a_notice_delivered_after_its_tasks_stop_takes_the_crash_back():
+    # Fargate maintenance: the TerminationNotice (10:00) arrives after the task's STOPPED (10:00:40, exit 143)
+    stop = Failure("api", T0 + timedelta(seconds=40), StopKind.CRASH, task_arn="arn:task/c/abc123")
+    s = add_failure(ServiceSummary("api"), stop, KEEP)
+    assert s.crashes and s.minutes
+    marked = add_spot(s, "arn:task/c/abc123", T0)
+    assert marked is not None and marked.crashes == () and marked.minutes == ()
+    assert add_failure(marked, stop, KEEP) is None  # a redelivered STOPPED stays an infrastructure stop
+    # a notice stamped after the task already failed changes nothing: the first verdict stands
+    assert add_spot(s, "arn:task/c/abc123", T0 + timedelta(minutes=5)) is None
+
+
+def test_a_steady_state_delivered_before_the_late_decision_still_ends_its_episode():
+    from ecs_guardrail.core.episode import ended_by_steady, note_steady
+
+    s = ServiceSummary("api", crashes=(crash(1, 0), crash(2, 1)))
+    remembered = note_steady(s, T0 + timedelta(minutes=3))  # no episode yet: remembered
+    assert remembered is not None and remembered.episode is None and remembered.steady_at == T0 + timedelta(minutes=3)
+    decided = replace(remembered, episode=ep(last=1, decided=1))
+    ended = ended_by_steady(decided)
+    assert ended is not None and ended.episode_end is EpisodeEnd.STEADY_STATE
+    assert ended.counted_after == T0 + timedelta(minutes=3)
+    # a steady state before the decision's time never ends it
+    assert ended_by_steady(replace(decided, episode=ep(last=5, decided=5))) is None
+    # an episode still finishing (alert pending) is not ended under its invocation
+    busy = replace(s, episode=ep(last=1, decided=1, alert_status=AlertStatus.PENDING))
+    later = note_steady(busy, T0 + timedelta(minutes=3))
+    assert later is not None and later.episode_end is None and later.steady_at is not None
+
+
+def test_an_impaired_event_counts_like_a_failure_for_the_quiet_window():
+    from ecs_guardrail.core.episode import note_activity
+
+    s = ServiceSummary("api", crashes=(crash(1, 0),), episode=ep(last=0))
+    moved = note_activity(s, T0 + timedelta(minutes=20), W)  # SERVICE_TASK_START_IMPAIRED at 20
+    assert moved is not None and moved.episode.last_failure == T0 + timedelta(minutes=20)
+    assert episode_is_open(moved, T0 + timedelta(minutes=45), W)  # open: 45 <= 20 + 30
+    quiet = note_activity(s, T0 + timedelta(minutes=31), W)  # more than a window after the last failure
+    assert quiet is not None and quiet.episode_end is EpisodeEnd.QUIET and quiet.counted_after == T0
+
+
+def test_open_episode_remembers_a_replaced_scale_down():
+    from ecs_guardrail.core.episode import open_episode, scale_down_times
+
+    scaled = ep(last=0, decided=0, action=Action.SCALE_TO_ZERO, action_status=ActionStatus.DONE)
+    s = replace(ServiceSummary("api"), episode=scaled)
+    held = open_episode(s, ep(last=10, decided=10, action=Action.HOLD, reason=Reason.MASS_UNHEALTHY))
+    assert scale_down_times(held) == (T0,)
+
+
+def test_reevaluated_is_silent_only_for_the_same_outcome():
+    from ecs_guardrail.core.episode import reevaluated
+
+    s = replace(ServiceSummary("api"), episode=ep(last=10, decided=5, action=Action.HOLD,
+                                                  reason=Reason.MASS_UNHEALTHY))
+    same = reevaluated(s, T0 + timedelta(minutes=20), Action.HOLD, Reason.MASS_UNHEALTHY)
+    assert same is not None and same.episode.last_evaluation == T0 + timedelta(minutes=20)
+    assert reevaluated(s, T0 + timedelta(minutes=20), Action.SCALE_TO_ZERO, Reason.CRASH_LOOP) is None
+    used = reevaluated(s, T0 + timedelta(minutes=20), Action.HOLD, Reason.MASS_UNHEALTHY, escalation=True)
+    assert used.episode.escalated

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary
+from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary, count_minutes
 from ecs_guardrail.core.policy import (
     Action,
     Entitlement,
@@ -42,8 +42,8 @@ def fails(service: str, minutes: list[float], kind: StopKind = StopKind.CRASH, t
 
 
 def summary(service: str = "api", crashes: list[float] = (), kills: list[float] = (), **kw) -> ServiceSummary:
-    return ServiceSummary(service, crashes=fails(service, list(crashes)),
-                          kills=fails(service, list(kills), StopKind.HEALTH_CHECK_KILL), **kw)
+    c, k = fails(service, list(crashes)), fails(service, list(kills), StopKind.HEALTH_CHECK_KILL)
+    return ServiceSummary(service, crashes=c, kills=k, minutes=count_minutes(c + k, horizon=2 * W), **kw)
 
 
 def episode(decided: float, last: float, reason: Reason = Reason.CRASH_LOOP, action: Action = Action.ALERT_ONLY,
@@ -136,9 +136,19 @@ def test_impaired_without_any_failure_decides_at_its_own_time():
     assert t is not None and t.kind == "impaired" and t.time == at(3) and t.crashes == 0
 
 
-def test_impaired_older_than_the_newest_failure_decides_at_the_newest_failure():
-    t = detect(CFG, summary(crashes=[10]), at(5), impaired=True)
-    assert t is not None and t.time == at(10)
+def test_impaired_older_than_the_newest_failure_decides_at_its_own_time():
+    # defect 2 (issue 18): an IMPAIRED decision's T is the IMPAIRED event's own time, never the newest
+    # failure's, so entitlement is judged on the sample of that time; the window ends there too
+    t = detect(CFG, summary(crashes=[4, 10]), at(5), impaired=True)
+    assert t is not None and t.time == at(5) and t.kind == "impaired" and t.crashes == 1
+
+
+def test_impaired_of_an_ended_episode_decides_nothing():
+    # stamped at or before the end of an ended episode, it belongs to that episode
+    s = summary(crashes=[0, 1, 2, 3, 4], episode=episode(4, 4), episode_end=EpisodeEnd.STEADY_STATE,
+                counted_after=at(8))
+    assert detect(CFG, s, at(6), impaired=True) is None
+    assert detect(CFG, s, at(9), impaired=True) is not None
 
 
 def test_nothing_without_failures():
@@ -218,13 +228,32 @@ def test_others_need_fleet_signal_min_failures():
     assert fleet.failing == {"api", "b"} and fleet.correlated  # bound 1 for 5 services
 
 
-def test_others_failures_outside_the_window_or_in_an_ended_episode_do_not_count():
+def test_others_failures_outside_the_window_do_not_count():
     trig, s = _trigger()
     old = summary("b", crashes=[-40, -35])
+    fleet = fleet_view(CFG, "api", [s, old], trig.time, 5)
+    assert fleet.failing == {"api"}
+
+
+def test_others_failures_in_the_window_count_whatever_happened_since():
+    # issue 18 reading: a SERVICE_STEADY_STATE, an episode that ended, a later decision do not take a
+    # service's failures of the window out of the fleet test (a service that failed and recovered in
+    # the window is evidence that the failures were correlated)
+    trig, s = _trigger()
     ended = summary("c", crashes=[1, 2], counted_after=at(2), episode_end=EpisodeEnd.STEADY_STATE,
                     episode=episode(1, 2))
-    fleet = fleet_view(CFG, "api", [s, old, ended], trig.time, 5)
-    assert fleet.failing == {"api"}
+    assert fleet_view(CFG, "api", [s, ended], trig.time, 5).failing == {"api", "c"}
+
+
+def test_fleet_counts_failures_the_rings_no_longer_hold():
+    # defect 1 (issue 18): the newest five failures of b are after the window a late failure of api
+    # opens; b's two failures inside it are still counted (per-minute counts, not the ring)
+    trig, s = _trigger()  # api: T = minute 4, window [-26, 4]
+    b = summary("b", crashes=[2, 3, 6, 7, 8, 9, 10, 11])
+    b = replace(b, crashes=b.crashes[-CFG.keep:])
+    assert all(f.time > trig.time for f in b.crashes)
+    fleet = fleet_view(CFG, "api", [s, b], trig.time, 5)
+    assert fleet.failing == {"api", "b"} and fleet.correlated
 
 
 def test_services_scaled_within_the_window_count():
@@ -235,9 +264,16 @@ def test_services_scaled_within_the_window_count():
     # scaled more than a window ago: held (rule 5), but not a fleet signal now
     long_ago = summary("b", episode=episode(-60, -60, action=Action.SCALE_TO_ZERO, status=ActionStatus.DONE))
     assert fleet_view(CFG, "api", [s, long_ago], trig.time, 5).scaled_down == frozenset()
-    # restored within the window: no longer counts as scaled down
+    # restored since: it was still scaled to zero within the window (its failures stopped because it was)
     restored = summary("b", episode=episode(-5, -5, action=Action.SCALE_TO_ZERO, status=ActionStatus.RESTORED))
-    assert fleet_view(CFG, "api", [s, restored], trig.time, 5).scaled_down == frozenset()
+    assert fleet_view(CFG, "api", [s, restored], trig.time, 5).scaled_down == {"b"}
+    # a later decision (a hold) replaced the scale-down: the scale-down still counts
+    replaced = summary("b", episode=episode(0, 0, action=Action.HOLD, reason=Reason.MASS_UNHEALTHY),
+                       scaled=(at(-5),))
+    assert fleet_view(CFG, "api", [s, replaced], trig.time, 5).scaled_down == {"b"}
+    # a scale-down the cap turned into a hold never acted: not counted
+    capped = summary("b", episode=episode(-5, -5, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP))
+    assert fleet_view(CFG, "api", [s, capped], trig.time, 5).scaled_down == frozenset()
     # at exactly T - W: included
     edge = summary("b", episode=episode(4 - 30, -30, action=Action.SCALE_TO_ZERO, status=ActionStatus.DONE))
     assert fleet_view(CFG, "api", [s, edge], trig.time, 5).scaled_down == {"b"}
@@ -349,3 +385,42 @@ def test_keep_is_at_least_the_threshold_and_the_fleet_signal():
     assert PolicyConfig(crash_threshold=12).keep == 12
     assert PolicyConfig(crash_threshold=3, fleet_signal_min_failures=7).keep == 7
     assert PolicyConfig(crash_threshold=3).keep == 5
+
+
+# ---------------------------------------------------------------- issue 18: provisional holds, escalation by trigger
+def _hold(decided: float, last: float, trigger: str = "crash_loop", evaluated: float | None = None,
+          escalated: bool = False) -> Episode:
+    return Episode(decision_time=at(decided), last_failure=at(last), action=Action.HOLD, reason=Reason.MASS_UNHEALTHY,
+                   trigger=trigger, action_status=ActionStatus.NONE, alert_status=AlertStatus.SENT,
+                   escalated=escalated, evaluated_at=at(evaluated) if evaluated is not None else None)
+
+
+def test_a_hold_is_re_evaluated_when_crashes_since_its_last_evaluation_reach_the_threshold():
+    s = summary(crashes=[0, 3, 6, 9, 12, 15, 18, 21, 24], episode=_hold(12, 24))
+    assert detect(CFG, s, at(24)) is None  # four since the hold at 12
+    s = summary(crashes=[0, 3, 6, 9, 12, 15, 18, 21, 24, 27], episode=_hold(12, 27))
+    t = detect(CFG, s, at(27))
+    assert t is not None and t.reevaluation and not t.escalation and t.kind == "crash_loop"
+    assert t.time == at(27) and t.previous_reason is Reason.MASS_UNHEALTHY
+    # evaluated again silently at 27: the next re-evaluation needs five more after 27
+    s = summary(crashes=[15, 18, 21, 24, 27, 30, 33], episode=_hold(12, 33, evaluated=27))
+    assert detect(CFG, s, at(33)) is None
+
+
+def test_a_changed_outcome_after_a_storm_says_the_rest_of_the_cluster_recovered():
+    s = summary(crashes=[15, 18, 21, 24, 27], episode=_hold(12, 27))
+    t = detect(CFG, s, at(27))
+    d = decide(CFG, "development", t, fleet_view(CFG, "api", [s], t.time, 5), Entitlement())
+    assert d.action is Action.SCALE_TO_ZERO
+    assert "the rest of the cluster recovered; api still crash-loops" in d.message
+
+
+def test_a_hold_whose_trigger_was_health_check_kills_escalates_like_its_alert():
+    ep = _hold(4, 10, trigger="health_check_kills")
+    t = detect(CFG, summary(kills=[0, 1, 2, 3, 4], crashes=[6, 7, 8, 9, 10], episode=ep), at(10))
+    assert t is not None and t.escalation and t.kind == "crash_loop"
+    # crashes before the decision do not count toward the escalation
+    early = summary(kills=[0, 1, 2, 3, 4], crashes=[1, 2, 3, 7, 8], episode=ep)
+    assert detect(CFG, early, at(8)) is None
+    t = detect(CFG, summary(kills=[0, 1, 2, 3, 4], episode=ep), at(6), impaired=True)
+    assert t is not None and t.escalation and t.kind == "impaired"

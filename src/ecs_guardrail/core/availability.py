@@ -1,13 +1,15 @@
 """Availability arithmetic (ARCHITECTURE.md, "Availability"): service-minutes from ALB healthy hosts.
 
-A service-minute is ``up`` when every target group of the service reported ``HealthyHostCount``
-(Minimum, 60 s, the TargetGroup + LoadBalancer series) of at least 1. Otherwise it is, in this order:
+A service-minute is ``zero_by_watchdog`` from the minute of the watchdog's scale-down decision (its
+``T``, whichever event's delivery made it) until the service is restored: unavailable, attributed to
+the automation (its cost is part of availability), even where a decision taken on a late-delivered
+event acted after minutes whose samples still showed healthy hosts. Otherwise it is ``up`` when every
+target group of the service reported ``HealthyHostCount`` (Minimum, 60 s, the TargetGroup +
+LoadBalancer series) of at least 1, else, in this order:
 
-1. ``zero_by_watchdog``: the watchdog scaled the service to 0 and nobody restored it yet (unavailable,
-   attributed to the automation: its cost is part of availability);
-2. ``zero_by_operator``: the desired count is 0 and the watchdog did not do it (out of the denominator);
-3. ``down``: a target group reported a minimum of 0 healthy hosts;
-4. ``no_data``: a target group has no datapoint (no registered targets, or the sampler missed the
+1. ``zero_by_operator``: the desired count is 0 and the watchdog did not do it (out of the denominator);
+2. ``down``: a target group reported a minimum of 0 healthy hosts;
+3. ``no_data``: a target group has no datapoint (no registered targets, or the sampler missed the
    minute). Unavailable, reported apart, never read as up (ECS-EVENTS.md, "ALB HealthyHostCount").
 
 **The clients' view beside it** (ARCHITECTURE.md, "Two observers, side by side"): where the samples
@@ -264,22 +266,30 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown], desired: Iterable[tuple[
                       ) -> dict[tuple[str, str], list[tuple[datetime, datetime | None]]]:
     """Per service, the minutes ``[from, until)`` it stayed at 0 by the watchdog's hand.
 
-    ``desired``: ``(cluster, service, observed at, desired count)``. A period ends at the first
-    observation after the scale-down that shows a desired count above 0 (``restore`` or an operator
-    put it back), or where :attr:`ScaleDown.held` says.
+    ``desired``: ``(cluster, service, observed at, desired count)``. A period starts at the decision's
+    time ``T``, whichever event's delivery made the decision (a decision made on a late-delivered event
+    owns its minutes from ``T``, though the counts observed before it acted still show the old desired
+    count). It ends at the first observation of a desired count above 0 made after one showed the
+    scale-down's 0 (``restore`` or an operator put it back); where no observation after ``T`` ever
+    showed 0 (put back before the sampler saw it), at the first one after ``T`` above 0. Or it ends
+    where :attr:`ScaleDown.held` says (``RECOVERY=probe``: the watchdog's own state).
     """
-    restores: dict[tuple[str, str], list[datetime]] = defaultdict(list)
+    points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
     for cluster, service, at, count in desired:
-        if count and count > 0:
-            restores[(cluster, service)].append(at)
+        if count is not None:
+            points[(cluster, service)].append((at, count))
+    for p in points.values():
+        p.sort()
     out: dict[tuple[str, str], list[tuple[datetime, datetime | None]]] = defaultdict(list)
     for d in scale_downs:
         key = (d.cluster, d.service)
         if d.held:
             out[key].append((minute_floor(d.time), minute_floor(d.until) if d.until else None))
             continue
-        later = [t for t in restores.get(key, []) if t > d.time]
-        out[key].append((minute_floor(d.time), minute_floor(min(later)) if later else None))
+        later = [(at, n) for at, n in points.get(key, []) if at > d.time]
+        zero = next((i for i, (_, n) in enumerate(later) if n == 0), None)
+        back = next((at for at, n in later[(zero or 0):] if n > 0), None)
+        out[key].append((minute_floor(d.time), minute_floor(back) if back is not None else None))
     return out
 
 
@@ -354,13 +364,10 @@ def classify_service_minutes(
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
             by_watchdog = any(a <= m and (b is None or m < b) for a, b in periods.get((cluster, service), []))
-            if by_watchdog and desired == 0:
-                # held at zero by the watchdog: nothing can serve, whatever a recorded CSV says
+            if by_watchdog:  # from the decision's T on, whatever the samples of a late-acted minute say
                 state = MinuteState.ZERO_BY_WATCHDOG
             elif has_data and lowest is not None and lowest >= 1:
                 state = MinuteState.UP
-            elif by_watchdog:
-                state = MinuteState.ZERO_BY_WATCHDOG
             elif desired == 0:
                 state = MinuteState.ZERO_BY_OPERATOR
             elif lowest is not None and lowest < 1:

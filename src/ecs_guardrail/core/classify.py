@@ -21,6 +21,7 @@ __all__ = [
     "container_cause",
     "is_stop_event",
     "settle",
+    "remembered_per_task",
     "job_failed",
     "COUNTS_AS_FAILURE",
     "JobRun",
@@ -57,6 +58,15 @@ _INFRA_PREFIXES = (
     "host ec2",
     "instance is being deregistered",
     "container instance",
+)
+# the platform taking a task away, whatever stop code it carries (ECS-EVENTS.md: which code each carries is
+# not documented in one place): Fargate task maintenance, retirement, Managed Instances draining, AZ rebalancing
+_PLATFORM_PREFIXES = (
+    "ecs is performing maintenance",
+    "task is being retired",
+    "task stopped during instance draining",
+    "availability zone rebalancing",
+    "az rebalancing",
 )
 # causes found in containers[].reason or stoppedReason, most specific first
 _CAUSES = (
@@ -142,6 +152,8 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
         return StopVerdict(StopKind.SPOT, cause, exit_codes, True)
     if _starts(detail.stopped_reason, _HEALTH_CHECK_PREFIXES):
         return StopVerdict(StopKind.HEALTH_CHECK_KILL, cause, exit_codes, True)
+    if _starts(detail.stopped_reason, _PLATFORM_PREFIXES):
+        return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
     if code in ("essentialcontainerexited", "taskfailedtostart"):
         return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     if code == "userinitiated":
@@ -156,6 +168,16 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)
+
+
+def remembered_per_task(verdict: StopVerdict) -> bool:
+    """Is ``verdict`` a notice the watchdog remembers per task ARN, so that the task's later STOPPED event
+    (often EssentialContainerExited, exit 143 after SIGTERM) is never a crash? ARCHITECTURE.md, "Stop
+    classification": every Spot verdict, and every infrastructure one (a TerminationNotice off Spot:
+    Fargate task maintenance, instance retirement, Managed Instances draining; InfrastructureHealth;
+    host maintenance; AZ rebalancing). Crashes and health-check kills are remembered as failures
+    instead; scheduler, user and unknown stops are not remembered (a later STOPPED event decides)."""
+    return verdict.final and verdict.kind in (StopKind.SPOT, StopKind.INFRASTRUCTURE)
 
 
 def settle(first: StopVerdict | None, new: StopVerdict) -> StopVerdict:

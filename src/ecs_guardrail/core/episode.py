@@ -9,6 +9,12 @@ with the length of a loop:
   because ``keep`` newer ones exist);
 - the tasks a Spot or termination notice marked (their later STOPPED event never counts), kept for
   :data:`SPOT_MEMORY` of event time (ECS stops a Spot task about two minutes after its notice);
+- per-minute failure counts (:class:`MinuteCount`) over two windows behind the newest failure, so the
+  fleet test can answer "failures in this window" for any window a late event opens, without keeping
+  every failure (a loop that crashes every two seconds adds one entry a minute, never one a crash);
+- the task ids of the newest :data:`RECENT_TASKS_KEPT` filings in delivery order (a redelivery of a
+  failure too old for the rings is still known), and the times of earlier scale-downs that a later
+  decision replaced (the fleet test still counts them);
 - the newest :data:`DEPLOYMENT_MEMORY` deployment events (``ECS Deployment State Change``);
 - the current episode: its decision, where the action and the alert stand, and the lease of the
   invocation working on it.
@@ -20,8 +26,9 @@ change", so the caller writes only when something changed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from ecs_guardrail.core.classify import StopKind
@@ -29,15 +36,22 @@ from ecs_guardrail.core.records import Action, Failure, Reason
 
 __all__ = [
     "ActionStatus", "AlertStatus", "RecoveryStatus", "EpisodeEnd", "Episode", "DeploymentNote", "ServiceSummary",
-    "JobSummary", "JobFiling", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "JOB_TASKS_KEPT", "add_failure", "add_spot",
-    "add_deployment", "episode_is_open", "in_window", "close_episode", "mark_restored", "recovery_owed",
-    "owe_recovery", "file_job_failure", "file_service_failure",
+    "JobSummary", "JobFiling", "MinuteCount", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "JOB_TASKS_KEPT",
+    "RECENT_TASKS_KEPT", "SCALE_DOWNS_KEPT", "add_failure", "add_spot", "add_deployment", "episode_is_open",
+    "in_window", "close_episode", "mark_restored", "recovery_owed", "owe_recovery", "file_job_failure",
+    "count_minutes", "failures_between", "note_activity", "open_episode", "reevaluated", "scale_down_times",
+    "file_service_failure",
 ]
 
 #: how long (event time) a Spot or termination notice's verdict is remembered for a task
 SPOT_MEMORY = timedelta(minutes=30)
 #: deployment events kept per service (a rollback is FAILED, IN_PROGRESS, COMPLETED: three)
 DEPLOYMENT_MEMORY = 6
+#: task ids of the newest filings (delivery order) a summary remembers to know a redelivery
+RECENT_TASKS_KEPT = 32
+#: earlier scale-downs of the service (replaced by a later decision) a summary remembers
+SCALE_DOWNS_KEPT = 4
+_MINUTE = timedelta(minutes=1)
 
 
 class ActionStatus(StrEnum):
@@ -133,6 +147,13 @@ class Episode:
     probe_delay_minutes: int = 0
     probe_live: bool = False
     still_failing_sent: bool = False
+    evaluated_at: datetime | None = None
+
+    @property
+    def last_evaluation(self) -> datetime:
+        """Event time ``T`` of the newest evaluation of the policy for this episode: its decision, or a
+        later silent re-evaluation of a provisional hold (rule 2)."""
+        return self.evaluated_at or self.decision_time
 
     @property
     def acted(self) -> bool:
@@ -179,12 +200,32 @@ class DeploymentNote:
 
 
 @dataclass(frozen=True, slots=True)
+class MinuteCount:
+    """Failures (crashes and health-check kills) of one service stamped in one minute.
+
+    ``minute``: the minute's start (UTC); ``count``: failures stamped in ``[minute, minute + 1 min)``;
+    ``seconds``: their offsets into the minute (seconds, ascending): all of them while ``count`` is at
+    most ``2 x edge``, else the ``edge`` smallest and the ``edge`` largest. That is enough to answer
+    "at least ``edge`` failures in ``[start, end]``" exactly when a window's end falls inside the
+    minute (:func:`failures_between`), in a size that does not grow with the failures.
+    """
+
+    minute: datetime
+    count: int
+    seconds: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSummary:
     """Everything the watchdog keeps of one service (see the module docstring), bounded in size.
 
     ``seq`` is the optimistic-concurrency version of the stored item (0: not stored yet).
     ``counted_after``: failures at or before this event time belong to an ended episode and never
     count toward the next one. ``episode_end``: why the last episode ended (``None`` while open).
+    ``minutes``: per-minute failure counts, oldest first (the fleet test's evidence, which ignores
+    episodes); ``recent``: task ids of the newest filings, in delivery order; ``scaled``: event times
+    of this service's earlier scale-downs that a later decision replaced, oldest first;
+    ``steady_at``: the newest ``SERVICE_STEADY_STATE`` that ended no episode when it was delivered.
     """
 
     service: str
@@ -196,6 +237,10 @@ class ServiceSummary:
     episode: Episode | None = None
     episode_end: EpisodeEnd | None = None
     counted_after: datetime | None = None
+    minutes: tuple[MinuteCount, ...] = ()
+    recent: tuple[str, ...] = ()
+    scaled: tuple[datetime, ...] = ()
+    steady_at: datetime | None = None
 
     @property
     def newest_failure(self) -> datetime | None:
@@ -205,8 +250,9 @@ class ServiceSummary:
     def knows_task(self, task_arn: str) -> bool:
         """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
         tid = task_arn.rsplit("/", 1)[-1]
-        return any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills) or any(
-            t.rsplit("/", 1)[-1] == tid for t, _ in self.spot)
+        return (_short(task_arn) in self.recent
+                or any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills)
+                or any(t.rsplit("/", 1)[-1] == tid for t, _ in self.spot))
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -308,12 +354,83 @@ def _ring(failures: tuple[Failure, ...], new: Failure, keep: int) -> tuple[Failu
     return tuple(merged[-keep:])
 
 
-def add_failure(summary: ServiceSummary, failure: Failure, keep: int) -> ServiceSummary | None:
+def _short(task_arn: str) -> str:
+    """The part of a task ARN a summary remembers for deduplication: the last 8 characters of the task
+    id (32 bits of a random 128-bit id: two of one service's 32 newest collide with a chance of about
+    one in ten million, and a collision only makes one stop count once too few in the fleet test)."""
+    return task_arn.rsplit("/", 1)[-1][-8:]
+
+
+def _minute_of(t: datetime) -> datetime:
+    return t.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
+                     horizon: timedelta) -> tuple[MinuteCount, ...]:
+    """``minutes`` with one more failure at ``t``; minutes more than ``horizon`` before the newest
+    minute are forgotten (so is ``t`` itself when that old)."""
+    m = _minute_of(t)
+    offset = (t.astimezone(UTC) - m).total_seconds()
+    by_minute = {mc.minute: mc for mc in minutes}
+    old = by_minute.get(m)
+    secs = sorted((old.seconds if old else ()) + (offset,))
+    count = (old.count if old else 0) + 1
+    if count > 2 * edge:
+        secs = secs[:edge] + secs[-edge:]
+    by_minute[m] = MinuteCount(m, count, tuple(secs))
+    oldest = max(by_minute) - horizon
+    return tuple(by_minute[k] for k in sorted(by_minute) if k >= oldest)
+
+
+def count_minutes(failures: Iterable[Failure], edge: int = 2,
+                  horizon: timedelta = timedelta(minutes=60)) -> tuple[MinuteCount, ...]:
+    """The per-minute counts :func:`add_failure` keeps, built from ``failures`` at once (tests, and a
+    summary read back from an older item that kept rings only)."""
+    minutes: tuple[MinuteCount, ...] = ()
+    for f in sorted(failures, key=lambda f: f.time):
+        minutes = _count_in_minute(minutes, f.time, edge, horizon)
+    return minutes
+
+
+def failures_between(minutes: tuple[MinuteCount, ...], start: datetime, end: datetime, cap: int) -> int:
+    """How many failures the per-minute counts hold with ``start <= time <= end``, capped at ``cap``.
+
+    Exact up to ``cap`` when ``cap`` is at most the ``edge`` the counts were kept with and the span is
+    at least a minute (a minute cut by ``start`` keeps its ``edge`` largest offsets, one cut by ``end``
+    its ``edge`` smallest). The fleet test asks "at least ``FLEET_SIGNAL_MIN_FAILURES``" and needs no
+    more. Returns 0 for an empty span.
+    """
+    if end < start or cap <= 0:
+        return 0
+    total = 0
+    for mc in minutes:
+        lo, hi = mc.minute, mc.minute + _MINUTE
+        if hi <= start or lo > end:
+            continue
+        if lo >= start and hi <= end:
+            total += mc.count
+        else:
+            s_off = max(0.0, (start - lo).total_seconds())
+            e_off = (end - lo).total_seconds()
+            inside = sum(1 for x in mc.seconds if s_off <= x <= e_off)
+            if len(mc.seconds) < mc.count and inside >= cap:
+                inside = cap  # at least cap; the rest are not known one by one
+            total += inside
+        if total >= cap:
+            return cap
+    return min(total, cap)
+
+
+def add_failure(summary: ServiceSummary, failure: Failure, keep: int, *, edge: int = 2,
+                horizon: timedelta = timedelta(minutes=60)) -> ServiceSummary | None:
     """File one classified failure (a crash or a health-check kill) of the service.
 
-    The first final verdict of a task stands: a task already filed, or marked by a Spot or
-    termination notice, changes nothing (returns ``None``). A failure older than the ``keep``
-    newest of its kind cannot change a decision and is dropped (``None``).
+    The first final verdict of a task stands: a task already filed (in a ring, or among the
+    :data:`RECENT_TASKS_KEPT` newest filings), or marked by a Spot or termination notice, changes
+    nothing (returns ``None``). Every new failure is counted in its own minute (:class:`MinuteCount`,
+    ``edge`` offsets kept at each end of a minute, minutes more than ``horizon`` behind the newest
+    forgotten); the rings keep the ``keep`` newest of each kind, so a failure older than those is in
+    the minute counts only (it can no longer change this service's own threshold test).
 
     Raises:
         ValueError: ``failure.kind`` does not count as a failure (:attr:`StopKind.counts_as_failure`).
@@ -322,25 +439,128 @@ def add_failure(summary: ServiceSummary, failure: Failure, keep: int) -> Service
         raise ValueError(f"{failure.kind.value} does not count as a failure")
     if summary.knows_task(failure.task_arn):
         return None
+    new = replace(summary, minutes=_count_in_minute(summary.minutes, failure.time, edge, horizon),
+                  recent=(summary.recent + (_short(failure.task_arn),))[-RECENT_TASKS_KEPT:])
     if failure.kind is StopKind.CRASH:
         ring = _ring(summary.crashes, failure, keep)
-        return None if failure not in ring else replace(summary, crashes=ring)
+        return replace(new, crashes=ring) if failure in ring else new
     ring = _ring(summary.kills, failure, keep)
-    return None if failure not in ring else replace(summary, kills=ring)
+    return replace(new, kills=ring) if failure in ring else new
+
+
+def note_activity(summary: ServiceSummary, at: datetime, window: timedelta) -> ServiceSummary | None:
+    """Rule 2's quiet window after a failure, or a ``SERVICE_TASK_START_IMPAIRED`` (which counts like a
+    failure for it), stamped ``at``: an open episode whose last failure is more than ``window`` before
+    ``at`` ended quietly then (failures up to its last one stay in it); otherwise a newer ``at`` moves
+    its last failure. ``None`` when nothing changes (no open episode, or ``at`` not newer)."""
+    ep = summary.episode
+    if ep is None or summary.episode_end is not None:
+        return None
+    if at > ep.last_failure + window:
+        return close_episode(summary, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window)
+    if at > ep.last_failure:
+        return replace(summary, episode=replace(ep, last_failure=at))
+    return None
+
+
+def open_episode(summary: ServiceSummary, episode: Episode) -> ServiceSummary:
+    """``summary`` with ``episode`` as its current (open) episode: a new one, or the next decision of
+    the open one (an escalation, a re-evaluated hold). A scale-down the replaced decision made is
+    remembered in ``scaled`` (newest :data:`SCALE_DOWNS_KEPT`): a later decision does not erase it
+    from the fleet test (rule 3)."""
+    prev, scaled = summary.episode, summary.scaled
+    if prev is not None and prev.acted and prev.decision_time != episode.decision_time:
+        scaled = tuple(sorted(set(scaled) | {prev.decision_time}))[-SCALE_DOWNS_KEPT:]
+    return replace(summary, episode=episode, episode_end=None, scaled=scaled)
+
+
+def scale_down_times(summary: ServiceSummary) -> tuple[datetime, ...]:
+    """Event times of every scale-down of the service the summary remembers (the current episode's
+    when it acted, and earlier ones a later decision replaced), oldest first."""
+    ep = summary.episode
+    now = (ep.decision_time,) if ep is not None and ep.acted else ()
+    return tuple(sorted(set(summary.scaled) | set(now)))
+
+
+def reevaluated(summary: ServiceSummary, at: datetime, action: Action, reason: Reason, *,
+                escalation: bool = False) -> ServiceSummary | None:
+    """Rule 2, a re-evaluation of the open episode at event time ``at`` whose outcome is
+    ``(action, reason)``: when that is the episode's current outcome, nothing is recorded or sent,
+    and this returns the summary with the evaluation moved to ``at`` (and the one escalation used up
+    when ``escalation``). ``None`` when the outcome differs (the caller records the episode's next
+    decision) or there is no episode."""
+    ep = summary.episode
+    if ep is None or (ep.action, ep.reason) != (action, reason):
+        return None
+    return replace(summary, episode=replace(ep, evaluated_at=max(at, ep.last_evaluation),
+                                            escalated=ep.escalated or escalation))
+
+
+def _uncount(minutes: tuple[MinuteCount, ...], t: datetime) -> tuple[MinuteCount, ...]:
+    """``minutes`` with one failure at ``t`` taken out again (a notice delivered after its task's stop)."""
+    m = _minute_of(t)
+    offset = (t.astimezone(UTC) - m).total_seconds()
+    out = []
+    for mc in minutes:
+        if mc.minute == m and mc.count > 0:
+            secs = list(mc.seconds)
+            if offset in secs:
+                secs.remove(offset)
+            if mc.count > 1:
+                out.append(MinuteCount(m, mc.count - 1, tuple(secs)))
+            continue
+        out.append(mc)
+    return tuple(out)
 
 
 def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSummary | None:
-    """Remember that a notice marked ``task_arn`` (its later STOPPED event is never a crash).
+    """Remember that a notice stamped ``at`` marked ``task_arn`` (its STOPPED event is never a crash): a
+    Spot interruption, or a TerminationNotice elsewhere (Fargate maintenance, retirement, Managed
+    Instances draining: :func:`ecs_guardrail.core.classify.remembered_per_task`).
 
-    Returns ``None`` when the task already has a verdict (the first one stands). Notices older than
-    :data:`SPOT_MEMORY` before ``at`` are forgotten, so the list is bounded by the tasks stopped in
-    that span, not by the length of a loop.
+    The notice marks what kind of stop the task's stop is, whatever the delivery order: when the
+    task's STOPPED event (stamped at or after ``at``) was delivered first and filed as a failure, that
+    failure is taken out of the rings and the minute counts again (a decision it already caused
+    stands). Returns ``None`` when a notice of the task is already remembered, or the task failed
+    before ``at`` (the first verdict stands). Notices older than :data:`SPOT_MEMORY` before ``at`` are
+    forgotten, so the list is bounded by the tasks stopped in that span, not by the length of a loop.
     """
-    if summary.knows_task(task_arn):
+    tid = task_arn.rsplit("/", 1)[-1]
+    if any(t.rsplit("/", 1)[-1] == tid for t, _ in summary.spot):
         return None
+    filed = [f for f in summary.crashes + summary.kills if f.task_arn.rsplit("/", 1)[-1] == tid]
+    if any(f.time < at for f in filed) or (not filed and summary.knows_task(task_arn)):
+        return None
+    new = summary
+    for f in filed:
+        new = replace(new, crashes=tuple(x for x in new.crashes if x is not f),
+                      kills=tuple(x for x in new.kills if x is not f), minutes=_uncount(new.minutes, f.time))
     horizon = at - SPOT_MEMORY
-    kept = tuple((t, when) for t, when in summary.spot if when >= horizon)
-    return replace(summary, spot=kept + ((task_arn, at),))
+    kept = tuple((t, when) for t, when in new.spot if when >= horizon)
+    return replace(new, spot=kept + ((task_arn, at),))
+
+
+def note_steady(summary: ServiceSummary, at: datetime) -> ServiceSummary | None:
+    """ECS reported ``SERVICE_STEADY_STATE`` for the service at ``at`` (rule 2): the open episode ends
+    then when its decision's time is at or before ``at`` and its action and alert are done; otherwise
+    ``at`` is remembered (``steady_at``), and a decision at or before it, delivered later (its event
+    was late) or still finishing, ends there once it is done (:func:`ended_by_steady`). ``None`` when
+    nothing changes."""
+    ep = summary.episode
+    if ep is not None and summary.episode_end is None and ep.decision_time <= at and not ep.unfinished:
+        return close_episode(summary, EpisodeEnd.STEADY_STATE, at)
+    if summary.steady_at is not None and summary.steady_at >= at:
+        return None
+    return replace(summary, steady_at=at)
+
+
+def ended_by_steady(summary: ServiceSummary) -> ServiceSummary | None:
+    """The open, finished episode ended by a remembered ``SERVICE_STEADY_STATE`` at or after its
+    decision (:func:`note_steady`), or ``None``."""
+    ep, at = summary.episode, summary.steady_at
+    if ep is None or at is None or summary.episode_end is not None or ep.unfinished or at < ep.decision_time:
+        return None
+    return close_episode(summary, EpisodeEnd.STEADY_STATE, at)
 
 
 def add_deployment(summary: ServiceSummary, note: DeploymentNote) -> ServiceSummary | None:
@@ -364,7 +584,9 @@ def episode_is_open(summary: ServiceSummary, at: datetime, window: timedelta) ->
 
 def close_episode(summary: ServiceSummary, why: EpisodeEnd, at: datetime,
                   ended_at: datetime | None = None) -> ServiceSummary | None:
-    """End the open episode (``None`` when there is none). Failures up to ``at`` never count again.
+    """End the open episode at event time ``at`` (``None`` when there is none). Failures stamped up to
+    ``at`` never count again; failures stamped after it belong to the next episode (rule 1: a failure
+    belongs to the episode its own time falls in).
 
     ``ended_at`` (default ``at``) is when it ended for its recovery message (a quiet window ends one
     window after the last failure), which this write makes owed when :func:`recovery_owed` says so:
@@ -372,8 +594,9 @@ def close_episode(summary: ServiceSummary, why: EpisodeEnd, at: datetime,
     """
     if summary.episode is None or summary.episode_end is not None:
         return None
-    after = max(at, summary.episode.last_failure)
-    return replace(summary, episode_end=why, counted_after=after,
+    # the episode ends at ``at``: a failure stamped later belongs to the next episode, even when it was
+    # delivered (and filed in this episode's last failure) before the event that ended this one
+    return replace(summary, episode_end=why, counted_after=at,
                    episode=owe_recovery(summary.episode, why, ended_at or at))
 
 
@@ -414,22 +637,12 @@ def mark_restored(summary: ServiceSummary, at: datetime) -> ServiceSummary | Non
 
 
 
-def file_service_failure(summary: ServiceSummary, failure: Failure, keep: int,
-                         window: timedelta) -> ServiceSummary | None:
-    """File one failure of a service (:func:`add_failure`) and move its open episode on (rule 2).
-
-    A failure more than one ``window`` after the episode's last failure means a full quiet window
-    passed: the episode ends ``QUIET`` at ``last_failure + window`` (its recovery owed when
-    :func:`recovery_owed`), and the failure belongs to what comes next; a newer failure inside the
-    window moves ``last_failure`` forward. Returns ``None`` when nothing changes (a task already filed).
-    """
-    new = add_failure(summary, failure, keep)
-    if new is None:
-        return None
-    ep = new.episode
-    if ep is not None and new.episode_end is None:
-        if failure.time > ep.last_failure + window:  # a full quiet window ended the episode
-            new = close_episode(new, EpisodeEnd.QUIET, ep.last_failure, ep.last_failure + window) or new
-        elif failure.time > ep.last_failure:
-            new = replace(new, episode=replace(ep, last_failure=failure.time))
-    return new
+def file_service_failure(summary: ServiceSummary, failure: Failure, keep: int, window: timedelta, *,
+                         edge: int = 2, horizon: timedelta = timedelta(minutes=60)) -> ServiceSummary | None:
+    """File one failure of a service (:func:`add_failure`: its own minute counted, ``edge`` and
+    ``horizon`` as there) and move its open episode on (rule 2, :func:`note_activity`): a failure more
+    than one ``window`` after the episode's last failure means a full quiet window passed, and the
+    episode ended quietly then; a newer failure inside the window moves ``last_failure`` forward.
+    Returns ``None`` when nothing changes (a task already filed)."""
+    new = add_failure(summary, failure, keep, edge=edge, horizon=horizon)
+    return None if new is None else (note_activity(new, failure.time, window) or new)

@@ -4,12 +4,14 @@ The same inputs give the same decision in Lambda and in ``replay``; time is the 
 
 1. :func:`detect`: ``crash_threshold`` genuine crashes with event time in ``[T - window, T]`` (both
    ends included, ``T`` the newest failure known for the service), or ECS's own
-   ``SERVICE_TASK_START_IMPAIRED``; health-check kills reaching the threshold are a separate,
-   alert-only trigger.
-2. episodes (:mod:`ecs_guardrail.core.episode`): one decision per episode, one escalation.
+   ``SERVICE_TASK_START_IMPAIRED`` (``T`` its own time); health-check kills reaching the threshold
+   are a separate, alert-only trigger.
+2. episodes (:mod:`ecs_guardrail.core.episode`): one decision per episode; one escalation of an
+   episode whose trigger was health-check kills; a hold is provisional (evaluated again each time
+   the crashes since its last evaluation reach the threshold; the same outcome is silent).
 3. :func:`fleet_view`: the deciding service, every other service with ``fleet_signal_min_failures``
-   failures in the window, and every service the watchdog scaled within the window are *failing*;
-   more than one failing and more than the bound: hold everything.
+   failures in the window (whatever happened to it since), and every service the watchdog scaled
+   within the window are *failing*; more than one failing and more than the bound: hold everything.
 4. entitlement (:mod:`ecs_guardrail.core.entitlement`): the first rule that applies makes the
    decision alert-only, with its reason and evidence.
 5. the cap on services *held at zero* (scaled and not restored), not on scale-downs per window.
@@ -25,7 +27,7 @@ from datetime import datetime, timedelta
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
-from ecs_guardrail.core.episode import ServiceSummary, episode_is_open
+from ecs_guardrail.core.episode import ServiceSummary, episode_is_open, failures_between, scale_down_times
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason
 from ecs_guardrail.core.restarts import is_restart
 
@@ -77,6 +79,14 @@ class PolicyConfig:
         return timedelta(minutes=self.window_minutes)
 
     @property
+    def horizon(self) -> timedelta:
+        """How far behind a service's newest failure its per-minute failure counts reach: two windows,
+        so a failure delivered up to one window late still finds every other service's failures of
+        the window it opens (the fleet test). A failure later than that still counts for its own
+        service; the fleet test may then miss another service's failures of that old window."""
+        return 2 * self.window
+
+    @property
     def keep(self) -> int:
         """Failures of each kind a service summary keeps: enough for the threshold and the fleet test
         (and the five last stops an alert shows)."""
@@ -91,7 +101,9 @@ class Trigger:
     ``"restart_loop"`` (container restarts make up the threshold: core/restarts.py).
     ``crashes`` / ``health_check_kills``: counts in the window ending at ``time`` (``crashes`` includes
     container restarts; ``restarts`` counts those alone).
-    ``escalation``: the trigger escalates an open episode opened by health-check kills (rule 2).
+    ``escalation``: the trigger escalates an open episode whose trigger was health-check kills (rule 2).
+    ``reevaluation``: the trigger re-evaluates an open provisional hold (rule 2); ``previous_reason``
+    is the open episode's current reason for both (``None`` for a new episode).
     """
 
     service: str
@@ -102,6 +114,8 @@ class Trigger:
     last_failures: tuple[Failure, ...] = ()
     escalation: bool = False
     restarts: int = 0
+    reevaluation: bool = False
+    previous_reason: Reason | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,28 +174,42 @@ def is_alert_only_cluster(config: PolicyConfig, cluster: str, cluster_arn: str =
 def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impaired: bool = False) -> Trigger | None:
     """Rules 1 and 2: does the service need a decision after the failure (or signal) at event time ``at``?
 
-    ``T`` is the newest failure known for the service (``at`` for an ``impaired`` signal without a
-    newer failure). Inside an open episode nothing triggers, except the one escalation of an
-    episode opened by health-check kills: genuine crashes reaching the threshold, or ``impaired``.
+    ``T`` is the newest failure known for the service, or, for an ``impaired`` signal
+    (``SERVICE_TASK_START_IMPAIRED``), the signal's own time ``at`` (an IMPAIRED stamped at or before
+    the end of an ended episode belongs to that episode: ``None``). Inside an open episode only two
+    things trigger: the one escalation of an episode whose trigger was health-check kills (genuine
+    crashes since its decision reaching the threshold, or ``impaired``), and the re-evaluation of a
+    provisional hold (genuine crashes since its last evaluation reaching the threshold).
 
     Returns:
         the :class:`Trigger` (crashes win over health-check kills), or ``None``.
     """
     window = config.window
-    newest = summary.newest_failure
-    t = max(newest, at) if impaired and newest is not None else (at if impaired else newest)
+    if impaired:
+        if summary.counted_after is not None and at <= summary.counted_after:
+            return None
+        t: datetime | None = at
+    else:
+        t = summary.newest_failure
     if t is None:
         return None
     crashes = summary.counted(StopKind.CRASH, t, window)
     kills = summary.counted(StopKind.HEALTH_CHECK_KILL, t, window)
+    threshold = config.crash_threshold
     ep = summary.episode
-    escalation = False
+    escalation = reevaluation = False
+    loop = len(crashes) >= threshold
     if episode_is_open(summary, t, window):
         assert ep is not None
-        if ep.escalated or ep.reason is not Reason.HEALTH_CHECK_KILLS:
+        since_decision = sum(1 for f in crashes if f.time > ep.decision_time)
+        since_evaluation = sum(1 for f in crashes if f.time > ep.last_evaluation)
+        if ep.trigger == "health_check_kills" and not ep.escalated and (since_decision >= threshold or impaired):
+            escalation, loop = True, since_decision >= threshold
+        elif ep.action is Action.HOLD and since_evaluation >= threshold:
+            reevaluation = True
+        else:
             return None
-        escalation = True
-        kills = ()  # the episode's own trigger: only crashes (or ECS's signal) escalate it
+        kills = ()  # inside an episode only crashes (or ECS's signal) decide again
 
     restarts = tuple(f for f in crashes if is_restart(f))
 
@@ -189,15 +217,18 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
         recent = sorted(crashes + kills, key=lambda f: (f.time, f.task_arn))
         return Trigger(service=summary.service, time=t, kind=kind, crashes=len(crashes),
                        health_check_kills=len(summary.counted(StopKind.HEALTH_CHECK_KILL, t, window)),
-                       last_failures=tuple(recent[-5:]), escalation=escalation, restarts=len(restarts))
+                       last_failures=tuple(recent[-5:]), escalation=escalation, reevaluation=reevaluation,
+                       previous_reason=ep.reason if (escalation or reevaluation) and ep is not None else None,
+                       restarts=len(restarts))
 
-    if len(crashes) - len(restarts) >= config.crash_threshold:  # genuine stops alone: a crash loop
+    # genuine stops alone reach the threshold: a crash loop (restarts only make up a restart loop)
+    if loop and (len(crashes) - len(restarts) >= threshold or escalation or reevaluation):
         return make("crash_loop")
     if impaired:
         return make("impaired")
-    if len(kills) >= config.crash_threshold:
+    if len(kills) >= threshold:
         return make("health_check_kills")
-    if restarts and len(crashes) >= config.crash_threshold:  # restarts make up the threshold
+    if restarts and loop:  # restarts make up the threshold
         return make("restart_loop")
     return None
 
@@ -207,21 +238,23 @@ def fleet_view(config: PolicyConfig, service: str, summaries: Iterable[ServiceSu
     """Rule 3's count at event time ``at`` over every service summary of the cluster.
 
     The deciding ``service`` always counts; another service counts with ``fleet_signal_min_failures``
-    failures (crashes or health-check kills) in ``[at - window, at]``, or when the watchdog scaled it
-    to zero within that window (its failures stopped because it was stopped). Standalone jobs are
-    never in ``summaries`` (they have their own records).
+    failures (crashes or health-check kills) in ``[at - window, at]`` whatever happened to it since
+    (a ``SERVICE_STEADY_STATE``, an episode that ended, a later decision: the per-minute counts of
+    :class:`~ecs_guardrail.core.episode.MinuteCount` ignore episodes), or when the watchdog scaled it
+    to zero within that window (its failures stopped because it was stopped; a later decision of
+    that service does not erase the scale-down). Standalone jobs are never in ``summaries`` (they
+    have their own records).
     """
     window = config.window
+    need = config.fleet_signal_min_failures
     failing = {service}
     down = set()
     for s in summaries:
         if s.service == service:
             continue
-        n = len(s.counted(StopKind.CRASH, at, window)) + len(s.counted(StopKind.HEALTH_CHECK_KILL, at, window))
-        if n >= config.fleet_signal_min_failures:
+        if failures_between(s.minutes, at - window, at, need) >= need:
             failing.add(s.service)
-        ep = s.episode
-        if ep is not None and ep.held_at_zero and at - window <= ep.decision_time <= at:
+        if any(at - window <= t <= at for t in scale_down_times(s)):
             down.add(s.service)
     return FleetView(frozenset(failing), frozenset(down), services_in_cluster,
                      blast_radius_bound(config, services_in_cluster))
@@ -276,6 +309,9 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
                     f"held: {len(fleet.affected)} of {fleet.services_in_cluster} services failing at once "
                     f"(bound {fleet.bound}), a shared dependency or the health check is the likely cause",
                     {"failing": list(names)}, names)
+    if trigger.reevaluation and trigger.previous_reason is Reason.MASS_UNHEALTHY:
+        # the storm that held this service is over and it alone still loops: say so in its next decision
+        what = f"the rest of the cluster recovered; {trigger.service} still crash-loops: {what}"
     if entitlement.reason is not None:
         return make(Action.ALERT_ONLY, entitlement.reason, entitlement.message, entitlement.evidence)
     if len(held) + 1 > fleet.bound:

@@ -40,7 +40,16 @@ from ecs_guardrail.core.alert import (
     still_failing_alert,
 )
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, RecoveryStatus, ServiceSummary
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    AlertStatus,
+    Episode,
+    EpisodeEnd,
+    RecoveryStatus,
+    ServiceSummary,
+    ended_by_steady,
+    open_episode,
+)
 from ecs_guardrail.core.errors import (
     ActionRefusedError,
     AlertDeliveryError,
@@ -198,7 +207,7 @@ class Episodes:
                      alert_status=AlertStatus.PENDING, previous_desired_count=claim.previous_desired_count,
                      previous_suspended=previous_suspended, lease_owner=self.owner,
                      lease_until=lc.lease_until(now, self.remaining_s), escalated=escalated)
-        new = replace(s, episode=ep, episode_end=None)
+        new = open_episode(s, ep)  # a replaced scale-down stays in the fleet test (rule 3)
         record = claim.record()
         try:
             s = self.state.claim(ck, s, new, record)
@@ -210,6 +219,9 @@ class Episodes:
         claim = self.drive(ck, s, claim, known)
         record = claim.record()
         self.decisions.append(record)
+        s, ended = self.state.update(ck, s.service, ended_by_steady)  # ECS reported steady at or after T already
+        if ended:
+            self.recover_if_owed(ck, d.cluster, s)
         return {"status": "decided", "decision": record}
 
     # ------------------------------------------------------------------ resume

@@ -38,7 +38,7 @@ from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, ta
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
-from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop
+from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
@@ -47,8 +47,10 @@ from ecs_guardrail.core.episode import (
     ServiceSummary,
     add_deployment,
     add_spot,
-    close_episode,
     file_service_failure,
+    note_activity,
+    note_steady,
+    reevaluated,
 )
 from ecs_guardrail.core.errors import (
     AlertDeliveryError,
@@ -147,17 +149,18 @@ class Watchdog:
                 return self._job(event, ck, d.family, verdict.kind, verdict.cause, verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
-        if verdict.kind is StopKind.SPOT:
+        if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
             _, new = self.state.update(ck, service, lambda s: add_spot(s, d.task_arn, event.time))
-            return {"status": "spot", "new": new}
+            return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
         held = self._held_for_probes(ck, d.cluster, service, event.time)
         if held is not None:
             return held
-        window, keep = self.config.window, self.config.keep
-        s, new = self.state.update(ck, service, lambda s: file_service_failure(s, failure, keep, window))
+        config = self.config
+        s, new = self.state.update(ck, service, lambda s: file_service_failure(
+            s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures, horizon=config.horizon))
         s = self.episodes.recover_if_owed(ck, d.cluster, s)
         if new:
             metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
@@ -186,13 +189,8 @@ class Watchdog:
         ck, foreign = self.episodes.where(event.cluster, arn)
         service = event.service
         if name == STEADY:
-            def steady(s: ServiceSummary) -> ServiceSummary | None:
-                ep = s.episode
-                if ep is None or event.time < ep.decision_time or ep.unfinished:
-                    return None
-                return close_episode(s, EpisodeEnd.STEADY_STATE, event.time)
-
-            s, closed = self.state.update(ck, service, steady)
+            s, changed = self.state.update(ck, service, lambda x: note_steady(x, event.time))
+            closed = changed and s.episode_end is EpisodeEnd.STEADY_STATE and s.counted_after == event.time
             if not closed:  # a restore (another process) may have made a recovery owed since this cache
                 s = self.state.load(ck, service, fresh=True)
             recovered = self.episodes.recover_if_owed(ck, event.cluster, s) is not s
@@ -200,7 +198,8 @@ class Watchdog:
                     **({"recovered": True} if recovered else {})}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
-        s = self.episodes.recover_if_owed(ck, event.cluster, self.state.load(ck, service))
+        s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
+        s = self.episodes.recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
     def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
@@ -213,7 +212,8 @@ class Watchdog:
         def file(s: ServiceSummary) -> ServiceSummary | None:
             out = None
             for f in failures:  # as on_task files a stop (core/episode.py), one restart at a time
-                out = file_service_failure(out or s, f, keep, window) or out
+                out = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
+                                           horizon=self.config.horizon) or out
             return out
 
         s, new = self.state.update(ck, obs.service, file)
@@ -393,6 +393,13 @@ class Watchdog:
         held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
                 if ent.reason is None else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
+        if trigger.escalation or trigger.reevaluation:  # rule 2: the episode's current outcome again is silent
+            def same(x: ServiceSummary) -> ServiceSummary | None:
+                return reevaluated(x, trigger.time, decision.action, decision.reason, escalation=trigger.escalation)
+
+            if same(s) is not None:
+                self.state.update(ck, service, same)
+                return {"status": "re_evaluated", "decided": decision.action.value}
         prev = facts.desired_count if facts else None
         # still at 0 from an earlier scale-down whose episode ended (SERVICE_STEADY_STATE once ECS reached
         # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
@@ -404,7 +411,8 @@ class Watchdog:
         return self.episodes.claim(
             ck, s, claim, trigger.kind, last_failure=max(trigger.time, s.newest_failure or trigger.time),
             previous_suspended=before.previous_suspended if before is not None else None,
-            escalated=trigger.escalation or bool(s.episode and s.episode.escalated),
+            escalated=trigger.escalation or bool(s.episode and s.episode.escalated and (
+                trigger.escalation or trigger.reevaluation)),
             known=Known(facts, scalable, view, unreadable))
 
 

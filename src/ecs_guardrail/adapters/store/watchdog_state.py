@@ -39,9 +39,11 @@ from ecs_guardrail.core.episode import (
     EpisodeEnd,
     JobFiling,
     JobSummary,
+    MinuteCount,
     RecoveryStatus,
     ServiceSummary,
     close_job_window,
+    count_minutes,
     file_job_failure,
 )
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
@@ -87,7 +89,8 @@ def _ep_doc(ep: Episode) -> dict[str, Any]:
            "rc": ep.recovery.value if ep.recovery is not RecoveryStatus.NONE else None,
            "eb": ep.ended_by.value if ep.ended_by else None, "ea": iso(ep.ended_at) if ep.ended_at else None,
            "pn": ep.probes or None, "pa": iso(ep.probe_at) if ep.probe_at else None,
-           "pm": ep.probe_delay_minutes or None, "pl": ep.probe_live or None, "sf": ep.still_failing_sent or None}
+           "pm": ep.probe_delay_minutes or None, "pl": ep.probe_live or None, "sf": ep.still_failing_sent or None,
+           "ev": iso(ep.evaluated_at) if ep.evaluated_at else None}
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -102,7 +105,8 @@ def _ep(doc: dict[str, Any]) -> Episode:
                    ended_at=parse_time(doc["ea"]) if doc.get("ea") else None,
                    probes=int(doc.get("pn") or 0), probe_at=parse_time(doc["pa"]) if doc.get("pa") else None,
                    probe_delay_minutes=int(doc.get("pm") or 0), probe_live=bool(doc.get("pl")),
-                   still_failing_sent=bool(doc.get("sf")))
+                   still_failing_sent=bool(doc.get("sf")),
+                   evaluated_at=parse_time(doc["ev"]) if doc.get("ev") else None)
 
 
 #: failures stored whole per ring (the alert's last stops); older ones keep time, kind and task id only
@@ -115,6 +119,27 @@ def _ring_doc(ring: tuple[Failure, ...]) -> list[dict[str, Any]]:
     cut = max(0, len(ring) - FULL_ENTRIES)
     return [{"t": iso(f.time), "k": f.kind.value, "a": f.task_arn.rsplit("/", 1)[-1]} for f in ring[:cut]] + \
         [f.to_doc() for f in ring[cut:]]
+
+
+def _minutes_doc(minutes: tuple[MinuteCount, ...]) -> dict[str, Any]:
+    """``{"b": first minute (ISO), "n": [[minutes after it, count, offset, ...], ...]}``: about 15 bytes
+    a minute with failures, at most two windows of minutes (core/episode.py bounds them); ``{}`` for none."""
+    if not minutes:
+        return {}
+    base = minutes[0].minute
+    def sec(x: float) -> float | int:
+        return int(x) if float(x).is_integer() else round(x, 3)
+
+    return {"b": iso(base), "n": [[int((m.minute - base).total_seconds() // 60), m.count,
+                                   *[sec(x) for x in m.seconds]] for m in minutes]}
+
+
+def _minutes(doc: dict[str, Any] | None) -> tuple[MinuteCount, ...]:
+    if not doc or not doc.get("n"):
+        return ()
+    base = parse_time(doc["b"])
+    return tuple(MinuteCount(base + timedelta(minutes=int(row[0])), int(row[1]), tuple(float(x) for x in row[2:]))
+                 for row in doc["n"])
 
 
 def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
@@ -130,21 +155,33 @@ def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
         doc["x"] = s.episode_end.value
     if s.counted_after is not None:
         doc["a"] = iso(s.counted_after)
-    return {k: v for k, v in doc.items() if v != []}
+    doc["m"] = _minutes_doc(s.minutes)  # always written: an item without it predates the counts
+    doc["r"] = list(s.recent)
+    doc["z"] = [iso(t) for t in s.scaled]
+    if s.steady_at is not None:
+        doc["y"] = iso(s.steady_at)
+    return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
 
 
 def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSummary:
-    """Read :func:`summary_to_doc`'s document back into the typed record."""
+    """Read :func:`summary_to_doc`'s document back into the typed record. An item written before the
+    per-minute counts existed gets them from its rings (what it knew of the fleet test's failures)."""
+    crashes = tuple(Failure.from_doc(service, f) for f in doc.get("c", []))
+    kills = tuple(Failure.from_doc(service, f) for f in doc.get("k", []))
     return ServiceSummary(
         service=service, seq=seq,
-        crashes=tuple(Failure.from_doc(service, f) for f in doc.get("c", [])),
-        kills=tuple(Failure.from_doc(service, f) for f in doc.get("k", [])),
+        crashes=crashes,
+        kills=kills,
         spot=tuple((t, parse_time(when)) for t, when in doc.get("s", [])),
         deployments=tuple(DeploymentNote(parse_time(n["t"]), n["n"], n.get("i"), n.get("r"))
                           for n in doc.get("d", [])),
         episode=_ep(doc["e"]) if "e" in doc else None,
         episode_end=EpisodeEnd(doc["x"]) if "x" in doc else None,
         counted_after=parse_time(doc["a"]) if "a" in doc else None,
+        minutes=_minutes(doc["m"]) if "m" in doc else count_minutes(crashes + kills),
+        recent=tuple(doc.get("r", [])),
+        scaled=tuple(parse_time(t) for t in doc.get("z", [])),
+        steady_at=parse_time(doc["y"]) if "y" in doc else None,
     )
 
 
