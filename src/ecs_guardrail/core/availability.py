@@ -336,7 +336,9 @@ def classify_service_minutes(
     observed = [(s.cluster, s.service, s.sampled_at or s.minute, s.desired_count) for s in samples
                 if s.desired_count is not None]
     observed += [(c.cluster, c.service, c.sampled_at, c.desired_count) for c in counts if c.desired_count is not None]
+    scale_downs = list(scale_downs)
     periods = _watchdog_periods(scale_downs, observed)
+    held_periods = _watchdog_periods([d for d in scale_downs if d.held], observed)
     desired_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
     for cluster, service, at, count in observed:
         desired_points[(cluster, service)].append((at, count))
@@ -364,7 +366,11 @@ def classify_service_minutes(
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
             by_watchdog = any(a <= m and (b is None or m < b) for a, b in periods.get((cluster, service), []))
-            if by_watchdog:  # from the decision's T on, whatever the samples of a late-acted minute say
+            probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b)
+                                                 for a, b in held_periods.get((cluster, service), []))
+            if by_watchdog and not (probing and has_data and lowest is not None and lowest >= 1):
+                # from the decision's T on, whatever the samples of a late-acted minute say; only a probe
+                # the watchdog itself raised (RECOVERY=probe) may serve inside the hold
                 state = MinuteState.ZERO_BY_WATCHDOG
             elif has_data and lowest is not None and lowest >= 1:
                 state = MinuteState.UP
