@@ -57,7 +57,9 @@ def test_sweep_runs_the_grid_one_row_per_combination():
     assert by["5"]["services_scaled"] == 1 and by["5"]["watchdog_service_minutes"] == 20
     assert by["5"]["decisions_by_action"]["scale_to_zero"] == 1
     assert by["8"]["services_scaled"] == 0 and by["8"]["watchdog_service_minutes"] == 0  # 6 crashes < 8
-    text = run("replay", str(SCENARIOS / "watchdog-made-zero"), "--sweep", "CRASH_THRESHOLD=5,8").stdout
+    # a piped report is as wide as COLUMNS says (README): pin it, whatever the runner's environment holds
+    text = run("replay", str(SCENARIOS / "watchdog-made-zero"), "--sweep", "CRASH_THRESHOLD=5,8",
+               env={"COLUMNS": "160"}).stdout
     assert "CRASH_THRESHOLD" in text and "watchdog svc-min" in text and len(text.splitlines()) >= 5
 
 

@@ -293,9 +293,7 @@ class Episodes:
         service = s.service
         if isinstance(effect, lc.RecordFacts):
             return self._record_facts(ck, cluster, s, claim, known)
-        if isinstance(effect, lc.SuspendScaling):
-            if self._alert_only(ck, cluster):
-                return lc.ActionRefused(f"{cluster} is alert-only: RegisterScalableTarget refused before the call")
+        if isinstance(effect, lc.SuspendScaling):  # the adapter refuses an alert-only cluster before the call
             target = ScalableTargetFacts(resource_id=resource_id(cluster, service), min_capacity=0, max_capacity=0,
                                          suspended=SuspendedState.from_api(effect.previous))
             try:
