@@ -24,12 +24,10 @@ def run_replay(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
-#: bundled scenarios whose expected outcome (reasoned from the spec) needs another open branch's change;
-#: strict, so the mark fails the suite the day that change lands and must then be removed
-NEEDS_ANOTHER_BRANCH = {
-    "fargate-maintenance-wave": "issue 18: Fargate maintenance / Managed Instances draining notices remembered "
-                                "per task and classified by stop code and reason together (core/classify.py)",
-}
+#: bundled scenarios whose expected outcome (reasoned from the spec) needs a change not landed yet; strict,
+#: so the mark fails the suite the day that change lands and must then be removed (none now: issue 18 landed
+#: the notice classification fargate-maintenance-wave needed)
+NEEDS_ANOTHER_BRANCH: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NEEDS_ANOTHER_BRANCH[n], strict=True))
