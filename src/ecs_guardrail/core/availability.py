@@ -262,34 +262,41 @@ class ServiceMinute:
         return bool(self.running_tasks) and self.state in (MinuteState.DOWN, MinuteState.NO_DATA)
 
 
-def _watchdog_periods(scale_downs: Iterable[ScaleDown], desired: Iterable[tuple[str, str, datetime, int]]
+def _watchdog_periods(scale_downs: Iterable[ScaleDown],
+                      desired: Iterable[tuple[str, str, datetime, int, datetime | None]]
                       ) -> dict[tuple[str, str], list[tuple[datetime, datetime | None]]]:
     """Per service, the minutes ``[from, until)`` it stayed at 0 by the watchdog's hand.
 
-    ``desired``: ``(cluster, service, observed at, desired count)``. A period starts at the decision's
-    time ``T``, whichever event's delivery made the decision (a decision made on a late-delivered event
-    owns its minutes from ``T``, though the counts observed before it acted still show the old desired
-    count). It ends at the first observation of a desired count above 0 made after one showed the
-    scale-down's 0 (``restore`` or an operator put it back); where no observation after ``T`` ever
-    showed 0 (put back before the sampler saw it), at the first one after ``T`` above 0. Or it ends
-    where :attr:`ScaleDown.held` says (``RECOVERY=probe``: the watchdog's own state).
+    ``desired``: ``(cluster, service, observed at, desired count, served minute)``, where ``served
+    minute`` is the sample's own minute when that sample had healthy hosts (``None`` otherwise, and
+    for a count read without a sample). A period starts at the decision's time ``T``, whichever
+    event's delivery made the decision (a decision made on a late-delivered event owns its minutes from
+    ``T``, though the counts observed before it acted still show the old desired count). It ends with
+    the first observation of a desired count above 0 made after one showed the scale-down's 0
+    (``restore`` or an operator put it back): at the sample's own minute when it had healthy hosts (it
+    served then, so it was back), else at the minute it was observed. Where no observation after ``T``
+    ever showed 0 (put back before the sampler saw it), the first one after ``T`` above 0 ends it. Or it
+    ends where :attr:`ScaleDown.held` says (``RECOVERY=probe``: the watchdog's own state).
     """
-    points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
-    for cluster, service, at, count in desired:
+    points: dict[tuple[str, str], list[tuple[datetime, int, datetime | None]]] = defaultdict(list)
+    for cluster, service, at, count, served in desired:
         if count is not None:
-            points[(cluster, service)].append((at, count))
+            points[(cluster, service)].append((at, count, served))
     for p in points.values():
-        p.sort()
+        p.sort(key=lambda x: (x[0], x[2] or x[0]))
     out: dict[tuple[str, str], list[tuple[datetime, datetime | None]]] = defaultdict(list)
     for d in scale_downs:
         key = (d.cluster, d.service)
         if d.held:
             out[key].append((minute_floor(d.time), minute_floor(d.until) if d.until else None))
             continue
-        later = [(at, n) for at, n in points.get(key, []) if at > d.time]
-        zero = next((i for i, (_, n) in enumerate(later) if n == 0), None)
-        back = next((at for at, n in later[(zero or 0):] if n > 0), None)
-        out[key].append((minute_floor(d.time), minute_floor(back) if back is not None else None))
+        later = [x for x in points.get(key, []) if x[0] > d.time]
+        zero = next((i for i, x in enumerate(later) if x[1] == 0), None)
+        back = next((x for x in later[(zero or 0):] if x[1] > 0), None)
+        end = None
+        if back is not None:
+            end = minute_floor(back[2] if back[2] is not None and zero is not None else back[0])
+        out[key].append((minute_floor(d.time), end))
     return out
 
 
@@ -333,14 +340,16 @@ def classify_service_minutes(
         groups[(s.cluster, s.service)].add(s.target_group)
         by_minute[(s.cluster, s.service, minute_floor(s.minute))][s.target_group] = s
     counts = [c for c in counts if c.sampled_at <= hi + MINUTE]
-    observed = [(s.cluster, s.service, s.sampled_at or s.minute, s.desired_count) for s in samples
-                if s.desired_count is not None]
-    observed += [(c.cluster, c.service, c.sampled_at, c.desired_count) for c in counts if c.desired_count is not None]
+    observed = [(s.cluster, s.service, s.sampled_at or s.minute, s.desired_count,
+                 s.minute if s.healthy_host_count is not None and s.healthy_host_count >= 1 else None)
+                for s in samples if s.desired_count is not None]
+    observed += [(c.cluster, c.service, c.sampled_at, c.desired_count, None) for c in counts
+                 if c.desired_count is not None]
     scale_downs = list(scale_downs)
     periods = _watchdog_periods(scale_downs, observed)
     held_periods = _watchdog_periods([d for d in scale_downs if d.held], observed)
     desired_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
-    for cluster, service, at, count in observed:
+    for cluster, service, at, count, _ in observed:
         desired_points[(cluster, service)].append((at, count))
     for points in desired_points.values():
         points.sort()
