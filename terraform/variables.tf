@@ -292,6 +292,8 @@ variable "deletion_protection" {
   description = "DynamoDB deletion protection of the history table (restore needs its records). Turn it off only to destroy the table on purpose; after a partial destroy, import the kept table instead (terraform/README.md, \"Rebuilding after a partial destroy\")."
   type        = bool
   default     = true
+}
+
 variable "recovery" {
   description = "manual waits for restore or an operator; probe probes a service held at zero (desired count 1, scaling still suspended) and restores it when a probe passes."
   type        = string
