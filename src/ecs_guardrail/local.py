@@ -172,9 +172,25 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
     return Scenario(folder, fleet, env, settings)
 
 
+# what in the operator's shell would send the embedded AWS's clients elsewhere: a profile (one that does
+# not exist fails every client; one that does brings its endpoint_url and region) and the SDK's
+# endpoint overrides (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, as LocalStack users set them: moto
+# intercepts only AWS's own endpoints, so a replay or `audit --scenario` went to that URL and exited 3)
+_SHELL_AWS = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+
+
+def _shell_aws_names() -> list[str]:
+    return [k for k in os.environ if k in _SHELL_AWS or k.startswith("AWS_ENDPOINT_URL")]
+
+
 @contextlib.contextmanager
 def _environ(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
+    """``values`` set, and the shell's profile and endpoint overrides unset, until the block ends."""
+    values = {**values, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}
+    removed = _shell_aws_names()
+    saved = {k: os.environ.get(k) for k in (*values, *removed)}
+    for k in removed:
+        os.environ.pop(k)
     os.environ.update(values)
     try:
         yield

@@ -135,3 +135,21 @@ def test_the_adapter_calls_only_its_declared_read_only_actions():
     assert catalog.target_groups[0].path == "/actuator/health" and catalog.health_check_grace_period_seconds == 0
     assert catalog.container_health_check is not None and catalog.container_health_check.retries == 3
     assert catalog.scalable_min_capacity == 3 and catalog.circuit_breaker is True
+
+
+def test_a_scenario_stays_embedded_whatever_the_shell_points_aws_at(capsys, monkeypatch):
+    """``audit --scenario`` (and ``replay --engine moto``) build the fleet in moto: an operator's shell
+    with a LocalStack endpoint or a profile of another machine must not send those calls anywhere
+    (before, it exited 3 "AWS unreachable: Could not connect to the endpoint URL")."""
+    import os
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_ECS", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile-here")
+    code, out, err = _run(capsys, "--scenario", str(OUTAGE), "--format", "json")
+    assert code == 1 and "unreachable" not in err, err
+    assert json.loads(out[-1])["findings"] == 41
+    # and the shell gets its own back
+    assert os.environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9"
+    assert os.environ["AWS_PROFILE"] == "no-such-profile-here"
+    assert "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS" not in os.environ

@@ -1224,6 +1224,30 @@ def test_cross_account_mode_on_both_sides() -> None:
     assert (iac.ROOT / "deploy" / "member-account.yaml").is_file()
 
 
+# dependencies only the operator's commands import (pyproject says so beside each), never a handler:
+# the Lambda zip goes without them, and this test proves no handler can reach them
+REPLAY_ONLY = {"python-dotenv": "dotenv"}
+
+
+def test_replay_only_dependencies_are_imported_lazily_and_never_by_a_handler() -> None:
+    """python-dotenv (settings.env's parser) came back with issue 21 for ``replay``: imported inside
+    ``local.read_settings_env`` only, so a handler's import never needs it (not in the Lambda lock)."""
+    import ast
+
+    src = iac.ROOT / "src" / "ecs_guardrail"
+    for module in REPLAY_ONLY.values():
+        for path in sorted(src.rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                if not any(n == module or n.startswith(module + ".") for n in names):
+                    continue
+                rel = path.relative_to(src).as_posix()
+                assert rel == "local.py", f"{rel} imports {module}: only local.py may"
+                assert node not in tree.body, f"{rel} imports {module} at module level: import it where it is used"
+
+
 def test_lambda_lock_satisfies_pyproject() -> None:
     """deploy/lambda-requirements.txt (what `make package` installs) meets pyproject's dependencies."""
     import tomllib
@@ -1241,6 +1265,9 @@ def test_lambda_lock_satisfies_pyproject() -> None:
         name = re.sub(r"[-_.]+", "-", requirement.name).lower()
         if name in {"boto3", "botocore", "s3transfer"}:
             assert name not in pins, f"{name} ships with the Lambda runtime"
+            continue
+        if name in REPLAY_ONLY:
+            assert name not in pins, f"{name} is replay's, the Lambda never imports it: keep it out of the zip"
             continue
         assert name in pins, f"{spec} missing from the Lambda lock"
         assert requirement.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} vs {spec}"

@@ -238,6 +238,17 @@ def test_each_stop_line_carries_its_cause_where_the_reason_does_not():
     assert lines[2].count("OutOfMemoryError") == 1
 
 
+def test_a_stop_reason_cut_to_fit_its_line_says_it_was_cut():
+    """A long reason (a job's "essential unknown ... grant the watchdog ..." verdict is 200 characters)
+    is cut to 160; the cut is marked, never a word ending mid-way as if it were the whole reason."""
+    long = "failed: essential unknown (task definition not readable: grant the watchdog ecs:DescribeTaskDefinition " \
+           "on it, or it was deleted); exit codes app=1; Essential container in task exited"
+    alert = decision_alert(decision(last_failures=(failure(1, reason=long), failure(2))), where=HERE)
+    cut, whole = [ln for ln in alert.text.splitlines() if "EssentialContainerExited" in ln]
+    assert long[:159] + "… [app=137]" in cut
+    assert "OutOfMemoryError: Container killed [app=137]" in whole
+
+
 def test_a_job_whose_task_definition_cannot_be_read_says_the_fix():
     from ecs_guardrail.core.classify import job_failed
 

@@ -162,7 +162,7 @@ def _stops(failures: tuple[Failure, ...]) -> list[str]:
     lines = []
     for f in failures[-5:]:
         codes = ", ".join(f"{n}={'unknown' if c is None else c}" for n, c in f.exit_codes) or "no exit code"
-        reason = (f.reason or "").strip()[:160] or "(no reason)"
+        reason = _cut((f.reason or "").strip(), 160) or "(no reason)"
         if f.cause and f.cause not in reason:
             reason += f" ({f.cause})"
         lines.append(f"{f.time:%H:%M:%S}Z {f.kind.value} {f.stop_code or '-'}: {reason} [{codes}]"
