@@ -43,17 +43,20 @@ def read_settings_env(path: Path) -> dict[str, str]:
     pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
     lines and ``#`` comment lines; a `` # comment`` after an unquoted value is a comment, not part of
     the value; single or double quotes around a value are removed (a ``#`` inside them is kept); a
-    UTF-8 byte order mark is accepted. A later line of the same key wins.
+    UTF-8 byte order mark is accepted. A key set on two lines is an error (a Lambda environment has
+    one value per key, and a forgotten ``ALERT_ONLY_CLUSTERS=none`` below the real value would
+    silently take production's protection away).
 
     Raises:
-        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), or a key no
-            function reads.
+        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), a key no
+            function reads, or a key set twice (both line numbers).
     """
     import io
 
     from dotenv.parser import parse_stream
 
     out: dict[str, str] = {}
+    lines: dict[str, int] = {}
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -70,6 +73,10 @@ def read_settings_env(path: Path) -> dict[str, str]:
         if binding.key not in SETTING_NAMES:
             raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
                                 f"{', '.join(sorted(SETTING_NAMES))}")
+        if binding.key in lines:
+            raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
+                                "keep one line")
+        lines[binding.key] = n
         out[binding.key] = binding.value.strip()
     return out
 
