@@ -764,6 +764,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
+        beyond = sorted(k for k in delivered if k > n)
+        if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
+            warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
+                 f"(first: line {beyond[0]}); they check nothing: is it the delivered.csv of another capture?")
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "

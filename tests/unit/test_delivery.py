@@ -52,3 +52,22 @@ def test_delivered_csv_is_read_with_bom_and_bad_rows_are_named(tmp_path: Path):
         p.write_text(body, encoding="utf-8")
         with pytest.raises(ScenarioError, match=words):
             read_delivered(p)
+
+
+def test_a_delivered_row_past_the_last_line_is_a_warning(tmp_path: Path):
+    """break-it: rows for lines events.jsonl does not have (another capture's delivered.csv) were silently
+    unused, so the future-stamp check the operator asked for checked nothing."""
+    import shutil
+
+    from ecs_guardrail.local import load_scenario, replay
+
+    src = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "future-stamp-rejected"
+    folder = tmp_path / "s"
+    shutil.copytree(src, folder)
+    lines = len((folder / "events.jsonl").read_bytes().splitlines())
+    with (folder / "delivered.csv").open("a", encoding="utf-8") as fh:
+        fh.write(f"{lines + 1},2025-08-21T04:14:48Z\n{lines + 500},2025-08-21T04:14:48Z\n")
+    warnings: list[str] = []
+    replay(load_scenario(folder), on_warning=warnings.append)
+    assert any(f"2 row(s) name lines past the last line ({lines})" in w and f"line {lines + 1}" in w
+               for w in warnings), warnings
