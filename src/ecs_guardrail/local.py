@@ -686,7 +686,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         probes = settings.probes()
-        recovery = RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes) if probes is not None else None
+        recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
+                    else None)
         clock = (MinuteClock(sampler.first, sampler.last, sampler.tick) if recovery is None
                  else MinuteClock(recovery.first, recovery.last, recovery.tick))
         restarts = ReplayRestarts(scenario, aws)
@@ -812,19 +813,33 @@ class RecoveryTicks:
     (started, passed, failed), the services ``restored`` by a probe, and ``image_pulls``.
     """
 
-    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any) -> None:
+    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any,
+                 delivered: dict[int, datetime] | None = None) -> None:
+        from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
+        from ecs_guardrail.core.records import iso
         from ecs_guardrail.replay.clock import event_time
+        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
 
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
         times = []
         with scenario.events_path.open("rb") as fh:
-            for line in fh:
+            for n, line in enumerate(fh, 1):
                 try:
                     t = event_time(json.loads(line)) if line.strip() else None
                 except ValueError:
                     t = None
+                at = (delivered or {}).get(n)
+                if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
+                    t = None  # rejected as stamped in the future (delivered.csv): it moves no clock
                 if t is not None:
                     times.append(t)
+        if times:
+            span = (max(times) - min(times)) // timedelta(minutes=1)
+            if span > MAX_REPLAY_MINUTES:  # the sweep runs every minute of it: it would never finish
+                raise ScenarioError(f"events.jsonl: with RECOVERY=probe the sweep runs every minute from the "
+                                    f"first event ({iso(min(times))}) to the last ({iso(max(times))}): {span} "
+                                    f"minutes, a replay runs at most {MAX_REPLAY_MINUTES} (an event stamped in "
+                                    "the future? delivered.csv lets the replay reject it)")
         firsts = [min(times).replace(second=0, microsecond=0)] if times else []
         lasts = ([max(times).replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)]
                  if times else [])
