@@ -595,7 +595,7 @@ class Episodes:
             return "failed"
         self.rt.ecs.restore(facts, int(ep.previous_desired_count or 0))
         if ep.previous_suspended is not None:
-            ScalableTargets(self.rt.clients("application-autoscaling")).restore_suspended(
+            self._scaling().restore_suspended(
                 cluster, service, ep.previous_suspended)
         s, tr = self._step(ck, service, lc.ProbePassed(now))
         for follow in tr.effects:
