@@ -95,6 +95,21 @@ def _kv(text: str) -> tuple[str, str]:
     return k.strip(), v.strip()
 
 
+def _overrides(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """``--set`` pairs as a dict; a key given twice is an error (a trailing ``--set ALERT_ONLY_CLUSTERS=none``
+    must not silently take away an earlier ``--set ALERT_ONLY_CLUSTERS=production``).
+
+    Raises:
+        ScenarioError: a key given twice, both values named.
+    """
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ScenarioError(f"--set: {key} is given twice ({out[key]!r} and {value!r}); give it once")
+        out[key] = value
+    return out
+
+
 def _sweep(text: str) -> tuple[str, list[str]]:
     from ecs_guardrail.replay.sweep import parse_sweep
 
@@ -222,7 +237,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _check_output(args.alerts_out, "--alerts-out")
     if args.sweep:
         return cmd_sweep(args, folder)
-    scenario = load_scenario(folder, dict(args.overrides))
+    scenario = load_scenario(folder, _overrides(args.overrides))
     check_events_file(scenario.events_path, has_samples=scenario.healthy_hosts_path is not None)
 
     def on_reject(n: int, reason: str) -> None:
@@ -342,7 +357,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
 
     shown = progress_enabled(json_output=args.json)
     with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:
-        rows = run_sweep(folder, dict(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning,
+        rows = run_sweep(folder, _overrides(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning,
                          on_row=lambda _done, _total: advance(1))
     if args.json:
         for r in rows:
@@ -433,7 +448,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from ecs_guardrail.audit import account_settings, audit_account, audit_scenario, render
     from ecs_guardrail.core.errors import ClusterNotFoundError
 
-    overrides = dict(args.overrides)
+    overrides = _overrides(args.overrides)
     if args.scenario is not None:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)

@@ -43,17 +43,20 @@ def read_settings_env(path: Path) -> dict[str, str]:
     pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
     lines and ``#`` comment lines; a `` # comment`` after an unquoted value is a comment, not part of
     the value; single or double quotes around a value are removed (a ``#`` inside them is kept); a
-    UTF-8 byte order mark is accepted. A later line of the same key wins.
+    UTF-8 byte order mark is accepted. A key set on two lines is an error (a Lambda environment has
+    one value per key, and a forgotten ``ALERT_ONLY_CLUSTERS=none`` below the real value would
+    silently take production's protection away).
 
     Raises:
-        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), or a key no
-            function reads.
+        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), a key no
+            function reads, or a key set twice (both line numbers).
     """
     import io
 
     from dotenv.parser import parse_stream
 
     out: dict[str, str] = {}
+    lines: dict[str, int] = {}
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -70,6 +73,10 @@ def read_settings_env(path: Path) -> dict[str, str]:
         if binding.key not in SETTING_NAMES:
             raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
                                 f"{', '.join(sorted(SETTING_NAMES))}")
+        if binding.key in lines:
+            raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
+                                "keep one line")
+        lines[binding.key] = n
         out[binding.key] = binding.value.strip()
     return out
 
@@ -695,7 +702,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         probes = settings.probes()
-        recovery = RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes) if probes is not None else None
+        recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
+                    else None)
         clock = (MinuteClock(sampler.first, sampler.last, sampler.tick) if recovery is None
                  else MinuteClock(recovery.first, recovery.last, recovery.tick))
         restarts = ReplayRestarts(scenario, aws)
@@ -773,6 +781,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
+        beyond = sorted(k for k in delivered if k > n)
+        if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
+            warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
+                 f"(first: line {beyond[0]}); they check nothing: is it the delivered.csv of another capture?")
         if result.stop_lines and not result.stop_lines.get("STOPPED"):
             warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
@@ -817,19 +829,33 @@ class RecoveryTicks:
     (started, passed, failed), the services ``restored`` by a probe, and ``image_pulls``.
     """
 
-    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any) -> None:
+    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any,
+                 delivered: dict[int, datetime] | None = None) -> None:
+        from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
+        from ecs_guardrail.core.records import iso
         from ecs_guardrail.replay.clock import event_time
+        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
 
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
         times = []
         with scenario.events_path.open("rb") as fh:
-            for line in fh:
+            for n, line in enumerate(fh, 1):
                 try:
                     t = event_time(json.loads(line)) if line.strip() else None
                 except ValueError:
                     t = None
+                at = (delivered or {}).get(n)
+                if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
+                    t = None  # rejected as stamped in the future (delivered.csv): it moves no clock
                 if t is not None:
                     times.append(t)
+        if times:
+            span = (max(times) - min(times)) // timedelta(minutes=1)
+            if span > MAX_REPLAY_MINUTES:  # the sweep runs every minute of it: it would never finish
+                raise ScenarioError(f"events.jsonl: with RECOVERY=probe the sweep runs every minute from the "
+                                    f"first event ({iso(min(times))}) to the last ({iso(max(times))}): {span} "
+                                    f"minutes, a replay runs at most {MAX_REPLAY_MINUTES} (an event stamped in "
+                                    "the future? delivered.csv lets the replay reject it)")
         firsts = [min(times).replace(second=0, microsecond=0)] if times else []
         lasts = ([max(times).replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)]
                  if times else [])

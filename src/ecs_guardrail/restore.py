@@ -111,6 +111,13 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
                                     f"episode in the history table, no tag {PREVIOUS_COUNT_TAG}); nothing to "
                                     f"restore (desired count is {facts.desired_count}; give --count N to set one)",
                                     facts.desired_count)
+    if recorded is None and count is None and facts.desired_count > 0:
+        # only the tag speaks, and the service runs: the watchdog's scale-downs leave it at 0, so there is
+        # no scale-down to undo (a stale or forged tag must never move a running service, down or up)
+        raise NothingToRestoreError(f"{cluster}/{service}: runs with desired count {facts.desired_count} and the "
+                                    f"history table has no scale-down of the watchdog for it; the tag "
+                                    f"{PREVIOUS_COUNT_TAG}={facts.tags.get(PREVIOUS_COUNT_TAG)!r} is not applied "
+                                    f"to a running service (give --count N to set one)", facts.desired_count)
     max_capacity = history_max = None
     if recorded is None or count is not None:  # the tag (the table lost the episode) or --count: bounded
         try:

@@ -169,3 +169,12 @@ def test_plot_never_overwrites_a_cluster_of_the_same_name_in_another_account(tmp
     written = [ln.split()[1] for ln in proc.stderr.splitlines() if ln.startswith("wrote ")]
     assert len(written) == 3 and len(set(written)) == 3, proc.stderr
     assert all(Path(w).exists() for w in written)
+
+
+def test_a_setting_given_twice_to_set_is_an_error():
+    """break-it: the second --set silently won, and production (alert-only by the first) was scaled."""
+    proc = run("replay", str(SCENARIOS / "oom-loop-production"), "--json", "--set", "ALERT_ONLY_CLUSTERS=production",
+               "--set", "ALERT_ONLY_CLUSTERS=none")
+    assert proc.returncode == 2
+    assert "--set: ALERT_ONLY_CLUSTERS is given twice ('production' and 'none')" in proc.stderr
+    assert proc.stdout == ""

@@ -303,3 +303,26 @@ def test_without_a_scalable_target_the_tag_is_bounded_by_the_recorded_history(aw
         restore(history, ecs, "prod", "plain", scaling=targets)
     assert ecs.describe("prod", "plain").desired_count == 0
     assert restore(history, ecs, "prod", "plain", scaling=targets, count=2).desired_count == 2
+
+
+@pytest.mark.parametrize("value", ["0", "1", "5"])
+def test_a_tag_never_moves_a_running_service_the_watchdog_did_not_scale_down(aws: Aws, value: str) -> None:
+    """break-it: a stale or forged tag on a service at 2 that the table knows nothing about set its count
+    (tag 0 scaled a running service to 0); restore undoes scale-downs, so it changes nothing here."""
+    from ecs_guardrail.core.errors import NothingToRestoreError
+
+    ecs = EcsService(aws.ecs)
+    facts = ecs.describe("prod", "api")
+    running = facts.desired_count
+    assert running > 0
+    aws.ecs.tag_resource(resourceArn=facts.arn,
+                         tags=[{"key": "ecs-guardrail:previous-desired-count", "value": value}])
+    with pytest.raises(NothingToRestoreError, match="runs with desired count") as exc:
+        restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api",
+                scaling=ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE))
+    assert exc.value.desired_count == running
+    assert ecs.describe("prod", "api").desired_count == running
+    # the operator's --count is still their word
+    out = restore(HistoryStore.on(MemoryTable()), ecs, "prod", "api",
+                  scaling=ScalableTargets(aws.aas, alert_only=ACTS_EVERYWHERE), count=4)
+    assert out.desired_count == 4

@@ -119,6 +119,10 @@ def test_settings_env_reads_quotes_export_and_a_byte_order_mark(tmp_path):
     (b"ALERT_ONLY_CLUSTERS=production\n\n\nnot a line\n", "settings.env:4: expected KEY=VALUE"),
     (b"CRASH_THRESHOLD\n", "settings.env:1: expected KEY=VALUE"),
     (b"# ok\nALERT_ONLY=production\n", "settings.env:2: unknown setting 'ALERT_ONLY'"),
+    # break-it: the second line silently won, and production acted (a leftover 'none' from a rehearsal)
+    (b"ALERT_ONLY_CLUSTERS=production\nCRASH_THRESHOLD=5\nALERT_ONLY_CLUSTERS=none\n",
+     r"settings.env:3: ALERT_ONLY_CLUSTERS is set twice \(first on line 1\)"),
+    (b"ALERT_ONLY_CLUSTERS=production\n\nexport ALERT_ONLY_CLUSTERS=production\n", "settings.env:3: .* set twice"),
 ])
 def test_a_line_dotenv_cannot_read_names_its_line(tmp_path, text, where):
     with pytest.raises(ScenarioError, match=where):

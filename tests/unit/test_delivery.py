@@ -52,3 +52,40 @@ def test_delivered_csv_is_read_with_bom_and_bad_rows_are_named(tmp_path: Path):
         p.write_text(body, encoding="utf-8")
         with pytest.raises(ScenarioError, match=words):
             read_delivered(p)
+
+
+def test_a_delivered_row_past_the_last_line_is_a_warning(tmp_path: Path):
+    """break-it: rows for lines events.jsonl does not have (another capture's delivered.csv) were silently
+    unused, so the future-stamp check the operator asked for checked nothing."""
+    import shutil
+
+    from ecs_guardrail.local import load_scenario, replay
+
+    src = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "future-stamp-rejected"
+    folder = tmp_path / "s"
+    shutil.copytree(src, folder)
+    lines = len((folder / "events.jsonl").read_bytes().splitlines())
+    with (folder / "delivered.csv").open("a", encoding="utf-8") as fh:
+        fh.write(f"{lines + 1},2025-08-21T04:14:48Z\n{lines + 500},2025-08-21T04:14:48Z\n")
+    warnings: list[str] = []
+    replay(load_scenario(folder), on_warning=warnings.append)
+    assert any(f"2 row(s) name lines past the last line ({lines})" in w and f"line {lines + 1}" in w
+               for w in warnings), warnings
+
+
+def test_recovery_probe_replay_of_a_future_stamp_finishes(tmp_path: Path):
+    """break-it: with RECOVERY=probe the sweep ran every minute from the first event to the last one's
+    time, 2199 included: the replay never finished. A line delivered.csv rejects moves no clock now, and
+    without delivered.csv such a span is a one-line error."""
+    import shutil
+
+    from ecs_guardrail.local import load_scenario, replay
+
+    src = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "future-stamp-rejected"
+    folder = tmp_path / "s"
+    shutil.copytree(src, folder)
+    res = replay(load_scenario(folder, {"RECOVERY": "probe"}))
+    assert res.summary["events_rejected"] == 1 and res.summary["scaled_to_zero"] == ["development/thumbnailer"]
+    (folder / "delivered.csv").unlink()
+    with pytest.raises(ScenarioError, match=r"RECOVERY=probe the sweep runs every minute .* \(2199-01-01T00:00:00Z\)"):
+        replay(load_scenario(folder, {"RECOVERY": "probe"}))

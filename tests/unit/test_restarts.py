@@ -89,3 +89,19 @@ def test_an_observation_round_trips_and_bad_ones_are_named() -> None:
     bad["detail"]["restarts"] = 0
     with pytest.raises(ValueError, match="restarts must be a count"):
         RestartObservation.from_event(bad)
+
+
+def test_container_restarts_rows_spanning_centuries_are_refused(tmp_path) -> None:
+    """break-it: one row stamped 2199 made the replay tick every minute up to it (it never finished);
+    healthy_hosts.csv had this bound already."""
+    from ecs_guardrail.core.errors import ScenarioError
+    from ecs_guardrail.replay.restarts import read_container_restarts_csv
+
+    p = tmp_path / "container_restarts.csv"
+    p.write_text("time,cluster,service,restart_count\n2026-03-06T09:00:00Z,platform,api,0\n"
+                 "2199-01-01T00:00:00Z,platform,api,3\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"container_restarts.csv: rows span \d+ minutes; a replay samples at most"):
+        read_container_restarts_csv(p)
+    p.write_text("time,cluster,service,restart_count\n2026-03-06T09:00:00Z,platform,api,0\n"
+                 "2026-03-07T09:00:00Z,platform,api,3\n", encoding="utf-8")
+    assert len(read_container_restarts_csv(p)) == 2

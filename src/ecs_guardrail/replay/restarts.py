@@ -60,7 +60,9 @@ def read_container_restarts_csv(path: Path | str) -> list[RestartRow]:
 
     Raises:
         ScenarioError: unreadable, a wrong header (the header found is named), a row that does not parse
-            (its line, its column and what the column expects), more than :data:`MAX_ROWS` rows.
+            (its line, its column and what the column expects), more than :data:`MAX_ROWS` rows, rows
+            spanning more than ``MAX_REPLAY_MINUTES`` (a row stamped 2199 made the replay tick every
+            minute up to it: it never finished).
     """
     name = Path(path).name
     try:
@@ -76,6 +78,14 @@ def read_container_restarts_csv(path: Path | str) -> list[RestartRow]:
                     raise ScenarioError(f"{name}: more than {MAX_ROWS} rows")
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ScenarioError(f"{name}: cannot be read ({exc})") from None
+    if rows:  # the replay ticks every minute from the first row to the last: bounded as healthy_hosts.csv
+        from datetime import timedelta
+
+        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
+
+        span = (max(r[0] for r in rows) - min(r[0] for r in rows)) // timedelta(minutes=1)
+        if span > MAX_REPLAY_MINUTES:
+            raise ScenarioError(f"{name}: rows span {span} minutes; a replay samples at most {MAX_REPLAY_MINUTES}")
     return rows
 
 
