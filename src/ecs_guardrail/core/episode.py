@@ -40,7 +40,7 @@ __all__ = [
     "RECENT_TASKS_KEPT", "SCALE_DOWNS_KEPT", "add_failure", "add_spot", "add_deployment", "episode_is_open",
     "in_window", "close_episode", "mark_restored", "recovery_owed", "owe_recovery", "file_job_failure",
     "count_minutes", "failures_between", "note_activity", "open_episode", "reevaluated", "scale_down_times",
-    "file_service_failure",
+    "file_service_failure", "move_recovery",
 ]
 
 #: how long (event time) a Spot or termination notice's verdict is remembered for a task
@@ -646,3 +646,15 @@ def file_service_failure(summary: ServiceSummary, failure: Failure, keep: int, w
     Returns ``None`` when nothing changes (a task already filed)."""
     new = add_failure(summary, failure, keep, edge=edge, horizon=horizon)
     return None if new is None else (note_activity(new, failure.time, window) or new)
+
+
+def move_recovery(summary: ServiceSummary, decision_time: datetime, was: RecoveryStatus,
+                  to: RecoveryStatus) -> ServiceSummary | None:
+    """The recovery message of the episode decided at ``decision_time`` moved from ``was`` to ``to``
+    (``SENT`` -> ``FAILED`` when every channel failed; ``FAILED`` -> ``PENDING`` when the sweep owes it
+    again). ``None`` when the episode is another one by now, or its recovery is no longer ``was``: the
+    caller's conditional write then changes nothing."""
+    e = summary.episode
+    if e is None or e.decision_time != decision_time or e.recovery is not was:
+        return None
+    return replace(summary, episode=replace(e, recovery=to))

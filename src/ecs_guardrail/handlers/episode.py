@@ -48,6 +48,7 @@ from ecs_guardrail.core.episode import (
     RecoveryStatus,
     ServiceSummary,
     ended_by_steady,
+    move_recovery,
     open_episode,
 )
 from ecs_guardrail.core.errors import (
@@ -649,14 +650,8 @@ class Episodes:
             logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
                          extra={"cluster": ck, "service": service})
             decided = ep.decision_time
-
-            def failed(x: ServiceSummary) -> ServiceSummary | None:
-                e = x.episode
-                if e is None or e.decision_time != decided or e.recovery is not RecoveryStatus.SENT:
-                    return None
-                return replace(x, episode=replace(e, recovery=RecoveryStatus.FAILED))
-
-            self.state.update(ck, service, failed)
+            self.state.update(ck, service, lambda x: move_recovery(x, decided, RecoveryStatus.SENT,
+                                                                   RecoveryStatus.FAILED))
         metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
         return True
 

@@ -23,11 +23,10 @@ and its own recovery names it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus, ServiceSummary
+from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus, ServiceSummary, move_recovery
 from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.handlers.episode import Episodes
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
@@ -99,14 +98,8 @@ class Sweep:
         if ep is None or ep.recovery is not RecoveryStatus.FAILED:
             return False
         decided = ep.decision_time
-
-        def again(x: ServiceSummary) -> ServiceSummary | None:
-            e = x.episode
-            if e is None or e.decision_time != decided or e.recovery is not RecoveryStatus.FAILED:
-                return None
-            return replace(x, episode=replace(e, recovery=RecoveryStatus.PENDING))
-
-        _, changed = self.state.update(ck, s.service, again)
+        _, changed = self.state.update(ck, s.service, lambda x: move_recovery(x, decided, RecoveryStatus.FAILED,
+                                                                              RecoveryStatus.PENDING))
         return changed
 
 
