@@ -280,6 +280,7 @@ class Episodes:
             if isinstance(effect, lc.ReleaseLease):
                 self._step(ck, service, lc.LeaseReleased())
                 return claim
+            self._check_lease(ck, service, ep.lease_until)
             outcome = self._perform(ck, cluster, s, claim, effect, known)
             s, tr = self._step(ck, service, outcome, claim.decision)
             if tr.decision is not None:
@@ -344,6 +345,17 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
         return lc.FactsRecorded(target.suspended.to_api() if target is not None else None)
 
+    def _check_lease(self, ck: str, service: str, until: float) -> None:
+        """An invocation that outlived its own lease stops before its next call (another may own the
+        episode by now). With the lease at remaining time + margin this cannot happen in Lambda; it
+        guards the watchdog against a clock jump or a runtime that ignores its timeout.
+
+        Raises:
+            LeaseLostError: the lease expired on this invocation's clock.
+        """
+        if self._now() >= until:
+            raise LeaseLostError(f"{ck}/{service}: this invocation outlived its lease; it stops here")
+
     def _scale(self, ck: str, cluster: str, service: str, previous: int, known: Known | None) -> lc.Outcome:
         assert self.rt.ecs is not None
         if self._alert_only(ck, cluster):  # the entitlement rules already said so; never reach UpdateService
@@ -351,6 +363,9 @@ class Episodes:
         try:
             facts = known.facts if known is not None and known.facts is not None else \
                 self.rt.ecs.describe(cluster, service)
+            ep = self.state.load(ck, service).episode  # the last write of this invocation (cached)
+            if ep is not None:
+                self._check_lease(ck, service, ep.lease_until)  # right before the one call that matters most
             self.rt.ecs.scale_to_zero(facts, previous)
         except ActionRefusedError as exc:
             logger.error("scale-down refused by ECS: alerting instead", extra={"service": service, "error": exc.reason})
