@@ -35,6 +35,16 @@ _DENIED = ("AccessDeniedException", "AccessDenied")
 REFUSALS = frozenset({*_DENIED, "ServiceNotFoundException", "ServiceNotActiveException", "ClusterNotFoundException",
                       "UnauthorizedOperation", "InvalidParameterException"})
 
+def _refusal(exc: ClientError, operation: str) -> ActionRefusedError | None:
+    """:class:`ActionRefusedError` for a failed action call that ECS refused for good (:data:`REFUSALS`;
+    ``reason`` is ``OPERATION: CODE: message``), else ``None`` (the caller re-raises: it is retried)."""
+    err = exc.response.get("Error", {})
+    code = str(err.get("Code") or "")
+    if code in REFUSALS:
+        return ActionRefusedError(code, f"{operation}: {code}: {err.get('Message', '')}".rstrip(": "))
+    return None
+
+
 #: service tag that keeps the desired count the watchdog replaced, so ``restore`` works without the table
 PREVIOUS_COUNT_TAG = "ecs-guardrail:previous-desired-count"
 
@@ -282,12 +292,10 @@ class EcsService:
             self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
                                      service=facts.name, desiredCount=0)
         except ClientError as exc:
-            err = exc.response.get("Error", {})
-            code = str(err.get("Code") or "")
-            if code in REFUSALS:
-                raise ActionRefusedError(code, f"{exc.operation_name}: {code}: {err.get('Message', '')}".rstrip(": ")
-                                         ) from exc
-            raise
+            refused = _refusal(exc, exc.operation_name)
+            if refused is None:
+                raise
+            raise refused from exc
         return True
 
     def probe(self, facts: ServiceFacts) -> bool:
@@ -305,11 +313,10 @@ class EcsService:
             self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
                                      service=facts.name, desiredCount=1)
         except ClientError as exc:
-            err = exc.response.get("Error", {})
-            code = str(err.get("Code") or "")
-            if code in REFUSALS:
-                raise ActionRefusedError(code, f"UpdateService: {code}: {err.get('Message', '')}".rstrip(": ")) from exc
-            raise
+            refused = _refusal(exc, "UpdateService")
+            if refused is None:
+                raise
+            raise refused from exc
         return True
 
     def restore(self, facts: ServiceFacts, desired_count: int) -> bool:
