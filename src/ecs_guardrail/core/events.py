@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.links import parse_arn
 
 __all__ = [
     "Container",
@@ -419,7 +420,8 @@ def parse_event(raw: Any) -> EcsEvent:
             and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \
             and _RESOURCE_ARN.match(raw["resources"][0]):
         # a daemon's deployment (resources[0] arn:...:daemon/CLUSTER/NAME): kept, not a service's
-        kind = raw["resources"][0].split(":", 5)[5].split("/", 1)[0]
+        arn = parse_arn(raw["resources"][0])  # it matched _RESOURCE_ARN: an ARN
+        kind = arn.resource_type if arn is not None else "resource"
         return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
     try:
         event = model.model_validate(raw)

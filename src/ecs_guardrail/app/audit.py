@@ -75,16 +75,17 @@ def audit_account(clusters: Sequence[str], config: AuditConfig, fail_on: str,
 
 def audit_scenario(folder: Path, overrides: dict[str, str], fail_on: str,
                    on_warning: Callable[[str], None] | None = None) -> AuditRun:
-    """Build the scenario's fleet in moto (:func:`ecs_guardrail.fleet.build_fleet`, through
-    :class:`~ecs_guardrail.local.EmbeddedAws`) and audit every cluster of it through the same reads.
+    """Build the scenario's fleet in moto (:func:`ecs_guardrail.replay.fleet.build_fleet`, through
+    :class:`~ecs_guardrail.replay.embedded.EmbeddedAws`) and audit every cluster of it through the same reads.
 
     Settings: the scenario's ``settings.env``, then ``overrides`` (as ``replay`` reads them).
 
     Raises:
         ScenarioError: the folder cannot be read (missing or malformed ``fleet.json``, a bad setting).
     """
-    from ecs_guardrail.fleet import fleet_warnings
-    from ecs_guardrail.local import EmbeddedAws, load_scenario
+    from ecs_guardrail.replay.embedded import EmbeddedAws
+    from ecs_guardrail.replay.fleet import fleet_warnings
+    from ecs_guardrail.replay.scenario import load_scenario
 
     scenario = load_scenario(folder, overrides)
     for text in fleet_warnings(scenario.fleet):
