@@ -23,10 +23,12 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from ecs_guardrail import __version__
 from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
+    ConditionFailedError,
     GuardrailError,
     ScenarioError,
     ServiceAccessDeniedError,
     ServiceNotFoundError,
+    StateConflictError,
 )
 from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
 
@@ -525,6 +527,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except ServiceAccessDeniedError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_AWS
+    except (ConditionFailedError, StateConflictError):  # a lost race is no answer: it propagates
+        raise
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_NO

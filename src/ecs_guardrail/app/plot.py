@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import timedelta
 from pathlib import Path
 
-from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.errors import GuardrailError, PlotUnavailableError
 from ecs_guardrail.core.timeline import Timeline
 
 __all__ = ["plot_timeline", "PlotUnavailableError"]
@@ -26,10 +26,6 @@ _DECISIONS = {"scale_to_zero": ("-", "tab:purple", "scaled to 0"),
               "hold": ("--", "tab:brown", "held (mass failure)"),
               "alert_only": (":", "tab:purple", "alert only")}
 _OTHER_DECISION = ("-.", "tab:purple", "watchdog decision")
-
-
-class PlotUnavailableError(GuardrailError):
-    """matplotlib is not installed (``pip install ecs-guardrail[plot]``)."""
 
 
 def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Path:

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -255,6 +255,10 @@ class ServiceActionDetail(_ServiceDetail):
 class _ServiceScoped(_EcsEnvelope):
     """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
     the old ``service/NAME`` form with ``detail.clusterArn``)."""
+
+    if TYPE_CHECKING:  # each subclass declares both fields (its own detail-type literal and detail model)
+        detail_type: str
+        detail: _ServiceDetail
 
     @model_validator(mode="after")
     def _names_a_service(self) -> _ServiceScoped:

@@ -32,6 +32,7 @@ from ecs_guardrail.core.availability import (
     SampleBlock,
     ScaleDown,
     ServiceCounts,
+    ServiceMinute,
     availability_report,
     minute_floor,
     running_tasks_by_minute,
@@ -250,7 +251,7 @@ _TRANSITIONS = {
 
 
 def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
-    per: dict[str, list] = defaultdict(list)
+    per: dict[str, list[ServiceMinute]] = defaultdict(list)
     for sm in report.minutes:
         per[sm.service].append(sm)
     changes: dict[tuple[datetime, MinuteState], list[tuple[str, float | None, int]]] = defaultdict(list)
@@ -274,7 +275,7 @@ def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
         lines.append(Line(m, "healthy_hosts", _TRANSITIONS[state], text, tuple(sorted(s for s, _, _ in svcs)),
                           len(svcs), detail={"state": state.value}))
     # recovery: the first minute every service is up again after some were not
-    by_minute: dict[datetime, list] = defaultdict(list)
+    by_minute: dict[datetime, list[ServiceMinute]] = defaultdict(list)
     for sm in report.minutes:
         by_minute[sm.minute].append(sm)
     outage_start, lost = None, 0
