@@ -63,7 +63,7 @@ def test_every_error_says_when_it_is_raised():
     ("ecs_guardrail.adapters.alerts", "SecretUnreadableError"),
     ("ecs_guardrail.adapters.bus", "ObservationsNotSentError"),
     ("ecs_guardrail.core.lifecycle", "IllegalTransitionError"),
-    ("ecs_guardrail.plot", "PlotUnavailableError"),
+    ("ecs_guardrail.app.plot", "PlotUnavailableError"),
 ])
 def test_the_old_import_paths_still_work(old_path, name):
     assert getattr(importlib.import_module(old_path), name) is getattr(errors, name)
@@ -72,22 +72,22 @@ def test_the_old_import_paths_still_work(old_path, name):
 @pytest.mark.parametrize("lost_race", [ConditionFailedError({"seq": 3}), StateConflictError("kept changing")])
 def test_a_lost_race_propagates_through_the_cli_catch_all(monkeypatch, lost_race):
     # cli._dispatch turns any other GuardrailError into one line and exit 1; a lost race is no answer
-    import ecs_guardrail.restore
+    import ecs_guardrail.app.restore
 
     def raced(*args, **kwargs):
         raise lost_race
 
-    monkeypatch.setattr(ecs_guardrail.restore, "restore_service", raced)
+    monkeypatch.setattr(ecs_guardrail.app.restore, "restore_service", raced)
     with pytest.raises(type(lost_race)):
         cli.main(["restore", "--cluster", "c", "--service", "s", "--table", "t"])
 
 
 def test_other_guardrail_errors_still_end_in_one_line(monkeypatch, capsys):
-    import ecs_guardrail.restore
+    import ecs_guardrail.app.restore
 
     def refused(*args, **kwargs):
         raise RestoreError("c/s: a scale-down is in flight")
 
-    monkeypatch.setattr(ecs_guardrail.restore, "restore_service", refused)
+    monkeypatch.setattr(ecs_guardrail.app.restore, "restore_service", refused)
     assert cli.main(["restore", "--cluster", "c", "--service", "s", "--table", "t"]) == cli.EXIT_NO
     assert capsys.readouterr().err == "ecs-guardrail: c/s: a scale-down is in flight\n"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 
-@pytest.mark.parametrize("package", ["ecs_guardrail.core", "ecs_guardrail.adapters", "ecs_guardrail.handlers"])
+@pytest.mark.parametrize("package", ["ecs_guardrail.core", "ecs_guardrail.adapters", "ecs_guardrail.handlers",
+                                     "ecs_guardrail.replay", "ecs_guardrail.app"])
 def test_all_names_every_module_of_the_package(package):
     pkg = importlib.import_module(package)
     here = Path(pkg.__path__[0])

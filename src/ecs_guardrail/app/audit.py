@@ -143,8 +143,8 @@ def _text(run: AuditRun, out: TextIO) -> None:
         console.print(table)
     if run.findings:
         console.print("findings (the same finding on several services is one line):", markup=False)
-    for severity, check, cluster, services, text in _grouped(run.findings):
-        where = f"{cluster}/{','.join(services)}" if services else cluster
+    for severity, check, name, services, text in _grouped(run.findings):
+        where = f"{name}/{','.join(services)}" if services else name
         console.print(f"  {severity.upper():6} {check}  {where}: {text}", markup=False, soft_wrap=True)
     s = run.summary
     sev = s["by_severity"]

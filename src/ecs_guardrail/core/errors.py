@@ -71,7 +71,7 @@ class ServiceNotFoundError(GuardrailError):
 class RestoreError(GuardrailError):
     """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused.
 
-    Raised by :mod:`ecs_guardrail.restore` and :mod:`ecs_guardrail.core.restore_count`.
+    Raised by :mod:`ecs_guardrail.app.restore` and :mod:`ecs_guardrail.core.restore_count`.
     """
 
 
@@ -80,7 +80,7 @@ class NothingToRestoreError(RestoreError):
 
     ``desired_count``: the service's desired count now (ECS ``DescribeServices`` ``desiredCount``). Above
     0 the service runs already (a second ``restore``, or a count set by hand): nothing to do, exit 0.
-    At 0 there is nothing to put back from: exit 1. Raised by :func:`ecs_guardrail.restore.restore`.
+    At 0 there is nothing to put back from: exit 1. Raised by :func:`ecs_guardrail.app.restore.restore`.
     """
 
     def __init__(self, message: str, desired_count: int) -> None:
@@ -224,5 +224,5 @@ class ObservationsNotSentError(GuardrailError):
 class PlotUnavailableError(GuardrailError):
     """matplotlib is not installed (``pip install ecs-guardrail[plot]``).
 
-    Raised by :func:`ecs_guardrail.plot.plot_timeline` before anything is drawn.
+    Raised by :func:`ecs_guardrail.app.plot.plot_timeline` before anything is drawn.
     """

@@ -4,3 +4,6 @@
 in-memory fake ``memory_aws``), ``engine`` is the one place that reads ``fast`` or ``moto``, ``run`` drives the
 handlers on one clock (``clock``, ``sampling``, ``healthy_hosts``, ``restarts``, ``delivered``), ``sweep`` runs a
 grid of settings."""
+
+__all__ = ["clock", "delivered", "embedded", "engine", "fleet", "healthy_hosts", "lines", "memory_aws", "restarts",
+    "run", "sampling", "scenario", "sweep"]

@@ -251,7 +251,7 @@ class EmbeddedAws:
         """Every message published to the alert topic, read back through the SQS subscription:
         ``{"channel": "sns", "subject": ..., "message": ..., "time": ...}`` in publication order."""
         sqs = self.client("sqs")
-        out = []
+        out: list[dict[str, Any]] = []
         while True:
             msgs = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
             if not msgs:

@@ -107,6 +107,15 @@ def deployment_id(cluster: str, service: str) -> str:
     return f"ecs-svc/{int.from_bytes(digest[:8], 'big') % 10**19:019d}"
 
 
+def _average(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+#: GetMetricData's statistics over one period's values
+_STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len, "Average": _average}
+
+
 class UnsupportedOperationError(NotImplementedError):
     """An operation this in-memory AWS does not answer: the replay would need ``--engine moto``."""
 
@@ -478,8 +487,7 @@ class _CloudWatch(MemoryClient):
             buckets: dict[datetime, list[float]] = defaultdict(list)
             for t, v in points[lo:hi]:
                 buckets[start + timedelta(seconds=period * ((t - start).total_seconds() // period))].append(v)
-            reduce = {"Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len,
-                      "Average": lambda vs: sum(vs) / len(vs)}[stat["Stat"]]
+            reduce = _STATISTICS[stat["Stat"]]
             stamps = sorted(buckets, reverse=ScanBy != "TimestampAscending")
             results.append({"Id": q["Id"], "Label": metric["MetricName"], "StatusCode": "Complete",
                             "Timestamps": stamps, "Values": [float(reduce(buckets[t])) for t in stamps]})

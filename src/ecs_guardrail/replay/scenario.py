@@ -63,7 +63,7 @@ def read_settings_env(path: Path) -> dict[str, str]:
             raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
                                 "keep one line")
         lines[binding.key] = n
-        out[binding.key] = binding.value.strip()
+        out[binding.key] = (binding.value or "").strip()  # never None here: checked above
     return out
 
 
