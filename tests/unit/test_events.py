@@ -165,3 +165,24 @@ def test_parsed_once_validates_the_same_object_once_and_nothing_else():
             for _ in range(2):
                 with pytest.raises(EventRejectedError):
                     parse_event(bad)  # a rejection is never remembered
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_canonical_json_is_written_once_in_a_replay_and_is_the_same_text_everywhere(inside):
+    """The recorder's raw text: sorted keys, ASCII. A replay (inside ``parsed_once``) reuses the text
+    ``parse_event`` wrote; a lone surrogate is still rejected there, a real emoji (a surrogate *pair* in
+    the escaped text) is not."""
+    import contextlib
+
+    from ecs_guardrail.core.events import canonical_json, parsed_once
+
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    emoji = {**raw, "detail": {**raw["detail"], "stoppedReason": "Essential container exited \U0001f525"}}
+    lone = {**raw, "detail": {**raw["detail"], "stoppedReason": "CannotPullContainerError \udcff"}}
+    with parsed_once() if inside else contextlib.nullcontext():
+        parse_event(emoji)
+        assert canonical_json(emoji) == json.dumps(emoji, sort_keys=True, default=str)
+        assert "\\ud83d\\udd25" in canonical_json(emoji)
+        with pytest.raises(EventRejectedError, match="lone surrogate"):
+            parse_event(lone)
+        assert canonical_json(raw) == json.dumps(raw, sort_keys=True, default=str)  # another object: written anew

@@ -21,6 +21,7 @@ from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.links import parse_arn
 
 __all__ = [
+    "canonical_json",
     "Container",
     "TaskDetail",
     "TaskStateChange",
@@ -371,6 +372,7 @@ def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
 
 #: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
 _last: list[tuple[Any, Any]] | None = None
+_text: list[tuple[Any, str]] = []  # inside parsed_once: the last parsed object and its canonical JSON
 
 
 @contextlib.contextmanager
@@ -386,6 +388,21 @@ def parsed_once() -> Iterator[None]:
         yield
     finally:
         _last = before
+        _text.clear()
+
+
+def canonical_json(raw: Any) -> str:
+    """``raw`` as the history table keeps it: JSON with sorted keys, non-JSON values as ``str``, ASCII.
+
+    Inside :func:`parsed_once`, the text :func:`parse_event` wrote of the same object is reused (a
+    replay encodes each event once, not twice).
+
+    Raises:
+        ValueError, RecursionError: as :func:`json.dumps` does (``parse_event`` rejected such events).
+    """
+    if _text and _text[0][0] is raw:
+        return _text[0][1]
+    return json.dumps(raw, sort_keys=True, default=str)
 
 
 def parse_event(raw: Any) -> EcsEvent:
@@ -408,7 +425,13 @@ def parse_event(raw: Any) -> EcsEvent:
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
     try:
         # a lone surrogate (JSON "\\udcff") passes str validation but no UTF-8 encoder, DynamoDB's included
-        json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+        if _last is None:
+            json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+        else:  # a replay: the recorder's canonical text, written once; only a \\ud escape can hide one
+            text = json.dumps(raw, sort_keys=True, default=str)
+            if "\\ud" in text:
+                json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+            _text[:] = [(raw, text)]
     except UnicodeEncodeError:
         raise EventRejectedError("event holds text that is not valid Unicode (a lone surrogate)", raw) from None
     except (RecursionError, ValueError):

@@ -6,7 +6,6 @@ in the table with its reason (``REJECTED#<day>``) and never fails the invocation
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +13,7 @@ from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.events import EcsEvent, OtherEcsEvent, TaskStateChange, parse_event
+from ecs_guardrail.core.events import EcsEvent, OtherEcsEvent, TaskStateChange, canonical_json, parse_event
 from ecs_guardrail.core.links import arn_parts
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
@@ -54,7 +53,7 @@ def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
         "task_definition": d.task_definition_arn,
         "stop_code": d.stop_code,
         "stopped_reason": d.stopped_reason,
-        "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000],
+        "raw": canonical_json(raw)[:300_000],
     }
     if is_stop_event(d):
         verdict = classify_stop(d)
@@ -102,7 +101,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "account": account or event.account, "region": region or event.region,
                        "subject": subject, "note": event.note,
                        "event_name": str(event.detail.get("eventName") or "")[:128] or None,
-                       "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
+                       "raw": canonical_json(raw)[:300_000]})
             if new:
                 logger.info("event of a kind this tool does not read: recorded", extra={"note": event.note})
         else:
@@ -116,7 +115,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "service": service, "deployment_id": getattr(event.detail, "deployment_id", None),
                        "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
-                       "raw": json.dumps(raw, sort_keys=True, default=str)[:300_000]})
+                       "raw": canonical_json(raw)[:300_000]})
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
         store.record_rejected(raw, reason, received)
