@@ -304,8 +304,10 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
             return lc.ScalingSuspended()
         if isinstance(effect, lc.ScaleToZero):
-            if self.probes is not None and not self._alert_only(ck, cluster):
-                # named in the sweep's index before the call that holds it, so no held service is missed
+            if not self._alert_only(ck, cluster):
+                # named in the sweep's index before the call that holds it, so no held service is missed:
+                # with RECOVERY=probe for its probes, with either setting for the recovery a ``restore``
+                # (an operator's credentials, no SNS or Slack) makes owed
                 self.state.open_work(ck, cluster, service)
             return self._scale(ck, cluster, service, effect.previous_desired_count, known)
         if isinstance(effect, lc.SendAlert):

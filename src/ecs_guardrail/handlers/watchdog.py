@@ -198,6 +198,11 @@ class Watchdog:
                     **({"recovered": True} if recovered else {})}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
+        # a service-level failure of a held service is the probe's verdict (or a straggler): never a new
+        # decision over the probing episode
+        held = self._held_for_probes(ck, event.cluster, service, event.time)
+        if held is not None:
+            return held
         s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
         s = self.episodes.recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
