@@ -365,8 +365,8 @@ def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Whe
 
 def job_summary_alert(cluster: str, family: str, *, failures: int, window_minutes: int, window_start: datetime,
                       last_exit: str, last_time: datetime, next_failure: Failure | None = None,
-                      ok_run_at: datetime | None = None, where: Where | None = None,
-                      links: tuple[L.Link, ...] = ()) -> Alert:
+                      ok_run_at: datetime | None = None, closed_at: datetime | None = None,
+                      where: Where | None = None, links: tuple[L.Link, ...] = ()) -> Alert:
     """The summary of a closed job window: "failed N times in M min, last exit X".
 
     ``failures``: runs that failed in the window that opened at ``window_start`` (event time) and
@@ -374,6 +374,7 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
     failure that arrived after the window closed and opens the next one (it is reported here, in the
     same message, instead of a second alert). ``ok_run_at``: instead, the event time of a run that
     finished normally after the window closed (the job stopped failing: this summary closes the story).
+    ``closed_at``: instead, the time the scheduled sweep found the window over (no run came after it).
     """
     w = where or Where(cluster=cluster, family=family)
     headline = f"failed {failures} times in {window_minutes} min, last exit {last_exit}"
@@ -387,11 +388,13 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
                     "failures are counted and summarised the same way.")
     elif ok_run_at is not None:
         summary += f" A run finished normally at {ok_run_at:%H:%M:%S}Z: no window is open."
+    elif closed_at is not None:
+        summary += f" No failure since: the window closed at {closed_at:%H:%M}Z and no window is open."
     fields = {"Cluster": cluster, "Family": family, "Failures in window": str(failures),
               "Window": f"{window_start:%Y-%m-%d %H:%M}Z + {window_minutes} min", "Last exit": last_exit,
               "Last failure": f"{last_time:%Y-%m-%d %H:%M:%S}Z"}
     stops = _stops((next_failure,)) if next_failure is not None else []
-    at = next_failure.time if next_failure is not None else ok_run_at or last_time
+    at = next_failure.time if next_failure is not None else ok_run_at or closed_at or last_time
     return _make("job_summary", title, header, summary, fields, stops, links, w,
                  {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
                   "time": iso(at), "failures": failures, "window_minutes": window_minutes,

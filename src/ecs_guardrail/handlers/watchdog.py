@@ -260,6 +260,8 @@ class Watchdog:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
         if filing.opened:
+            # the sweep closes the window on time (its summary needs no further run of the job)
+            self.state.open_job(ck, d.cluster, family, event.time + window)
             where = self.episodes.place(ck, d.cluster, family=family)
             links = self.episodes.links(where, (failure,))
             minutes = self.config.window_minutes
