@@ -39,6 +39,7 @@ from ecs_guardrail.core.alert import (
     recovery_alert,
     still_failing_alert,
 )
+from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.episode import (
     ActionStatus,
@@ -402,7 +403,9 @@ class Episodes:
             if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
                 return lc.AlertCovered()
             where = self.place(ck, decision.cluster)
-            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where)))
+            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where),
+                                         per_service=self._mass_rows(ck, decision),
+                                         window_minutes=self.config.window_minutes))
             if not ok:
                 self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
             return lc.AlertDelivered(True) if ok else lc.AlertFailed(True)
@@ -414,6 +417,23 @@ class Episodes:
         if not ok:
             self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
         return lc.AlertDelivered() if ok else lc.AlertFailed()
+
+    def _mass_rows(self, ck: str, decision: Decision) -> list[tuple[str, int, int, Failure | None]]:
+        """Per failing service of a mass event (one Query of the cluster's summaries, bounded by its
+        services): crashes and health-check kills in the window ending at the decision, and its last
+        failure, for the cluster alert's one line per service."""
+        by_name = {x.service: x for x in self.state.cluster(ck).summaries}
+        rows = []
+        for name in decision.failing or (decision.service,):
+            s = by_name.get(name)
+            if s is None:
+                rows.append((name, 0, 0, None))
+                continue
+            crashes = s.counted(StopKind.CRASH, decision.time, self.config.window)
+            kills = s.counted(StopKind.HEALTH_CHECK_KILL, decision.time, self.config.window)
+            last = max(crashes + kills, key=lambda f: f.time, default=None)
+            rows.append((name, len(crashes), len(kills), last))
+        return rows
 
     def _with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
         """``failures`` (from a decision record, which does not carry it) with each task's task
@@ -660,9 +680,16 @@ class Episodes:
                 held = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
                 detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {held} min "
                           f"held at zero). " + (detail or ""))
+        held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
+        if held:
+            names, still = held
+            detail = (f"The mass hold covered {len(names)} services: {', '.join(names)}"
+                      + (f"; still in their own episode: {', '.join(still)}." if still else
+                         "; none of them is in an episode now.") + (" " + detail if detail else ""))
         alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
                                ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
-                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where))
+                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where),
+                               held=held[0] if held else None)
         if not self.deliver(alert):
             logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
                          extra={"cluster": ck, "service": service})
@@ -671,6 +698,23 @@ class Episodes:
                                                                    RecoveryStatus.FAILED))
         metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
         return True
+
+    def _mass_held(self, ck: str, service: str, ep: Episode) -> tuple[list[str], list[str]]:
+        """Every service a mass hold held (the services its decision found failing, and each later hold
+        of the same mass event, whose alert this one covered), and those still in their own episode.
+        One Query of the cluster's summaries (bounded by its services)."""
+        record = self.state.decision(ck, service, ep.decision_time) or {}
+        names = set(record.get("failing") or ()) | {service}
+        end = ep.ended_at or ep.last_failure
+        view = self.state.cluster(ck)
+        for x in view.summaries:
+            e = x.episode
+            if e is not None and e.reason is Reason.MASS_UNHEALTHY and ep.decision_time <= e.decision_time <= end:
+                names.add(x.service)
+        by_name = {x.service: x for x in view.summaries}
+        still = sorted(n for n in names if n != service and n in by_name and by_name[n].episode is not None
+                       and by_name[n].episode_end is None)
+        return sorted(names), still
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`recover` when ``s`` owes one; returns the summary as stored afterwards."""
