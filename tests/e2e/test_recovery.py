@@ -33,3 +33,20 @@ def test_sweep_over_recovery_prints_both_rows(capsys):
     assert probe["probes"]["passed"] == 1 and probe["image_pulls"]["unstopped"] == 24
     assert probe["watchdog_service_minutes"] < manual["watchdog_service_minutes"]
     assert rows[-1]["least_watchdog_service_minutes"] == {"RECOVERY": "probe"}
+
+
+def test_a_probe_whose_target_group_reports_no_healthy_host_fails(tmp_path):
+    """ARCHITECTURE.md "Recovery": a probe passes only if, where the service has target groups, they
+    report a healthy host in the pass window: the same recorded fix, but checkout-dev never healthy
+    again after it (healthy_hosts.csv 0 from the new revision on), restores nothing."""
+    import shutil
+
+    folder = tmp_path / "fixed-but-unhealthy"
+    shutil.copytree(FIXED, folder)
+    csv = folder / "healthy_hosts.csv"
+    head, *rows = csv.read_text().splitlines()
+    rows = [f"{t},{tg},{'0' if t >= '2026-03-04T10:48:00Z' else n}" for t, tg, n in (r.split(",") for r in rows)]
+    csv.write_text("\n".join([head, *rows]) + "\n")
+    s = replay(load_scenario(folder, {})).summary
+    assert s["probes"] == {"started": 2, "passed": 0, "failed": 2} and s["restored_by_probe"] == []
+    assert s["desired_counts"]["dev/checkout"] == 0

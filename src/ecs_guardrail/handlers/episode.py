@@ -23,7 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import ServiceFacts
+from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
@@ -160,6 +162,26 @@ class Episodes:
     def links(self, where: Where, failures: tuple[Failure, ...] = ()) -> Any:
         logs = pick_log_streams(failures, self.taskdefs().log_destinations, where.region)
         return alert_links(where, logs=logs, runbook=self.rt.settings.RUNBOOK_URL)
+
+    def serving(self, facts: ServiceFacts, at: datetime, max_age_minutes: int = 3,
+                requests: bool = True) -> tuple[Any, ...]:
+        """The newest minute of both observers (HealthyHostCount minimum, and the request metrics of an ALB)
+        per target group within ``max_age_minutes`` of ``at`` (one DescribeTargetGroups and one
+        GetMetricData; only for a service behind a load balancer). A decision's ``still_serving`` reads
+        it, and a probe's pass (its target groups must report a healthy host)."""
+        if not facts.target_group_arns:
+            return ()
+        tgs = list(facts.target_group_arns)
+        lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(tgs)
+        series = [Series(target_group_dimension(arn), load_balancer_dimension(lb))
+                  for arn in tgs for lb in lbs.get(arn, ())]
+        if not series:
+            return ()
+        metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
+        # evidence names the target group as operators know it (targetgroup/NAME/ID -> NAME)
+        return tuple(replace(x, target_group=x.target_group.split("/")[1] if x.target_group.count("/") == 2
+                             else x.target_group)
+                     for x in metrics_source.newest_healthy(series, at, max_age_minutes, requests=requests))
 
     def deliver(self, alert: Alert) -> bool:
         """Send ``alert`` to every sink; True when one took it (or none is configured)."""
@@ -626,7 +648,11 @@ class Episodes:
         assert ep is not None
         service = s.service
         facts = self.rt.ecs.describe(cluster, service)
-        if facts.running_count < 1:
+        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) if facts.running_count >= 1 else None
+        if facts.running_count < 1 or unhealthy:
+            if unhealthy:
+                logger.info("probe task running but its target groups report no healthy host: probe failed",
+                            extra={"service": service, "target_groups": unhealthy})
             self._step(ck, service, lc.ProbeFailed(now))
             self.probe_counts["failed"] += 1
             self._drive_probe(ck, cluster, service, now)
@@ -645,6 +671,14 @@ class Episodes:
         if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
             self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
         return "passed"
+
+    def _no_healthy_host(self, facts: ServiceFacts, since: datetime, now: datetime) -> list[str]:
+        """The target groups of a probed service whose newest HealthyHostCount minute in the pass window
+        (``since`` to ``now``) is 0: each must report a healthy host for the probe to pass. A target
+        group with no datapoint there gives no evidence either way (never "down")."""
+        minutes = max(1, int((now - since).total_seconds() // 60))
+        return sorted(x.target_group for x in self.serving(facts, now, minutes, requests=False)
+                      if x.healthy_host_count is not None and x.healthy_host_count < 1)
 
     def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
         assert self.probes is not None
