@@ -584,6 +584,10 @@ class Episodes:
             return None
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
+        ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
+        if ep is None or ep.action_status is not ActionStatus.PROBING:
+            self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
+            return None
         self._step(ck, service, lc.ProbeFailed(at))
         self.probe_counts["failed"] += 1
         metrics.add_metric(name="ProbesFailed", unit="Count", value=1)

@@ -204,6 +204,12 @@ class Watchdog:
         if held is not None:
             return held
         s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
+        ep = s.episode  # as stored now (a probe's pass may have finished while this invocation read)
+        if self.episodes.probes is not None and ep is not None and ep.probes and ep.ended_by is EpisodeEnd.RESTORED \
+                and ep.ended_at is not None and event.time <= ep.ended_at:
+            # late news of a probe window the pass already judged: never a decision in the past that
+            # stops the service just restored (a genuine impairment is reported again, after the restore)
+            return {"status": "ignored", "why": f"{IMPAIRED} stamped before the probe passed"}
         s = self.episodes.recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
