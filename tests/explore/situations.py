@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,6 +67,24 @@ def _probing_history(w: World) -> None:
     w.settle_sweep(20)
 
 
+def _job_crash(n: int, minute: float) -> dict:
+    return ecsgen.task_event("dev", None, f"{n:032x}", "crash_exit", T0 + timedelta(minutes=minute),
+                             group="family:nightly")
+
+
+def _job_window_history(w: World) -> None:
+    # a job window of three failures opened at minute 0: over at minute 30
+    w.settle([_job_crash(n, m) for n, m in ((1, 0), (2, 5), (3, 9))])
+
+
+def _one_job_summary(w: World) -> list[str]:
+    """The window's summary went out (the sweep's or the next failure's), at least once as every alert,
+    and every copy of it is the same alert (one alert id: a receiver can tell a repeat)."""
+    ids = {json.loads(str(a.get("message")))["metadata"]["additionalContext"]["alert_id"]
+           for a in w.alerts() if "failed 3 times in 30 min" in str(a.get("subject"))}
+    return [] if len(ids) == 1 else [f"the job window's summary went out as {len(ids)} alerts: {sorted(ids)}"]
+
+
 def _probing_episode_kept(w: World) -> list[str]:
     """The probed episode (svc0's scale-down at minute 3) is never replaced: the impaired event fails
     the probe while it runs, and is late news of the probe window once the pass restored svc0."""
@@ -101,6 +120,9 @@ SITUATIONS = [
               lambda w: [Task("sweep", w.sweep(31)),
                          Task("a", w.deliver(ecsgen.impaired_event("dev", "svc0", T0 + timedelta(minutes=25))))],
               PROBE_ENV, lambda w: _probing_episode_kept(w)),
+    Situation("job-window-closed-by-the-sweep-beside-the-next-failure", _job_window_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("a", w.deliver(_job_crash(4, 32)))],
+              check=_one_job_summary),
 ] + [
     # an alert-only cluster named every way ALERT_ONLY_CLUSTERS allows: nothing there may ever be changed
     Situation(f"alert-only-cluster-by-{how}", _prod_history,

@@ -52,3 +52,19 @@ def test_a_window_opened_after_the_due_one_keeps_its_entry():
     n = len(w.alerts())
     assert _sweep(w, 45)["summaries"] == 0 and len(w.alerts()) == n  # the first window was summarised already
     assert w.store().state.open_job_items() == [("dev", "dev", "nightly", T0 + timedelta(minutes=70))]
+
+
+def test_a_summary_no_sink_took_is_sent_by_the_next_sweep():
+    from types import SimpleNamespace
+
+    from ecs_guardrail.handlers.sweep import Sweep
+
+    w = World.new()
+    for n, m in ((1, 0), (2, 5)):
+        watchdog.invoke(job_crash(n, m), w.runtime(), CONTEXT)
+    rt = w.runtime()
+    rt.send = lambda alert: [SimpleNamespace(ok=False)]  # every sink down at the window's end
+    assert Sweep(rt, CONTEXT).run(T0 + timedelta(minutes=31))["summaries"] == 0
+    assert w.store().state.open_job_items()  # still owed
+    assert _sweep(w, 32)["summaries"] == 1 and "failed 2 times in 30 min" in str(w.alerts()[-1])
+    assert w.store().state.open_job_items() == []

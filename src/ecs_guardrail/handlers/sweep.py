@@ -31,7 +31,13 @@ from typing import Any
 
 from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
 from ecs_guardrail.core.alert import job_summary_alert
-from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus, ServiceSummary, move_recovery
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    RecoveryStatus,
+    ServiceSummary,
+    close_job_window,
+    move_recovery,
+)
 from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.handlers.episode import Episodes
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
@@ -106,21 +112,25 @@ class Sweep:
         out["closed"] += 1
 
     def _job(self, ck: str, cluster: str, family: str, due: datetime, now: datetime) -> int:
-        """Close job ``family``'s window that ended at ``due`` (now past): send its summary when it
-        counted more than its opening failure; drop the index entry. Returns the summaries sent (0, 1)."""
+        """Close job ``family``'s window that ended at ``due`` (now past): its summary (when it counted
+        more than its opening failure) is delivered first, then the window closed in one conditional
+        write, then the index entry dropped; so a sweep that dies or finds every sink down leaves the
+        window owing its summary to the next sweep (at least once, as every alert: a repeat has the
+        same alert id). Returns the summaries sent (0, 1)."""
         cfg = self.episodes.config
-        filing = self.state.job_window_due(ck, family, now, cfg.window)
-        sent = 0
+        filing = close_job_window(self.state.job(ck, family), now, cfg.window)
         if filing is not None and filing.closed is not None:
             start, count, last_exit, last_time = filing.closed
             where = self.episodes.place(ck, cluster, family=family)
-            self.episodes.deliver(job_summary_alert(cluster, family, failures=count, window_minutes=cfg.window_minutes,
-                                                    window_start=start, last_exit=last_exit, last_time=last_time,
-                                                    closed_at=start + cfg.window, where=where,
-                                                    links=self.episodes.links(where, ())))
-            sent = 1
+            if not self.episodes.deliver(job_summary_alert(
+                    cluster, family, failures=count, window_minutes=cfg.window_minutes, window_start=start,
+                    last_exit=last_exit, last_time=last_time, closed_at=start + cfg.window, where=where,
+                    links=self.episodes.links(where, ()))):
+                logger.error("job summary not delivered; the next sweep retries it", extra={"family": family})
+                return 0
+            self.state.job_window_due(ck, family, now, cfg.window)  # None: a failure closed it meanwhile
         self.state.close_job(ck, family, due)
-        return sent
+        return 1 if filing is not None and filing.closed is not None else 0
 
     def _retry_failed_recovery(self, ck: str, s: ServiceSummary) -> bool:
         """A recovery whose every channel failed is owed again (one conditional write: FAILED -> PENDING)."""

@@ -473,6 +473,10 @@ class WatchdogState:
         (:meth:`job_run_ok`); of the sweep and a concurrent event exactly one sends the summary."""
         return self._file_job(ck, family, at, lambda job: close_job_window(job, at, window))
 
+    def job(self, ck: str, family: str) -> JobSummary:
+        """Job ``family``'s current window as stored (one GetItem; nothing written)."""
+        return _job_from_item(family, self.table.get(*keys.job(ck, family)))
+
     def job_run_ok(self, ck: str, family: str, at: datetime, window: timedelta) -> JobFiling | None:
         """A run of job ``family`` finished normally at ``at``: close its window when that window is over
         (:func:`~ecs_guardrail.core.episode.close_job_window`), so a job that stops failing still gets its
