@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 import ecsgen
 import pytest
 from scheduler import Scheduler, Step, Task
-from world import World, crash
+from world import T0, World, crash, decision_times
 
 from ecs_guardrail.handlers.runtime import metrics
 
@@ -27,6 +29,8 @@ class Situation:
     history: Callable[[World], None]
     tasks: Callable[[World], list[Task]]
     env: dict[str, str] | None = None
+    #: the situation's own invariants after the schedule (violations), beside the world's
+    check: Callable[[World], list[str]] | None = None
 
     def base(self) -> World:
         w = World.new(**(self.env or {}))
@@ -63,6 +67,34 @@ def _probing_history(w: World) -> None:
     w.settle_sweep(20)
 
 
+def _job_crash(n: int, minute: float) -> dict:
+    return ecsgen.task_event("dev", None, f"{n:032x}", "crash_exit", T0 + timedelta(minutes=minute),
+                             group="family:nightly")
+
+
+def _job_window_history(w: World) -> None:
+    # a job window of three failures opened at minute 0: over at minute 30
+    w.settle([_job_crash(n, m) for n, m in ((1, 0), (2, 5), (3, 9))])
+
+
+def _one_job_summary(w: World) -> list[str]:
+    """The window's summary went out (the sweep's or the next failure's), at least once as every alert,
+    and every copy of it is the same alert (one alert id: a receiver can tell a repeat)."""
+    ids = {json.loads(str(a.get("message")))["metadata"]["additionalContext"]["alert_id"]
+           for a in w.alerts() if "failed 3 times in 30 min" in str(a.get("subject"))}
+    return [] if len(ids) == 1 else [f"the job window's summary went out as {len(ids)} alerts: {sorted(ids)}"]
+
+
+def _probing_episode_kept(w: World) -> list[str]:
+    """The probed episode (svc0's scale-down at minute 3) is never replaced: the impaired event fails
+    the probe while it runs, and is late news of the probe window once the pass restored svc0."""
+    times = decision_times(w, "dev", "svc0")
+    ep = w.store().state.load("dev", "svc0", fresh=True).episode
+    if len(times) == 1 and ep is not None and ep.decision_time == T0 + timedelta(minutes=3):
+        return []
+    return [f"svc0's probed episode was replaced: decisions {times}, current {ep and ep.decision_time}"]
+
+
 SITUATIONS = [
     Situation("same-service-redelivered", _same_service_history,
               lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
@@ -83,6 +115,14 @@ SITUATIONS = [
               PROBE_ENV),
     Situation("probe-due-beside-a-failing-probe", _probing_history,
               lambda w: [Task("sweep", w.sweep(31)), Task("a", w.deliver(crash("dev", "svc0", 4, 25)))], PROBE_ENV),
+    # a service-level failure (SERVICE_TASK_START_IMPAIRED) is the probe's verdict, never a new decision
+    Situation("start-impaired-beside-a-due-probe-pass", _probing_history,
+              lambda w: [Task("sweep", w.sweep(31)),
+                         Task("a", w.deliver(ecsgen.impaired_event("dev", "svc0", T0 + timedelta(minutes=25))))],
+              PROBE_ENV, lambda w: _probing_episode_kept(w)),
+    Situation("job-window-closed-by-the-sweep-beside-the-next-failure", _job_window_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("a", w.deliver(_job_crash(4, 32)))],
+              check=_one_job_summary),
 ] + [
     # an alert-only cluster named every way ALERT_ONLY_CLUSTERS allows: nothing there may ever be changed
     Situation(f"alert-only-cluster-by-{how}", _prod_history,
@@ -112,7 +152,7 @@ def run_schedule(sit: Situation, choose: Callable[..., str], fault: Callable[...
     tasks = sit.tasks(w)
     sched.run(tasks)
     w.retry(tasks)
-    problems = w.check_after() + w.check_restore()
+    problems = w.check_after() + w.check_restore() + (sit.check(w) if sit.check else [])
     if problems:
         steps = " ".join(f"{s.chosen}:{s.op}" for s in sched.trace)
         pytest.fail(f"{sit.name} {label}: " + "; ".join(problems) + f"\nschedule: {steps}")

@@ -74,8 +74,22 @@ def test_no_probe_on_an_alert_only_cluster_even_if_the_index_names_it():
 def test_manual_recovery_never_probes():
     w = World.new()
     w.settle([crash("dev", "svc0", i, i) for i in (1, 2, 3)])
+    assert w.store().state.open_work_items() == [("dev", "dev", "svc0")]  # indexed for its recovery
+    out = _sweep(w, 300)
+    assert out["services"] == 1 and out["probes"]["started"] == 0 and w.desired()["svc0"] == 0
+    assert w.store().state.open_work_items() == [("dev", "dev", "svc0")]  # still held: still indexed
+
+
+def test_manual_restore_recovery_goes_out_with_the_next_sweep_not_the_next_event():
+    w = World.new()
+    w.settle([crash("dev", "svc0", i, i) for i in (1, 2, 3)])
+    w.restore("svc0")()  # an operator's restore: its credentials send nothing, the recovery is owed
+    assert _ep(w).recovery is RecoveryStatus.PENDING
+    assert not any("recovered: dev/svc0" in str(a.get("subject")) for a in w.alerts())
+    out = _sweep(w, 60)
+    assert out["recoveries"] == 1 and out["closed"] == 1 and _ep(w).recovery is RecoveryStatus.SENT
+    assert sum("recovered: dev/svc0" in str(a.get("subject")) for a in w.alerts()) == 1
     assert w.store().state.open_work_items() == []
-    assert _sweep(w, 300)["services"] == 0 and w.desired()["svc0"] == 0
 
 
 def test_a_recovery_whose_every_channel_failed_is_retried_by_the_sweep():

@@ -313,9 +313,35 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
                  decision=decision_id(decision.cluster, decision.service, decision.time, w))
 
 
+#: per-service lines a mass-hold alert shows at most (the field "Failing services" names them all)
+MASS_LINES = 20
+
+
+def mass_lines(per_service: list[tuple[str, int, int, Failure | None]], window_minutes: int) -> list[str]:
+    """One line per failing service of a mass event (what an on-call needs to see the pattern): its
+    crash and health-check-kill counts in the window and its last stop (as :func:`_stops` writes it)."""
+    lines = []
+    rows = sorted(per_service, key=lambda x: x[0])
+    if len(rows) > MASS_LINES:
+        rows, more = rows[:MASS_LINES], len(rows) - MASS_LINES
+    else:
+        more = 0
+    for name, crashes, kills, last in rows:
+        line = f"{name}: {crashes} crashes, {kills} health-check kills in {window_minutes} min"
+        if last is not None:
+            line += "; last " + _stops((last,))[0]
+        lines.append(line)
+    if more:
+        lines.append(f"… and {more} more failing services (Failing services names them all)")
+    return lines
+
+
 def mass_alert(decision: Decision, failing: list[str], *, where: Where | None = None,
-               links: tuple[L.Link, ...] = ()) -> Alert:
-    """The one cluster alert of a mass event: the watchdog holds and says why."""
+               links: tuple[L.Link, ...] = (), per_service: list[tuple[str, int, int, Failure | None]] | None = None,
+               window_minutes: int | None = None) -> Alert:
+    """The one cluster alert of a mass event: the watchdog holds and says why. ``per_service``
+    (``(service, crashes, health-check kills, last failure)`` of each failing service, counted over
+    ``window_minutes``): one stop line per service instead of the first trigger's last stops."""
     w = _where_of(decision, where, service=False)
     title = f"held: mass failure in {decision.cluster}"
     header = f"{_ICON[Action.HOLD]} HELD: {decision.failing_services} of {decision.services_in_cluster} " \
@@ -335,7 +361,8 @@ def mass_alert(decision: Decision, failing: list[str], *, where: Where | None = 
         "Failing services": listing or "-",
         "First trigger": f"{decision.service} at {decision.time:%H:%M:%S}Z",
     }
-    return _make("mass_hold", title, header, summary, fields, _stops(decision.last_failures), links, w,
+    stops = mass_lines(per_service, window_minutes or 0) if per_service else _stops(decision.last_failures)
+    return _make("mass_hold", title, header, summary, fields, stops, links, w,
                  {"cluster": decision.cluster, "service": None, "action": "hold", "reason": decision.reason.value,
                   "time": iso(decision.time), "failing_services": names},
                  decision.time, ("hold", decision.reason.value),
@@ -365,8 +392,8 @@ def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Whe
 
 def job_summary_alert(cluster: str, family: str, *, failures: int, window_minutes: int, window_start: datetime,
                       last_exit: str, last_time: datetime, next_failure: Failure | None = None,
-                      ok_run_at: datetime | None = None, where: Where | None = None,
-                      links: tuple[L.Link, ...] = ()) -> Alert:
+                      ok_run_at: datetime | None = None, closed_at: datetime | None = None,
+                      where: Where | None = None, links: tuple[L.Link, ...] = ()) -> Alert:
     """The summary of a closed job window: "failed N times in M min, last exit X".
 
     ``failures``: runs that failed in the window that opened at ``window_start`` (event time) and
@@ -374,6 +401,7 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
     failure that arrived after the window closed and opens the next one (it is reported here, in the
     same message, instead of a second alert). ``ok_run_at``: instead, the event time of a run that
     finished normally after the window closed (the job stopped failing: this summary closes the story).
+    ``closed_at``: instead, the time the scheduled sweep found the window over (no run came after it).
     """
     w = where or Where(cluster=cluster, family=family)
     headline = f"failed {failures} times in {window_minutes} min, last exit {last_exit}"
@@ -387,11 +415,13 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
                     "failures are counted and summarised the same way.")
     elif ok_run_at is not None:
         summary += f" A run finished normally at {ok_run_at:%H:%M:%S}Z: no window is open."
+    elif closed_at is not None:
+        summary += f" No failure since: the window closed at {closed_at:%H:%M}Z and no window is open."
     fields = {"Cluster": cluster, "Family": family, "Failures in window": str(failures),
               "Window": f"{window_start:%Y-%m-%d %H:%M}Z + {window_minutes} min", "Last exit": last_exit,
               "Last failure": f"{last_time:%Y-%m-%d %H:%M:%S}Z"}
     stops = _stops((next_failure,)) if next_failure is not None else []
-    at = next_failure.time if next_failure is not None else ok_run_at or last_time
+    at = next_failure.time if next_failure is not None else ok_run_at or closed_at or last_time
     return _make("job_summary", title, header, summary, fields, stops, links, w,
                  {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
                   "time": iso(at), "failures": failures, "window_minutes": window_minutes,
@@ -400,7 +430,8 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
 
 
 def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: datetime, ended_by: str,
-                   ended_at: datetime, detail: str | None = None, links: tuple[L.Link, ...] = ()) -> Alert:
+                   ended_at: datetime, detail: str | None = None, links: tuple[L.Link, ...] = (),
+                   held: list[str] | None = None) -> Alert:
     """The episode of ``where`` is over: how long it lasted (minutes from the decision to ``ended_at``)
     and what ended it (``ended_by``: ``quiet``, ``steady_state``, ``restored``)."""
     minutes = _minutes(ended_at - decision_time)
@@ -417,10 +448,12 @@ def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: 
         summary += " " + detail
     fields = {"Ended by": ended_by, "Duration": f"{minutes} min", "Decision": f"{action.value} ({reason})",
               "Decided at": f"{decision_time:%Y-%m-%d %H:%M:%S}Z", "Ended at": f"{ended_at:%Y-%m-%d %H:%M:%S}Z"}
+    if held:  # a mass hold's recovery names every service it held
+        fields["Services held"] = _cut(", ".join(held), 1500)
     return _make("recovery", title, header, summary, fields, [], links, where,
                  {"cluster": where.cluster, "service": where.service, "action": action.value, "reason": reason,
                   "time": iso(ended_at), "ended_by": ended_by, "duration_minutes": minutes,
-                  "decision_time": iso(decision_time)},
+                  "decision_time": iso(decision_time), **({"services_held": list(held)} if held else {})},
                  ended_at, ("recovery", ended_by),
                  decision=decision_id(where.cluster, where.service or "", decision_time, where))
 

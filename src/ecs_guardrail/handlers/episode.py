@@ -23,7 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import ServiceFacts
+from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
@@ -39,6 +41,7 @@ from ecs_guardrail.core.alert import (
     recovery_alert,
     still_failing_alert,
 )
+from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.episode import (
     ActionStatus,
@@ -159,6 +162,26 @@ class Episodes:
     def links(self, where: Where, failures: tuple[Failure, ...] = ()) -> Any:
         logs = pick_log_streams(failures, self.taskdefs().log_destinations, where.region)
         return alert_links(where, logs=logs, runbook=self.rt.settings.RUNBOOK_URL)
+
+    def serving(self, facts: ServiceFacts, at: datetime, max_age_minutes: int = 3,
+                requests: bool = True) -> tuple[Any, ...]:
+        """The newest minute of both observers (HealthyHostCount minimum, and the request metrics of an ALB)
+        per target group within ``max_age_minutes`` of ``at`` (one DescribeTargetGroups and one
+        GetMetricData; only for a service behind a load balancer). A decision's ``still_serving`` reads
+        it, and a probe's pass (its target groups must report a healthy host)."""
+        if not facts.target_group_arns:
+            return ()
+        tgs = list(facts.target_group_arns)
+        lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(tgs)
+        series = [Series(target_group_dimension(arn), load_balancer_dimension(lb))
+                  for arn in tgs for lb in lbs.get(arn, ())]
+        if not series:
+            return ()
+        metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
+        # evidence names the target group as operators know it (targetgroup/NAME/ID -> NAME)
+        return tuple(replace(x, target_group=x.target_group.split("/")[1] if x.target_group.count("/") == 2
+                             else x.target_group)
+                     for x in metrics_source.newest_healthy(series, at, max_age_minutes, requests=requests))
 
     def deliver(self, alert: Alert) -> bool:
         """Send ``alert`` to every sink; True when one took it (or none is configured)."""
@@ -304,8 +327,10 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
             return lc.ScalingSuspended()
         if isinstance(effect, lc.ScaleToZero):
-            if self.probes is not None and not self._alert_only(ck, cluster):
-                # named in the sweep's index before the call that holds it, so no held service is missed
+            if not self._alert_only(ck, cluster):
+                # named in the sweep's index before the call that holds it, so no held service is missed:
+                # with RECOVERY=probe for its probes, with either setting for the recovery a ``restore``
+                # (an operator's credentials, no SNS or Slack) makes owed
                 self.state.open_work(ck, cluster, service)
             return self._scale(ck, cluster, service, effect.previous_desired_count, known)
         if isinstance(effect, lc.SendAlert):
@@ -400,7 +425,9 @@ class Episodes:
             if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
                 return lc.AlertCovered()
             where = self.place(ck, decision.cluster)
-            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where)))
+            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where),
+                                         per_service=self._mass_rows(ck, decision),
+                                         window_minutes=self.config.window_minutes))
             if not ok:
                 self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
             return lc.AlertDelivered(True) if ok else lc.AlertFailed(True)
@@ -412,6 +439,23 @@ class Episodes:
         if not ok:
             self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
         return lc.AlertDelivered() if ok else lc.AlertFailed()
+
+    def _mass_rows(self, ck: str, decision: Decision) -> list[tuple[str, int, int, Failure | None]]:
+        """Per failing service of a mass event (one Query of the cluster's summaries, bounded by its
+        services): crashes and health-check kills in the window ending at the decision, and its last
+        failure, for the cluster alert's one line per service."""
+        by_name = {x.service: x for x in self.state.cluster(ck).summaries}
+        rows = []
+        for name in decision.failing or (decision.service,):
+            s = by_name.get(name)
+            if s is None:
+                rows.append((name, 0, 0, None))
+                continue
+            crashes = s.counted(StopKind.CRASH, decision.time, self.config.window)
+            kills = s.counted(StopKind.HEALTH_CHECK_KILL, decision.time, self.config.window)
+            last = max(crashes + kills, key=lambda f: f.time, default=None)
+            rows.append((name, len(crashes), len(kills), last))
+        return rows
 
     def _with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
         """``failures`` (from a decision record, which does not carry it) with each task's task
@@ -540,6 +584,10 @@ class Episodes:
             return None
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
+        ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
+        if ep is None or ep.action_status is not ActionStatus.PROBING:
+            self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
+            return None
         self._step(ck, service, lc.ProbeFailed(at))
         self.probe_counts["failed"] += 1
         metrics.add_metric(name="ProbesFailed", unit="Count", value=1)
@@ -604,7 +652,11 @@ class Episodes:
         assert ep is not None
         service = s.service
         facts = self.rt.ecs.describe(cluster, service)
-        if facts.running_count < 1:
+        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) if facts.running_count >= 1 else None
+        if facts.running_count < 1 or unhealthy:
+            if unhealthy:
+                logger.info("probe task running but its target groups report no healthy host: probe failed",
+                            extra={"service": service, "target_groups": unhealthy})
             self._step(ck, service, lc.ProbeFailed(now))
             self.probe_counts["failed"] += 1
             self._drive_probe(ck, cluster, service, now)
@@ -623,6 +675,14 @@ class Episodes:
         if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
             self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
         return "passed"
+
+    def _no_healthy_host(self, facts: ServiceFacts, since: datetime, now: datetime) -> list[str]:
+        """The target groups of a probed service whose newest HealthyHostCount minute in the pass window
+        (``since`` to ``now``) is 0: each must report a healthy host for the probe to pass. A target
+        group with no datapoint there gives no evidence either way (never "down")."""
+        minutes = max(1, int((now - since).total_seconds() // 60))
+        return sorted(x.target_group for x in self.serving(facts, now, minutes, requests=False)
+                      if x.healthy_host_count is not None and x.healthy_host_count < 1)
 
     def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
         assert self.probes is not None
@@ -658,9 +718,16 @@ class Episodes:
                 held = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
                 detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {held} min "
                           f"held at zero). " + (detail or ""))
+        held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
+        if held:
+            names, still = held
+            detail = (f"The mass hold covered {len(names)} services: {', '.join(names)}"
+                      + (f"; still in their own episode: {', '.join(still)}." if still else
+                         "; none of them is in an episode now.") + (" " + detail if detail else ""))
         alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
                                ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
-                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where))
+                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where),
+                               held=held[0] if held else None)
         if not self.deliver(alert):
             logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
                          extra={"cluster": ck, "service": service})
@@ -669,6 +736,23 @@ class Episodes:
                                                                    RecoveryStatus.FAILED))
         metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
         return True
+
+    def _mass_held(self, ck: str, service: str, ep: Episode) -> tuple[list[str], list[str]]:
+        """Every service a mass hold held (the services its decision found failing, and each later hold
+        of the same mass event, whose alert this one covered), and those still in their own episode.
+        One Query of the cluster's summaries (bounded by its services)."""
+        record = self.state.decision(ck, service, ep.decision_time) or {}
+        names = set(record.get("failing") or ()) | {service}
+        end = ep.ended_at or ep.last_failure
+        view = self.state.cluster(ck)
+        for x in view.summaries:
+            e = x.episode
+            if e is not None and e.reason is Reason.MASS_UNHEALTHY and ep.decision_time <= e.decision_time <= end:
+                names.add(x.service)
+        by_name = {x.service: x for x in view.summaries}
+        still = sorted(n for n in names if n != service and n in by_name and by_name[n].episode is not None
+                       and by_name[n].episode_end is None)
+        return sorted(names), still
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`recover` when ``s`` owes one; returns the summary as stored afterwards."""

@@ -14,7 +14,10 @@ schedule, role or call exists for it. Each run:
    ``RECOVERY=probe`` runs the probe step that is due (start, pass and restore, or a step a dead
    invocation left), each through the episode's lease and the machine of
    :mod:`ecs_guardrail.core.lifecycle`;
-3. drops a service from the index once nothing is owed (restored and its recovery sent).
+3. drops a service from the index once nothing is owed (restored and its recovery sent);
+4. for each standalone job family named there whose window is over: closes the window and sends its
+   summary (when it counted more than the failure that opened it), then drops the family's entry,
+   so a job that stops failing (or stops running) still gets its summary on time.
 
 A mass hold's services are each scaled and held one by one, so each one held is named in the index
 and its own recovery names it.
@@ -26,7 +29,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus, ServiceSummary, move_recovery
+from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
+from ecs_guardrail.core.alert import job_summary_alert
+from ecs_guardrail.core.episode import (
+    ActionStatus,
+    RecoveryStatus,
+    ServiceSummary,
+    close_job_window,
+    move_recovery,
+)
 from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.handlers.episode import Episodes
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
@@ -54,7 +65,7 @@ class Sweep:
         (started, passed, failed), ``recoveries`` sent and ``retried``, ``closed`` index entries, and the
         services a passed probe ``restored`` (``cluster/service``)."""
         out: dict[str, Any] = {"status": "swept", "services": 0, "recoveries": 0, "retried": 0, "closed": 0,
-                               "restored": []}
+                               "summaries": 0, "restored": []}
         for ck, cluster, service in self.state.open_work_items():
             out["services"] += 1
             try:
@@ -63,6 +74,14 @@ class Sweep:
                 logger.warning("sweep lost a lease", extra={"service": service, "error": str(exc)})
             except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
                 logger.warning("held service not readable: left in the index", extra={"error": str(exc)})
+        for ck, cluster, family, due in self.state.open_job_items():
+            if now <= due:
+                continue
+            try:
+                out["summaries"] += self._job(ck, cluster, family, due, now)
+            except StateConflictError as exc:  # the event path is writing it; the next sweep looks again
+                logger.warning("job window kept changing under the sweep", extra={"family": family,
+                                                                                 "error": str(exc)})
         out["probes"] = dict(self.episodes.probe_counts)
         metrics.add_metric(name="SweepServices", unit="Count", value=out["services"])
         return out
@@ -91,6 +110,27 @@ class Sweep:
             return
         self.state.close_work(ck, service)
         out["closed"] += 1
+
+    def _job(self, ck: str, cluster: str, family: str, due: datetime, now: datetime) -> int:
+        """Close job ``family``'s window that ended at ``due`` (now past): its summary (when it counted
+        more than its opening failure) is delivered first, then the window closed in one conditional
+        write, then the index entry dropped; so a sweep that dies or finds every sink down leaves the
+        window owing its summary to the next sweep (at least once, as every alert: a repeat has the
+        same alert id). Returns the summaries sent (0, 1)."""
+        cfg = self.episodes.config
+        filing = close_job_window(self.state.job(ck, family), now, cfg.window)
+        if filing is not None and filing.closed is not None:
+            start, count, last_exit, last_time = filing.closed
+            where = self.episodes.place(ck, cluster, family=family)
+            if not self.episodes.deliver(job_summary_alert(
+                    cluster, family, failures=count, window_minutes=cfg.window_minutes, window_start=start,
+                    last_exit=last_exit, last_time=last_time, closed_at=start + cfg.window, where=where,
+                    links=self.episodes.links(where, ()))):
+                logger.error("job summary not delivered; the next sweep retries it", extra={"family": family})
+                return 0
+            self.state.job_window_due(ck, family, now, cfg.window)  # None: a failure closed it meanwhile
+        self.state.close_job(ck, family, due)
+        return 1 if filing is not None and filing.closed is not None else 0
 
     def _retry_failed_recovery(self, ck: str, s: ServiceSummary) -> bool:
         """A recovery whose every channel failed is owed again (one conditional write: FAILED -> PENDING)."""

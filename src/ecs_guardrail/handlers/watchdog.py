@@ -31,10 +31,10 @@ from typing import Any
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
-from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
+from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
 from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
-from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
+from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
@@ -199,7 +199,18 @@ class Watchdog:
                     **({"recovered": True} if recovered else {})}
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
+        # a service-level failure of a held service is the probe's verdict (or a straggler): never a new
+        # decision over the probing episode
+        held = self._held_for_probes(ck, event.cluster, service, event.time)
+        if held is not None:
+            return held
         s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
+        ep = s.episode  # as stored now (a probe's pass may have finished while this invocation read)
+        if self.episodes.probes is not None and ep is not None and ep.probes and ep.ended_by is EpisodeEnd.RESTORED \
+                and ep.ended_at is not None and event.time <= ep.ended_at:
+            # late news of a probe window the pass already judged: never a decision in the past that
+            # stops the service just restored (a genuine impairment is reported again, after the restore)
+            return {"status": "ignored", "why": f"{IMPAIRED} stamped before the probe passed"}
         s = self.episodes.recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
@@ -256,6 +267,8 @@ class Watchdog:
             return {"status": "duplicate"}
         metrics.add_metric(name="JobFailures", unit="Count", value=1)
         if filing.opened:
+            # the sweep closes the window on time (its summary needs no further run of the job)
+            self.state.open_job(ck, d.cluster, family, event.time + window)
             where = self.episodes.place(ck, d.cluster, family=family)
             links = self.episodes.links(where, (failure,))
             minutes = self.config.window_minutes
@@ -321,20 +334,9 @@ class Watchdog:
         return facts, why, count
 
     def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
-        """The newest minute of both observers (HealthyHostCount minimum, and the request metrics of an ALB)
-        per target group within 3 minutes of ``at`` (one DescribeTargetGroups and one GetMetricData per
-        decision; only for a service behind a load balancer)."""
-        if not facts.target_group_arns:
-            return ()
-        lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(list(facts.target_group_arns))
-        series = [Series(target_group_dimension(arn), load_balancer_dimension(lb))
-                  for arn in facts.target_group_arns for lb in lbs.get(arn, ())]
-        if not series:
-            return ()
-        metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
-        # evidence names the target group as operators know it (targetgroup/NAME/ID -> NAME)
-        return tuple(replace(x, target_group=x.target_group.split("/")[1] if x.target_group.count("/") == 2
-                             else x.target_group) for x in metrics_source.newest_healthy(series, at))
+        """The newest minute of both observers per target group within 3 minutes of ``at``
+        (:meth:`Episodes.serving`)."""
+        return self.episodes.serving(facts, at)
 
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
                  why: str | None, foreign: str | None,

@@ -276,6 +276,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.add(outcome)
                     if recovery is not None and out is not None and out.get("stop_kind") in _FAILURE_KINDS:
                         recovery.failure(raw, outcome)
+                    elif recovery is not None and outcome.get("status") == "probe_failed":
+                        recovery.counts["failed"] += 1  # a SERVICE_TASK_START_IMPAIRED failed the probe
             clock.finish()
             restart_clock.finish()
             if on_progress is not None and n % 100:

@@ -106,5 +106,6 @@ OPEN_WORK = "OPEN#work"
 
 
 def open_work(ck: str) -> tuple[str, str]:
-    """The cluster's item of the sweep's index: the services held at zero whose recovery is open."""
+    """The cluster's item of the sweep's index: the services held at zero whose recovery is open
+    (``services``), and the standalone job families with an open window and its end (``jobs``)."""
     return OPEN_WORK, ck

@@ -376,17 +376,42 @@ class WatchdogState:
                 out.append((item["sk"], str(cluster), service))
         return out
 
-    def _index_change(self, ck: str, change: Any) -> None:
+    def open_job(self, ck: str, cluster: str, family: str, due: datetime) -> None:
+        """Name job ``family`` in the cluster's index item with the end of its open window (``due``,
+        event time): the sweep closes that window on time and sends its summary, with no further run
+        of the job needed. At most one entry per family (a new window replaces the old one). Idempotent."""
+        entry = [cluster, iso(due)]
+        self._index_change(ck, lambda jobs: None if jobs.get(family) == entry else {**jobs, family: entry},
+                           field="jobs")
+
+    def close_job(self, ck: str, family: str, due: datetime) -> None:
+        """Drop ``family``'s entry if it still names the window that ended at ``due`` (a window opened
+        since keeps its entry). Idempotent."""
+        stamp = iso(due)
+        self._index_change(ck, lambda jobs: {k: v for k, v in jobs.items() if k != family}
+                           if family in jobs and list(jobs[family])[1:] == [stamp] else None, field="jobs")
+
+    def open_job_items(self) -> list[tuple[str, str, str, datetime]]:
+        """Every ``(cluster key, cluster, family, window end)`` of the index (the same one Query as
+        :meth:`open_work_items`: bounded by the families with an open window, never the history)."""
+        out = []
+        for item in self.table.query(keys.OPEN_WORK):
+            for family, (cluster, due) in sorted((item.get("jobs") or {}).items()):
+                out.append((item["sk"], str(cluster), family, parse_time(str(due))))
+        return out
+
+    def _index_change(self, ck: str, change: Any, field: str = "services") -> None:
         pk, sk = keys.open_work(ck)
         for _ in range(_RETRIES):
             item = self.table.get(pk, sk)
             seq = int(item.get("seq", 0)) if item else 0
-            new = change(dict((item or {}).get("services") or {}))
+            new = change(dict((item or {}).get(field) or {}))
             if new is None:
                 return
             cond = Cond(absent=True) if item is None else Cond(any_of=({"seq": seq},))
+            doc = {k: v for k, v in (item or {}).items() if k in ("services", "jobs")}
             try:
-                self.table.put({"pk": pk, "sk": sk, "seq": seq + 1, "services": new}, cond)
+                self.table.put({"pk": pk, "sk": sk, **doc, "seq": seq + 1, field: new}, cond)
                 return
             except ConditionFailedError:
                 continue
@@ -439,6 +464,15 @@ class WatchdogState:
         ``None`` for a redelivered task. Raises :class:`StateConflictError` after repeated lost races.
         """
         return self._file_job(ck, family, at, lambda job: file_job_failure(job, task_arn, at, exit_text, window))
+
+    def job_window_due(self, ck: str, family: str, at: datetime, window: timedelta) -> JobFiling | None:
+        """The sweep at ``at``: close ``family``'s window when it is over, as a clean run does
+        (:meth:`job_run_ok`); of the sweep and a concurrent event exactly one sends the summary."""
+        return self._file_job(ck, family, at, lambda job: close_job_window(job, at, window))
+
+    def job(self, ck: str, family: str) -> JobSummary:
+        """Job ``family``'s current window as stored (one GetItem; nothing written)."""
+        return _job_from_item(family, self.table.get(*keys.job(ck, family)))
 
     def job_run_ok(self, ck: str, family: str, at: datetime, window: timedelta) -> JobFiling | None:
         """A run of job ``family`` finished normally at ``at``: close its window when that window is over
