@@ -37,7 +37,6 @@ TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "av
 
 # Terraform-only inputs, each with the SAM counterpart that is not a parameter.
 TF_ONLY_VARIABLES = {
-    "name": "the stack name (AWS::StackName) prefixes every resource",
     "lambda_zip_path": "Globals.Function.CodeUri",
     "tags": "sam deploy --tags",
     "deletion_protection": "DeletionPolicy: RetainExceptOnCreate on HistoryTable (protection would fail a first "
@@ -120,7 +119,7 @@ def _classify_cfn(resource: str, function: str) -> str:
 
 def _classify_tf(resource: str, function: str) -> str:
     exact = {
-        "${aws_dynamodb_table.history.arn}": "history_table",
+        "${local.history_table_arn}": "history_table",
         "${local.ecs_service_arns}": "ecs_service",
         "${local.ecs_service_deployment_arns}": "ecs_service_deployment",
         "${local.default_bus_arn}": "default_bus",

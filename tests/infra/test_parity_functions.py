@@ -16,8 +16,12 @@ from parity import CFN_FUNCTION, CFN_LOG_GROUP, TEMPLATE, TF, _normal_default, s
 
 from ecs_guardrail import iam
 
+HISTORY_TABLE_NAME = {"Fn::If": ["CreateHistoryTable", {"Ref": "HistoryTable"}, {"Ref": "ExistingHistoryTableName"}]}
+
 
 def _cfn_value(value: Any) -> str:
+    if value == HISTORY_TABLE_NAME:  # the table created, or the existing one (issue 24 item 18)
+        return "resource:history_table"
     if isinstance(value, dict) and "Ref" in value:
         ref = value["Ref"]
         if ref in TEMPLATE["Parameters"]:
@@ -34,7 +38,7 @@ def _tf_value_ref(value: Any) -> str:
     if match:
         return f"var:{match.group(1)}"
     resources = {
-        "${aws_dynamodb_table.history.name}": "resource:history_table",
+        "${local.history_table_name}": "resource:history_table",
         "${aws_sns_topic.alerts.arn}": "resource:alert_topic",
     }
     if value in resources:

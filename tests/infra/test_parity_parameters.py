@@ -36,6 +36,18 @@ def test_every_input_is_validated_and_described() -> None:
 
 # One row per case: (parameter, value, accepted?). Both sides must agree with the expectation.
 VALIDATION_CASES = [
+    ("Name", "ecs-guardrail", True),
+    ("Name", "a" * 40, True),
+    ("Name", "a" * 41, False),
+    ("Name", "1guardrail", False),
+    ("Name", "ecs_guardrail", False),
+    ("Name", "", False),
+    ("ExistingHistoryTableName", "", True),
+    ("ExistingHistoryTableName", "ecs-guardrail-history", True),
+    ("ExistingHistoryTableName", "ecs-guardrail-HistoryTable-1A2B3C4D5E6F", True),
+    ("ExistingHistoryTableName", "ab", False),
+    ("ExistingHistoryTableName", "a" * 256, False),
+    ("ExistingHistoryTableName", "arn:aws:dynamodb:eu-west-1:111122223333:table/x", False),
     ("AlertOnlyClusters", "production", True),
     ("AlertOnlyClusters", "", True),
     ("AlertOnlyClusters", "prod-*,staging_eu,team?", True),

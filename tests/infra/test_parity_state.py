@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import iac
-from parity import TEMPLATE, TF
-
-from ecs_guardrail import iam
+import pytest
+from parity import CFN_FUNCTION, TEMPLATE, TF, cfn_statements
 
 
 def test_history_table_is_the_same() -> None:
@@ -68,54 +67,58 @@ def test_index_projects_exactly_the_timeline_fields() -> None:
 
 
 def test_a_failed_first_deploy_can_be_retried() -> None:
-    """Item 1: no fixed table name in the stack, and a failed create does not leave the table behind."""
+    """Item 1: a failed create does not leave the table behind, so its retry does not collide on the
+    table's name (NAME-history on both paths since issue 24 item 16: test_parity_names.py)."""
     table = TEMPLATE["Resources"]["HistoryTable"]
-    assert "TableName" not in table["Properties"]  # functions get it by Ref, the CLI from the output
+    assert table["Properties"]["TableName"] == {"Fn::Sub": "${Name}-history"}
     assert table["DeletionPolicy"] == "RetainExceptOnCreate"
     assert table["UpdateReplacePolicy"] == "Retain"
     # deletion protection would make the rollback of a failed create fail: PITR and the policy guard it
     assert "DeletionProtectionEnabled" not in table["Properties"]
     assert table["Properties"]["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
-    assert iac.function_environment(TEMPLATE, "WatchdogFunction")["HISTORY_TABLE"] == {"Ref": "HistoryTable"}
+    assert iac.function_environment(TEMPLATE, "WatchdogFunction")["HISTORY_TABLE"] == {
+        "Fn::If": ["CreateHistoryTable", {"Ref": "HistoryTable"}, {"Ref": "ExistingHistoryTableName"}]}
     # Terraform has no rollback: a failed apply keeps the table in state and the retry goes on from there
     tf = TF["resource"]["aws_dynamodb_table"]["history"]
     assert tf["deletion_protection_enabled"] == "${var.deletion_protection}"  # default true (issue 24 item 18)
     assert "lifecycle" not in tf
-    assert TF["locals"]["functions"]["watchdog"]["environment"]["HISTORY_TABLE"] == "${aws_dynamodb_table.history.name}"
+    assert TF["locals"]["functions"]["watchdog"]["environment"]["HISTORY_TABLE"] == "${local.history_table_name}"
 
 
-NAMED = {  # resource type -> the name property CloudFormation would otherwise take from the stack name
-    "AWS::IAM::Role": "RoleName",
-    "AWS::Serverless::Function": "FunctionName",
-    "AWS::Events::Rule": "Name",
-    "AWS::SQS::Queue": "QueueName",
-    "AWS::Events::Archive": "ArchiveName",
-    "AWS::DynamoDB::Table": "TableName",
-}
+KEPT = "ecs-guardrail-history"
 
 
-def test_names_fit_and_do_not_collide_across_regions() -> None:
-    """Item 2: IAM names are per account; names with a 64/80/48-character limit are generated."""
-    for type_, prop in NAMED.items():
-        for logical, resource in iac.resources_of_type(TEMPLATE, type_).items():
-            assert prop not in resource["Properties"], f"{logical} has a fixed {prop}"
-    statement_id = iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE, SourceAccountIds="111111111111"))(
-        TEMPLATE["Resources"]["CrossAccountBusPolicy"]["Properties"]["StatementId"]
-    )
-    assert len(statement_id) <= 64 and "ecs-guardrail" in statement_id
-    role = TF["resource"]["aws_iam_role"]["function"]
-    assert "name" not in role and role["name_prefix"] == '${substr("${var.name}-${each.key}", 0, 37)}-'
-    member_role = iac.load_terraform(iac.TERRAFORM / "examples" / "member-account")["resource"]["aws_iam_role"][
-        "forward"
-    ]
-    assert "name" not in member_role and member_role["name_prefix"]
-    assert (
-        "RoleName"
-        not in iac.load_template(iac.ROOT / "deploy" / "member-account.yaml")["Resources"]["ForwardRole"]["Properties"]
-    )
-    # Terraform's regional names: var.name is at most 40 characters, so "<name>-availability" fits 64
-    assert "{0,39}" in TF["variable"]["name"]["validation"][0]["condition"]
-    assert 40 + 1 + max(len(f) for f in iam.FUNCTIONS) <= 64
+@pytest.mark.parametrize("existing", ["", KEPT])
+def test_an_existing_history_table_is_used_instead_of_a_new_one(existing: str) -> None:
+    """Issue 24 item 18: the table a deleted stack retained (or a partial destroy kept) holds the history
+    `restore` needs; ExistingHistoryTableName / existing_history_table_name point a new deployment at it:
+    no table is created, every function reads and writes that one, its IAM grants that table's ARN."""
+    params = {"ExistingHistoryTableName": existing}
+    template = iac.load_template(**params)
+    evaluate = iac.Evaluator(template, iac.parameter_values(template, **params))
+    assert template["Resources"]["HistoryTable"]["Condition"] == "CreateHistoryTable"
+    assert evaluate.condition("CreateHistoryTable") is (existing == "")
+    name = existing or "{ref:HistoryTable}"
+    arn = f"arn:aws:dynamodb:eu-west-1:111122223333:table/{existing}" if existing else "{getatt:HistoryTable.Arn}"
+    for function, logical in CFN_FUNCTION.items():
+        assert evaluate(iac.function_environment(template, logical)["HISTORY_TABLE"]) == name
+        table_resources = {r for s in cfn_statements(function, **params) if s.get("Sid") == "HistoryTable"
+                           for r in iac.as_list(s["Resource"])}
+        assert table_resources == {arn}, function
+    assert evaluate(template["Outputs"]["HistoryTableName"]["Value"]) == name
+    # Terraform: the same input, the same two branches (created table, or the existing name and its ARN)
+    variable = TF["variable"]["existing_history_table_name"]
+    assert variable["default"] == "" and variable["type"] in ("string", "${string}")
+    assert TF["resource"]["aws_dynamodb_table"]["history"]["count"] == "${local.create_history_table ? 1 : 0}"
+    assert TF["locals"]["create_history_table"] == '${var.existing_history_table_name == ""}'
+    assert TF["locals"]["history_table_name"] == (
+        "${local.create_history_table ? aws_dynamodb_table.history[0].name : var.existing_history_table_name}")
+    assert "table/${var.existing_history_table_name}" in TF["locals"]["history_table_arn"]
+    assert "aws_dynamodb_table.history[0].arn" in TF["locals"]["history_table_arn"]
+    assert TF["output"]["history_table_name"]["value"] == "${local.history_table_name}"
+    # the table's address moved to history[0]: an existing deployment keeps its table
+    main_tf = (iac.TERRAFORM / "main.tf").read_text()
+    assert "moved {\n  from = aws_dynamodb_table.history\n  to   = aws_dynamodb_table.history[0]\n}" in main_tf
 
 
 def test_terraform_deletion_protection_is_a_variable_defaulting_on() -> None:
@@ -126,4 +129,4 @@ def test_terraform_deletion_protection_is_a_variable_defaulting_on() -> None:
     table = TF["resource"]["aws_dynamodb_table"]["history"]
     assert table["deletion_protection_enabled"] == "${var.deletion_protection}"
     readme = (iac.TERRAFORM / "README.md").read_text()
-    assert "terraform import 'module.ecs_guardrail.aws_dynamodb_table.history'" in readme
+    assert "terraform import 'module.ecs_guardrail.aws_dynamodb_table.history[0]'" in readme
