@@ -196,3 +196,19 @@ def test_iam_names_are_generated_on_both_paths() -> None:
     # Terraform's regional names: var.name is at most 40 characters, so "<name>-availability" fits 64
     assert "{0,39}" in TF["variable"]["name"]["validation"][0]["condition"]
     assert 40 + 1 + max(len(f) for f in iam.FUNCTIONS) <= 64
+
+
+def test_the_deploy_guide_shows_the_scheme() -> None:
+    """docs/deploy.md's Names table has every suffix of the scheme, and the Logs resource policy quota."""
+    docs = (iac.ROOT / "docs" / "deploy.md").read_text()
+    section = docs[docs.index("## Names") :].split("\n## ", 1)[0]
+    for names in _scheme("<name>").values():
+        for value in names:
+            generic = re.sub(r"-(recorder|watchdog|availability)$", "-<function>", value)
+            if "<name>-no-ecs-events-from-" in value:
+                generic = "<name>-no-ecs-events-from-<account>"
+            if generic.endswith(("Errors", "Throttles", "Failures", "Dropped", "Invocations", "Dlq")) \
+                    and "-not-empty" not in generic:
+                continue  # alarms per function and rule: the table gives the pattern and an example
+            assert f"`{generic}`" in section or f"`{value}`" in section or value in section, value
+    assert "test_parity_names.py" in section and "**10**" in section
