@@ -237,8 +237,11 @@ def sam(endpoint: str, out: Path) -> int:
             print(f"    {e['LogicalResourceId']} {e['ResourceStatus']} {e.get('ResourceStatusReason', '')}")
         return 1
     state = snapshot(endpoint, region)
-    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"]
-                for r in cfn.describe_stack_resources(StackName="ecs-guardrail")["StackResources"]}
+    physical = {}  # moto leaves LogicalResourceId out of some entries: keep those it names
+    for page in cfn.get_paginator("list_stack_resources").paginate(StackName="ecs-guardrail"):
+        for r in page["StackResourceSummaries"]:
+            if r.get("LogicalResourceId") and r.get("PhysicalResourceId"):
+                physical[r["LogicalResourceId"]] = r["PhysicalResourceId"]
     declared = template_alarms(translated, physical)
     created = sum(map(len, state["alarms"].values()))
     print(f"  alarms: the stack declares {sum(map(len, declared.values()))}, moto created {created}")
