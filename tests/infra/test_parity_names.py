@@ -80,14 +80,17 @@ def _scheme(name: str) -> dict[str, set[str]]:
     }
 
 
-def cfn_names(name: str) -> dict[str, set[str]]:
-    """Every name template.yaml gives (every optional resource on), a resource's name in another's
-    resolved (an alarm is named after what it watches)."""
-    params = {"Name": name, "SlackWebhookSecretArn": SLACK_ARN, "SilenceAlarmAccountIds": ACCOUNTS}
+def cfn_names(name: str, optional: bool = True) -> dict[str, set[str]]:
+    """Every name template.yaml gives (every optional resource on, or the defaults), a resource's name in
+    another's resolved (an alarm is named after what it watches)."""
+    params = {"Name": name}
+    if optional:
+        params |= {"SlackWebhookSecretArn": SLACK_ARN, "SilenceAlarmAccountIds": ACCOUNTS}
     template = iac.load_template(**params)
     evaluate = iac.Evaluator(template, iac.parameter_values(template, **params))
     raw = {logical: evaluate(r["Properties"].get(CFN_NAME[r["Type"]], f"<no {CFN_NAME[r['Type']]}>"))
-           for logical, r in template["Resources"].items() if r["Type"] in CFN_NAME}
+           for logical, r in template["Resources"].items()
+           if r["Type"] in CFN_NAME and ("Condition" not in r or evaluate.condition(r["Condition"]))}
 
     def resolve(value: str) -> str:
         return re.sub(r"\{(?:ref|getatt):(\w+)(?:\.QueueName)?\}", lambda m: resolve(raw[m.group(1)]), value)
@@ -98,10 +101,21 @@ def cfn_names(name: str) -> dict[str, set[str]]:
     return names
 
 
-def _instances(body: dict[str, Any]) -> list[dict[str, str]]:
-    """One context per instance of a Terraform resource (its for_each, as far as names need it)."""
+# what a Terraform resource's count is with every optional input on, and at the defaults
+COUNTS = {
+    "${local.has_slack_webhook ? 1 : 0}": (1, 0),
+    "${length(local.silence_alarm_account_ids) > 0 ? 1 : 0}": (1, 0),
+    "${local.create_history_table ? 1 : 0}": (1, 1),
+}
+
+
+def _instances(body: dict[str, Any], optional: bool = True) -> list[dict[str, str]]:
+    """One context per instance of a Terraform resource (its count or for_each, as far as names need it)."""
     each = body.get("for_each")
     locals_ = TF["locals"]
+    if "count" in body:
+        assert body["count"] in COUNTS, body["count"]
+        return [{}] * COUNTS[body["count"]][0 if optional else 1]
     if each is None:
         return [{}]
     if each == "${local.functions}":
@@ -115,11 +129,11 @@ def _instances(body: dict[str, Any]) -> list[dict[str, str]]:
         return [{"each.value.rule": r, "each.value.metric": m}
                 for r in locals_["rule_names"] for m in locals_["rule_alarm_text"]]
     if each == "${toset(local.silence_alarm_account_ids)}":
-        return [{"each.key": a} for a in ACCOUNTS.split(",")]
+        return [{"each.key": a} for a in ACCOUNTS.split(",")] if optional else []
     raise AssertionError(f"unknown for_each {each}")
 
 
-def tf_names(name: str) -> dict[str, set[str]]:
+def tf_names(name: str, optional: bool = True) -> dict[str, set[str]]:
     """Every name terraform/ gives, its expressions resolved for ``var.name = name``."""
     resources = TF["resource"]
 
@@ -144,7 +158,7 @@ def tf_names(name: str) -> dict[str, set[str]]:
     names: dict[str, set[str]] = {}
     for type_, attr in TF_NAME.items():
         for body in resources.get(type_, {}).values():
-            for ctx in _instances(body):
+            for ctx in _instances(body, optional):
                 names.setdefault(TF_TYPE[type_], set()).add(resolve(body.get(attr, f"<no {attr}>"), ctx))
     return names
 
@@ -154,6 +168,18 @@ def test_both_paths_give_every_resource_the_same_name(name: str) -> None:
     """Item 16: the same names whichever path deployed it (runbooks, dashboards, `--table`)."""
     assert cfn_names(name) == _scheme(name)
     assert tf_names(name) == _scheme(name)
+
+
+def test_the_same_alarms_at_the_defaults() -> None:
+    """Issue 24 item 19: `make check-deploy` once read 23 Terraform alarms beside none from SAM (moto's
+    CloudFormation creates no alarm). Both paths declare the same alarms at the defaults too (24: two
+    queues, 4 x 3 functions, 2 x 4 rules, the sampler's liveness, the unmatched alert-only entry), and
+    the same 27 with Slack and two silence accounts (the test above)."""
+    cfn, tf = cfn_names("ecs-guardrail", optional=False), tf_names("ecs-guardrail", optional=False)
+    assert cfn == tf
+    assert len(cfn["AWS::CloudWatch::Alarm"]) == 24
+    assert len(cfn_names("ecs-guardrail")["AWS::CloudWatch::Alarm"]) == 27
+    assert "AWS::Logs::MetricFilter" not in cfn  # the per-account filter only with silence alarms
 
 
 def test_one_name_parameter_with_the_same_validation() -> None:
