@@ -49,9 +49,10 @@ acceptance: setup
 completion: setup
 	@$(PY) -m ecs_guardrail.cli_reference --bash-completion
 
-## ruff over src and tests
+## ruff over src and tests, then mypy over src/ecs_guardrail (strict for core/ and adapters/; pyproject.toml)
 lint: setup
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy src/ecs_guardrail
 
 ## remove the virtual environments and build output
 clean:

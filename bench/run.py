@@ -80,7 +80,9 @@ def measure(services: int, events: int) -> dict[str, Any]:
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers import runtime as lambda_runtime
     from ecs_guardrail.handlers.runtime import LambdaContextStub, default_client
-    from ecs_guardrail.local import TABLE, EmbeddedAws, _environ, _quiet_logs, load_scenario
+    from ecs_guardrail.replay.embedded import EmbeddedAws, scoped_environ
+    from ecs_guardrail.replay.run import quiet_logs
+    from ecs_guardrail.replay.scenario import TABLE, load_scenario
     from ecs_guardrail.routing import targets
 
     stream = storm(services, events)
@@ -90,8 +92,9 @@ def measure(services: int, events: int) -> dict[str, Any]:
         folder = ecsgen.write_scenario(Path(tmp), fleet, [], {})
         t_build = time.perf_counter()
         with EmbeddedAws(load_scenario(folder)) as aws, \
-                _environ({"HISTORY_TABLE": TABLE, "ALERT_ONLY_CLUSTERS": "none", "ALERT_TOPIC_ARN": aws.topic_arn}), \
-                contextlib.redirect_stdout(io.StringIO()) as sink, _quiet_logs():
+                scoped_environ({"HISTORY_TABLE": TABLE, "ALERT_ONLY_CLUSTERS": "none",
+                                "ALERT_TOPIC_ARN": aws.topic_arn}), \
+                contextlib.redirect_stdout(io.StringIO()) as sink, quiet_logs():
             result["fleet_build_s"] = time.perf_counter() - t_build
             # the handlers run on the Lambda path, whose clients come from its own factory: count them there
             lambda_runtime.set_client_factory(lambda service: aws.counter.attach(default_client(service)))

@@ -91,7 +91,8 @@ def measure(target_groups: int) -> dict[str, dict[str, float]]:
     from ecs_guardrail.adapters.store.memory import MemoryTable
     from ecs_guardrail.core.records import iso
     from ecs_guardrail.handlers.availability import sample_minute
-    from ecs_guardrail.local import TABLE, load_scenario, make_aws
+    from ecs_guardrail.replay.engine import make_aws
+    from ecs_guardrail.replay.scenario import TABLE, load_scenario
 
     t0 = datetime(2025, 8, 21, tzinfo=UTC)
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,7 +25,9 @@ from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.handlers import record, watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime
-from ecs_guardrail.local import TABLE, EmbeddedAws, _quiet_logs, load_scenario
+from ecs_guardrail.replay.embedded import EmbeddedAws
+from ecs_guardrail.replay.run import quiet_logs
+from ecs_guardrail.replay.scenario import TABLE, load_scenario
 from ecs_guardrail.routing import targets
 
 
@@ -67,7 +69,7 @@ def run_stream(fleet: dict[str, Any], stream: list[dict[str, Any]], *, engine: s
         folder = ecsgen.write_scenario(Path(tmp), fleet, [], {"ALERT_ONLY_CLUSTERS": alert_only})
         scenario = load_scenario(folder)
         with EmbeddedAws(scenario) as aws, contextlib.redirect_stdout(io.StringIO()) as sink, \
-                _quiet_logs():
+                quiet_logs():
             settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
             clients = aws.clients()
             base = DynamoTable(clients("dynamodb"), TABLE) if engine == "moto" else MemoryTable(TABLE)

@@ -23,10 +23,12 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from ecs_guardrail import __version__
 from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
+    ConditionFailedError,
     GuardrailError,
     ScenarioError,
     ServiceAccessDeniedError,
     ServiceNotFoundError,
+    StateConflictError,
 )
 from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
 
@@ -213,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _time(text: str) -> Any:
-    from ecs_guardrail.incident import parse_time
+    from ecs_guardrail.app.timeline import parse_time
 
     try:
         return parse_time(text)
@@ -230,7 +232,8 @@ def _find_default() -> Path:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ecs_guardrail.local import check_events_file, load_scenario, replay
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import check_events_file, load_scenario
 
     folder = Path(args.scenario) if args.scenario else _find_default()
     _check_output(args.plot, "--plot")
@@ -246,7 +249,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timelines: list[Any] = []
 
     def keep_open(aws: Any, res: Any) -> None:
-        from ecs_guardrail.incident import load_timelines, scenario_span
+        from ecs_guardrail.app.timeline import load_timelines, scenario_span
 
         span = scenario_span(scenario)
         if span is None:
@@ -261,7 +264,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    from ecs_guardrail.progress import progress, progress_enabled
+    from ecs_guardrail.app.progress import progress, progress_enabled
 
     shown = progress_enabled(json_output=args.json)
     lines = _count_lines(scenario.events_path) if shown else None
@@ -270,7 +273,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
                         on_progress=advance if shown else None)
     if args.plot:
-        from ecs_guardrail.plot import PlotUnavailableError, plot_timeline
+        from ecs_guardrail.app.plot import PlotUnavailableError, plot_timeline
 
         n = 0
         used: set[Path] = set()
@@ -311,11 +314,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             out.write(json.dumps(tl.to_dict()) + "\n")
         out.write(json.dumps(result.summary) + "\n")
         return _none_accepted(folder, result.summary)
-    from ecs_guardrail.report import print_report
+    from ecs_guardrail.app.report import print_report
 
     print_report(folder.name, scenario, result)
     if timelines:
-        from ecs_guardrail.core.timeline import render
+        from ecs_guardrail.app.timeline import render
 
         for tl in timelines:
             if tl.lines:
@@ -352,7 +355,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
-    from ecs_guardrail.progress import progress, progress_enabled
+    from ecs_guardrail.app.progress import progress, progress_enabled
     from ecs_guardrail.replay.sweep import grid
 
     shown = progress_enabled(json_output=args.json)
@@ -364,7 +367,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
             sys.stdout.write(json.dumps(r.to_dict()) + "\n")
         sys.stdout.write(json.dumps(summary(rows)) + "\n")
         return 0
-    from ecs_guardrail.report import make_console
+    from ecs_guardrail.app.report import make_console
 
     render_rows(rows, make_console())
     return 0
@@ -372,7 +375,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
 
 def cmd_capture(args: argparse.Namespace) -> int:
     from ecs_guardrail.adapters.aws import make_client
-    from ecs_guardrail.capture import capture
+    from ecs_guardrail.app.capture import capture
 
     if args.until <= args.since:
         raise ScenarioError("--until must be after --since")
@@ -393,8 +396,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
     from ecs_guardrail.adapters.aws import make_client
     from ecs_guardrail.adapters.history import HistoryStore
-    from ecs_guardrail.core.timeline import render
-    from ecs_guardrail.incident import load_timelines
+    from ecs_guardrail.app.timeline import load_timelines, render
     from ecs_guardrail.settings import load_settings
 
     table = args.table or os.environ.get("HISTORY_TABLE")
@@ -412,7 +414,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         sys.stdout.write(render(tl, args.format))
     if args.plot:
-        from ecs_guardrail.plot import plot_timeline
+        from ecs_guardrail.app.plot import plot_timeline
 
         for n, tl in enumerate(timelines):
             path = args.plot if n == 0 else args.plot.with_name(
@@ -424,8 +426,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """``restore``: 0 put back or already running, 1 nothing recorded for a service at 0 (EXIT_CODES)."""
+    from ecs_guardrail.app.restore import restore_service
     from ecs_guardrail.core.errors import NothingToRestoreError
-    from ecs_guardrail.restore import restore_service
 
     table = args.table or _env("HISTORY_TABLE")
     if not table:
@@ -445,7 +447,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     """``audit``: 1 when a finding at or above ``--fail-on`` exists, 2 for bad input (unknown cluster,
     unreadable scenario, unknown setting), else 0."""
-    from ecs_guardrail.audit import account_settings, audit_account, audit_scenario, render
+    from ecs_guardrail.app.audit import account_settings, audit_account, audit_scenario, render
     from ecs_guardrail.core.errors import ClusterNotFoundError
 
     overrides = _overrides(args.overrides)
@@ -453,7 +455,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
 
-        from ecs_guardrail.progress import progress, progress_enabled
+        from ecs_guardrail.app.progress import progress, progress_enabled
 
         shown = progress_enabled(json_output=args.format == "json")
         with progress(f"audit: building {args.scenario.name}'s fleet in moto", None, enabled=shown):
@@ -525,6 +527,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except ServiceAccessDeniedError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_AWS
+    except (ConditionFailedError, StateConflictError):  # a lost race is no answer: it propagates
+        raise
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_NO

@@ -14,7 +14,7 @@ events), without walking the pattern for every event.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["PATTERNS", "matches", "targets", "compile_pattern"]
 
@@ -146,7 +146,7 @@ def compile_pattern(pattern: dict[str, Any]) -> Check:
     body = compiler.pattern("x0", pattern)
     namespace: dict[str, Any] = {"_SCALARS": _SCALARS, "_any_of": _any_of, **compiler.constants}
     exec(compile(f"def check(x0):\n    return bool({body})\n", "<routing pattern>", "exec"), namespace)  # noqa: S102
-    return namespace["check"]  # type: ignore[no-any-return]
+    return cast(Check, namespace["check"])
 
 
 _COMPILED: list[tuple[str, Check]] = [(name, compile_pattern(pattern)) for name, pattern in PATTERNS.items()]

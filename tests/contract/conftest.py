@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.memory import MemoryTable
-from ecs_guardrail.local import create_history_table
+from ecs_guardrail.replay.embedded import create_history_table
 
 REGION = "eu-west-1"
 NAME = "contract-history"

@@ -1,6 +1,6 @@
 """The AWS port's two implementations, side by side: moto and the fast engine's ``MemoryAws``.
 
-The same fleet is built in both with :func:`ecs_guardrail.fleet.build_fleet`, then every adapter a replay
+The same fleet is built in both with :func:`ecs_guardrail.replay.fleet.build_fleet`, then every adapter a replay
 runs (ECS facts, scale-down and restore, the fleet listing, target groups, CloudWatch minima, scalable
 targets, task definitions, SNS) reads both; the answers must be equal once the IDs each AWS makes up
 (target group and load balancer IDs, deployment IDs) are replaced by names.
@@ -27,7 +27,7 @@ from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.core.clusters import parse_alert_only_clusters
-from ecs_guardrail.fleet import build_fleet, check_fleet
+from ecs_guardrail.replay.fleet import build_fleet, check_fleet
 from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch
 from ecs_guardrail.replay.memory_aws import MemoryAws, UnsupportedOperationError
 
@@ -75,7 +75,7 @@ def _names(value: Any) -> Any:
 
 
 class Side:
-    """One AWS with the fleet built: ``client(service)`` and the :class:`~ecs_guardrail.fleet.BuiltFleet`."""
+    """One AWS with the fleet built: ``client(service)`` and the :class:`~ecs_guardrail.replay.fleet.BuiltFleet`."""
 
     def __init__(self, kind: str, factory: Any) -> None:
         self.kind = kind
@@ -96,7 +96,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def both(aws_env: None) -> Iterator[tuple[Side, Side]]:
-    from ecs_guardrail.local import moto_as_aws
+    from ecs_guardrail.replay.embedded import moto_as_aws
 
     with mock_aws(), moto_as_aws():  # moto as the replay's moto engine runs it
         memory = MemoryAws(ACCOUNT, REGION)
@@ -256,7 +256,7 @@ def test_sns_delivers_on_both(both: tuple[Side, Side]) -> None:
 
 
 def test_calls_are_counted_by_before_call_handlers(aws_env: None) -> None:
-    from ecs_guardrail.local import CallCounter
+    from ecs_guardrail.replay.embedded import CallCounter
 
     memory = MemoryAws(ACCOUNT, REGION)
     counter = CallCounter()
@@ -288,7 +288,7 @@ NESTED_FLEET: dict[str, Any] = {
 
 @pytest.fixture
 def nested(aws_env: None) -> Iterator[tuple[Any, Any]]:
-    from ecs_guardrail.local import moto_as_aws
+    from ecs_guardrail.replay.embedded import moto_as_aws
 
     with mock_aws(), moto_as_aws():
         memory = MemoryAws(ACCOUNT, REGION).client

@@ -12,8 +12,8 @@ from moto import mock_aws
 from ecs_guardrail import cli
 from ecs_guardrail.adapters.audit_facts import AuditFacts
 from ecs_guardrail.core.audit import CHECKS
-from ecs_guardrail.fleet import build_fleet
-from ecs_guardrail.local import CallCounter
+from ecs_guardrail.replay.embedded import CallCounter
+from ecs_guardrail.replay.fleet import build_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTAGE = ROOT / "events" / "scenarios" / "aggregate-health-outage"

@@ -18,9 +18,9 @@ import pytest
 
 from ecs_guardrail import cli
 from ecs_guardrail.adapters.history import HistoryStore
-from ecs_guardrail.core.timeline import render
-from ecs_guardrail.incident import load_timeline, scenario_span
-from ecs_guardrail.local import TABLE, load_scenario, replay
+from ecs_guardrail.app.timeline import load_timeline, render, scenario_span
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import TABLE, load_scenario
 from tests.conftest import SCENARIOS
 
 BROWNOUT = SCENARIOS / "shared-cache-brownout"
@@ -54,7 +54,7 @@ def brownout(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         got["basket"] = run_cli("timeline", "--cluster", "staging", "--service", "basket", "--since", "2025-08-21",
                                 "--until", "2025-08-22", "--format", "json", "--table", TABLE, "--region", aws.region)
         if HAVE_MATPLOTLIB:
-            from ecs_guardrail.plot import plot_timeline
+            from ecs_guardrail.app.plot import plot_timeline
 
             plot_timeline(tl, got["png"])
 

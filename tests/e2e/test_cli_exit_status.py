@@ -21,7 +21,7 @@ from moto import mock_aws
 from ecs_guardrail import cli
 from ecs_guardrail.handlers import runtime, watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.local import create_history_table
+from ecs_guardrail.replay.embedded import create_history_table
 from tests.conftest import EVENTS, SCENARIOS, load_event
 
 REGION = "eu-west-1"
@@ -77,12 +77,12 @@ def test_a_closed_stdout_ends_quietly_with_141():
 
 
 def test_ctrl_c_ends_with_one_line_and_130(monkeypatch, capsys):
-    import ecs_guardrail.local as local
+    import ecs_guardrail.replay.run as run
 
     def interrupted(*_a, **_k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(local, "replay", interrupted)
+    monkeypatch.setattr(run, "replay", interrupted)
     assert cli.main(["replay", str(SCENARIOS / "bad-image-dev")]) == cli.EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert err.strip() == "ecs-guardrail: interrupted" and "Traceback" not in err

@@ -153,7 +153,8 @@ def test_a_built_fleet_has_been_running_on_both_engines(tmp_path: Path) -> None:
     has its tasks running and its deployment COMPLETED (CreateService alone leaves it IN_PROGRESS with no
     task, which made every circuit-breaker service deployment_in_progress for a whole replay)."""
     from ecs_guardrail.adapters.ecs import EcsService
-    from ecs_guardrail.local import load_scenario, make_aws
+    from ecs_guardrail.replay.engine import make_aws
+    from ecs_guardrail.replay.scenario import load_scenario
     from tests.fuzz.breakkit import scenario
 
     fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [{"name": "development", "services": [

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from ecs_guardrail.local import load_scenario, replay
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 from tests.conftest import ROOT, SCENARIOS
 
 SHARED = ROOT.parent / "shared" / "scenarios"

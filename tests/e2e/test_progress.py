@@ -12,7 +12,7 @@ import pty
 import subprocess
 import sys
 
-from ecs_guardrail.progress import progress, progress_enabled
+from ecs_guardrail.app.progress import progress, progress_enabled
 from tests.conftest import SCENARIOS
 
 CLI = [sys.executable, "-m", "ecs_guardrail.cli"]

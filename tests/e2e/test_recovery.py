@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from ecs_guardrail.cli import main
-from ecs_guardrail.local import load_scenario, replay
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 FIXED = SCENARIOS / "probe-bad-image-fixed"

@@ -12,8 +12,9 @@ import pytest
 
 from ecs_guardrail import cli
 from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.local import load_scenario, replay, samples_overlap_warning
 from ecs_guardrail.replay.lines import decode_line
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario, samples_overlap_warning
 from tests.conftest import load_event
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"

@@ -26,7 +26,8 @@ from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.episode import Episode
 from ecs_guardrail.handlers.runtime import Clients, Runtime, build_runtime
-from ecs_guardrail.local import TABLE, EmbeddedAws, load_scenario
+from ecs_guardrail.replay.embedded import EmbeddedAws
+from ecs_guardrail.replay.scenario import TABLE, load_scenario
 from ecs_guardrail.settings import load_settings
 
 __all__ = ["ManualClock", "Faulty", "Fleet", "SlackStandIn", "client_error", "embedded_fleet"]

@@ -16,8 +16,9 @@ from ecs_guardrail.adapters.alerts import SlackWebhook
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
-from ecs_guardrail.local import load_scenario, replay
-from ecs_guardrail.restore import restore
+from ecs_guardrail.app.restore import restore
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 from tests.conftest import ROOT
 from tests.functional.test_handlers import _Hook, slack_server  # noqa: F401 - the 127.0.0.1 Slack fixture
 from tests.functional.test_watchdog_state import (  # noqa: F401 - fixtures

@@ -16,7 +16,7 @@ from moto import mock_aws
 
 from ecs_guardrail.handlers import runtime, watchdog
 from ecs_guardrail.handlers.runtime import Clients, LambdaContextStub, build_runtime, report_unmatched_alert_only
-from ecs_guardrail.local import create_history_table
+from ecs_guardrail.replay.embedded import create_history_table
 from ecs_guardrail.settings import load_settings
 from tests.functional.test_handlers import crash
 

@@ -8,7 +8,7 @@ from moto import mock_aws
 
 from ecs_guardrail.adapters.audit_facts import AuditFacts
 from ecs_guardrail.core.errors import ClusterNotFoundError
-from ecs_guardrail.fleet import build_fleet
+from ecs_guardrail.replay.fleet import build_fleet
 
 REGION = "eu-west-1"
 

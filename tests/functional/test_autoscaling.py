@@ -18,12 +18,12 @@ from ecs_guardrail.adapters.autoscaling import SCALABLE_DIMENSION, ScalableTarge
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode
 from ecs_guardrail.core.errors import AlertOnlyClusterError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action, Reason
-from ecs_guardrail.restore import restore
 
 REGION = "eu-west-1"
 RID = "service/prod/api"

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from ecs_guardrail.capture import capture
+from ecs_guardrail.app.capture import capture
 from ecs_guardrail.cli import DEFAULT_LOG_GROUP, main
-from ecs_guardrail.local import EmbeddedAws, load_scenario, replay
 from ecs_guardrail.replay.delivered import read_delivered
+from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.healthy_hosts import load_into_cloudwatch, read_healthy_hosts_csv
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "watchdog-made-zero"
 SINCE, UNTIL = datetime.fromisoformat("2025-10-07T09:50:00+00:00"), datetime.fromisoformat("2025-10-07T10:40:00+00:00")

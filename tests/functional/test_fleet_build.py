@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.fleet import BuiltFleet, build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
+from ecs_guardrail.replay.fleet import BuiltFleet, build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
 CHECK = {"path": "/actuator/health", "intervalSeconds": 10, "unhealthyThresholdCount": 2, "timeoutSeconds": 5,

@@ -14,12 +14,12 @@ from moto import mock_aws
 from ecs_guardrail.adapters.alerts import SlackWebhook
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.core.errors import RestoreError, SettingsError
 from ecs_guardrail.handlers import record, runtime, watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.local import create_history_table
-from ecs_guardrail.restore import restore
+from ecs_guardrail.replay.embedded import create_history_table
 from ecs_guardrail.settings import load_settings
 from tests.conftest import load_event
 

@@ -12,9 +12,10 @@ import pytest
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
+from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.clusters import parse_alert_only_clusters
-from ecs_guardrail.local import load_scenario, replay
-from ecs_guardrail.restore import restore
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 from tests.conftest import EVENTS
 from tests.fuzz.breakkit import crash, scenario
 

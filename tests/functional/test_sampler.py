@@ -17,7 +17,8 @@ from ecs_guardrail.core.availability import ClientsState, MinuteState
 from ecs_guardrail.core.timeline import availability_from_items
 from ecs_guardrail.handlers import availability, runtime
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.local import TABLE, EmbeddedAws, load_scenario
+from ecs_guardrail.replay.embedded import EmbeddedAws
+from ecs_guardrail.replay.scenario import TABLE, load_scenario
 
 T0 = datetime(2025, 8, 21, 15, 0, tzinfo=UTC)
 N_SERVICES = 14  # two DescribeServices pages, one GetMetricData call

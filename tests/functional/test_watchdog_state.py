@@ -32,11 +32,11 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import Clients, LambdaContextStub, Runtime, build_runtime
-from ecs_guardrail.local import create_history_table
-from ecs_guardrail.restore import restore
+from ecs_guardrail.replay.embedded import create_history_table
 from ecs_guardrail.settings import load_settings
 from tests.conftest import ManualClock, load_event
 

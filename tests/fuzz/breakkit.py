@@ -86,13 +86,14 @@ def lambdas(tmp: Path, settings: dict[str, str] | None = None) -> Iterator[Calla
     """
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub
-    from ecs_guardrail.local import TABLE, EmbeddedAws, _environ, load_scenario
+    from ecs_guardrail.replay.embedded import EmbeddedAws, scoped_environ
+    from ecs_guardrail.replay.scenario import TABLE, load_scenario
     from ecs_guardrail.routing import targets
 
     env = {"ALERT_ONLY_CLUSTERS": "nothing-matches", **(settings or {})}
     sc = load_scenario(scenario(tmp), env)
     ctx = LambdaContextStub()
-    with EmbeddedAws(sc) as aws, _environ({**env, "HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn}), \
+    with EmbeddedAws(sc) as aws, scoped_environ({**env, "HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn}), \
             open(os.devnull, "w") as sink:
 
         def deliver(event: Any) -> tuple[Any, Any]:

@@ -119,7 +119,7 @@ def moto_store():
     from moto import mock_aws
 
     from ecs_guardrail.adapters.history import HistoryStore
-    from ecs_guardrail.local import create_history_table
+    from ecs_guardrail.replay.embedded import create_history_table
 
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1"}
     with pytest.MonkeyPatch.context() as mp, mock_aws():

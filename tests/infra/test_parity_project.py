@@ -38,7 +38,7 @@ REPLAY_ONLY = {"python-dotenv": "dotenv"}
 
 def test_replay_only_dependencies_are_imported_lazily_and_never_by_a_handler() -> None:
     """python-dotenv (settings.env's parser) came back with issue 21 for ``replay``: imported inside
-    ``local.read_settings_env`` only, so a handler's import never needs it (not in the Lambda lock)."""
+    ``replay.scenario.read_settings_env`` only, so a handler's import never needs it (not in the Lambda lock)."""
     import ast
 
     src = iac.ROOT / "src" / "ecs_guardrail"
@@ -51,7 +51,7 @@ def test_replay_only_dependencies_are_imported_lazily_and_never_by_a_handler() -
                 if not any(n == module or n.startswith(module + ".") for n in names):
                     continue
                 rel = path.relative_to(src).as_posix()
-                assert rel == "local.py", f"{rel} imports {module}: only local.py may"
+                assert rel == "replay/scenario.py", f"{rel} imports {module}: only replay/scenario.py may"
                 assert node not in tree.body, f"{rel} imports {module} at module level: import it where it is used"
 
 

@@ -51,7 +51,7 @@ def test_index_projects_exactly_the_timeline_fields() -> None:
     assert tf_gsi["non_key_attributes"] == _timeline_fields()
     assert "raw" not in _timeline_fields()
     # the embedded AWS (replay, tests) builds the same index
-    from ecs_guardrail.local import create_history_table
+    from ecs_guardrail.replay.embedded import create_history_table
 
     class Recorder:
         def create_table(self, **kwargs: Any) -> None:

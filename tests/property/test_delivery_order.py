@@ -39,7 +39,8 @@ import ecsgen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecs_guardrail.local import load_scenario, replay
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 
 #: independent incidents (clusters) per generated scenario
 INCIDENTS = 10

@@ -25,7 +25,8 @@ import ecsgen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecs_guardrail.local import load_scenario, replay
+from ecs_guardrail.replay.run import replay
+from ecs_guardrail.replay.scenario import load_scenario
 
 DEV = [f"svc{i}" for i in range(6)]
 PROD = ["orders", "payments"]

@@ -11,7 +11,7 @@ import pytest
 from ecs_guardrail.core.clusters import EntryKind, parse_alert_only_clusters
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.core.policy import PolicyConfig, is_alert_only_cluster
-from ecs_guardrail.local import alert_only_warnings, load_scenario, read_settings_env
+from ecs_guardrail.replay.scenario import alert_only_warnings, load_scenario, read_settings_env
 from ecs_guardrail.settings import load_settings
 
 ARN = "arn:aws:ecs:eu-west-1:111122223333:cluster/production"

@@ -92,7 +92,7 @@ def test_metrics_off_drops_every_metric():
 
 def test_the_region_list_is_boto3s():
     boto3 = pytest.importorskip("boto3")
-    from ecs_guardrail.fleet import _regions
+    from ecs_guardrail.replay.fleet import _regions
 
     session = boto3.session.Session()
     assert set(_regions()) == {r for p in session.get_available_partitions()

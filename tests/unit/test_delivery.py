@@ -59,7 +59,8 @@ def test_a_delivered_row_past_the_last_line_is_a_warning(tmp_path: Path):
     unused, so the future-stamp check the operator asked for checked nothing."""
     import shutil
 
-    from ecs_guardrail.local import load_scenario, replay
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import load_scenario
 
     src = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "future-stamp-rejected"
     folder = tmp_path / "s"
@@ -79,7 +80,8 @@ def test_recovery_probe_replay_of_a_future_stamp_finishes(tmp_path: Path):
     without delivered.csv such a span is a one-line error."""
     import shutil
 
-    from ecs_guardrail.local import load_scenario, replay
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import load_scenario
 
     src = Path(__file__).resolve().parents[2] / "events" / "scenarios" / "future-stamp-rejected"
     folder = tmp_path / "s"

@@ -30,7 +30,7 @@ def _items(with_samples: bool, cluster: str = "dev") -> list[dict]:
 def _legend(tmp_path, monkeypatch, with_samples: bool) -> list[str]:
     import matplotlib.figure
 
-    from ecs_guardrail.plot import plot_timeline
+    from ecs_guardrail.app.plot import plot_timeline
 
     seen: list[str] = []
     original = matplotlib.figure.Figure.legend
@@ -62,7 +62,7 @@ def test_title_legend_and_axes_never_overlap(tmp_path, monkeypatch, with_samples
     a long cluster name: the widest title)."""
     import matplotlib.figure
 
-    from ecs_guardrail.plot import plot_timeline
+    from ecs_guardrail.app.plot import plot_timeline
 
     boxes: dict[str, list] = {}
     original = matplotlib.figure.Figure.savefig
@@ -90,7 +90,7 @@ def _drawn(tmp_path, monkeypatch, items: list[dict]):
     """(legend labels, {ax: y tick values}, vertical lines' (style, colour)) of the saved figure."""
     import matplotlib.figure
 
-    from ecs_guardrail.plot import plot_timeline
+    from ecs_guardrail.app.plot import plot_timeline
 
     seen: dict = {}
     original = matplotlib.figure.Figure.savefig

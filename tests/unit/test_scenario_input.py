@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.local import load_scenario
+from ecs_guardrail.replay.scenario import load_scenario
 
 
 @pytest.mark.parametrize("text", [
@@ -21,7 +21,7 @@ def test_unparseable_fleet_json_is_a_scenario_error(tmp_path, text):
 
 def test_an_empty_service_group_names_no_missing_service():
     """``group: "service:"`` (no name) warned 'service development/ is not in fleet.json'."""
-    from ecs_guardrail.local import _unknown_to_fleet
+    from ecs_guardrail.replay.run import _unknown_to_fleet
 
     raw = {"detail": {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/development", "group": "service:"}}
     assert _unknown_to_fleet(raw, {"development"}, {("development", "api")}) is None

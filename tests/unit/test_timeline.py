@@ -9,10 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ecs_guardrail.app.timeline import render
 from ecs_guardrail.core.attribution import Verdict, attribute
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
-from ecs_guardrail.core.timeline import build_timeline, busiest_window, render
+from ecs_guardrail.core.timeline import build_timeline, busiest_window
 
 T0 = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
 CFG = PolicyConfig()

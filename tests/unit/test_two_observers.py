@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ecs_guardrail.app.timeline import render
 from ecs_guardrail.core.availability import (
     ClientsState,
     Disagreement,
@@ -23,7 +24,7 @@ from ecs_guardrail.core.availability import (
 )
 from ecs_guardrail.core.entitlement import EntitlementFacts, EntitlementReason, ServingSample, entitlement
 from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.core.timeline import build_timeline, observers_verdict, render, samples_from_items
+from ecs_guardrail.core.timeline import build_timeline, observers_verdict, samples_from_items
 from ecs_guardrail.handlers.availability import block_start
 from ecs_guardrail.replay.healthy_hosts import has_request_columns, read_healthy_hosts_csv
 

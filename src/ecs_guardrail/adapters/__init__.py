@@ -1,3 +1,6 @@
 """Thin modules, one per AWS service or sink. Clients are passed in; each declares ``IAM_ACTIONS``."""
 
-__all__ = ["history", "ecs", "autoscaling", "taskdef", "alerts", "aws", "elb", "cloudwatch"]
+__all__ = [
+    "alerts", "audit_facts", "autoscaling", "aws", "bus", "cloudwatch", "clusters", "ecs", "elb", "history", "store",
+    "taskdef",
+]

@@ -26,6 +26,7 @@ from ecs_guardrail.core.alert import (
     mrkdwn_escape,
     slack_payload,
 )
+from ecs_guardrail.core.errors import SecretUnreadableError
 
 __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook"]
 
@@ -195,19 +196,6 @@ class SnsTopic:
         except Exception as exc:  # noqa: BLE001 - reported to the caller, which records and re-raises
             return Delivery("sns", False, f"{type(exc).__name__}: {exc}"[:300])
         return Delivery("sns", True)
-
-
-class SecretUnreadableError(Exception):
-    """Secrets Manager did not return the webhook secret. ``code`` is its error code when it gave one
-    (``AccessDeniedException`` for a partial ARN or a missing grant, ``ResourceNotFoundException``, ...)."""
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-    @property
-    def access_denied(self) -> bool:
-        return self.code in ("AccessDeniedException", "AccessDenied")
 
 
 def _client_error_code(exc: BaseException | None) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.adapters.ecs import describe_services, target_group_arns
 from ecs_guardrail.core.audit import (
     ClusterAuditFacts,
     ContainerHealthCheck,
@@ -64,14 +65,10 @@ class AuditFacts:
             if exc.response.get("Error", {}).get("Code") == "ClusterNotFoundException":
                 raise ClusterNotFoundError(f"cluster {cluster!r} not found in this account and region") from exc
             raise
-        raw: list[dict[str, Any]] = []
-        for i in range(0, len(arns), 10):
-            resp = self._ecs.describe_services(cluster=cluster, services=arns[i:i + 10], include=["TAGS"])
-            raw.extend(s for s in resp.get("services") or [] if s.get("status") == "ACTIVE")
+        raw = [s for s in describe_services(self._ecs, cluster, arns, tags=True) if s.get("status") == "ACTIVE"]
         name = cluster.rsplit("/", 1)[-1]
         cluster_arn = next((s.get("clusterArn", "") for s in raw), cluster if cluster.startswith("arn:") else "")
-        tg_arns = sorted({lb["targetGroupArn"] for s in raw for lb in s.get("loadBalancers") or []
-                          if lb.get("targetGroupArn")})
+        tg_arns = sorted({a for s in raw for a in target_group_arns(s)})
         groups = self.target_groups(tg_arns)
         scaling = self.scalable_targets([f"service/{name}/{s['serviceName']}" for s in raw])
         services = []
@@ -93,9 +90,7 @@ class AuditFacts:
                 circuit_breaker_rollback=cb.get("rollback") if cb else None,
                 deployment_controller=(s.get("deploymentController") or {}).get("type") or "ECS",
                 task_definition_arn=s.get("taskDefinition", ""),
-                target_groups=tuple(groups[a] for a in dict.fromkeys(
-                    lb["targetGroupArn"] for lb in s.get("loadBalancers") or [] if lb.get("targetGroupArn"))
-                    if a in groups),
+                target_groups=tuple(groups[a] for a in target_group_arns(s) if a in groups),
                 container_health_check=_container_check(check) if check else None,
                 essential_containers=tuple(c["name"] for c in essential),
                 scalable_min_capacity=target.get("MinCapacity") if target else None,

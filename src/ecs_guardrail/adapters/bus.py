@@ -13,13 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.errors import ObservationsNotSentError
 
 __all__ = ["ObservationBus", "ObservationsNotSentError"]
-
-
-class ObservationsNotSentError(GuardrailError):
-    """EventBridge refused some entries (``FailedEntryCount`` > 0): the run fails and is retried."""
 
 
 class ObservationBus:

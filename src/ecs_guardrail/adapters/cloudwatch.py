@@ -187,9 +187,9 @@ class HealthyHostCount:
             for minute in minutes:
                 if not clients and minute not in hh:
                     continue
-                inner[minute] = Reading(hh.get(minute), *(fields[n].get(minute) if clients else None
-                                                          for n in REQUEST_METRICS),
-                                        elb.get(minute) if clients else None, clients)
+                sums = {n: fields[n].get(minute) for n in REQUEST_METRICS} if clients else {}
+                inner[minute] = Reading(hh.get(minute), sums.get("request_count"), sums.get("target_2xx"),
+                                        sums.get("target_5xx"), elb.get(minute) if clients else None, clients)
             if inner:
                 out[s] = inner
         return out

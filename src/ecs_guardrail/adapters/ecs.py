@@ -28,7 +28,11 @@ from ecs_guardrail.core.errors import (
 )
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
-__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService"]
+__all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService",
+           "describe_services", "target_group_arns", "DESCRIBE_SERVICES_LIMIT"]
+
+#: DescribeServices takes at most 10 services per call (ECS API Reference, DescribeServices, ``services``)
+DESCRIBE_SERVICES_LIMIT = 10
 
 _DENIED = ("AccessDeniedException", "AccessDenied")
 #: ECS error codes that refuse an action for good (retrying cannot help): the decision becomes an alert
@@ -55,6 +59,30 @@ _UNANSWERED = frozenset({"AccessDeniedException", "AccessDenied", "UnknownOperat
                          "InvalidParameterException"})
 #: ServiceDeploymentStatus values of a finished service deployment (ECS API reference)
 _FINISHED = frozenset({"SUCCESSFUL", "STOPPED", "ROLLBACK_SUCCESSFUL", "ROLLBACK_FAILED"})
+
+
+def describe_services(ecs: Any, cluster: str, services: list[str], *, tags: bool = False) -> list[dict[str, Any]]:
+    """Every service of ``services`` (names or ARNs) in ``cluster`` as DescribeServices returns it, in
+    calls of :data:`DESCRIBE_SERVICES_LIMIT`, any ``status`` (the caller filters ``ACTIVE``); ``tags``:
+    with ``include=["TAGS"]``. The one reader of a service and its ``loadBalancers[]`` for the watchdog,
+    the sampler, ``audit`` and ``capture``.
+
+    Raises:
+        botocore.exceptions.ClientError: as DescribeServices raises it (the caller translates).
+    """
+    extra: dict[str, Any] = {"include": ["TAGS"]} if tags else {}
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(services), DESCRIBE_SERVICES_LIMIT):
+        chunk = services[i:i + DESCRIBE_SERVICES_LIMIT]
+        out.extend(ecs.describe_services(cluster=cluster, services=chunk, **extra).get("services") or [])
+    return out
+
+
+def target_group_arns(service: dict[str, Any]) -> tuple[str, ...]:
+    """``loadBalancers[].targetGroupArn`` of a DescribeServices service, deduplicated, in order (two
+    container ports behind one target group list it twice)."""
+    return tuple(dict.fromkeys(lb["targetGroupArn"] for lb in service.get("loadBalancers") or []
+                               if lb.get("targetGroupArn")))
 
 
 def _utc(value: Any) -> datetime | None:
@@ -177,8 +205,7 @@ class EcsService:
             desired_count=int(s.get("desiredCount", 0)),
             running_count=int(s.get("runningCount", 0)),
             tags={t["key"]: t.get("value", "") for t in s.get("tags") or []},
-            target_group_arns=tuple(dict.fromkeys(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
-                                                  if lb.get("targetGroupArn"))),
+            target_group_arns=target_group_arns(s),
             scheduling_strategy=str(s.get("schedulingStrategy") or "REPLICA").upper(),
             circuit_breaker_enabled=bool(breaker.get("enable", False)),
             circuit_breaker_rollback=bool(breaker.get("rollback", False)),
@@ -387,12 +414,9 @@ class EcsFleet:
         """ACTIVE services of ``cluster`` that have at least one target group."""
         arns = self._services(cluster)
         out: list[LoadBalancedService] = []
-        for i in range(0, len(arns), 10):
-            resp = self._ecs.describe_services(cluster=cluster, services=arns[i:i + 10])
-            for s in resp.get("services") or []:
-                tgs = tuple(dict.fromkeys(lb["targetGroupArn"] for lb in s.get("loadBalancers") or []
-                                          if lb.get("targetGroupArn")))
-                if s.get("status") == "ACTIVE" and tgs:
-                    out.append(LoadBalancedService(cluster, s["serviceName"], int(s.get("desiredCount", 0)),
-                                                   int(s.get("runningCount", 0)), tgs))
+        for s in describe_services(self._ecs, cluster, arns):
+            tgs = target_group_arns(s)
+            if s.get("status") == "ACTIVE" and tgs:
+                out.append(LoadBalancedService(cluster, s["serviceName"], int(s.get("desiredCount", 0)),
+                                               int(s.get("runningCount", 0)), tgs))
         return out

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ecs_guardrail.core.links import parse_arn
+
 __all__ = ["TargetGroups", "target_group_dimension", "load_balancer_dimension", "target_group_name"]
 
 
 def target_group_dimension(arn: str) -> str:
     """``arn:...:targetgroup/NAME/ID`` -> ``targetgroup/NAME/ID`` (the CloudWatch dimension value)."""
-    return arn.split(":", 5)[5]
+    parsed = parse_arn(arn)
+    if parsed is None:
+        raise ValueError(f"not a target group ARN: {arn!r}")
+    return parsed.resource
 
 
 def load_balancer_dimension(arn: str) -> str:
@@ -24,6 +29,11 @@ def load_balancer_dimension(arn: str) -> str:
 
 
 def target_group_name(arn: str) -> str:
+    """``arn:...:targetgroup/NAME/ID`` -> ``NAME`` (as the console and fleet.json name it).
+
+    Raises:
+        ValueError: ``arn`` is not an ARN.
+    """
     return target_group_dimension(arn).split("/")[1]
 
 

@@ -3,4 +3,7 @@
 Nothing here talks to AWS, reads the environment or the clock: time and state come in as arguments.
 """
 
-__all__ = ["errors", "events", "classify", "policy", "entitlement", "availability", "attribution", "timeline"]
+__all__ = [
+    "alert", "attribution", "audit", "availability", "classify", "clusters", "delivery", "entitlement", "episode",
+    "errors", "events", "lifecycle", "links", "policy", "records", "restarts", "restore_count", "timeline",
+]

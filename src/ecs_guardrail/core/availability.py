@@ -189,7 +189,9 @@ class SampleBlock:
             v = {k: (self.values[k][i] if k in self.values and i < len(self.values[k]) else None)
                  for k in BLOCK_FIELDS}
             out.append(Sample(self.cluster, self.service, self.target_group, self.start + i * MINUTE,
-                              request_metrics=self.request_metrics, **v))
+                              healthy_host_count=v["healthy_host_count"], request_count=v["request_count"],
+                              target_2xx=v["target_2xx"], target_5xx=v["target_5xx"], elb_5xx=v["elb_5xx"],
+                              request_metrics=self.request_metrics))
         return out
 
 

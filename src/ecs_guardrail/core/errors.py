@@ -1,6 +1,18 @@
-"""The project's error hierarchy: one base, subclasses named ``...Error``."""
+"""The project's error hierarchy: one base, :class:`GuardrailError`; every class is defined here.
+
+Each subclass is named for what went wrong (``...Error``) and says when it is raised. The modules that
+raise one import it from here (and some re-export it under their old path, e.g.
+``ecs_guardrail.adapters.store.table.ConditionFailedError``). ``except GuardrailError`` therefore
+catches every error the project raises on purpose, lost races included: a catch-all that must let a
+lost race through (:class:`ConditionFailedError`, :class:`StateConflictError`) re-raises those first.
+The one exception: ``replay.memory_aws.UnsupportedOperationError`` is a ``NotImplementedError`` of the
+in-memory fake AWS (an operation the fake does not model, a programming error), not a runtime error.
+``tests/unit/test_errors.py`` checks all of this.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class GuardrailError(Exception):
@@ -11,13 +23,21 @@ class EventRejectedError(GuardrailError):
     """An event that cannot be used: malformed JSON, wrong source, a required field missing.
 
     ``reason`` is one line a human can act on; the raw event is kept by the caller (history table,
-    log or dead-letter queue). A rejected event never counts as a crash.
+    log or dead-letter queue). A rejected event never counts as a crash. Raised by
+    :mod:`ecs_guardrail.core.events` when an event is parsed.
     """
 
     def __init__(self, reason: str, raw: object = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
+
+
+class EventFromTheFutureError(EventRejectedError):
+    """An event stamped more than the allowed skew after its delivery (ARCHITECTURE.md, "Time-sane").
+
+    Raised by :mod:`ecs_guardrail.core.delivery` when an event's time is checked against its delivery.
+    """
 
 
 class SettingsError(GuardrailError):
@@ -28,19 +48,31 @@ class SettingsError(GuardrailError):
 
 
 class ScenarioError(GuardrailError):
-    """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting)."""
+    """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting).
+
+    Raised by the operator commands (``replay``, ``capture``, ``audit``, the replay readers) on bad input.
+    """
 
 
 class ClusterNotFoundError(GuardrailError):
-    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region."""
+    """ECS answered ``ClusterNotFoundException``: the cluster named does not exist in this account and region.
+
+    Raised by :mod:`ecs_guardrail.adapters.ecs` (ListServices) and :mod:`ecs_guardrail.adapters.audit_facts`.
+    """
 
 
 class ServiceNotFoundError(GuardrailError):
-    """ECS answered ``ServiceNotFoundException`` (or the service is INACTIVE / draining)."""
+    """ECS answered ``ServiceNotFoundException`` (or the service is INACTIVE / draining).
+
+    Raised by :meth:`ecs_guardrail.adapters.ecs.EcsService.describe`.
+    """
 
 
 class RestoreError(GuardrailError):
-    """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused."""
+    """``restore`` cannot put a service back: no recorded previous desired count, or ECS refused.
+
+    Raised by :mod:`ecs_guardrail.app.restore` and :mod:`ecs_guardrail.core.restore_count`.
+    """
 
 
 class NothingToRestoreError(RestoreError):
@@ -48,7 +80,7 @@ class NothingToRestoreError(RestoreError):
 
     ``desired_count``: the service's desired count now (ECS ``DescribeServices`` ``desiredCount``). Above
     0 the service runs already (a second ``restore``, or a count set by hand): nothing to do, exit 0.
-    At 0 there is nothing to put back from: exit 1.
+    At 0 there is nothing to put back from: exit 1. Raised by :func:`ecs_guardrail.app.restore.restore`.
     """
 
     def __init__(self, message: str, desired_count: int) -> None:
@@ -61,6 +93,7 @@ class ServiceAccessDeniedError(GuardrailError):
 
     Distinct from :class:`ServiceNotFoundError`: the service may well exist (another account's service in
     cross-account mode, or a missing ``ecs:DescribeServices`` grant). The watchdog never acts on it.
+    Raised by :mod:`ecs_guardrail.adapters.ecs` (DescribeServices, ListServices).
     """
 
 
@@ -68,7 +101,8 @@ class ScalingSuspendError(GuardrailError):
     """Application Auto Scaling refused to suspend a scalable target (``RegisterScalableTarget`` failed).
 
     ``reason`` is one line (the AWS error code and message). The caller must not scale the service to 0:
-    the scalable target would put the tasks back; it alerts instead and says why.
+    the scalable target would put the tasks back; it alerts instead and says why. Raised by
+    :mod:`ecs_guardrail.adapters.autoscaling` (DescribeScalableTargets, RegisterScalableTarget).
     """
 
     def __init__(self, reason: str) -> None:
@@ -83,7 +117,8 @@ class ActionRefusedError(GuardrailError):
     (an alert-only cluster). Not raised for throttling or a 5xx: those are retried.
 
     ``code`` is the AWS error code (or ``"Refused"``); ``reason`` one line with code and message. The
-    decision becomes ``alert_only`` with reason ``action_failed``, and its alert goes out.
+    decision becomes ``alert_only`` with reason ``action_failed``, and its alert goes out. Raised by
+    :class:`ecs_guardrail.adapters.ecs.EcsService` (``scale_to_zero``, ``probe``).
     """
 
     def __init__(self, code: str, reason: str) -> None:
@@ -94,19 +129,26 @@ class ActionRefusedError(GuardrailError):
 
 class LeaseLostError(GuardrailError):
     """This invocation no longer holds the episode's lease (it expired and another invocation took the
-    episode over). The holder stops at once: the new holder resumes from the recorded phase."""
+    episode over). The holder stops at once: the new holder resumes from the recorded phase.
+
+    Raised by :mod:`ecs_guardrail.handlers.episode` (the claim, and the last check before UpdateService).
+    """
 
 
 class DecisionInProgressError(GuardrailError):
     """Another invocation holds the lease of this service's unfinished episode. Raised by the Lambda
     entry point so that Lambda retries the event later and resumes the work if that invocation died
-    (Powertools idempotency's ``IdempotencyAlreadyInProgressError`` plays the same part)."""
+    (Powertools idempotency's ``IdempotencyAlreadyInProgressError`` plays the same part).
+
+    Raised by :mod:`ecs_guardrail.handlers.watchdog` and :mod:`ecs_guardrail.handlers.episode`.
+    """
 
 
 class AlertDeliveryError(GuardrailError):
     """Every alert sink failed. Raised after the decision is recorded, so Lambda retries the alert.
 
-    ``outcome`` is what the invocation decided (the decision is already in the history table).
+    ``outcome`` is what the invocation decided (the decision is already in the history table). Raised
+    by :mod:`ecs_guardrail.handlers.watchdog`.
     """
 
     def __init__(self, message: str, outcome: dict[str, object] | None = None) -> None:
@@ -114,10 +156,73 @@ class AlertDeliveryError(GuardrailError):
         self.outcome = outcome or {}
 
 
-class EventFromTheFutureError(EventRejectedError):
-    """An event stamped more than the allowed skew after its delivery (ARCHITECTURE.md, "Time-sane")."""
+
 class AlertOnlyClusterError(ScalingSuspendError):
     """A call that could change the capacity of an alert-only cluster's service was refused *before* it
     was made (``RegisterScalableTarget``: Application Auto Scaling ARNs do not carry the cluster name, so
     IAM cannot deny it per cluster; the code does). A :class:`ScalingSuspendError`, so the watchdog
-    alerts and never scales the service."""
+    alerts and never scales the service. Raised by :mod:`ecs_guardrail.adapters.autoscaling`."""
+
+
+class IllegalTransitionError(GuardrailError):
+    """An outcome that the episode's phase does not allow (a raise seen while an action is in flight,
+    a second scale-down, an alert for a finished episode...). Nothing is written; the caller stops
+    working on this episode and says why.
+
+    Raised by :mod:`ecs_guardrail.core.lifecycle` (also importable from there).
+    """
+
+
+class ConditionFailedError(GuardrailError):
+    """A conditional write's condition did not hold: another writer won the race for the item.
+
+    Raised by the table port (:mod:`ecs_guardrail.adapters.store.table`, both implementations) on
+    ``PutItem``/``TransactWriteItems``. ``old`` is the item as it was (DynamoDB's
+    ``ReturnValuesOnConditionCheckFailure=ALL_OLD``), ``None`` when absent or not returned (a
+    transaction's cancellation). A lost race: a catch-all ``except GuardrailError`` must let it through.
+    """
+
+    def __init__(self, old: dict[str, Any] | None = None) -> None:
+        super().__init__("condition failed")
+        self.old = old
+
+
+class StateConflictError(GuardrailError):
+    """Another writer kept winning the summary's conditional write (more than a few times in a row).
+
+    Raised by :class:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState` after repeated
+    :class:`ConditionFailedError`. A lost race: the invocation fails (Lambda retries it); a catch-all
+    ``except GuardrailError`` must let it through.
+    """
+
+
+class SecretUnreadableError(GuardrailError):
+    """Secrets Manager did not return the Slack webhook secret.
+
+    Raised by :meth:`ecs_guardrail.adapters.alerts.WebhookUrl.get`. ``code`` is its error code when it
+    gave one (``AccessDeniedException`` for a partial ARN or a missing grant,
+    ``ResourceNotFoundException``, ...).
+    """
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def access_denied(self) -> bool:
+        """The secret exists, or may, but this role may not read it."""
+        return self.code in ("AccessDeniedException", "AccessDenied")
+
+
+class ObservationsNotSentError(GuardrailError):
+    """EventBridge refused some entries (``FailedEntryCount`` > 0): the run fails and is retried.
+
+    Raised by :meth:`ecs_guardrail.adapters.bus.ObservationBus.put` (the sampler's restart observations).
+    """
+
+
+class PlotUnavailableError(GuardrailError):
+    """matplotlib is not installed (``pip install ecs-guardrail[plot]``).
+
+    Raised by :func:`ecs_guardrail.app.plot.plot_timeline` before anything is drawn.
+    """

@@ -13,11 +13,12 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.links import parse_arn
 
 __all__ = [
     "Container",
@@ -255,6 +256,10 @@ class _ServiceScoped(_EcsEnvelope):
     """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
     the old ``service/NAME`` form with ``detail.clusterArn``)."""
 
+    if TYPE_CHECKING:  # each subclass declares both fields (its own detail-type literal and detail model)
+        detail_type: str
+        detail: _ServiceDetail
+
     @model_validator(mode="after")
     def _names_a_service(self) -> _ServiceScoped:
         if not self.resources:
@@ -419,7 +424,8 @@ def parse_event(raw: Any) -> EcsEvent:
             and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \
             and _RESOURCE_ARN.match(raw["resources"][0]):
         # a daemon's deployment (resources[0] arn:...:daemon/CLUSTER/NAME): kept, not a service's
-        kind = raw["resources"][0].split(":", 5)[5].split("/", 1)[0]
+        arn = parse_arn(raw["resources"][0])  # it matched _RESOURCE_ARN: an ARN
+        kind = arn.resource_type if arn is not None else "resource"
         return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
     try:
         event = model.model_validate(raw)

@@ -62,7 +62,7 @@ from ecs_guardrail.core.episode import (
     close_episode,
     mark_restored,
 )
-from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.errors import IllegalTransitionError
 from ecs_guardrail.core.records import Action, Decision, Reason
 
 __all__ = [
@@ -83,12 +83,6 @@ LEASE_MARGIN_S = 60.0
 DEFAULT_REMAINING_S = 900.0
 
 _IN_FLIGHT = (ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED)
-
-
-class IllegalTransitionError(GuardrailError):
-    """An outcome that the episode's phase does not allow (a raise seen while an action is in flight,
-    a second scale-down, an alert for a finished episode...). Nothing is written; the caller stops
-    working on this episode and says why."""
 
 
 class Phase(StrEnum):

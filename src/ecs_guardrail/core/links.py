@@ -29,7 +29,8 @@ from urllib.parse import quote
 
 __all__ = [
     "Link", "partition_of", "console_host", "service_url", "stopped_tasks_url", "cluster_tasks_url",
-    "log_stream_name", "log_stream_url", "runbook_url", "console_escape", "arn_parts",
+    "log_stream_name", "log_stream_url", "runbook_url", "console_escape", "Arn", "parse_arn", "arn_parts",
+    "resource_name",
 ]
 
 
@@ -41,13 +42,57 @@ class Link:
     url: str
 
 
+@dataclass(frozen=True, slots=True)
+class Arn:
+    """An ARN's six fields: ``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE`` (IAM User Guide, "IAM
+    identifiers", ARN format). ``resource`` keeps any ``:`` or ``/`` of its own
+    (``task-definition/web:7``, ``targetgroup/NAME/ID``, ``service/CLUSTER/NAME``)."""
+
+    partition: str
+    service: str
+    region: str
+    account: str
+    resource: str
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """``resource`` split on ``/``: ``("service", "CLUSTER", "NAME")``, ``("targetgroup", "NAME", "ID")``."""
+        return tuple(self.resource.split("/"))
+
+    @property
+    def resource_type(self) -> str:
+        """The resource's kind, before the first ``/`` (``service``, ``daemon``, ``targetgroup``)."""
+        return self.path[0]
+
+    @property
+    def name(self) -> str:
+        """The last ``/`` segment: a task's id, a cluster's or service's name, a task definition's
+        ``family:revision``."""
+        return self.path[-1]
+
+
+def parse_arn(text: str | None) -> Arn | None:
+    """``text`` as an :class:`Arn`, or ``None`` when it is missing or not an ARN (fewer than six
+    ``:``-separated fields, or not starting with ``arn``). Never raises."""
+    parts = (text or "").split(":", 5)
+    if len(parts) < 6 or parts[0] != "arn":
+        return None
+    return Arn(parts[1], parts[2], parts[3], parts[4], parts[5])
+
+
+def resource_name(arn_or_name: str) -> str:
+    """The name at the end of an ARN (``arn:...:cluster/prod`` -> ``prod``), or the text itself when it is
+    a bare name already (ECS APIs accept either for a cluster or a service)."""
+    return arn_or_name.rsplit("/", 1)[-1]
+
+
 def arn_parts(arn: str | None) -> tuple[str | None, str | None, str | None]:
     """``(partition, region, account)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``);
     ``None`` for each field an ARN that is missing or malformed does not give."""
-    parts = (arn or "").split(":")
-    if len(parts) < 6 or parts[0] != "arn":
+    a = parse_arn(arn)
+    if a is None:
         return None, None, None
-    return parts[1] or None, parts[3] or None, parts[4] or None
+    return a.partition or None, a.region or None, a.account or None
 
 
 def partition_of(region: str, arn: str | None = None) -> str:

@@ -94,8 +94,11 @@ class RestartObservation:
     def cluster(self) -> str:
         return self.cluster_arn.rsplit("/", 1)[-1]
 
-    def to_event(self, account: str, region: str) -> dict[str, Any]:
-        """The observation as an EventBridge-shaped event (``source`` :data:`OBSERVATION_SOURCE`)."""
+    def to_event(self, account: str, region: str | None) -> dict[str, Any]:
+        """The observation as an EventBridge-shaped event (``source`` :data:`OBSERVATION_SOURCE`).
+
+        ``region`` ``None``: the history table's client named none (PutEvents never sends it: EventBridge
+        stamps the region itself)."""
         stamp = self.minute.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         service_arn = self.cluster_arn.replace(":cluster/", ":service/", 1) + f"/{self.service}"
         return {"version": "0", "id": f"restarts-{self.cluster}-{self.service}-{stamp}",

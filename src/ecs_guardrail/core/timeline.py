@@ -4,17 +4,15 @@ Input is the cluster's timeline items as :meth:`HistoryStore.timeline_items` yie
 ``type`` ``task`` / ``service`` / ``decision`` / ``healthy_hosts``, fields as written by the recorder,
 the watchdog and the sampler). Output is a :class:`Timeline`: grouped lines (first crash, first
 health-check kill, runs of stops, decisions with their reason, healthy hosts dropping to zero and coming
-back, recovery), the attribution table and the availability totals, rendered as text, markdown, JSON
-or CSV. Grouping keeps a two-hour incident on one screen: stops of one kind less than
-``gap_minutes`` apart are one line whatever the number of services; same decisions in the same minute
-are one line.
+back, recovery), the attribution table and the availability totals; :mod:`ecs_guardrail.app.timeline`
+renders it as text, markdown, JSON or CSV. Grouping keeps a two-hour incident on one screen: stops of
+one kind less than ``gap_minutes`` apart are one line whatever the number of services; same decisions
+in the same minute are one line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -34,6 +32,7 @@ from ecs_guardrail.core.availability import (
     SampleBlock,
     ScaleDown,
     ServiceCounts,
+    ServiceMinute,
     availability_report,
     minute_floor,
     running_tasks_by_minute,
@@ -42,7 +41,7 @@ from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
 __all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items",
-           "samples_from_items", "observers_verdict", "render", "FORMATS", "LOOKBEHIND"]
+           "samples_from_items", "observers_verdict", "iso_second", "LOOKBEHIND"]
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -65,7 +64,8 @@ def _t(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
-def _iso(t: datetime) -> str:
+def iso_second(t: datetime) -> str:
+    """``2025-08-21T12:25:03Z``: a timeline time in UTC, to the second."""
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -86,7 +86,8 @@ class Line:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"start": _iso(self.start), "end": _iso(self.end) if self.end else None, "category": self.category,
+        return {"start": iso_second(self.start), "end": iso_second(self.end) if self.end else None,
+                "category": self.category,
                 "title": self.title, "text": self.text, "services": list(self.services), "count": self.count,
                 **({"detail": self.detail} if self.detail else {})}
 
@@ -118,8 +119,8 @@ class Timeline:
             "cluster": self.cluster,
             **({"account": self.account} if self.account else {}),
             **({"region": self.region} if self.region else {}),
-            "since": _iso(self.since),
-            "until": _iso(self.until),
+            "since": iso_second(self.since),
+            "until": iso_second(self.until),
             "service": self.service,
             "lines": [ln.to_dict() for ln in self.lines],
             "attribution": self.attribution.to_dict(),
@@ -250,7 +251,7 @@ _TRANSITIONS = {
 
 
 def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
-    per: dict[str, list] = defaultdict(list)
+    per: dict[str, list[ServiceMinute]] = defaultdict(list)
     for sm in report.minutes:
         per[sm.service].append(sm)
     changes: dict[tuple[datetime, MinuteState], list[tuple[str, float | None, int]]] = defaultdict(list)
@@ -274,7 +275,7 @@ def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
         lines.append(Line(m, "healthy_hosts", _TRANSITIONS[state], text, tuple(sorted(s for s, _, _ in svcs)),
                           len(svcs), detail={"state": state.value}))
     # recovery: the first minute every service is up again after some were not
-    by_minute: dict[datetime, list] = defaultdict(list)
+    by_minute: dict[datetime, list[ServiceMinute]] = defaultdict(list)
     for sm in report.minutes:
         by_minute[sm.minute].append(sm)
     outage_start, lost = None, 0
@@ -288,7 +289,7 @@ def _availability_lines(report: AvailabilityReport, total: int) -> list[Line]:
             lines.append(Line(m, "recovery", "recovery",
                               f"every service healthy again; outage {outage_start:%H:%M}-"
                               f"{m - timedelta(minutes=1):%H:%M} ({minutes} min), {lost} service-minutes lost",
-                              detail={"outage_start": _iso(outage_start), "minutes": minutes,
+                              detail={"outage_start": iso_second(outage_start), "minutes": minutes,
                                       "service_minutes_lost": lost}))
             outage_start = None
     return lines
@@ -553,146 +554,3 @@ def build_timelines(items: Iterable[dict[str, Any]], cluster: str, since: dateti
         homes = [(account, region, cluster)]
     return [build_timeline(groups.get(h, []), cluster, since, until, account=h[0], region=h[1], **kwargs)
             for h in homes]
-
-
-# ------------------------------------------------------------------------------------------- rendering
-def _clock(t: datetime, day: bool) -> str:
-    return t.strftime("%Y-%m-%d %H:%M:%S" if day else "%H:%M:%S")
-
-
-def _when(line: Line, day: bool) -> str:
-    if line.end and line.end != line.start:
-        end = line.end.strftime("%H:%M:%S")
-        return f"{_clock(line.start, day)}-{end}"
-    return _clock(line.start, day)
-
-
-def _totals(tl: Timeline) -> list[str]:
-    r = tl.availability
-    if r is None:
-        return ["availability: no samples in this window (no target group, or the sampler was not running)"]
-    c = r.by_cause
-    return [
-        f"service-minutes lost: {r.unavailable_service_minutes} (no healthy host: {c['down']}, no datapoint: "
-        f"{c['no_data']}, scaled to 0 by the watchdog: {c['zero_by_watchdog']})",
-        f"availability {r.availability_pct}% of {r.denominator} service-minutes, {r.start:%H:%M}-{r.end:%H:%M} UTC; "
-        f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "
-        f"{sum(s.minutes[MinuteState.ZERO_BY_OPERATOR] for s in r.services)}",
-        f"tasks running but no healthy target: {r.divergent_service_minutes} service-minutes",
-        *_clients_totals(r),
-    ]
-
-
-def _clients_totals(r: AvailabilityReport) -> list[str]:
-    """The clients' view beside the checker's (request metrics), and who has healthy hosts only."""
-    if not r.clients_view:
-        return []
-    d = r.checker_disagreement_minutes or {}
-    out = [f"clients' view (requests, 5xx under the error ratio): served {r.served_service_minutes} "
-           f"service-minutes, idle {r.idle_service_minutes}; observers disagree: checker down while clients "
-           f"served {d.get('checker_down_clients_served', 0)}, checker up while clients failed "
-           f"{d.get('checker_up_clients_failing', 0)}"]
-    if r.healthy_hosts_only:
-        out.append(f"healthy hosts only (Network Load Balancer: no request metrics): {', '.join(r.healthy_hosts_only)}")
-    return out
-
-
-def _attribution_rows(a: Attribution) -> list[tuple[str, str, str, str, str]]:
-    return [(r.service, f"{r.failed_tasks}/{r.tasks_seen}", f"{r.share:.0%}",
-             f"{r.crashes}/{r.health_check_kills}", ", ".join(r.zones) or "-") for r in a.rows]
-
-
-def _home(tl: Timeline) -> str:
-    """``" (account A, region R)"`` when known: two accounts' clusters of one name get a timeline each."""
-    parts = [f"account {tl.account}" if tl.account else "", f"region {tl.region}" if tl.region else ""]
-    parts = [p for p in parts if p]
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
-    day = tl.since.date() != tl.until.date()
-    head = (f"Incident timeline: cluster {tl.cluster}{_home(tl)}" + (f", service {tl.service}" if tl.service else "")
-            + f", {_iso(tl.since)} to {_iso(tl.until)} (UTC)")
-    out = [head, "=" * min(len(head), 100)]
-    if not tl.lines:
-        out.append("nothing recorded in this window")
-    width = max((len(_when(ln, day)) for ln in tl.lines), default=8)
-    twidth = max((len(ln.title) for ln in tl.lines), default=10)
-    for ln in tl.lines:
-        out.append(f"{_when(ln, day):<{width}}  {ln.title:<{twidth}}  {ln.text}")
-    a = tl.attribution
-    out += ["", f"Attribution {a.start:%H:%M:%S}-{a.end:%H:%M:%S}: {a.verdict.value.upper()} - {a.why}"]
-    if tl.observers:
-        out.append(f"  two observers: {tl.observers}")
-    if a.rows:
-        out.append(f"  {'service':<20} {'failed/seen':>11} {'share':>6} {'crash/hc':>9}  zones")
-        for svc, fs, share, ch, zones in _attribution_rows(a)[:max_attribution_rows]:
-            out.append(f"  {svc:<20} {fs:>11} {share:>6} {ch:>9}  {zones}")
-        if len(a.rows) > max_attribution_rows:
-            out.append(f"  ... and {len(a.rows) - max_attribution_rows} more services")
-    out += ["", "Totals"] + [f"  {t}" for t in _totals(tl)]
-    return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def render_markdown(tl: Timeline) -> str:
-    day = tl.since.date() != tl.until.date()
-    out = [f"### Incident timeline: `{tl.cluster}`" + (f" / `{tl.service}`" if tl.service else "") + _home(tl),
-           "", f"{_iso(tl.since)} to {_iso(tl.until)} (UTC)", "",
-           "| time (UTC) | what | detail |", "| --- | --- | --- |"]
-    for ln in tl.lines:
-        title = f"**{ln.title}**" if ln.category in ("first_crash", "first_health_check_kill", "decision",
-                                                       "observers", "recovery") else ln.title
-        out.append(f"| {_when(ln, day)} | {_md(title)} | {_md(ln.text)} |")
-    a = tl.attribution
-    out += ["", f"**Attribution** ({a.start:%H:%M:%S}-{a.end:%H:%M:%S}): **{a.verdict.value}**. {_md(a.why)}.", ""]
-    if tl.observers:
-        out += [f"**Two observers**: {_md(tl.observers)}.", ""]
-    if a.rows:
-        out += ["| service | failed / seen tasks | share | crashes / hc kills | zones |",
-                "| --- | --- | --- | --- | --- |"]
-        out += [f"| {' | '.join(_md(c) for c in row)} |" for row in _attribution_rows(a)]
-        out.append("")
-    out += ["**Totals**", ""] + [f"- {t}" for t in _totals(tl)]
-    return "\n".join(out) + "\n"
-
-
-def render_csv(tl: Timeline) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["start", "end", "category", "title", "count", "services", "text"])
-    for ln in tl.lines:
-        w.writerow([_iso(ln.start), _iso(ln.end) if ln.end else "", ln.category, ln.title, ln.count,
-                    " ".join(ln.services), ln.text])
-    r = tl.availability
-    if r is not None and r.clients_view:  # both observers' figures, side by side, as rows of category "totals"
-        start, end = _iso(r.start), _iso(r.end)
-        w.writerow([start, end, "totals", "unavailable_service_minutes", r.unavailable_service_minutes, "",
-                    "the health checker's view: no healthy host, no datapoint or scaled to 0 by the watchdog"])
-        w.writerow([start, end, "totals", "served_service_minutes", r.served_service_minutes, "",
-                    "the clients' view: requests answered, 5xx under the error ratio"])
-        for kind, n in (r.checker_disagreement_minutes or {}).items():
-            w.writerow([start, end, "totals", kind, n, "", "minutes where the two observers disagree"])
-        if r.healthy_hosts_only:
-            w.writerow([start, end, "totals", "healthy_hosts_only", len(r.healthy_hosts_only),
-                        " ".join(r.healthy_hosts_only), "Network Load Balancer: no request metrics"])
-        if tl.observers:
-            w.writerow([start, end, "totals", "two_observers", "", "", tl.observers])
-    return buf.getvalue()
-
-
-def render(tl: Timeline, fmt: str = "text") -> str:
-    """The timeline as ``text``, ``markdown``, ``json`` (one document) or ``csv`` (the lines; with the clients'
-    view, then rows of category ``totals``: both observers' figures side by side)."""
-    if fmt == "text":
-        return render_text(tl)
-    if fmt == "markdown":
-        return render_markdown(tl)
-    if fmt == "json":
-        return json.dumps(tl.to_dict(), indent=2) + "\n"
-    if fmt == "csv":
-        return render_csv(tl)
-    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

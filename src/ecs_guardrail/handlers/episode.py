@@ -60,7 +60,7 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
-from ecs_guardrail.core.links import arn_parts, partition_of
+from ecs_guardrail.core.links import arn_parts, parse_arn, partition_of
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
@@ -127,13 +127,13 @@ class Episodes:
     # ------------------------------------------------------------------ where, links, delivery
     def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
         """The cluster key of the watchdog's state, and ``"account A, region R"`` when not home."""
-        parts = arn.split(":")
+        a = parse_arn(arn)
         home = self.rt.home
-        if home is None or len(parts) < 6 or (parts[4], parts[3]) == home:
+        if home is None or a is None or (a.account, a.region) == home:
             ck, foreign = cluster, None
         else:
-            ck, foreign = keys.cluster_key(cluster, parts[4], parts[3]), f"account {parts[4]}, region {parts[3]}"
-        if len(parts) >= 6:
+            ck, foreign = keys.cluster_key(cluster, a.account, a.region), f"account {a.account}, region {a.region}"
+        if a is not None:
             self.arns.setdefault(ck, arn)
         return ck, foreign
 

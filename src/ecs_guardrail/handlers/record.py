@@ -15,6 +15,7 @@ from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import EcsEvent, OtherEcsEvent, TaskStateChange, parse_event
+from ecs_guardrail.core.links import arn_parts
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
 __all__ = ["handler", "record_event", "USES", "arn_place"]
@@ -25,8 +26,8 @@ USES = {"recorder": HistoryStore.RECORDER_ACTIONS}
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:
     """``(account, region)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``), or ``(None, None)``."""
-    parts = (arn or "").split(":")
-    return (parts[4] or None, parts[3] or None) if len(parts) >= 6 else (None, None)
+    _, region, account = arn_parts(arn)
+    return account, region
 
 
 def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:

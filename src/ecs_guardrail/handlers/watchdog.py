@@ -62,6 +62,7 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
+from ecs_guardrail.core.links import parse_arn
 from ecs_guardrail.core.policy import (
     Entitlement,
     Failure,
@@ -418,8 +419,8 @@ class Watchdog:
 
 def home_of(context: Any) -> tuple[str, str] | None:
     """``(account, region)`` of the running function, from the Lambda context's function ARN."""
-    parts = str(getattr(context, "invoked_function_arn", "") or "").split(":")
-    return (parts[4], parts[3]) if len(parts) >= 6 and parts[4].isdigit() and parts[3] else None
+    a = parse_arn(str(getattr(context, "invoked_function_arn", "") or ""))
+    return (a.account, a.region) if a is not None and a.account.isdigit() and a.region else None
 
 
 def process(raw: Any, rt: Runtime, context: Any = None, *,

@@ -1,3 +1,9 @@
-"""The replay side: one clock for events and minute samples, engines, healthy-hosts CSV, sweeps."""
+"""The replay side: a scenario folder in, a result out, never a real account.
 
-__all__ = ["clock", "engine", "healthy_hosts", "sweep", "sampling"]
+``scenario`` reads the folder, ``fleet`` builds its fleet, ``embedded`` is the in-process AWS (moto or the
+in-memory fake ``memory_aws``), ``engine`` is the one place that reads ``fast`` or ``moto``, ``run`` drives the
+handlers on one clock (``clock``, ``sampling``, ``healthy_hosts``, ``restarts``, ``delivered``), ``sweep`` runs a
+grid of settings."""
+
+__all__ = ["clock", "delivered", "embedded", "engine", "fleet", "healthy_hosts", "lines", "memory_aws", "restarts",
+    "run", "sampling", "scenario", "sweep"]

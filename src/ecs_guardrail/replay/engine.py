@@ -2,7 +2,7 @@
 
 - ``fast`` (default): the history table is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`, the
   AWS is :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` (ECS, ELBv2, CloudWatch, Application Auto
-  Scaling, SNS in dicts; made by :func:`ecs_guardrail.local.make_aws`), the sampler reads the CSV back
+  Scaling, SNS in dicts; made by :func:`make_aws`), the sampler reads the CSV back
   from the in-memory CloudWatch through the real adapter, and it keeps
   the fleet's ECS answers until a handler makes an ECS or Application Auto Scaling call that is not a
   read (in a replay nothing else changes a service). moto is never imported;
@@ -21,12 +21,28 @@ from typing import Any
 
 from ecs_guardrail.adapters.ecs import EcsFleet, LoadBalancedService
 from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.replay.embedded import EmbeddedAws, InMemoryAws
+from ecs_guardrail.replay.scenario import TABLE, Scenario
 
-__all__ = ["ENGINES", "DEFAULT_ENGINE", "make_table", "make_metrics_source", "CachedFleet",
+__all__ = ["ENGINES", "DEFAULT_ENGINE", "make_aws", "make_table", "make_metrics_source", "CachedFleet",
            "CachedTargetGroups"]
 
 ENGINES = ("fast", "moto")
 DEFAULT_ENGINE = "fast"
+
+
+def make_aws(engine: str, scenario: Scenario) -> EmbeddedAws:
+    """The embedded AWS of a replay: :class:`InMemoryAws` for ``fast``, :class:`EmbeddedAws` (moto) for
+    ``moto``.
+
+    Raises:
+        ValueError: an unknown engine.
+    """
+    if engine == "fast":
+        return InMemoryAws(scenario)
+    if engine == "moto":
+        return EmbeddedAws(scenario)
+    raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
 
 
 def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
@@ -40,7 +56,6 @@ def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
     """
     from ecs_guardrail.adapters.store.dynamodb import DynamoTable
     from ecs_guardrail.adapters.store.memory import MemoryTable
-    from ecs_guardrail.local import TABLE
 
     if engine == "fast":
         return MemoryTable(TABLE, region)

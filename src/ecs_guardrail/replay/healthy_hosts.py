@@ -68,7 +68,7 @@ def _count(where: str, column: str, text: str) -> float:
     return value
 
 
-def _row(where: str, row: dict[str, Any], columns: tuple[str, ...]) -> Row:
+def _row(where: str, row: dict[str | None, Any], columns: tuple[str, ...]) -> Row:
     """One CSV row, or a ScenarioError naming the row, the column and what it expects."""
     if None in row:  # more fields than the header has
         raise ScenarioError(f"{where}: {len(columns) + len(row[None])} fields, expected {len(columns)} "

@@ -3,7 +3,7 @@
 A replay runs the handlers and adapters unchanged over clients that answer from Python dicts instead of
 moto, which costs seconds to import (its EC2 models alone about 1.7 s), to load botocore's service
 models and to build the fleet (one VPC, load balancers, target groups), and a few hundred microseconds
-a call after that. Only the operations the fleet build (:func:`ecs_guardrail.fleet.build_fleet`), the
+a call after that. Only the operations the fleet build (:func:`ecs_guardrail.replay.fleet.build_fleet`), the
 handlers, the sampler and ``restore`` make are here, with the request parameters and response fields
 of the API reference that the adapters send and read:
 
@@ -22,12 +22,12 @@ follows moto, so both engines give the same output (``tests/e2e/test_engines.py`
 reports ``runningCount`` 0 and one PRIMARY deployment ``IN_PROGRESS`` (``COMPLETED`` at desired count 0)
 that no later call moves on, and an UpdateService with ``desiredCount`` sets ``runningCount`` to it at
 once. The fleet build then settles every service it created (``settle_service`` here, moto's backend
-there: :func:`ecs_guardrail.fleet._settle_service`), so a replay starts from a fleet that has been
+there: :func:`ecs_guardrail.replay.fleet._settle_service`), so a replay starts from a fleet that has been
 running: tasks all running, deployment ``COMPLETED``. The port is the boto3 client surface;
 ``tests/contract/test_aws_port.py`` runs the adapters against this and against moto and compares their answers.
 
 Every call runs the handlers registered on ``client.meta.events`` for ``before-call.*.*`` (as botocore
-does), so :class:`ecs_guardrail.local.CallCounter` counts calls here too. Errors are
+does), so :class:`ecs_guardrail.replay.embedded.CallCounter` counts calls here too. Errors are
 :class:`botocore.exceptions.ClientError` with the codes AWS (and moto) give: ``ClusterNotFoundException``,
 ``ServiceNotFoundException``, ``ClientException`` (an unknown task definition), ``TargetGroupNotFound``,
 ``ObjectNotFoundException``.
@@ -101,10 +101,19 @@ def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]]) 
 def deployment_id(cluster: str, service: str) -> str:
     """The ID of a new service's PRIMARY deployment: ``ecs-svc/`` and 19 digits (as AWS writes them), made
     from the cluster and service names so that it does not depend on creation order. The moto engine's
-    fleet build pins moto's (drawn at random) to the same (:func:`ecs_guardrail.fleet.build_fleet`): a
+    fleet build pins moto's (drawn at random) to the same (:func:`ecs_guardrail.replay.fleet.build_fleet`): a
     decision's message and evidence name it."""
     digest = hashlib.sha256(f"{cluster}/{service}".encode()).digest()
     return f"ecs-svc/{int.from_bytes(digest[:8], 'big') % 10**19:019d}"
+
+
+def _average(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+#: GetMetricData's statistics over one period's values
+_STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len, "Average": _average}
 
 
 class UnsupportedOperationError(NotImplementedError):
@@ -268,7 +277,7 @@ class _Ecs(MemoryClient):
 
     def settle_service(self, cluster: str, service: str) -> None:
         """Not an AWS operation: the fleet build's step that makes a service just created look like one
-        that has been running (:func:`ecs_guardrail.fleet._settle_service` does the same on moto)."""
+        that has been running (:func:`ecs_guardrail.replay.fleet._settle_service` does the same on moto)."""
         s = self._cluster("CreateService", cluster)["services"][service]
         s["runningCount"], s["pendingCount"] = s["desiredCount"], 0
         for d in s["deployments"]:
@@ -478,8 +487,7 @@ class _CloudWatch(MemoryClient):
             buckets: dict[datetime, list[float]] = defaultdict(list)
             for t, v in points[lo:hi]:
                 buckets[start + timedelta(seconds=period * ((t - start).total_seconds() // period))].append(v)
-            reduce = {"Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len,
-                      "Average": lambda vs: sum(vs) / len(vs)}[stat["Stat"]]
+            reduce = _STATISTICS[stat["Stat"]]
             stamps = sorted(buckets, reverse=ScanBy != "TimestampAscending")
             results.append({"Id": q["Id"], "Label": metric["MetricName"], "StatusCode": "Complete",
                             "Timestamps": stamps, "Values": [float(reduce(buckets[t])) for t in stamps]})

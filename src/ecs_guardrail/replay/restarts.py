@@ -30,7 +30,7 @@ MAX_ROWS = 5_000_000
 RestartRow = tuple[datetime, str, str, float]
 
 
-def _row(where: str, row: dict[str, Any]) -> RestartRow:
+def _row(where: str, row: dict[str | None, Any]) -> RestartRow:
     if None in row:
         raise ScenarioError(f"{where}: {len(HEADER) + len(row[None])} fields, expected 4 ({','.join(HEADER)})")
     text = {k: (row.get(k) or "").strip() for k in HEADER}

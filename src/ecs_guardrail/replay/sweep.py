@@ -91,7 +91,8 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
     Raises:
         ScenarioError: an unknown setting or an invalid value (named with its combination).
     """
-    from ecs_guardrail.local import load_scenario, replay
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import load_scenario
     from ecs_guardrail.settings import SETTING_NAMES
 
     for key, _ in sweeps:  # named as the user wrote it: --sweep, not --set

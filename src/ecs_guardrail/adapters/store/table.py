@@ -21,20 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ecs_guardrail.core.errors import ConditionFailedError
+
 __all__ = ["Cond", "ConditionFailedError", "Table", "INDEX", "clean"]
 
 #: the timeline index (name, partition attribute, sort attribute)
 INDEX = ("gsi1", "gsi1pk", "gsi1sk")
-
-
-class ConditionFailedError(Exception):
-    """A conditional write's condition did not hold. ``old`` is the item as it was (DynamoDB's
-    ``ReturnValuesOnConditionCheckFailure=ALL_OLD``), ``None`` when absent or not returned (a
-    transaction's cancellation)."""
-
-    def __init__(self, old: dict[str, Any] | None = None) -> None:
-        super().__init__("condition failed")
-        self.old = old
 
 
 @dataclass(frozen=True, slots=True)

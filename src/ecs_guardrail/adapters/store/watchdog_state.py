@@ -46,15 +46,12 @@ from ecs_guardrail.core.episode import (
     count_minutes,
     file_job_failure,
 )
+from ecs_guardrail.core.errors import StateConflictError
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
 __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
 
 _RETRIES = 8
-
-
-class StateConflictError(Exception):
-    """Another writer kept winning the summary's conditional write (more than a few times in a row)."""
 
 
 @dataclass(frozen=True, slots=True)

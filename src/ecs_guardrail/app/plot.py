@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
-from ecs_guardrail.core.errors import GuardrailError
+from ecs_guardrail.core.errors import GuardrailError, PlotUnavailableError
 from ecs_guardrail.core.timeline import Timeline
 
 __all__ = ["plot_timeline", "PlotUnavailableError"]
@@ -22,14 +23,12 @@ _MARKS = {"crash": ("x", "tab:red", "crash"), "health_check_kill": ("v", "tab:or
           "scheduler": ("s", "0.45", "scheduler stop (deployment, scale-in)")}
 _ALWAYS = ("crash", "health_check_kill")
 #: decision action -> (line style, colour, legend label): a hold and a scale-down never look alike
-_DECISIONS = {"scale_to_zero": ("-", "tab:purple", "scaled to 0"),
+#: a decision's line: (matplotlib line style, colour, legend label)
+_Style = tuple[Literal["-", "--", ":", "-."], str, str]
+_DECISIONS: dict[str, _Style] = {"scale_to_zero": ("-", "tab:purple", "scaled to 0"),
               "hold": ("--", "tab:brown", "held (mass failure)"),
               "alert_only": (":", "tab:purple", "alert only")}
-_OTHER_DECISION = ("-.", "tab:purple", "watchdog decision")
-
-
-class PlotUnavailableError(GuardrailError):
-    """matplotlib is not installed (``pip install ecs-guardrail[plot]``)."""
+_OTHER_DECISION: _Style = ("-.", "tab:purple", "watchdog decision")
 
 
 def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Path:
@@ -101,10 +100,11 @@ def plot_timeline(tl: Timeline, path: Path | str, max_services: int = 16) -> Pat
     ax.set_xlim(lo, hi)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
     ax.set_xlabel("UTC")
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = []
+    handles: list[Artist] = []
     if per:  # the healthy-host line and its shading exist only with samples (healthy_hosts.csv)
         handles.append(Line2D([], [], color="tab:blue", label="healthy hosts (min per minute)"))
         handles.append(Patch(color="tab:red", alpha=0.12, label="no healthy host"))

@@ -1,7 +1,7 @@
-"""The embedded AWS (moto, in process) and ``replay``: a scenario through the same handler code as Lambda.
+"""``replay``: a scenario through the same handler code as Lambda, on the embedded AWS, with the
+availability sampler's minute ticks and the sweep on the events' clock; the result and its summary.
 
-No credentials and no network: moto intercepts every botocore call in this process. The scenario
-folder format and the output contract are in SCENARIOS.md.
+The output contract is in SCENARIOS.md.
 """
 
 from __future__ import annotations
@@ -15,478 +15,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from ecs_guardrail.core.errors import ScenarioError, SettingsError
-from ecs_guardrail.fleet import build_fleet, check_fleet, fleet_warnings, task_definitions_in_events
-from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
-
-__all__ = ["Scenario", "load_scenario", "check_events_file", "EmbeddedAws", "ReplayResult", "replay",
-           "read_settings_env", "fleet_warnings", "alert_only_warnings"]
-
-TABLE = "ecs-guardrail-history"
-TOPIC = "ecs-guardrail-alerts"
-_FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_SERVICE_NAME": "ecs-guardrail",
-    "POWERTOOLS_METRICS_NAMESPACE": "EcsGuardrail",
-}
-
-
-def read_settings_env(path: Path) -> dict[str, str]:
-    """A scenario's ``settings.env``, parsed as dotenv files are (python-dotenv's parser, the one
-    pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
-    lines and ``#`` comment lines; a `` # comment`` after an unquoted value is a comment, not part of
-    the value; single or double quotes around a value are removed (a ``#`` inside them is kept); a
-    UTF-8 byte order mark is accepted. A key set on two lines is an error (a Lambda environment has
-    one value per key, and a forgotten ``ALERT_ONLY_CLUSTERS=none`` below the real value would
-    silently take production's protection away).
-
-    Raises:
-        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), a key no
-            function reads, or a key set twice (both line numbers).
-    """
-    import io
-
-    from dotenv.parser import parse_stream
-
-    out: dict[str, str] = {}
-    lines: dict[str, int] = {}
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path.name}: cannot be read ({exc})") from None
-    for binding in parse_stream(io.StringIO(text)):
-        # dotenv folds blank lines into the next binding's text: count to the line that holds it
-        raw = binding.original.string
-        n = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")
-        line = raw.strip()
-        if binding.error or (binding.key is not None and binding.value is None):
-            raise ScenarioError(f"{path.name}:{n}: expected KEY=VALUE, got {line[:60]!r}")
-        if binding.key is None:
-            continue  # a comment or blank line
-        if binding.key not in SETTING_NAMES:
-            raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
-                                f"{', '.join(sorted(SETTING_NAMES))}")
-        if binding.key in lines:
-            raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
-                                "keep one line")
-        lines[binding.key] = n
-        out[binding.key] = binding.value.strip()
-    return out
-
-
-def check_events_file(path: Path, *, has_samples: bool) -> None:
-    """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
-
-    ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
-    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored.
-
-    Raises:
-        ScenarioError: no line but blanks (and no samples); or the file is one pretty-printed JSON
-            object or array (its first line is ``{`` or ``[`` alone, as in ``events/ecs/``), with the fix.
-    """
-    with path.open("rb") as fh:
-        head = fh.read(65536)
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
-    if first is None:
-        if has_samples:
-            return
-        raise ScenarioError(f"{path.name}: no events: one EventBridge event per line (copy lines from "
-                            "events/scenarios/*/events.jsonl)")
-    if first in ("{", "["):
-        shape = "object" if first == "{" else "array"
-        fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
-        raise ScenarioError(f"{path.name}: one event per line: this looks like a pretty-printed JSON {shape}; "
-                            f"`{fix} > events.one-per-line.jsonl` and use that file")
-
-
-@dataclass
-class Scenario:
-    """A scenario folder, read and checked (SCENARIOS.md, "Folder")."""
-
-    folder: Path
-    fleet: dict[str, Any]
-    settings_env: dict[str, str]
-    settings: Settings
-
-    @property
-    def events_path(self) -> Path:
-        return self.folder / "events.jsonl"
-
-    @property
-    def healthy_hosts_path(self) -> Path | None:
-        p = self.folder / "healthy_hosts.csv"
-        return p if p.exists() else None
-
-    @property
-    def delivered_path(self) -> Path | None:
-        """``delivered.csv`` (when each line was delivered), or ``None``."""
-        p = self.folder / "delivered.csv"
-        return p if p.exists() else None
-
-    @property
-    def region(self) -> str:
-        return str(self.fleet.get("region") or "us-east-1")
-
-    @property
-    def account(self) -> str:
-        return str(self.fleet.get("account") or "123456789012")
-
-
-def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scenario:
-    """Read ``fleet.json`` and ``settings.env``, apply ``overrides`` (``--set``), validate.
-
-    Raises:
-        ScenarioError: missing or malformed ``fleet.json``/``events.jsonl``, an unknown or invalid setting.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ScenarioError(f"{folder}: not a scenario folder")
-    fleet_path = folder / "fleet.json"
-    if not fleet_path.exists():
-        raise ScenarioError(f"{folder}: missing fleet.json")
-    if not (folder / "events.jsonl").exists():
-        raise ScenarioError(f"{folder}: missing events.jsonl")
-    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "delivered.csv",
-                 "container_restarts.csv"):
-        if (folder / name).exists() and not (folder / name).is_file():
-            raise ScenarioError(f"{folder / name}: not a file")
-    try:
-        fleet = json.loads(fleet_path.read_text(encoding="utf-8-sig"))  # a byte order mark is no error
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
-        raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
-    except RecursionError:
-        raise ScenarioError("fleet.json: not JSON (nested too deeply)") from None
-    except OSError as exc:
-        raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
-    check_fleet(fleet)
-    env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
-    for key, value in (overrides or {}).items():
-        if key not in SETTING_NAMES:
-            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
-        env[key] = value
-    try:
-        settings = load_settings({**env, "HISTORY_TABLE": TABLE})
-    except SettingsError as exc:
-        raise ScenarioError(str(exc)) from None
-    return Scenario(folder, fleet, env, settings)
-
-
-# what in the operator's shell would send the embedded AWS's clients elsewhere: a profile (one that does
-# not exist fails every client; one that does brings its endpoint_url and region) and the SDK's
-# endpoint overrides (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, as LocalStack users set them: moto
-# intercepts only AWS's own endpoints, so a replay or `audit --scenario` went to that URL and exited 3)
-_SHELL_AWS = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
-
-
-def _shell_aws_names() -> list[str]:
-    return [k for k in os.environ if k in _SHELL_AWS or k.startswith("AWS_ENDPOINT_URL")]
-
-
-@contextlib.contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    """``values`` set, and the shell's profile and endpoint overrides unset, until the block ends."""
-    values = {**values, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}
-    removed = _shell_aws_names()
-    saved = {k: os.environ.get(k) for k in (*values, *removed)}
-    for k in removed:
-        os.environ.pop(k)
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@contextlib.contextmanager
-def moto_as_aws() -> Iterator[None]:
-    """moto corrected where it answers unlike AWS and a replay would show it (the fast engine answers as
-    AWS does): ListServices lists the services of that cluster only. moto keeps services under
-    ``CLUSTER:SERVICE`` and tests ``"prod:" in key``, so ``prod`` also listed ``preprod``'s services (and
-    ``ig`` those of ``big``): every decision in ``prod`` counted them in its cluster's size.
-    DescribeTaskDefinition of a revision that is not a positive integer (``job:1.0``) is ClientException,
-    as in AWS and the fast engine (moto raised ValueError: a traceback)."""
-    from unittest import mock
-
-    from moto.ecs.exceptions import TaskDefinitionNotFoundException
-    from moto.ecs.models import EC2ContainerServiceBackend
-
-    from ecs_guardrail.replay.memory_aws import task_definition_revision
-
-    original = EC2ContainerServiceBackend.list_services
-    original_describe = EC2ContainerServiceBackend.describe_task_definition
-
-    def describe_task_definition(self: Any, task_definition_str: str) -> Any:
-        _, colon, rev = task_definition_str.split("/")[-1].partition(":")
-        if colon and task_definition_revision(rev) is None:
-            raise TaskDefinitionNotFoundException()
-        return original_describe(self, task_definition_str)
-
-    def list_services(self: Any, cluster_str: str, *args: Any, **kwargs: Any) -> list[str]:
-        name = self._get_cluster(cluster_str).name
-        own = {s.arn for key, s in self.services.items() if key.split(":", 1)[0] == name}
-        return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
-
-    with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
-            mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition), \
-            _moto_service_deployments():
-        yield
-
-
-def _when(value: Any) -> Any:
-    """A request timestamp as moto's parser hands it over (datetime, epoch seconds or ISO text) -> UTC."""
-    from datetime import UTC, datetime
-
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return datetime.fromtimestamp(float(value), UTC)
-    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
-
-
-@contextlib.contextmanager
-def _moto_service_deployments() -> Iterator[None]:
-    """ListServiceDeployments and DescribeServiceDeployments on moto, which has neither (moto 5 answers
-    NotImplementedError): both derived from the service's ``deployments[]`` exactly as the fast engine
-    derives them (:func:`~ecs_guardrail.replay.memory_aws.service_deployments_of`), so the two engines
-    agree (``tests/contract/test_aws_port.py``)."""
-    from unittest import mock
-
-    from moto.core.responses import ActionResult
-    from moto.ecs.exceptions import ServiceNotFoundException
-    from moto.ecs.responses import EC2ContainerServiceResponse
-
-    from ecs_guardrail.replay.memory_aws import service_deployments_of
-
-    def _all(backend: Any) -> dict[str, dict[str, Any]]:
-        return {sd["serviceDeploymentArn"]: sd for svc in backend.services.values()
-                for sd in service_deployments_of(svc.arn, list(svc.deployments))}
-
-    def list_service_deployments(self: Any) -> Any:
-        backend = self.ecs_backend
-        cluster = backend._get_cluster(self._get_param("cluster", "default")).name
-        name = str(self._get_param("service")).rsplit("/", 1)[-1]
-        svc = backend.services.get(f"{cluster}:{name}")
-        if svc is None or svc.status != "ACTIVE":
-            raise ServiceNotFoundException
-        status = self._get_param("status") or []
-        window = self._get_param("createdAt") or {}
-        after, before = _when(window.get("after")), _when(window.get("before"))
-        out = []
-        for sd in service_deployments_of(svc.arn, list(svc.deployments)):
-            made = _when(sd.get("createdAt"))
-            if status and sd["status"] not in status:
-                continue
-            if made is not None and ((after is not None and made < after) or (before is not None and made > before)):
-                continue
-            out.append({k: sd[k] for k in ("serviceDeploymentArn", "serviceArn", "clusterArn", "startedAt",
-                                           "createdAt", "finishedAt", "status", "statusReason") if k in sd})
-        return ActionResult({"serviceDeployments": out})
-
-    def describe_service_deployments(self: Any) -> Any:
-        arns = self._get_param("serviceDeploymentArns") or []
-        known = _all(self.ecs_backend)
-        return ActionResult({"serviceDeployments": [known[a] for a in arns if a in known],
-                             "failures": [{"arn": a, "reason": "MISSING"} for a in arns if a not in known]})
-
-    with mock.patch.object(EC2ContainerServiceResponse, "list_service_deployments", list_service_deployments,
-                           create=True), \
-            mock.patch.object(EC2ContainerServiceResponse, "describe_service_deployments",
-                              describe_service_deployments, create=True):
-        yield
-
-
-class CallCounter:
-    """Counts AWS API calls (service, operation) through botocore's ``before-call`` event."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[tuple[str, str]] = Counter()
-
-    def attach(self, client: Any) -> Any:
-        service = client.meta.service_model.service_name
-
-        def count(model: Any, **_: Any) -> None:
-            self.calls[(service, model.name)] += 1
-
-        client.meta.events.register("before-call.*.*", count)
-        return client
-
-    @property
-    def total(self) -> int:
-        return sum(self.calls.values())
-
-
-class EmbeddedAws:
-    """moto for one scenario: the history table, alert topic (with an SQS queue to read alerts back),
-    the fleet's clusters, services and target groups.
-
-    Use as a context manager; inside it every boto3 client in this process talks to moto.
-    """
-
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
-        self.region = scenario.region
-        self.counter = CallCounter()
-        self._stack = contextlib.ExitStack()
-        self.topic_arn = ""
-        self.queue_url = ""
-        # name -> {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"} (fleet.BuiltFleet)
-        self.target_groups: dict[str, dict[str, str]] = {}
-        self.task_definitions: dict[tuple[str, str], str] = {}  # (cluster, service) -> task definition ARN
-
-    def client(self, service: str) -> Any:
-        import boto3
-
-        from ecs_guardrail.adapters.aws import client_config
-
-        return boto3.client(service, region_name=self.region, config=client_config())
-
-    def __enter__(self) -> EmbeddedAws:
-        from moto import mock_aws
-
-        self._stack.enter_context(_environ({**_FAKE_ENV, "AWS_DEFAULT_REGION": self.region,
-                                            "MOTO_ACCOUNT_ID": self.scenario.account}))
-        self._stack.enter_context(mock_aws())
-        self._stack.enter_context(moto_as_aws())
-        self._build()
-        return self
-
-    def clients(self) -> Any:
-        """A :class:`~ecs_guardrail.handlers.runtime.Clients` over this embedded AWS (calls counted)."""
-        from ecs_guardrail.handlers.runtime import Clients
-
-        return Clients(lambda service: self.counter.attach(self.client(service)))
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
-
-    def _build(self) -> None:
-        create_history_table(self.client("dynamodb"), TABLE)
-        sns, sqs = self.client("sns"), self.client("sqs")
-        self.topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
-        self.queue_url = sqs.create_queue(QueueName="ecs-guardrail-alerts-readback")["QueueUrl"]
-        qarn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=qarn)  # SNS envelope: subject kept
-        self._build_fleet()
-
-    def _build_fleet(self) -> None:
-        restarts = self.scenario.folder / "container_restarts.csv"
-        insights: set[str] = set()
-        if restarts.is_file():
-            from ecs_guardrail.replay.restarts import read_container_restarts_csv
-
-            insights = {c for _, c, _, _ in read_container_restarts_csv(restarts)}
-        built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
-                            event_task_definitions=task_definitions_in_events(
-                                self.scenario.events_path, self.scenario.account, self.region),
-                            container_insights=insights)
-        self.target_groups = built.target_groups
-        self.task_definitions = built.task_definitions
-
-    def alerts(self) -> list[dict[str, Any]]:
-        """Every message published to the alert topic, read back through the SQS subscription:
-        ``{"channel": "sns", "subject": ..., "message": ..., "time": ...}`` in publication order."""
-        sqs = self.client("sqs")
-        out = []
-        while True:
-            msgs = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
-            if not msgs:
-                return out
-            for m in msgs:
-                envelope = json.loads(m["Body"])
-                out.append({"channel": "sns", "subject": envelope.get("Subject"), "message": envelope.get("Message"),
-                            "time": envelope.get("Timestamp")})
-                sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
-
-    def desired_counts(self) -> dict[str, int]:
-        """``{"cluster/service": desiredCount}`` read back from the embedded ECS."""
-        ecs = self.client("ecs")
-        out: dict[str, int] = {}
-        for c in self.scenario.fleet["clusters"]:
-            names = [s["name"] for s in c.get("services", [])]
-            for i in range(0, len(names), 10):
-                for s in ecs.describe_services(cluster=c["name"], services=names[i:i + 10])["services"]:
-                    out[f"{c['name']}/{s['serviceName']}"] = int(s["desiredCount"])
-        return out
-
-
-class InMemoryAws(EmbeddedAws):
-    """The fast engine's embedded AWS: the same fleet, topic and readbacks as :class:`EmbeddedAws`, over
-    :class:`~ecs_guardrail.replay.memory_aws.MemoryAws` instead of moto (no history table here: the fast
-    engine's table is :class:`~ecs_guardrail.adapters.store.memory.MemoryTable`)."""
-
-    def __init__(self, scenario: Scenario) -> None:
-        from ecs_guardrail.replay.memory_aws import MemoryAws
-
-        super().__init__(scenario)
-        self.memory = MemoryAws(scenario.account, self.region)
-
-    def client(self, service: str) -> Any:
-        return self.memory.client(service)
-
-    def __enter__(self) -> InMemoryAws:
-        # the fake credentials still: a client made outside this AWS by mistake fails, never signs as a user
-        self._stack.enter_context(_environ({**_FAKE_ENV, "AWS_DEFAULT_REGION": self.region}))
-        self.topic_arn = self.client("sns").create_topic(Name=TOPIC)["TopicArn"]
-        self._build_fleet()
-        return self
-
-    def alerts(self) -> list[dict[str, Any]]:
-        """Every message published to the alert topic, in publication order (as :meth:`EmbeddedAws.alerts`,
-        without the SNS envelope's wall-clock ``time``)."""
-        return [{"channel": "sns", "subject": m["subject"], "message": m["message"], "time": None}
-                for m in self.memory.topics.get(self.topic_arn, [])]
-
-
-def make_aws(engine: str, scenario: Scenario) -> EmbeddedAws:
-    """The embedded AWS of a replay: :class:`InMemoryAws` for ``fast``, :class:`EmbeddedAws` (moto) for
-    ``moto``.
-
-    Raises:
-        ValueError: an unknown engine.
-    """
-    from ecs_guardrail.replay.engine import ENGINES
-
-    if engine == "fast":
-        return InMemoryAws(scenario)
-    if engine == "moto":
-        return EmbeddedAws(scenario)
-    raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
-
-
-def create_history_table(ddb: Any, name: str) -> None:
-    """The history table as template.yaml defines it (keys, GSI ``gsi1`` projecting the timeline fields,
-    on-demand, TTL)."""
-    from ecs_guardrail.adapters.history import HistoryStore
-
-    ddb.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "gsi1pk", "gsi1sk")],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "gsi1",
-            "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                          {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
-            # as template.yaml: only what timeline reads project, never the raw event text
-            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(HistoryStore.TIMELINE_FIELDS)},
-        }],
-    )
-    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.replay.embedded import EmbeddedAws
+from ecs_guardrail.replay.engine import make_aws
+from ecs_guardrail.replay.fleet import fleet_warnings
+from ecs_guardrail.replay.scenario import TABLE, Scenario, alert_only_warnings, samples_overlap_warning
+
+__all__ = ["ReplayResult", "replay", "quiet_logs"]
 
 
 @dataclass
@@ -511,7 +48,7 @@ class ReplayResult:
 
 
 @contextlib.contextmanager
-def _quiet_logs() -> Iterator[None]:
+def quiet_logs() -> Iterator[None]:
     """Powertools logs go to stderr at ERROR during a replay (stdout carries only the report); the
     logger's level and streams are put back afterwards, so an in-process replay changes nothing for
     whatever runs next (a Lambda handler in the same process, a test)."""
@@ -537,21 +74,6 @@ def _quiet_logs() -> Iterator[None]:
         log.setLevel(level)
         for h, stream in streams:
             h.stream = stream
-
-
-def alert_only_warnings(scenario: Scenario) -> list[str]:
-    """One warning per ``ALERT_ONLY_CLUSTERS`` entry that matches no cluster of ``fleet.json`` (by name,
-    or by ARN in the fleet's account and region): a typo such as ``prodution`` protects nothing, and
-    the cluster it meant is acted on."""
-    from ecs_guardrail.core.clusters import parse_alert_only_clusters
-    from ecs_guardrail.core.links import partition_of
-
-    scope = parse_alert_only_clusters(scenario.settings.ALERT_ONLY_CLUSTERS)
-    prefix = f"arn:{partition_of(scenario.region)}:ecs:{scenario.region}:{scenario.account}:cluster/"
-    clusters = [(str(c["name"]), prefix + str(c["name"])) for c in scenario.fleet["clusters"]]
-    names = ", ".join(n for n, _ in clusters) or "none"
-    return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
-            f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)]
 
 
 def _fleet_names(fleet: dict[str, Any]) -> tuple[set[str], set[tuple[str, str]]]:
@@ -605,28 +127,6 @@ def _other_home(raw: Any, account: str, region: str) -> str | None:
             "in fleet.json to the events' own)")
 
 
-def samples_overlap_warning(events: tuple[datetime, datetime] | None,
-                            samples: tuple[datetime, datetime] | None) -> str | None:
-    """One line when ``healthy_hosts.csv``'s minutes and the events' times do not overlap, else None.
-
-    ``events``: first and last event ``time`` (UTC); ``samples``: first and last sample minute (UTC).
-    A CSV written in local time (a wrong UTC offset) shifts every sample away from its incident: the
-    availability report then measures other minutes than the ones the events describe. An overlap of
-    one minute is enough (SCENARIOS.md: the sampler ticks on the events' clock).
-    """
-    if events is None or samples is None:
-        return None
-    ev_first, ev_last = events
-    s_first, s_last = samples
-    if s_last + timedelta(minutes=1) > ev_first and s_first <= ev_last:
-        return None
-    gap = (ev_first - s_last) if s_last < ev_first else (s_first - ev_last)
-    hours = gap / timedelta(hours=1)
-    return (f"healthy_hosts.csv covers {s_first:%Y-%m-%dT%H:%MZ} to {s_last:%Y-%m-%dT%H:%MZ} and the events "
-            f"{ev_first:%Y-%m-%dT%H:%M:%SZ} to {ev_last:%Y-%m-%dT%H:%M:%SZ}: no overlap ({hours:.1f} h apart; "
-            "times are UTC: write them with Z, or with their offset such as +02:00)")
-
-
 def _task_arn(raw: Any) -> str:
     """``detail.taskArn`` of a task event ('' when absent: the recorder rejected such lines already)."""
     detail = raw.get("detail") if isinstance(raw, dict) else None
@@ -657,7 +157,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
     timeline is read there). ``engine``: ``fast`` or ``moto`` (:mod:`ecs_guardrail.replay.engine`).
     ``on_progress(lines)``: called with the number of lines of ``events.jsonl`` read since its last
-    call, every 100 lines and at the end (:mod:`ecs_guardrail.progress` draws it).
+    call, every 100 lines and at the end (:mod:`ecs_guardrail.app.progress` draws it).
 
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
@@ -690,7 +190,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])
                if s.get("desiredCount", 1) == 0 and s.get("schedulingStrategy", "REPLICA") == "REPLICA"}
     with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
-        stack.enter_context(_quiet_logs())
+        stack.enter_context(quiet_logs())
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")
         settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})

@@ -36,6 +36,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.adapters.ecs import describe_services, target_group_arns
+from ecs_guardrail.adapters.elb import target_group_dimension, target_group_name
 from ecs_guardrail.core.errors import ScenarioError
 
 __all__ = ["capture", "CaptureReport", "DENIED_CODES"]
@@ -113,8 +115,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
         try:
             arns = [a for page in ecs.get_paginator("list_services").paginate(cluster=cluster)
                     for a in page.get("serviceArns", [])]
-            described = [s for chunk in _chunks(arns, 10)
-                         for s in ecs.describe_services(cluster=cluster, services=chunk, include=["TAGS"])["services"]]
+            described = describe_services(ecs, cluster, arns, tags=True)
         except ClientError as exc:
             if _denied(exc):
                 report.problems.append(f"no permission for ecs:{_op(exc)} on cluster {cluster}: fleet.json has "
@@ -128,8 +129,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                 continue
             raise
         services[cluster] = [s for s in described if s.get("status", "ACTIVE") != "INACTIVE"]
-    tg_arns = sorted({lb["targetGroupArn"] for ss in services.values() for s in ss
-                      for lb in s.get("loadBalancers", []) if lb.get("targetGroupArn")})
+    tg_arns = sorted({a for ss in services.values() for s in ss for a in target_group_arns(s)})
     tgs = _read_target_groups(client, tg_arns, report)
     scaling = _read_scaling(client, [(c, s["serviceName"]) for c, ss in services.items() for s in ss], report)
     fleet_clusters = []
@@ -137,8 +137,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
     for cluster in clusters:
         out = []
         for s in sorted(services[cluster], key=lambda s: s["serviceName"]):
-            arns = [lb["targetGroupArn"] for lb in s.get("loadBalancers", []) if lb.get("targetGroupArn")]
-            names = list(dict.fromkeys(a.split(":", 5)[5].split("/")[1] for a in arns))
+            names = list(dict.fromkeys(target_group_name(a) for a in target_group_arns(s)))
             svc: dict[str, Any] = {"name": s["serviceName"], "desiredCount": int(s.get("desiredCount", 0)),
                                    "targetGroups": names,
                                    "tags": {t["key"]: t.get("value", "") for t in s.get("tags") or []}}
@@ -175,7 +174,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
             out.append(svc)
         report.services += len(out)
         fleet_clusters.append({"name": cluster, "services": out})
-    by_name = {a.split(":", 5)[5].split("/")[1]: {"arn": a, **tgs.get(a, {"lbs": [], "type": None})}
+    by_name = {target_group_name(a): {"arn": a, **tgs.get(a, {"lbs": [], "type": None})}
                for a in tg_arns}
     report.target_groups = len(by_name)
     return {"clusters": fleet_clusters}, by_name
@@ -353,7 +352,7 @@ def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, d
     where nothing was published). A minute without a HealthyHostCount datapoint has no row."""
     from ecs_guardrail.adapters.cloudwatch import REQUEST_METRICS, HealthyHostCount, Series
 
-    names: dict[Series, str] = {Series(tg["arn"].split(":", 5)[5], lb): name
+    names: dict[Series, str] = {Series(target_group_dimension(tg["arn"]), lb): name
                                 for name, tg in sorted(target_groups.items()) for lb, _ns in tg.get("lbs", [])}
     if not names:
         return []

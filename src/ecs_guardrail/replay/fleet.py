@@ -21,6 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.adapters.elb import target_group_dimension
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.replay.lines import decode_line
 
@@ -680,7 +681,7 @@ def _build_target_groups(client_factory: Callable[[str], Any],
             "arn": tg["TargetGroupArn"],
             "lb_arn": lb_arn,
             # CloudWatch dimension values are the ARN suffixes (targetgroup/NAME/ID, app/NAME/ID)
-            "dimension": tg["TargetGroupArn"].split(":", 5)[5],
+            "dimension": target_group_dimension(tg["TargetGroupArn"]),
             "lb_dimension": lb_arn.split(":loadbalancer/", 1)[1],
             "lb_type": lb_type,
         }

@@ -75,16 +75,17 @@ def audit_account(clusters: Sequence[str], config: AuditConfig, fail_on: str,
 
 def audit_scenario(folder: Path, overrides: dict[str, str], fail_on: str,
                    on_warning: Callable[[str], None] | None = None) -> AuditRun:
-    """Build the scenario's fleet in moto (:func:`ecs_guardrail.fleet.build_fleet`, through
-    :class:`~ecs_guardrail.local.EmbeddedAws`) and audit every cluster of it through the same reads.
+    """Build the scenario's fleet in moto (:func:`ecs_guardrail.replay.fleet.build_fleet`, through
+    :class:`~ecs_guardrail.replay.embedded.EmbeddedAws`) and audit every cluster of it through the same reads.
 
     Settings: the scenario's ``settings.env``, then ``overrides`` (as ``replay`` reads them).
 
     Raises:
         ScenarioError: the folder cannot be read (missing or malformed ``fleet.json``, a bad setting).
     """
-    from ecs_guardrail.fleet import fleet_warnings
-    from ecs_guardrail.local import EmbeddedAws, load_scenario
+    from ecs_guardrail.replay.embedded import EmbeddedAws
+    from ecs_guardrail.replay.fleet import fleet_warnings
+    from ecs_guardrail.replay.scenario import load_scenario
 
     scenario = load_scenario(folder, overrides)
     for text in fleet_warnings(scenario.fleet):
@@ -142,8 +143,8 @@ def _text(run: AuditRun, out: TextIO) -> None:
         console.print(table)
     if run.findings:
         console.print("findings (the same finding on several services is one line):", markup=False)
-    for severity, check, cluster, services, text in _grouped(run.findings):
-        where = f"{cluster}/{','.join(services)}" if services else cluster
+    for severity, check, name, services, text in _grouped(run.findings):
+        where = f"{name}/{','.join(services)}" if services else name
         console.print(f"  {severity.upper():6} {check}  {where}: {text}", markup=False, soft_wrap=True)
     s = run.summary
     sev = s["by_severity"]

@@ -1,0 +1,202 @@
+"""A scenario folder read and checked: ``fleet.json``, ``settings.env``, ``events.jsonl`` (SCENARIOS.md,
+"Folder"), and the warnings a scenario earns before a single event is replayed.
+
+Never touches AWS, embedded or real.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ecs_guardrail.core.errors import ScenarioError, SettingsError
+from ecs_guardrail.replay.fleet import check_fleet
+from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
+
+__all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
+           "alert_only_warnings", "samples_overlap_warning"]
+
+#: the replay's history table and alert topic names (in the embedded AWS; a Lambda reads its own settings)
+TABLE = "ecs-guardrail-history"
+TOPIC = "ecs-guardrail-alerts"
+
+
+def read_settings_env(path: Path) -> dict[str, str]:
+    """A scenario's ``settings.env``, parsed as dotenv files are (python-dotenv's parser, the one
+    pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
+    lines and ``#`` comment lines; a `` # comment`` after an unquoted value is a comment, not part of
+    the value; single or double quotes around a value are removed (a ``#`` inside them is kept); a
+    UTF-8 byte order mark is accepted. A key set on two lines is an error (a Lambda environment has
+    one value per key, and a forgotten ``ALERT_ONLY_CLUSTERS=none`` below the real value would
+    silently take production's protection away).
+
+    Raises:
+        ScenarioError: a line dotenv cannot parse or without ``=`` (its line number), a key no
+            function reads, or a key set twice (both line numbers).
+    """
+    import io
+
+    from dotenv.parser import parse_stream
+
+    out: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path.name}: cannot be read ({exc})") from None
+    for binding in parse_stream(io.StringIO(text)):
+        # dotenv folds blank lines into the next binding's text: count to the line that holds it
+        raw = binding.original.string
+        n = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")
+        line = raw.strip()
+        if binding.error or (binding.key is not None and binding.value is None):
+            raise ScenarioError(f"{path.name}:{n}: expected KEY=VALUE, got {line[:60]!r}")
+        if binding.key is None:
+            continue  # a comment or blank line
+        if binding.key not in SETTING_NAMES:
+            raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
+                                f"{', '.join(sorted(SETTING_NAMES))}")
+        if binding.key in lines:
+            raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
+                                "keep one line")
+        lines[binding.key] = n
+        out[binding.key] = (binding.value or "").strip()  # never None here: checked above
+    return out
+
+
+def check_events_file(path: Path, *, has_samples: bool) -> None:
+    """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
+
+    ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
+    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored.
+
+    Raises:
+        ScenarioError: no line but blanks (and no samples); or the file is one pretty-printed JSON
+            object or array (its first line is ``{`` or ``[`` alone, as in ``events/ecs/``), with the fix.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
+    if first is None:
+        if has_samples:
+            return
+        raise ScenarioError(f"{path.name}: no events: one EventBridge event per line (copy lines from "
+                            "events/scenarios/*/events.jsonl)")
+    if first in ("{", "["):
+        shape = "object" if first == "{" else "array"
+        fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
+        raise ScenarioError(f"{path.name}: one event per line: this looks like a pretty-printed JSON {shape}; "
+                            f"`{fix} > events.one-per-line.jsonl` and use that file")
+
+
+@dataclass
+class Scenario:
+    """A scenario folder, read and checked (SCENARIOS.md, "Folder")."""
+
+    folder: Path
+    fleet: dict[str, Any]
+    settings_env: dict[str, str]
+    settings: Settings
+
+    @property
+    def events_path(self) -> Path:
+        return self.folder / "events.jsonl"
+
+    @property
+    def healthy_hosts_path(self) -> Path | None:
+        p = self.folder / "healthy_hosts.csv"
+        return p if p.exists() else None
+
+    @property
+    def delivered_path(self) -> Path | None:
+        """``delivered.csv`` (when each line was delivered), or ``None``."""
+        p = self.folder / "delivered.csv"
+        return p if p.exists() else None
+
+    @property
+    def region(self) -> str:
+        return str(self.fleet.get("region") or "us-east-1")
+
+    @property
+    def account(self) -> str:
+        return str(self.fleet.get("account") or "123456789012")
+
+
+def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scenario:
+    """Read ``fleet.json`` and ``settings.env``, apply ``overrides`` (``--set``), validate.
+
+    Raises:
+        ScenarioError: missing or malformed ``fleet.json``/``events.jsonl``, an unknown or invalid setting.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScenarioError(f"{folder}: not a scenario folder")
+    fleet_path = folder / "fleet.json"
+    if not fleet_path.exists():
+        raise ScenarioError(f"{folder}: missing fleet.json")
+    if not (folder / "events.jsonl").exists():
+        raise ScenarioError(f"{folder}: missing events.jsonl")
+    for name in ("fleet.json", "events.jsonl", "settings.env", "healthy_hosts.csv", "delivered.csv",
+                 "container_restarts.csv"):
+        if (folder / name).exists() and not (folder / name).is_file():
+            raise ScenarioError(f"{folder / name}: not a file")
+    try:
+        fleet = json.loads(fleet_path.read_text(encoding="utf-8-sig"))  # a byte order mark is no error
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
+        raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
+    except RecursionError:
+        raise ScenarioError("fleet.json: not JSON (nested too deeply)") from None
+    except OSError as exc:
+        raise ScenarioError(f"fleet.json: cannot be read ({exc})") from None
+    check_fleet(fleet)
+    env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
+    for key, value in (overrides or {}).items():
+        if key not in SETTING_NAMES:
+            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+        env[key] = value
+    try:
+        settings = load_settings({**env, "HISTORY_TABLE": TABLE})
+    except SettingsError as exc:
+        raise ScenarioError(str(exc)) from None
+    return Scenario(folder, fleet, env, settings)
+
+
+def alert_only_warnings(scenario: Scenario) -> list[str]:
+    """One warning per ``ALERT_ONLY_CLUSTERS`` entry that matches no cluster of ``fleet.json`` (by name,
+    or by ARN in the fleet's account and region): a typo such as ``prodution`` protects nothing, and
+    the cluster it meant is acted on."""
+    from ecs_guardrail.core.clusters import parse_alert_only_clusters
+    from ecs_guardrail.core.links import partition_of
+
+    scope = parse_alert_only_clusters(scenario.settings.ALERT_ONLY_CLUSTERS)
+    prefix = f"arn:{partition_of(scenario.region)}:ecs:{scenario.region}:{scenario.account}:cluster/"
+    clusters = [(str(c["name"]), prefix + str(c["name"])) for c in scenario.fleet["clusters"]]
+    names = ", ".join(n for n, _ in clusters) or "none"
+    return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
+            f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)]
+
+
+def samples_overlap_warning(events: tuple[datetime, datetime] | None,
+                            samples: tuple[datetime, datetime] | None) -> str | None:
+    """One line when ``healthy_hosts.csv``'s minutes and the events' times do not overlap, else None.
+
+    ``events``: first and last event ``time`` (UTC); ``samples``: first and last sample minute (UTC).
+    A CSV written in local time (a wrong UTC offset) shifts every sample away from its incident: the
+    availability report then measures other minutes than the ones the events describe. An overlap of
+    one minute is enough (SCENARIOS.md: the sampler ticks on the events' clock).
+    """
+    if events is None or samples is None:
+        return None
+    ev_first, ev_last = events
+    s_first, s_last = samples
+    if s_last + timedelta(minutes=1) > ev_first and s_first <= ev_last:
+        return None
+    gap = (ev_first - s_last) if s_last < ev_first else (s_first - ev_last)
+    hours = gap / timedelta(hours=1)
+    return (f"healthy_hosts.csv covers {s_first:%Y-%m-%dT%H:%MZ} to {s_last:%Y-%m-%dT%H:%MZ} and the events "
+            f"{ev_first:%Y-%m-%dT%H:%M:%SZ} to {ev_last:%Y-%m-%dT%H:%M:%SZ}: no overlap ({hours:.1f} h apart; "
+            "times are UTC: write them with Z, or with their offset such as +02:00)")
