@@ -38,7 +38,7 @@ locals {
 resource "aws_cloudwatch_metric_alarm" "queue" {
   for_each = local.queue_alarms
 
-  alarm_name          = "${var.name}-${each.key}-not-empty"
+  alarm_name          = "${each.value}-not-empty"
   alarm_description   = "${each.value} is not empty: EventBridge could not deliver an event to a rule target (events_dlq), or an invocation failed after Lambda's retries (function_failures)."
   namespace           = "AWS/SQS"
   metric_name         = "ApproximateNumberOfMessagesVisible"
@@ -56,7 +56,7 @@ resource "aws_cloudwatch_metric_alarm" "queue" {
 resource "aws_cloudwatch_metric_alarm" "function" {
   for_each = local.function_alarms
 
-  alarm_name          = "${var.name}-${each.value.function}-${each.value.metric}"
+  alarm_name          = "${aws_lambda_function.this[each.value.function].function_name}-${each.value.metric}"
   alarm_description   = "${each.value.function} function (AWS/Lambda ${each.value.metric}): ${local.function_alarm_text[each.value.metric]}."
   namespace           = "AWS/Lambda"
   metric_name         = each.value.metric
@@ -74,7 +74,7 @@ resource "aws_cloudwatch_metric_alarm" "function" {
 resource "aws_cloudwatch_metric_alarm" "rule" {
   for_each = local.rule_alarms
 
-  alarm_name          = "${var.name}-${each.value.rule}-${each.value.metric}"
+  alarm_name          = "${local.rule_names[each.value.rule]}-${each.value.metric}"
   alarm_description   = "${each.value.rule} rule (AWS/Events ${each.value.metric}): ${local.rule_alarm_text[each.value.metric]}."
   namespace           = "AWS/Events"
   metric_name         = each.value.metric

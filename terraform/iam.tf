@@ -54,7 +54,7 @@ data "aws_iam_policy_document" "recorder" {
   statement {
     sid       = "HistoryTable"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.history.arn]
+    resources = [local.history_table_arn]
   }
 }
 
@@ -65,7 +65,7 @@ data "aws_iam_policy_document" "watchdog" {
   statement {
     sid       = "HistoryTable"
     actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
-    resources = [aws_dynamodb_table.history.arn]
+    resources = [local.history_table_arn]
   }
   statement {
     sid       = "EcsServices"
@@ -167,7 +167,7 @@ data "aws_iam_policy_document" "availability" {
   statement {
     sid       = "HistoryTable"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.history.arn]
+    resources = [local.history_table_arn]
   }
   statement {
     sid       = "EcsServices"

@@ -13,7 +13,13 @@ locals {
   # scalable-target ids are random: this account and region is as narrow as it gets
   scalable_target_arns = "arn:${local.partition}:application-autoscaling:${local.region}:${local.account_id}:scalable-target/*"
 
-  has_slack_webhook  = var.slack_webhook_secret_arn != ""
+  has_slack_webhook = var.slack_webhook_secret_arn != ""
+
+  # the history table: this module's, or an existing one (var.existing_history_table_name), by name and ARN
+  create_history_table = var.existing_history_table_name == ""
+  history_table_name   = local.create_history_table ? aws_dynamodb_table.history[0].name : var.existing_history_table_name
+  history_table_arn = (local.create_history_table ? aws_dynamodb_table.history[0].arn
+  : "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.existing_history_table_name}")
   source_account_ids = compact(split(",", var.source_account_ids))
 
   # One code artifact, three handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
@@ -31,7 +37,7 @@ locals {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
         POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TABLE                = local.history_table_name
         HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
       }
     }
@@ -47,7 +53,7 @@ locals {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
         POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TABLE                = local.history_table_name
         HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
         ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
         CRASH_THRESHOLD              = tostring(var.crash_threshold)
@@ -79,7 +85,7 @@ locals {
         POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
         POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
         POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = aws_dynamodb_table.history.name
+        HISTORY_TABLE                = local.history_table_name
         HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
         SAMPLE_LOOKBACK_MINUTES      = tostring(var.sample_lookback_minutes)
       }
@@ -92,7 +98,9 @@ locals {
 resource "aws_dynamodb_table" "history" {
   #checkov:skip=CKV_AWS_119:SSE with the AWS owned/managed key; a customer managed key adds $1/month and key-policy upkeep for operational metadata only.
   # A failed apply keeps the table in state and the next apply goes on from there (no rollback, so
-  # no name collision on retry); the name is regional, so a second region is fine too.
+  # no name collision on retry); the name is regional, so a second region is fine too. None is created
+  # when existing_history_table_name names a table kept from an earlier deployment.
+  count                       = local.create_history_table ? 1 : 0
   name                        = "${var.name}-history"
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
@@ -139,6 +147,12 @@ resource "aws_dynamodb_table" "history" {
   }
 
   tags = var.tags
+}
+
+# the table became conditional (existing_history_table_name): existing deployments keep theirs
+moved {
+  from = aws_dynamodb_table.history
+  to   = aws_dynamodb_table.history[0]
 }
 
 resource "aws_sns_topic" "alerts" {

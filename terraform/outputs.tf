@@ -1,6 +1,6 @@
 output "history_table_name" {
   description = "DynamoDB history table (HISTORY_TABLE / --table for the CLI)."
-  value       = aws_dynamodb_table.history.name
+  value       = local.history_table_name
 }
 
 output "alert_topic_arn" {

@@ -1,8 +1,8 @@
 # Names and defaults match template.yaml's Parameters (PascalCase there, snake_case here);
-# tests/infra/test_parity.py proves it, and proves both sides accept and reject the same values.
+# tests/infra/test_parity_*.py prove it, and proves both sides accept and reject the same values.
 
 variable "name" {
-  description = "Prefix of every resource name (the SAM stack name plays this role)."
+  description = "Prefix of every resource name (template.yaml's Name parameter), at most 40 characters so that every name fits its limit (NAME-availability 64, NAME-ecs archive 48). Two deployments in one account and region need two names."
   type        = string
   default     = "ecs-guardrail"
 
@@ -285,6 +285,17 @@ variable "source_account_ids" {
   validation {
     condition     = can(regex("^([0-9]{12}(,[0-9]{12})*)?$", var.source_account_ids))
     error_message = "source_account_ids: comma-separated 12-digit account ids, or empty."
+  }
+}
+
+variable "existing_history_table_name" {
+  description = "Empty creates the history table (NAME-history). A table name uses that existing table instead and creates none: a table kept from an earlier deployment (deletion protection, or a SAM stack's retained table), whose history restore needs. It must have the history table's keys and gsi1 index (template.yaml's ExistingHistoryTableName)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9_.-]{3,255})?$", var.existing_history_table_name))
+    error_message = "existing_history_table_name: a DynamoDB table name (3-255 letters, digits, _ . -), or empty."
   }
 }
 

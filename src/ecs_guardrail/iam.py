@@ -17,7 +17,7 @@ what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kind
   Reference: ecs:ListServices, ecs:ListClusters, elasticloadbalancing:DescribeTargetGroups,
   cloudwatch:GetMetricData, ecs:DescribeTaskDefinition, application-autoscaling:DescribeScalableTargets)
 
-tests/infra/test_parity.py checks that template.yaml and terraform/ grant exactly these.
+tests/infra/test_parity_*.py checks that template.yaml and terraform/ grant exactly these.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ run "defaults" {
     error_message = "role names are generated from a prefix of at most 38 characters"
   }
   assert {
-    condition     = aws_dynamodb_table.history.global_secondary_index != null && alltrue([for g in aws_dynamodb_table.history.global_secondary_index : g.projection_type == "INCLUDE"])
+    condition     = aws_dynamodb_table.history[0].global_secondary_index != null && alltrue([for g in aws_dynamodb_table.history[0].global_secondary_index : g.projection_type == "INCLUDE"])
     error_message = "gsi1 projects INCLUDE"
   }
   assert {

@@ -1,6 +1,6 @@
 """`make check-deploy`'s pure parts (scripts/deploy_parity.py): the emulator override points only at
 127.0.0.1, a second plan may change only what the emulator cannot store, and the parity table fails
-on substance (concurrency, IAM, alarms) while names are reported (issue 24 items 16 and 19)."""
+on substance (concurrency, IAM, alarms) and on names (one naming scheme: issue 24 items 16 and 19)."""
 
 from __future__ import annotations
 
@@ -47,18 +47,52 @@ def _snapshot(prefix: str) -> dict:
     }
 
 
-def test_the_parity_table_fails_on_substance_and_only_reports_names(tmp_path, capsys):
+def test_the_parity_table_fails_on_substance_and_on_names(tmp_path, capsys):
+    """Issue 24 item 16: one naming scheme, so a name differing between the paths is a failure too."""
     tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
     tf.write_text(json.dumps(_snapshot("ecs-guardrail")))
-    sam.write_text(json.dumps(_snapshot("stack-Generated")))
+    sam.write_text(json.dumps(_snapshot("ecs-guardrail")))
     assert dp.compare(tf, sam) == 0
+    assert "0 differ in substance" in capsys.readouterr().out
+    sam.write_text(json.dumps(_snapshot("stack-Generated")))
+    assert dp.compare(tf, sam) == 1
     out = capsys.readouterr().out
-    assert "names differ (item 16)" in out and "0 differ in substance" in out
-    other = copy.deepcopy(_snapshot("stack"))
+    assert "function watchdog: name" in out and "table name" in out and "DIFFERS" in out
+    other = copy.deepcopy(_snapshot("ecs-guardrail"))
     other["functions"]["ecs_guardrail.handlers.watchdog.handler"]["reserved_concurrency"] = None
     sam.write_text(json.dumps(other))
     assert dp.compare(tf, sam) == 1
     assert "function watchdog: reserved_concurrency" in capsys.readouterr().out
+
+
+def test_sam_alarms_come_from_the_template_where_moto_creates_none(tmp_path, capsys):
+    """moto's CloudFormation creates no CloudWatch alarm: the SAM side counts the translated template's
+    (conditions evaluated, names resolved to physical ids), and the table marks those rows and reports
+    what moto created without failing on it."""
+    translated = {
+        "Parameters": {"Slack": {"Type": "String", "Default": ""}},
+        "Conditions": {"HasSlack": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Slack"}, ""]}]}},
+        "Resources": {
+            "WatchdogFunction": {"Type": "AWS::Lambda::Function", "Properties": {}},
+            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {}},
+            "WatchdogErrorsAlarm": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+                "AlarmName": {"Fn::Sub": "${WatchdogFunction}-Errors"}, "Namespace": "AWS/Lambda",
+                "MetricName": "Errors", "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": "WatchdogFunction"}}],
+                "AlarmActions": [{"Ref": "Topic"}]}},
+            "SlackAlarm": {"Type": "AWS::CloudWatch::Alarm", "Condition": "HasSlack", "Properties": {
+                "AlarmName": "x", "Namespace": "EcsGuardrail", "MetricName": "SlackSecretUnreadable"}},
+        },
+    }
+    alarms = dp.template_alarms(translated, {"WatchdogFunction": "ecs-guardrail-watchdog", "Topic": "arn:t"})
+    assert alarms == {"AWS/Lambda Errors [FunctionName]": [{"name": "ecs-guardrail-watchdog-Errors", "actions": 1}]}
+    tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
+    tf.write_text(json.dumps(_snapshot("ecs-guardrail")))
+    state = _snapshot("ecs-guardrail") | {"alarms_source": "the translated template", "alarms_created_by_emulator": 0}
+    sam.write_text(json.dumps(state))
+    assert dp.compare(tf, sam) == 0
+    out = capsys.readouterr().out
+    assert "sam: from the template, not emulated by moto" in out
+    assert "alarms moto's CloudFormation created" in out and "not emulated by moto: it creates no" in out
 
 
 def test_json_as_the_emulator_returns_it():

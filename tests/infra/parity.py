@@ -1,0 +1,207 @@
+"""What the tests/infra/test_parity_*.py modules share: both templates loaded once, the logical ids
+of the functions, and the readers of each side's IAM statements, parameters and alarms.
+
+Split out of test_parity.py (issue 22) with no change to what any test asserts; conftest.py registers
+this module for pytest's assertion rewriting and holds the terraform fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import iac  # (tests/infra is on sys.path: conftest.py puts it there in any import mode)
+
+from ecs_guardrail import iam
+
+TEMPLATE = iac.load_template()
+TF = iac.load_terraform()
+PATTERNS = json.loads(iac.PATTERNS.read_text())
+
+
+# function name -> logical ids in template.yaml
+CFN_FUNCTION = {
+    "recorder": "RecorderFunction",
+    "watchdog": "WatchdogFunction",
+    "availability": "AvailabilityFunction",
+}
+CFN_ROLE = {"recorder": "RecorderRole", "watchdog": "WatchdogRole", "availability": "AvailabilityRole"}
+CFN_LOG_GROUP = {
+    "recorder": "RecorderLogGroup",
+    "watchdog": "WatchdogLogGroup",
+    "availability": "AvailabilityLogGroup",
+}
+TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "availability"}
+
+
+# Terraform-only inputs, each with the SAM counterpart that is not a parameter.
+TF_ONLY_VARIABLES = {
+    "lambda_zip_path": "Globals.Function.CodeUri",
+    "tags": "sam deploy --tags",
+    "deletion_protection": "DeletionPolicy: RetainExceptOnCreate on HistoryTable (protection would fail a first "
+                           "create's rollback)",
+}
+
+
+# What the Lambda platform needs besides the code's calls: the function's own log group, X-Ray
+# segments (Tracing: Active) and the on-failure destination, which Lambda sends to with the role.
+PLATFORM = {
+    ("own_log_group", "logs:CreateLogStream"),
+    ("own_log_group", "logs:PutLogEvents"),
+    ("any", "xray:PutTraceSegments"),
+    ("any", "xray:PutTelemetryRecords"),
+    ("failure_queue", "sqs:SendMessage"),
+}
+
+
+SLACK_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:ecs-guardrail/slack-AbCdEf"
+
+
+def snake(pascal: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", pascal).lower()
+
+
+def declared(function: str) -> set[tuple[str, str]]:
+    return {(kind, action) for kind, actions in iam.handler_permissions(function).items() for action in actions}
+
+
+def _normal_default(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def cfn_accepts(name: str, value: str) -> bool:
+    spec = TEMPLATE["Parameters"][name]
+    if spec["Type"] == "CommaDelimitedList":  # the pattern applies to each item
+        item_spec = {k: v for k, v in spec.items() if k != "Type"}
+        return all(_accepts_one(item_spec, item) for item in value.split(","))
+    return _accepts_one(spec, value)
+
+
+def _accepts_one(spec: dict[str, Any], value: str) -> bool:
+    if "AllowedValues" in spec and value not in {str(v) for v in spec["AllowedValues"]}:
+        return False
+    if "AllowedPattern" in spec and not re.fullmatch(spec["AllowedPattern"], value):
+        return False
+    if spec.get("Type") == "Number":
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        if "MinValue" in spec and number < float(spec["MinValue"]):
+            return False
+        if "MaxValue" in spec and number > float(spec["MaxValue"]):
+            return False
+    return True
+
+
+def _classify_cfn(resource: str, function: str) -> str:
+    own_log = f"{{getatt:{CFN_LOG_GROUP[function]}.Arn}}"
+    exact = {
+        "{getatt:HistoryTable.Arn}": "history_table",
+        "arn:aws:ecs:eu-west-1:111122223333:service/*/*": "ecs_service",
+        "arn:aws:ecs:eu-west-1:111122223333:service-deployment/*/*/*": "ecs_service_deployment",
+        "arn:aws:events:eu-west-1:111122223333:event-bus/default": "default_bus",
+        "arn:aws:application-autoscaling:eu-west-1:111122223333:scalable-target/*": "scalable_target",
+        "*": "any",
+        "{ref:AlertTopic}": "alert_topic",
+        SLACK_ARN: "webhook_secret",
+        own_log: "own_log_group",
+        "{getatt:FunctionFailureQueue.Arn}": "failure_queue",
+    }
+    assert resource in exact, f"{function}: unclassified resource {resource}"
+    return exact[resource]
+
+
+def _classify_tf(resource: str, function: str) -> str:
+    exact = {
+        "${local.history_table_arn}": "history_table",
+        "${local.ecs_service_arns}": "ecs_service",
+        "${local.ecs_service_deployment_arns}": "ecs_service_deployment",
+        "${local.default_bus_arn}": "default_bus",
+        "${local.scalable_target_arns}": "scalable_target",
+        "*": "any",
+        "${aws_sns_topic.alerts.arn}": "alert_topic",
+        "${statement.value}": "webhook_secret",
+        f'${{aws_cloudwatch_log_group.function[\\"{function}\\"].arn}}:*': "own_log_group",
+        f'${{aws_cloudwatch_log_group.function["{function}"].arn}}:*': "own_log_group",
+        "${aws_cloudwatch_log_group.function[each.key].arn}:*": "own_log_group",  # the base document
+        "${aws_sqs_queue.function_failures.arn}": "failure_queue",
+    }
+    assert resource in exact, f"{function}: unclassified resource {resource}"
+    return exact[resource]
+
+
+def cfn_statements(function: str, **params: str) -> list[dict[str, Any]]:
+    evaluator = iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE, **params))
+    role = evaluator(TEMPLATE["Resources"][CFN_ROLE[function]]["Properties"])
+    return [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+
+
+def _tf_document_name(reference: str) -> tuple[str, str | None]:
+    """``${data.aws_iam_policy_document.NAME["KEY"].json}`` -> (NAME, KEY or None)."""
+    match = re.fullmatch(r'\$\{data\.aws_iam_policy_document\.(\w+)(?:\[\\?"(\w+)\\?"\])?\.json\}', reference)
+    assert match, reference
+    return match.group(1), match.group(2)
+
+
+def tf_document_statements(name: str) -> list[dict[str, Any]]:
+    """A policy document's statements, its source_policy_documents' included; a dynamic one counts."""
+    doc = TF["data"]["aws_iam_policy_document"][name]
+    statements = []
+    for reference in doc.get("source_policy_documents", []):
+        source, _key = _tf_document_name(reference)
+        statements += tf_document_statements(source)
+    statements += iac.as_list(doc.get("statement", []))
+    for dynamic in iac.as_list(doc.get("dynamic", [])):
+        statements += iac.as_list(dynamic["statement"]["content"])
+    return statements
+
+
+def tf_statements(function: str) -> list[dict[str, Any]]:
+    """Statements of the function's policy documents (the watchdog's deny included)."""
+    names = [TF_POLICY[function]] + (["watchdog_deny_alert_only"] if function == "watchdog" else [])
+    return [s for name in names for s in tf_document_statements(name)]
+
+
+def granted(statements: list[dict[str, Any]], classify, function: str, effect: str = "Allow") -> set[tuple[str, str]]:
+    pairs = set()
+    for s in statements:
+        if s.get("Effect", s.get("effect", "Allow")) != effect:
+            continue
+        actions = iac.as_list(s.get("Action", s.get("actions")))
+        resources = iac.as_list(s.get("Resource", s.get("resources")))
+        pairs |= {(classify(r, function), a) for r in resources for a in actions}
+    return pairs
+
+
+CFN_RULES = {
+    "RecorderRule": "recorder",
+    "WatchdogRule": "watchdog",
+    "EcsEventsLogRule": "ecs_events_log",
+    "AvailabilityScheduleRule": "availability",
+}
+FUNCTION_METRICS = ("Errors", "Throttles", "DestinationDeliveryFailures", "AsyncEventsDropped")
+RULE_METRICS = ("FailedInvocations", "InvocationsFailedToBeSentToDlq")
+
+
+def _cfn_alarms(template: dict[str, Any] = TEMPLATE, **params: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    evaluator = iac.Evaluator(template, iac.parameter_values(template, **params))
+    alarms = {}
+    for logical, alarm in iac.resources_of_type(template, "AWS::CloudWatch::Alarm").items():
+        if "Condition" in alarm and not evaluator.condition(alarm["Condition"]):
+            continue
+        props = evaluator(alarm["Properties"])
+        (dimension,) = props["Dimensions"]
+        match = re.fullmatch(r"\{(?:ref|getatt):(\w+)(?:\.\w+)?\}", str(dimension["Value"]))
+        target = match.group(1) if match else dimension["Value"]
+        alarms[(props["Namespace"], props["MetricName"], target)] = props | {"logical": logical}
+        assert props["AlarmActions"] == ["{ref:AlertTopic}"], logical
+        assert props.get("AlarmDescription"), f"{logical} has no description"
+    return alarms
+
+

@@ -1,0 +1,199 @@
+"""template.yaml and terraform/ deploy the same system; this module checks
+the failure paths and their alarms: DLQs and retries on every target, the same alarms on both sides.
+
+Runs without AWS; see parity.py and conftest.py for what these modules share.
+"""
+
+from __future__ import annotations
+
+import iac
+from parity import (
+    CFN_FUNCTION,
+    CFN_RULES,
+    FUNCTION_METRICS,
+    RULE_METRICS,
+    SLACK_ARN,
+    TEMPLATE,
+    TF,
+    _cfn_alarms,
+    declared,
+    snake,
+)
+
+
+def test_every_rule_target_has_dlq_and_retry_policy() -> None:
+    cfn_rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
+    assert set(cfn_rules) == {"RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule"}
+    cfn_retry = {}
+    for name, rule in cfn_rules.items():
+        for target in rule["Properties"]["Targets"]:
+            assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["EventsDeadLetterQueue", "Arn"]}}, name
+            cfn_retry[(name, target["Id"])] = (
+                target["RetryPolicy"]["MaximumRetryAttempts"],
+                target["RetryPolicy"]["MaximumEventAgeInSeconds"],
+            )
+    (tf_target,) = TF["resource"]["aws_cloudwatch_event_target"].values()  # one block, for_each
+    assert tf_target["for_each"] == "${local.event_targets}"
+    assert tf_target["dead_letter_config"][0]["arn"] == "${aws_sqs_queue.events_dlq.arn}"
+    assert tf_target["retry_policy"][0] == {
+        "maximum_retry_attempts": "${each.value.retries}",
+        "maximum_event_age_in_seconds": "${each.value.max_age}",
+    }
+    targets = TF["locals"]["event_targets"]
+    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability", "sweep"}
+    tf_retry = {name: (t["retries"], t["max_age"]) for name, t in targets.items()}
+    names = {  # (rule, target id) -> Terraform target
+        ("RecorderRule", "recorder"): "recorder",
+        ("WatchdogRule", "watchdog"): "watchdog",
+        ("EcsEventsLogRule", targets["ecs_events_log"]["target_id"]): "ecs_events_log",
+        ("AvailabilityScheduleRule", "availability"): "availability",
+        ("AvailabilityScheduleRule", "sweep"): "sweep",  # the watchdog's sweep, on the same schedule
+    }
+    assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
+    assert {t["target_id"] for t in targets.values()} == {k[1] for k in names}
+    # the sweep is the watchdog function on the sampler's schedule, allowed by its own permission
+    sweep = [t for t in cfn_rules["AvailabilityScheduleRule"]["Properties"]["Targets"] if t["Id"] == "sweep"]
+    assert sweep[0]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
+    assert targets["sweep"]["arn"] == '${aws_lambda_function.this["watchdog"].arn}'
+    assert targets["sweep"]["rule"] == "${aws_cloudwatch_event_rule.availability.name}"
+    perm = TEMPLATE["Resources"]["WatchdogSweepInvokePermission"]["Properties"]
+    assert perm["SourceArn"] == {"Fn::GetAtt": ["AvailabilityScheduleRule", "Arn"]}
+    tf_perm = TF["resource"]["aws_lambda_permission"]["sweep"]
+    assert tf_perm["source_arn"] == "${aws_cloudwatch_event_rule.availability.arn}"
+    assert tf_perm["function_name"] == '${aws_lambda_function.this["watchdog"].function_name}'
+    # the DLQ lets exactly these rules in
+    condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(cfn_rules)
+
+
+SINGLE_ALARMS = ("SamplerLivenessAlarm", "SlackSecretUnreadableAlarm", "AlertOnlyEntryUnmatchedAlarm")
+
+
+def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None:
+    """Item 8: queues, per-function and per-rule failure metrics, the sampler's liveness; item 12: folded."""
+    expected = {
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "EventsDeadLetterQueue"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "FunctionFailureQueue"),
+        ("AWS/Lambda", "Invocations", "AvailabilityFunction"),  # liveness
+        ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail"),  # issue 17 item 11
+    }
+    expected |= {("AWS/Lambda", m, fn) for m in FUNCTION_METRICS for fn in CFN_FUNCTION.values()}
+    expected |= {("AWS/Events", m, rule) for m in RULE_METRICS for rule in CFN_RULES}
+    assert set(_cfn_alarms()) == expected
+    # folded: every alarm but the liveness one comes from a Fn::ForEach loop
+    raw = iac.raw_template()["Resources"]
+    assert not [
+        k
+        for k, v in raw.items()
+        if not k.startswith("Fn::ForEach") and v["Type"] == "AWS::CloudWatch::Alarm" and k not in SINGLE_ALARMS
+    ]
+
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
+    assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable",
+                       "alert_only_entry_unmatched"}
+    assert set(TF["locals"]["queue_alarms"]) == {"events_dlq", "function_failures"}
+    assert tf["function"]["for_each"] == "${local.function_alarms}"
+    assert tf["rule"]["for_each"] == "${local.rule_alarms}"
+    assert "setproduct(keys(local.functions), keys(local.function_alarm_text))" in TF["locals"]["function_alarms"]
+    assert "setproduct(keys(local.rule_names), keys(local.rule_alarm_text))" in TF["locals"]["rule_alarms"]
+    assert set(TF["locals"]["function_alarm_text"]) == set(FUNCTION_METRICS)
+    assert set(TF["locals"]["rule_alarm_text"]) == set(RULE_METRICS)
+    assert set(TF["locals"]["rule_names"]) == set(CFN_RULES.values())
+    # the same texts on both sides
+    mappings = TEMPLATE["Mappings"]
+    assert {k: v["Text"] for k, v in mappings["FunctionAlarm"].items()} == TF["locals"]["function_alarm_text"]
+    assert {k: v["Text"] for k, v in mappings["RuleAlarm"].items()} == TF["locals"]["rule_alarm_text"]
+    for name, alarm in tf.items():
+        assert alarm["alarm_description"], name
+        assert alarm["alarm_actions"] == ["${aws_sns_topic.alerts.arn}"], name
+
+
+def test_an_unreadable_slack_secret_is_alarmed_when_slack_is_configured() -> None:
+    """Item 7: the SlackSecretUnreadable metric the watchdog counts (Powertools: namespace EcsGuardrail,
+    dimension service) has an alarm wherever a secret is configured."""
+    from ecs_guardrail.handlers.runtime import metrics
+
+    key = ("EcsGuardrail", "SlackSecretUnreadable", "ecs-guardrail")
+    assert key not in _cfn_alarms()
+    on = _cfn_alarms(SlackWebhookSecretArn=SLACK_ARN)
+    assert on[key]["Dimensions"] == [{"Name": "service", "Value": "ecs-guardrail"}]
+    assert metrics.namespace == "EcsGuardrail" and metrics.service == "ecs-guardrail"
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["slack_secret_unreadable"]
+    assert tf["count"] == "${local.has_slack_webhook ? 1 : 0}"
+    assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+
+
+def test_an_alert_only_entry_matching_no_cluster_is_alarmed_on_both_stacks() -> None:
+    """Issue 17 item 11: the AlertOnlyEntriesUnmatched count the watchdog emits on every invocation
+    (Powertools: namespace EcsGuardrail, dimension service) alarms above 0, the same on both sides."""
+    key = ("EcsGuardrail", "AlertOnlyEntriesUnmatched", "ecs-guardrail")
+    cfn = _cfn_alarms()[key]
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["alert_only_entry_unmatched"]
+    assert "count" not in tf  # always on: the default "production" is an entry to check
+    assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
+    same = ("Statistic", "Period", "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData")
+    assert {k: cfn[k] for k in same} == {k: tf[snake(k)] for k in same}
+    assert cfn["Statistic"] == "Maximum" and cfn["Threshold"] == 0
+    assert ("any", "ecs:ListClusters") in declared("watchdog")
+
+
+def test_liveness_comes_from_the_sampler_not_the_event_heartbeat() -> None:
+    """Item 8: no invocation of the scheduled sampler for HeartbeatMinutes, whatever the fleet does."""
+    cfn = TEMPLATE["Resources"]["SamplerLivenessAlarm"]["Properties"]
+    assert (cfn["Namespace"], cfn["MetricName"]) == ("AWS/Lambda", "Invocations")
+    assert cfn["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "AvailabilityFunction"}}]
+    assert cfn["EvaluationPeriods"] == cfn["DatapointsToAlarm"] == {"Ref": "HeartbeatMinutes"}
+    assert cfn["TreatMissingData"] == "breaching" and cfn["Period"] == 60
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["sampler_liveness"]
+    assert (tf["namespace"], tf["metric_name"]) == ("AWS/Lambda", "Invocations")
+    assert tf["dimensions"]["FunctionName"].startswith("${aws_lambda_function.this[")
+    assert "availability" in tf["dimensions"]["FunctionName"]
+    assert tf["evaluation_periods"] == tf["datapoints_to_alarm"] == "${var.heartbeat_minutes}"
+    assert tf["treat_missing_data"] == "breaching" and tf["period"] == 60
+    # nothing alarms on the summed event heartbeat any more
+    assert not [a for a in _cfn_alarms().values() if a["MetricName"] == "MatchedEvents"]
+    assert not [
+        a for a in TF["resource"]["aws_cloudwatch_metric_alarm"].values() if a["metric_name"] == "MatchedEvents"
+    ]
+
+
+def test_per_account_silence_is_optional_and_off_by_default() -> None:
+    """Item 8: one alarm per listed account, none by default."""
+    assert not [k for k in _cfn_alarms() if k[0] == "EcsGuardrail/Events"]
+    accounts = "111122223333,444455556666"
+    template = iac.load_template(SilenceAlarmAccountIds=accounts)
+    on = _cfn_alarms(template, SilenceAlarmAccountIds=accounts)
+    assert {k for k in on if k[0] == "EcsGuardrail/Events"} == {
+        ("EcsGuardrail/Events", "EcsEvents", "111122223333"),
+        ("EcsGuardrail/Events", "EcsEvents", "444455556666"),
+    }
+    metric_filter = template["Resources"]["EcsEventsByAccountFilter"]
+    assert metric_filter["Condition"] == "HasSilenceAlarms"
+    (transformation,) = metric_filter["Properties"]["MetricTransformations"]
+    assert transformation["Dimensions"] == [{"Key": "Account", "Value": "$.account"}]
+    tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["account_silence"]
+    assert tf["for_each"] == "${toset(local.silence_alarm_account_ids)}"
+    assert TF["variable"]["silence_alarm_account_ids"]["default"] == ""
+    tf_filter = TF["resource"]["aws_cloudwatch_log_metric_filter"]["ecs_events_by_account"]
+    assert tf_filter["count"] == "${length(local.silence_alarm_account_ids) > 0 ? 1 : 0}"
+    assert tf_filter["metric_transformation"][0]["dimensions"] == {"Account": "$.account"}
+
+
+def test_member_account_forwarder_dead_letters_are_alarmed() -> None:
+    """Item 8: the member-account forwarder's DLQ, in both member-side templates."""
+    member = iac.load_template(iac.ROOT / "deploy" / "member-account.yaml")
+    (alarm,) = iac.resources_of_type(member, "AWS::CloudWatch::Alarm").values()
+    props = alarm["Properties"]
+    assert props["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["ForwardDeadLetterQueue", "QueueName"]}}
+    ]
+    assert props["AlarmDescription"]
+    tf = iac.load_terraform(iac.TERRAFORM / "examples" / "member-account")
+    tf_alarm = tf["resource"]["aws_cloudwatch_metric_alarm"]["forward_dlq"]
+    assert tf_alarm["dimensions"] == {"QueueName": "${aws_sqs_queue.forward_dlq.name}"}
+    assert tf_alarm["metric_name"] == props["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    # issue 24 item 17: the alarm always has a target (a dead forwarder is invisible centrally)
+    assert props["AlarmActions"] == [{"Ref": "AlarmTopicArn"}]
+    assert "Default" not in member["Parameters"]["AlarmTopicArn"]
+    assert tf_alarm["alarm_actions"] == ["${var.alarm_topic_arn}"]
+    assert "default" not in tf["variable"]["alarm_topic_arn"]
