@@ -5,8 +5,12 @@ Every regional resource an operator or a runbook looks up (functions, the table,
 log groups, rules and the schedule, the archive, the metric filter, every alarm) is NAME-SUFFIX, with
 NAME the SAM ``Name`` parameter or Terraform's ``var.name`` (the same validation: at most 40
 characters). IAM roles are the exception on both paths: IAM is global, so their names are generated
-(a second region must not collide). Runs without AWS.
+(a second region must not collide). On SAM the state-holding resources (the history table and the two
+queues) are the other exception: CloudFormation replaces a resource whose name changes, so naming them
+would switch an existing stack's functions to an empty table and delete the queues with the events they
+keep; they keep generated names there (found by Ref and the stack's outputs). Runs without AWS.
 """
+
 
 from __future__ import annotations
 
@@ -20,6 +24,9 @@ from parity import SLACK_ARN, TF
 from ecs_guardrail import iam
 
 ACCOUNTS = "111122223333,444455556666"
+
+#: SAM types whose resources keep CloudFormation's generated names (an upgrade must never replace them)
+SAM_GENERATED = {"AWS::DynamoDB::Table": "TableName", "AWS::SQS::Queue": "QueueName"}
 
 # the name property of each named type, with the limit AWS documents for it
 CFN_NAME = {
@@ -166,8 +173,20 @@ def tf_names(name: str, optional: bool = True) -> dict[str, set[str]]:
 @pytest.mark.parametrize("name", ["ecs-guardrail", "team-a-guardrail"])
 def test_both_paths_give_every_resource_the_same_name(name: str) -> None:
     """Item 16: the same names whichever path deployed it (runbooks, dashboards, `--table`)."""
-    assert cfn_names(name) == _scheme(name)
-    assert tf_names(name) == _scheme(name)
+    scheme = _scheme(name)
+    sam = {t: names for t, names in scheme.items() if t not in SAM_GENERATED}
+    sam |= {t: {f"<no {prop}>"} for t, prop in SAM_GENERATED.items()}
+    assert cfn_names(name) == sam
+    assert tf_names(name) == scheme
+
+
+def test_sam_never_names_what_holds_state() -> None:
+    """An upgrade of a stack deployed before the naming scheme must not replace its table or queues:
+    no TableName, no QueueName (a DeletionPolicy keeps a replaced table, never a replaced queue)."""
+    template = iac.load_template()
+    for logical, r in template["Resources"].items():
+        if r["Type"] in SAM_GENERATED:
+            assert SAM_GENERATED[r["Type"]] not in r["Properties"], logical
 
 
 def test_the_same_alarms_at_the_defaults() -> None:
@@ -176,7 +195,9 @@ def test_the_same_alarms_at_the_defaults() -> None:
     queues, 4 x 3 functions, 2 x 4 rules, the sampler's liveness, the unmatched alert-only entry), and
     the same 27 with Slack and two silence accounts (the test above)."""
     cfn, tf = cfn_names("ecs-guardrail", optional=False), tf_names("ecs-guardrail", optional=False)
-    assert cfn == tf
+    assert {t: n for t, n in cfn.items() if t not in SAM_GENERATED} == {t: n for t, n in tf.items()
+                                                                         if t not in SAM_GENERATED}
+    assert cfn["AWS::CloudWatch::Alarm"] == tf["AWS::CloudWatch::Alarm"]
     assert len(cfn["AWS::CloudWatch::Alarm"]) == 24
     assert len(cfn_names("ecs-guardrail")["AWS::CloudWatch::Alarm"]) == 27
     assert "AWS::Logs::MetricFilter" not in cfn  # the per-account filter only with silence alarms
