@@ -129,11 +129,12 @@ def snapshot(endpoint: str, region: str) -> dict[str, Any]:
         key = f"{a['Namespace']} {a['MetricName']} [{dims}]"
         alarms.setdefault(key, []).append({"name": a["AlarmName"], "actions": len(a.get("AlarmActions", []))})
     events = client("events", endpoint, region)
-    rules = {}
-    for r in events.list_rules()["Rules"]:
+    rules: dict[str, list[str]] = {}  # pattern -> the names of every rule with it (the archive's rule and
+    for r in events.list_rules()["Rules"]:  # a function's rule may share one: a dict of one name lost one)
         key = r.get("EventPattern") and json.dumps(_json(r["EventPattern"]), sort_keys=True) or r.get(
             "ScheduleExpression", "")
-        rules[key] = r["Name"]
+        rules.setdefault(key, []).append(r["Name"])
+    rules = {k: sorted(v) for k, v in rules.items()}
     ddb = client("dynamodb", endpoint, region)
     tables = {}
     for t in ddb.list_tables()["TableNames"]:
@@ -253,6 +254,11 @@ def sam(endpoint: str, out: Path) -> int:
     return 0
 
 
+def _rule_names(rules: dict[str, Any]) -> list[str]:
+    """Every rule's name, sorted (a snapshot maps a pattern to one name, or to the names sharing it)."""
+    return sorted(n for v in rules.values() for n in ([v] if isinstance(v, str) else v))
+
+
 def compare(tf_path: Path, sam_path: Path) -> int:
     """Print the parity table; 1 when the two deployments differ in substance."""
     tf, sm = json.loads(tf_path.read_text()), json.loads(sam_path.read_text())
@@ -291,7 +297,7 @@ def compare(tf_path: Path, sam_path: Path) -> int:
             note="not emulated by moto: it creates no AWS::CloudWatch::Alarm")
     row("rules by pattern", len(tf["rules"]), len(sm["rules"]))
     row("rule patterns", sorted(tf["rules"]), sorted(sm["rules"]))
-    row("rule names", sorted(tf["rules"].values()), sorted(sm["rules"].values()))
+    row("rule names", _rule_names(tf["rules"]), _rule_names(sm["rules"]))
     row("table keys, indexes", (tf["tables"].get("history") or {}).get("keys"),
         (sm["tables"].get("history") or {}).get("keys"))
     # SAM keeps generated names on what holds state (a rename is a replacement: template.yaml, HistoryTable)

@@ -105,3 +105,20 @@ def test_sam_alarms_come_from_the_template_where_moto_creates_none(tmp_path, cap
 def test_json_as_the_emulator_returns_it():
     assert dp._json('{"a": 1}') == {"a": 1} == dp._json("%7B%22a%22%3A%201%7D") == dp._json("{'a': 1}")
     assert dp._actions([None, {"Effect": "Allow", "Action": "s3:GetObject"}], "Allow") == ["s3:GetObject"]
+
+
+def test_rules_sharing_a_pattern_are_all_named(tmp_path, capsys):
+    """The archive's managed rule and a function's rule can share a pattern: the snapshot keeps every
+    name of a pattern (a dict of one name kept whichever ECS listed last, so two runs disagreed)."""
+    tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
+    a, b = _snapshot("ecs-guardrail"), _snapshot("ecs-guardrail")
+    pattern = json.dumps({"source": ["aws.ecs"]})
+    a["rules"] = {pattern: ["Events-Archive-ecs-guardrail-ecs", "ecs-guardrail-watchdog"]}
+    b["rules"] = {pattern: ["Events-Archive-ecs-guardrail-ecs", "ecs-guardrail-watchdog"]}
+    tf.write_text(json.dumps(a))
+    sam.write_text(json.dumps(b))
+    assert dp.compare(tf, sam) == 0
+    b["rules"] = {pattern: ["Events-Archive-ecs-guardrail-ecs", "stack-WatchdogRule-X"]}
+    sam.write_text(json.dumps(b))
+    assert dp.compare(tf, sam) == 1
+    assert "rule names" in capsys.readouterr().out
