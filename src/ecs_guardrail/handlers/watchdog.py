@@ -73,6 +73,7 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
@@ -408,6 +409,13 @@ class Watchdog:
         # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
         before = s.episode if (s.episode is not None and s.episode.held_at_zero and facts is not None
                                and facts.desired_count == 0) else None
+        if before is not None and decision.action is not Action.SCALE_TO_ZERO:
+            # the service is still at 0 from the watchdog's own scale-down: a hold or an alert now must not
+            # replace that episode, or the service would stay at 0 while its slot is freed (the cap's count
+            # lost it: a second service scaled past the bound, found by tests/property/test_held_at_zero.py)
+            return {"status": "held_at_zero", "cluster": cluster, "service": service,
+                    "decided": decision.action.value,
+                    "why": "the service is held at zero by an earlier scale-down; restore ends that first"}
         if before is not None and before.previous_desired_count is not None:
             prev = before.previous_desired_count
         claim = Claim(decision, prev, self.config.dry_run, trigger.escalation)
