@@ -445,7 +445,7 @@ class Episodes:
         services): crashes and health-check kills in the window ending at the decision, and its last
         failure, for the cluster alert's one line per service."""
         by_name = {x.service: x for x in self.state.cluster(ck).summaries}
-        rows = []
+        rows: list[tuple[str, int, int, Failure | None]] = []
         for name in decision.failing or (decision.service,):
             s = by_name.get(name)
             if s is None:
@@ -715,8 +715,8 @@ class Episodes:
         if ep.ended_by is EpisodeEnd.RESTORED and ep.acted:
             detail = f"Desired count back to {ep.previous_desired_count}." if ep.previous_desired_count else None
             if ep.probes:
-                held = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
-                detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {held} min "
+                minutes = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
+                detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {minutes} min "
                           f"held at zero). " + (detail or ""))
         held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
         if held:
