@@ -63,10 +63,12 @@ def run(capsys: Any, *argv: str) -> tuple[int, list[str], list[str]]:
     try:
         code = cli.main(list(argv))
     finally:
-        # replay points the Powertools handler at sys.stderr, which capsys closes after the test
+        # replay points the Powertools handler at sys.stderr, which capsys closes after the test; not
+        # setStream: it flushes the old stream, closed already when lambdas() built the handler on its
+        # /dev/null stdout (the two files in one process failed 70 tests, by order alone)
         for h in logging.getLogger("ecs-guardrail").handlers:
             if isinstance(h, logging.StreamHandler):
-                h.setStream(sys.__stderr__)
+                h.stream = sys.__stderr__
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out.splitlines(), err.splitlines()

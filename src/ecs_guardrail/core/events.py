@@ -439,6 +439,9 @@ def parse_event(raw: Any) -> EcsEvent:
     detail_type = raw.get("detail-type")
     model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
     if model is None:
+        if "detail-type" not in raw:
+            raise EventRejectedError("no detail-type: not an EventBridge event (each line is one event, as "
+                                     "EventBridge delivers it)", raw)
         if not isinstance(detail_type, str) or not detail_type.strip():
             shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
             raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
