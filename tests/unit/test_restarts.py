@@ -13,6 +13,7 @@ from ecs_guardrail.core.episode import ServiceSummary, add_failure
 from ecs_guardrail.core.policy import PolicyConfig, detect, fleet_view
 from ecs_guardrail.core.records import Failure
 from ecs_guardrail.core.restarts import (
+    MAX_RESTARTS_PER_MINUTE,
     RestartObservation,
     is_restart,
     restart_failures,
@@ -105,3 +106,28 @@ def test_container_restarts_rows_spanning_centuries_are_refused(tmp_path) -> Non
     p.write_text("time,cluster,service,restart_count\n2026-03-06T09:00:00Z,platform,api,0\n"
                  "2026-03-07T09:00:00Z,platform,api,3\n", encoding="utf-8")
     assert len(read_container_restarts_csv(p)) == 2
+
+
+@pytest.mark.parametrize("field,value,reason", [
+    ("restarts", 10**9, "restarts must be a count"),          # one failure is filed per restart: memory
+    ("restarts", 10_001, "restarts must be a count"),
+    ("restartCount", None, "restartCount must be a number"),
+    ("restartCount", float("nan"), "restartCount must be a number"),
+    ("minute", "9999-12-31T23:59:00Z", "out of range"),
+    ("minute", "yesterday", "minute"),
+    ("serviceName", "api\udcff", "lone surrogate"),
+    ("serviceName", 7, "a cluster ARN and a service name"),
+    ("clusterArn", None, "a cluster ARN and a service name"),
+])
+def test_a_malformed_observation_is_rejected_with_its_reason_never_a_crash(field, value, reason) -> None:
+    """Break-it findings: a huge count grew the process to 12 GB; a null total, an out-of-range minute
+    or a detail that is not an object raised TypeError/OverflowError out of the watchdog."""
+    obs = RestartObservation("arn:aws:ecs:eu-west-1:111122223333:cluster/platform", "api", m(5), 2, 7.0)
+    bad = obs.to_event("111122223333", "eu-west-1")
+    bad["detail"][field] = value
+    with pytest.raises(ValueError, match=reason):
+        RestartObservation.from_event(bad)
+    for detail in (["x"], "abc", None):
+        with pytest.raises(ValueError, match="detail is not an object"):
+            RestartObservation.from_event({**bad, "detail": detail})
+    assert len(restart_failures("platform", "api", m(5), 10**9)) == MAX_RESTARTS_PER_MINUTE  # bounded anyway

@@ -402,7 +402,10 @@ def canonical_json(raw: Any) -> str:
     """
     if _text and _text[0][0] is raw:
         return _text[0][1]
-    return json.dumps(raw, sort_keys=True, default=str)
+    try:
+        return json.dumps(raw, sort_keys=True, default=str)
+    except TypeError:  # a key that is not text cannot be sorted among text (no JSON document has one)
+        return json.dumps(raw, default=str)
 
 
 def parse_event(raw: Any) -> EcsEvent:
@@ -436,6 +439,8 @@ def parse_event(raw: Any) -> EcsEvent:
         raise EventRejectedError("event holds text that is not valid Unicode (a lone surrogate)", raw) from None
     except (RecursionError, ValueError):
         raise EventRejectedError("event is nested too deeply or holds a number too long to store", raw) from None
+    except TypeError:  # sort_keys over a key that is not text (JSON gives none; a direct call may)
+        raise EventRejectedError("event has a key that is not text", raw) from None
     detail_type = raw.get("detail-type")
     model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
     if model is None:

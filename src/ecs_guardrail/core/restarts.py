@@ -16,9 +16,10 @@ Pure functions: no I/O, no clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.core.classify import StopKind
@@ -68,8 +69,14 @@ def restart_failures(cluster: str, service: str, minute: datetime, restarts: int
                          task_arn=f"restart/{cluster}/{service}-{stamp}-{i}", stop_code=RESTART_STOP_CODE,
                          reason=f"container restarted in its running task by its restart policy ({cluster})",
                          cause=RESTART_CAUSE)
-                 for i in range(1, max(0, restarts) + 1))
+                 for i in range(1, max(0, min(restarts, MAX_RESTARTS_PER_MINUTE)) + 1))
 
+
+#: restarts of one service in one minute an observation may carry: ECS restarts a container at most once
+#: per ``restartAttemptPeriod`` (60 s at least; ECS Developer Guide, "Restart individual containers in
+#: Amazon ECS tasks with container restart policies"), so this is 10,000 containers restarting at once.
+#: More is a malformed observation (one failure is filed per restart: an unbounded count is unbounded memory)
+MAX_RESTARTS_PER_MINUTE = 10_000
 
 #: the observation the sampler hands the watchdog (``source`` and ``detail-type`` of its event)
 OBSERVATION_SOURCE = "ecs-guardrail"
@@ -117,14 +124,31 @@ class RestartObservation:
         if not isinstance(raw, dict) or raw.get("source") != OBSERVATION_SOURCE \
                 or raw.get("detail-type") != OBSERVATION_TYPE:
             return None
-        d = raw.get("detail") or {}
+        d = raw.get("detail")
+        if not isinstance(d, dict):
+            raise ValueError(f"{OBSERVATION_TYPE}: detail is not an object")
         try:
             minute = datetime.fromisoformat(str(d["minute"]).replace("Z", "+00:00"))
             restarts, total = d["restarts"], d["restartCount"]
-            arn, service = str(d["clusterArn"]), str(d["serviceName"])
-        except (KeyError, ValueError) as exc:
-            raise ValueError(f"{OBSERVATION_TYPE}: {exc}") from None
-        if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 1 \
-                or ":cluster/" not in arn or not service:
-            raise ValueError(f"{OBSERVATION_TYPE}: restarts must be a count >= 1, with a cluster ARN and a service")
-        return cls(arn, service, minute if minute.tzinfo else minute.replace(tzinfo=UTC), restarts, float(total))
+            arn, service = d["clusterArn"], d["serviceName"]
+        except KeyError as exc:
+            raise ValueError(f"{OBSERVATION_TYPE}: no {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"{OBSERVATION_TYPE}: minute: {exc}") from None
+        minute = minute if minute.tzinfo else minute.replace(tzinfo=UTC)
+        try:  # the window reaches back and the TTL forward from it: both must stay in the calendar
+            minute - timedelta(days=400), minute + timedelta(days=400)
+        except OverflowError:
+            raise ValueError(f"{OBSERVATION_TYPE}: minute {d['minute']!r} is out of range") from None
+        if not isinstance(restarts, int) or isinstance(restarts, bool) or not 1 <= restarts <= MAX_RESTARTS_PER_MINUTE:
+            raise ValueError(f"{OBSERVATION_TYPE}: restarts must be a count from 1 to {MAX_RESTARTS_PER_MINUTE} "
+                             "(restarts of one service in one minute)")
+        if isinstance(total, bool) or not isinstance(total, int | float) or not math.isfinite(total) or total < 0:
+            raise ValueError(f"{OBSERVATION_TYPE}: restartCount must be a number >= 0")
+        if not isinstance(arn, str) or ":cluster/" not in arn or not isinstance(service, str) or not service:
+            raise ValueError(f"{OBSERVATION_TYPE}: a cluster ARN and a service name are required")
+        try:
+            (arn + service).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{OBSERVATION_TYPE}: text that is not valid Unicode (a lone surrogate)") from None
+        return cls(arn, service, minute, restarts, float(total))

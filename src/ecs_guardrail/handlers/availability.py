@@ -46,7 +46,7 @@ from ecs_guardrail.adapters.elb import (
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.core.availability import BLOCK_FIELDS, BLOCK_MINUTES, SampleBlock, ServiceCounts, minute_floor
-from ecs_guardrail.core.restarts import RestartObservation, restart_increments
+from ecs_guardrail.core.restarts import MAX_RESTARTS_PER_MINUTE, RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
 __all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "BLOCK_MINUTES", "block_start",
@@ -192,7 +192,10 @@ def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerR
     for (cluster, service), points in sorted(totals.items()):
         for m, n in restart_increments(points.items()):
             if m == minute and n > 0:
-                out.append(RestartObservation(names[(cluster, service)], service, m, n, points[m]))
+                # a rise past what ECS can restart in a minute (a counter reset read as a rise, a gap) is
+                # the bound: the watchdog would reject the observation and lose the loop
+                out.append(RestartObservation(names[(cluster, service)], service, m,
+                                              min(n, MAX_RESTARTS_PER_MINUTE), points[m]))
     return out
 
 

@@ -446,8 +446,9 @@ def process(raw: Any, rt: Runtime, context: Any = None, *,
     wd = Watchdog(rt, context)
     try:
         restarts = RestartObservation.from_event(raw)
-    except ValueError as exc:
-        logger.warning("restart observation rejected", extra={"reason": str(exc)})
+    except ValueError as exc:  # kept in the function's log, with its reason (the recorder never sees it)
+        metrics.add_metric(name="EventsRejected", unit="Count", value=1)
+        logger.warning("restart observation rejected", extra={"reason": str(exc), "event": str(raw)[:4000]})
         return {"status": "rejected", "reason": str(exc)}, wd
     if restarts is not None:
         return wd.on_restarts(restarts), wd

@@ -273,6 +273,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     continue
                 if "watchdog" in routes:
                     outcome = _invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at)
+                    if out is None and outcome.get("status") == "rejected":  # the watchdog's alone (restarts)
+                        result.reject(n, outcome.get("reason", "rejected"), on_reject)
+                        continue
                     result.add(outcome)
                     if recovery is not None and out is not None and out.get("stop_kind") in _FAILURE_KINDS:
                         recovery.failure(raw, outcome)

@@ -71,7 +71,10 @@ class EventLog:
 
     def record_rejected(self, raw: Any, reason: str, received: datetime) -> bool:
         """Keep a rejected event with its reason (raw text cut at :data:`MAX_RAW_BYTES`). False if kept already."""
-        text = raw if isinstance(raw, str) else json.dumps(raw, default=str, sort_keys=True)
+        try:
+            text = raw if isinstance(raw, str) else json.dumps(raw, default=str, sort_keys=True)
+        except (RecursionError, ValueError, TypeError) as exc:  # the reason it was rejected, often
+            text = f"<not storable as JSON: {type(exc).__name__}: {str(exc)[:200]}>"
         encoded = text.encode("utf-8", "replace")
         pk, sk = keys.rejected(received, hashlib.sha256(encoded).hexdigest()[:16])
         return self._once({"pk": pk, "sk": sk, "type": "rejected", "reason": reason[:1000],
