@@ -46,3 +46,20 @@ def test_the_line_is_rejected_named_and_counted_and_the_replay_goes_on(tmp_path,
     assert s["events_rejected"] == 1, s
     assert any("events.jsonl:6" in line for line in err), err
     assert [json.loads(x)["action"] for x in out if json.loads(x).get("type") == "decision"] == ["scale_to_zero"]
+
+
+@pytest.mark.parametrize("line", [
+    json.dumps({"source": "aws.ecs", "detail-type": "ECS Task State Change", "time": "1999-12-31T00:00:00Z"}).encode(),
+    json.dumps({"source": "aws.ec2", "detail-type": "EC2 Instance State-change",
+                "time": "2199-01-01T00:00:00Z"}).encode(),
+    b"[" * 2000 + b"]" * 2000,
+])
+def test_a_rejected_line_moves_no_probe_clock(tmp_path, capsys, line):
+    """RECOVERY=probe's sweep runs every minute of the events' span: it pre-read every line's time,
+    rejected ones included, so one line stamped 1999 aborted the replay (exit 2, the line not named) and
+    one nested 2,000 deep raised RecursionError. Only accepted lines move that clock now."""
+    good = b"".join(json.dumps(crash(n, minute=n)).encode() + b"\n" for n in range(1, 6))
+    folder = scenario(tmp_path, events=good + line + b"\n", settings=b"ALERT_ONLY_CLUSTERS=none\nRECOVERY=probe\n")
+    code, out, err = run(capsys, "replay", str(folder), "--json")
+    assert code == 0, err
+    assert summary(out)["events_rejected"] == 1

@@ -324,6 +324,21 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
 _FAILURE_KINDS = ("crash", "health_check_kill")
 
 
+def _accepted(raw: Any) -> bool:
+    """Whether the recorder or the watchdog accepts ``raw`` (an ECS event, or a restart observation)."""
+    from ecs_guardrail.core.errors import EventRejectedError
+    from ecs_guardrail.core.events import parse_event
+    from ecs_guardrail.core.restarts import RestartObservation
+
+    try:
+        if RestartObservation.from_event(raw) is not None:
+            return True
+        parse_event(raw)
+    except (EventRejectedError, ValueError):
+        return False
+    return True
+
+
 class RecoveryTicks:
     """``RECOVERY=probe`` in a replay (ARCHITECTURE.md, "Recovery"): the minute clock runs the sweep
     (:func:`ecs_guardrail.handlers.sweep.run_sweep`) every minute from the first event to
@@ -340,14 +355,16 @@ class RecoveryTicks:
         from ecs_guardrail.core.records import iso
         from ecs_guardrail.replay.clock import event_time
         from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
+        from ecs_guardrail.replay.lines import decode_line
 
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
         times = []
         with scenario.events_path.open("rb") as fh:
             for n, line in enumerate(fh, 1):
-                try:
-                    t = event_time(json.loads(line)) if line.strip() else None
-                except ValueError:
+                try:  # only a line the replay accepts moves the clock: a rejected one is named, not swept
+                    raw = json.loads(decode_line(line)[0]) if line.strip() else None
+                    t = event_time(raw) if raw is not None and _accepted(raw) else None
+                except (ValueError, RecursionError):
                     t = None
                 at = (delivered or {}).get(n)
                 if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
