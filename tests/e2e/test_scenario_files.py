@@ -130,7 +130,9 @@ def test_crashes_of_a_service_at_desired_0_are_flagged(tmp_path):
     (lambda f: f["clusters"].append({"name": "dev", "services": []}), "cluster 'dev' is listed twice"),
     (lambda f: f["clusters"][0]["services"][0].update(desiredCount="2"),
      "dev/api: desiredCount is the string '2'; write the number without quotes: \"desiredCount\": 2"),
-    (lambda f: f["clusters"][0]["services"][0].update(desiredCount=-1), "desiredCount must be a count >= 0, got -1"),
+    (lambda f: f["clusters"][0]["services"][0].update(desiredCount=-1),
+     "desiredCount must be a count from 0 to 10000, got -1"),
+    (lambda f: f["clusters"][0]["services"][0].update(desiredCount=10**38), "desiredCount must be a count from 0 to"),
 ])
 def test_fleet_mistakes_name_the_service_and_the_fix(tmp_path, edit, expected):
     folder = _scenario(tmp_path, [_crash(1, 1)])

@@ -169,8 +169,10 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
     if isinstance(dc, str) and dc.strip().isdigit():
         raise ScenarioError(f"{where}: desiredCount is the string {dc!r}; write the number without quotes: "
                             f"\"desiredCount\": {int(dc)}")
-    if not isinstance(dc, int) or isinstance(dc, bool) or dc < 0:
-        raise ScenarioError(f"{where}: desiredCount must be a count >= 0, got {json.dumps(dc)[:40]}")
+    if not isinstance(dc, int) or isinstance(dc, bool) or not 0 <= dc <= _MAX_CAPACITY:
+        # ECS: at most 5,000 tasks per service (service quota); DynamoDB refused 10**38 (moto's traceback)
+        raise ScenarioError(f"{where}: desiredCount must be a count from 0 to {_MAX_CAPACITY}, "
+                            f"got {json.dumps(dc)[:40]}")
     tgs, tags = s.get("targetGroups", []), s.get("tags", {})
     if not isinstance(tgs, list) or not isinstance(tags, dict):
         raise ScenarioError(f"{where}: targetGroups is a list, tags an object")
