@@ -41,6 +41,7 @@ EXIT_NO = 1
 EXIT_BAD_INPUT = 2
 EXIT_AWS = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an output could not be written
 EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell reports `yes | head -1`'s writer
 
 #: every command's exit statuses, {command: {status: meaning}}: the source of the README's table and
@@ -80,6 +81,7 @@ EXIT_CODES: dict[str, dict[int, str]] = {
 #: statuses every command shares
 EXIT_COMMON: dict[int, str] = {
     EXIT_BAD_INPUT: "usage error (argparse: an unknown option, a missing argument)",
+    EXIT_OUTPUT: "an output could not be written (a full disk, an unwritable file): one line on stderr",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): one line on stderr, no traceback",
     EXIT_PIPE: "stdout was closed by its reader (`| head -1`): quiet, as a process ended by SIGPIPE",
 }
@@ -124,6 +126,10 @@ def _sweep(text: str) -> tuple[str, list[str]]:
 DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLogGroup, stack ecs-guardrail
 
 
+#: what --plot writes (matplotlib's formats by file name; checked before the replay runs)
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
 def _check_output(path: Path | None, flag: str) -> None:
     """Fail before the replay, not after it: the folder of an output file must exist.
 
@@ -137,6 +143,9 @@ def _check_output(path: Path | None, flag: str) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
+    if flag == "--plot" and path.suffix.lower() not in PLOT_FORMATS:
+        raise ScenarioError(f"{flag} {path}: a chart is written as {', '.join(PLOT_FORMATS)}; "
+                            f"give such a file name (FILE.png)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -553,14 +562,28 @@ def main(argv: list[str] | None = None) -> int:
         print("\necs-guardrail: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        import os
+        return _stdout_gone()
+    except OSError as exc:  # stdout or an output file on a full disk (ENOSPC), a device error (EIO)
+        import errno
 
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # no real stdout (a test's StringIO): nothing left to flush
-            pass
-        return EXIT_PIPE
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS):
+            raise
+        _stdout_gone()
+        name = f" {exc.filename}" if exc.filename else " stdout"
+        print(f"ecs-guardrail: cannot write{name}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+
+
+def _stdout_gone() -> int:
+    """Point stdout at /dev/null, so the interpreter's own flush at exit cannot raise again: 141."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's StringIO): nothing left to flush
+        pass
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -64,11 +64,13 @@ def test_lines_none_of_which_is_accepted_exit_2_after_the_output(tmp_path, capsy
     assert "none of its 2 lines was accepted" in err.splitlines()[-1]
 
 
-def test_a_closed_stdout_ends_quietly_with_141():
+@pytest.mark.parametrize("args", [["--json"], []], ids=["json", "the rich report"])
+def test_a_closed_stdout_ends_quietly_with_141(args):
+    """The rich report too: rich answers a broken pipe with SystemExit(1), the status of a finding."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the first byte: every write is EPIPE, deterministically
     try:
-        proc = subprocess.run([*CLI, "replay", str(SCENARIOS / "bad-image-dev"), "--json"], stdout=write_end,
+        proc = subprocess.run([*CLI, "replay", str(SCENARIOS / "bad-image-dev"), *args], stdout=write_end,
                               stderr=subprocess.PIPE, text=True, timeout=300, check=False)
     finally:
         os.close(write_end)
@@ -206,3 +208,16 @@ def test_capture_of_a_cluster_that_does_not_exist_is_2(account, tmp_path, capsys
     err = capsys.readouterr().err
     assert "cluster(s) nosuch not found in region eu-west-1" in err
     assert (tmp_path / "out" / "fleet.json").exists()  # the other cluster is still captured
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["replay", str(SCENARIOS / "bad-image-dev")],
+                                  ["replay", str(SCENARIOS / "bad-image-dev"), "--json"],
+                                  ["audit", "--scenario", str(SCENARIOS / "aggregate-health-outage"),
+                                   "--fail-on", "never"]], ids=["report", "json", "audit"])
+def test_a_full_disk_is_one_line_and_74_never_a_traceback_or_a_finding(args):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*CLI, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
+                              check=False)
+    assert proc.returncode == cli.EXIT_OUTPUT, proc.stderr
+    assert "Traceback" not in proc.stderr and "cannot write stdout: No space left on device" in proc.stderr

@@ -104,6 +104,9 @@ def test_output_paths_are_checked_before_the_replay(tmp_path):
         assert proc.stderr.count("\n") == 1 and proc.stdout == ""
     proc = run("replay", str(SCENARIOS / "bad-image-dev"), "--alerts-out", str(tmp_path))
     assert proc.returncode == 2 and "is a folder" in proc.stderr
+    # a chart's format is its file name's: .txt failed in matplotlib after the whole replay, a traceback
+    proc = run("replay", str(SCENARIOS / "bad-image-dev"), "--plot", str(tmp_path / "chart.txt"))
+    assert proc.returncode == 2 and "FILE.png" in proc.stderr and proc.stdout == ""
 
 
 def test_piped_report_does_not_wrap_at_80_columns():

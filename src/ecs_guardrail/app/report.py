@@ -13,6 +13,15 @@ __all__ = ["print_report", "make_console"]
 _STYLE = {"scale_to_zero": "bold red", "alert_only": "yellow", "hold": "cyan"}
 
 
+class _Console(Console):
+    """rich's console, except that a reader gone away (``| head -1``) is a :class:`BrokenPipeError` for
+    the CLI's one exit path (141): rich's own answer is ``SystemExit(1)``, the status of a finding."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def make_console() -> Console:
     """stdout's console. On a terminal: the terminal's width. Piped or redirected: ``COLUMNS`` when it
     is set (a number from 40), else 200 columns without wrapping (a pipe has no width to honour)."""
@@ -20,11 +29,11 @@ def make_console() -> Console:
     import sys
 
     if sys.stdout.isatty():
-        return Console()
+        return _Console()
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) >= 40:
-        return Console(width=int(columns), soft_wrap=True)
-    return Console(width=200, soft_wrap=True)
+        return _Console(width=int(columns), soft_wrap=True)
+    return _Console(width=200, soft_wrap=True)
 
 
 def _why(decisions: list[dict[str, Any]], region: str | None = None) -> list[str]:
