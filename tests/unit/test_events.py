@@ -186,3 +186,13 @@ def test_canonical_json_is_written_once_in_a_replay_and_is_the_same_text_everywh
         with pytest.raises(EventRejectedError, match="lone surrogate"):
             parse_event(lone)
         assert canonical_json(raw) == json.dumps(raw, sort_keys=True, default=str)  # another object: written anew
+
+
+@pytest.mark.parametrize("field", ["clusterArn", "taskArn"])
+def test_an_arn_with_a_trailing_newline_is_rejected(field):
+    """``$`` matches before a trailing newline: "cluster/production\\n" was accepted (warned as a cluster
+    not in fleet.json) and a task ARN with one would be a second task (break-it finding 8)."""
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["detail"][field] += "\n"
+    with pytest.raises(EventRejectedError):
+        parse_event(raw)
