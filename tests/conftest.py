@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +107,33 @@ def wall_clock(monkeypatch: pytest.MonkeyPatch) -> WallClock:
         if name.startswith("ecs_guardrail.") and getattr(module, "time", None) is time:
             monkeypatch.setattr(module, "time", proxy)
     return clock
+
+
+@contextlib.contextmanager
+def dev_account(monkeypatch: pytest.MonkeyPatch, region: str = "eu-west-1") -> Iterator[dict[str, Any]]:
+    """A moto account for the handlers and the CLI: the history table (``history``), cluster ``dev``
+    with five services at desired count 3, an alert topic, the functions' environment and the
+    runtime's client factory. Yields ``{"ddb": client, "ecs": client}``."""
+    import boto3
+    from moto import mock_aws
+
+    from ecs_guardrail.handlers import runtime
+    from ecs_guardrail.replay.embedded import create_history_table
+
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name=region)
+        create_history_table(ddb, "history")
+        ecs = boto3.client("ecs", region_name=region)
+        ecs.create_cluster(clusterName="dev")
+        ecs.register_task_definition(family="api", containerDefinitions=[{"name": "app", "image": "x", "memory": 128}])
+        for name in ("api", "web", "jobs", "mail", "auth"):
+            ecs.create_service(cluster="dev", serviceName=name, taskDefinition="api", desiredCount=3)
+        topic = boto3.client("sns", region_name=region).create_topic(Name="alerts")["TopicArn"]
+        for k, v in {"HISTORY_TABLE": "history", "ALERT_ONLY_CLUSTERS": "production", "ALERT_TOPIC_ARN": topic,
+                     "AWS_DEFAULT_REGION": region}.items():
+            monkeypatch.setenv(k, v)
+        runtime.set_client_factory(lambda s: boto3.client(s, region_name=region))
+        try:
+            yield {"ddb": ddb, "ecs": ecs}
+        finally:
+            runtime.set_client_factory(None)

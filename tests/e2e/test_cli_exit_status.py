@@ -16,13 +16,11 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from ecs_guardrail import cli
-from ecs_guardrail.handlers import runtime, watchdog
+from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.replay.embedded import create_history_table
-from tests.conftest import EVENTS, SCENARIOS, load_event
+from tests.conftest import EVENTS, SCENARIOS, dev_account, load_event
 
 REGION = "eu-west-1"
 CLI = [sys.executable, "-m", "ecs_guardrail.cli"]
@@ -121,21 +119,8 @@ def test_no_region_names_what_the_sdk_reads(monkeypatch, capsys):
 
 @pytest.fixture
 def account(monkeypatch):
-    with mock_aws():
-        ddb = boto3.client("dynamodb", region_name=REGION)
-        create_history_table(ddb, "history")
-        ecs = boto3.client("ecs", region_name=REGION)
-        ecs.create_cluster(clusterName="dev")
-        ecs.register_task_definition(family="api", containerDefinitions=[{"name": "app", "image": "x", "memory": 128}])
-        for name in ("api", "web", "jobs", "mail", "auth"):
-            ecs.create_service(cluster="dev", serviceName=name, taskDefinition="api", desiredCount=3)
-        topic = boto3.client("sns", region_name=REGION).create_topic(Name="alerts")["TopicArn"]
-        for k, v in {"HISTORY_TABLE": "history", "ALERT_ONLY_CLUSTERS": "production", "ALERT_TOPIC_ARN": topic,
-                     "AWS_DEFAULT_REGION": REGION}.items():
-            monkeypatch.setenv(k, v)
-        runtime.set_client_factory(lambda s: boto3.client(s, region_name=REGION))
-        yield ecs
-        runtime.set_client_factory(None)
+    with dev_account(monkeypatch, REGION) as aws:
+        yield aws["ecs"]
 
 
 def _crash(n: int) -> dict:

@@ -7,9 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from ecs_guardrail.adapters.alerts import SlackWebhook
 from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
@@ -17,11 +15,10 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.alert import Alert
 from ecs_guardrail.core.errors import RestoreError, SettingsError
-from ecs_guardrail.handlers import record, runtime, watchdog
+from ecs_guardrail.handlers import record, watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from ecs_guardrail.replay.embedded import create_history_table
 from ecs_guardrail.settings import load_settings
-from tests.conftest import load_event
+from tests.conftest import dev_account, load_event
 
 REGION = "eu-west-1"
 CLUSTER_ARN = "arn:aws:ecs:eu-west-1:123456789012:cluster/dev"
@@ -30,21 +27,8 @@ CTX = LambdaContextStub()
 
 @pytest.fixture
 def aws(monkeypatch):
-    with mock_aws():
-        ddb = boto3.client("dynamodb", region_name=REGION)
-        create_history_table(ddb, "history")
-        ecs = boto3.client("ecs", region_name=REGION)
-        ecs.create_cluster(clusterName="dev")
-        ecs.register_task_definition(family="api", containerDefinitions=[{"name": "app", "image": "x", "memory": 128}])
-        for name in ("api", "web", "jobs", "mail", "auth"):
-            ecs.create_service(cluster="dev", serviceName=name, taskDefinition="api", desiredCount=3)
-        topic = boto3.client("sns", region_name=REGION).create_topic(Name="alerts")["TopicArn"]
-        for k, v in {"HISTORY_TABLE": "history", "ALERT_ONLY_CLUSTERS": "production", "ALERT_TOPIC_ARN": topic,
-                     "AWS_DEFAULT_REGION": REGION}.items():
-            monkeypatch.setenv(k, v)
-        runtime.set_client_factory(lambda s: boto3.client(s, region_name=REGION))
-        yield {"ddb": ddb, "ecs": ecs}
-        runtime.set_client_factory(None)
+    with dev_account(monkeypatch, REGION) as aws:
+        yield aws
 
 
 def crash(n: int, minute: int, service: str = "api", status: str = "STOPPED", version: int = 5) -> dict:
