@@ -25,9 +25,14 @@ setup: $(VENV)/.installed
 run: setup
 	$(VENV)/bin/ecs-guardrail replay $(SCENARIO)
 
-## every test (unit, functional on moto, Slack on 127.0.0.1, end to end, infra parity)
+# Bytecode is a cache, and make test keeps it in .venv/pycache even where the environment sets
+# PYTHONDONTWRITEBYTECODE (the source tree stays clean either way): without it both workers re-rewrite every
+# test module's asserts and every CLI subprocess a test starts compiles the project again (issue 23)
+TEST_ENV := PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache PYTHONDONTWRITEBYTECODE=
+
+## every test (unit, functional on moto, Slack on 127.0.0.1, end to end, infra parity); the slowest 10 last
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile -q --durations=10
+	$(TEST_ENV) $(PY) -m pytest -n 2 --dist loadfile -q --durations=10
 
 ## the interleaving and fault explorer's long run (10,000 seeded schedules of three invocations; make test runs 150)
 explore: setup

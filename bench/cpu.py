@@ -62,13 +62,19 @@ def run_once(cmd: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path
 
 
 def paired(commands: Mapping[str, Sequence[str]], rounds: int, *, env: Mapping[str, str] | None = None,
-           cwd: Path | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Runs]:
+           cwd: Path | None = None, progress: Callable[[str], None] | None = None,
+           warmup: bool = False) -> dict[str, Runs]:
     """Run every command ``rounds`` times, all of them each round, the order reversed every other round.
 
-    Returns ``{label: Runs}``. ``progress`` gets one line per run.
+    ``warmup``: first run each command once, not counted (it writes the bytecode a venv keeps after its
+    first import, :func:`bytecode_env`). Returns ``{label: Runs}``. ``progress`` gets one line per run.
     """
     out = {label: Runs(label) for label in commands}
     labels = list(commands)
+    for label in labels if warmup else ():
+        run_once(commands[label], env=env, cwd=cwd)
+        if progress:
+            progress(f"warm-up: {label} (not counted)")
     for n in range(rounds):
         for label in labels if n % 2 == 0 else labels[::-1]:
             cpu, peak = run_once(commands[label], env=env, cwd=cwd)
@@ -83,3 +89,15 @@ def python_import(module: str, *, python: str = sys.executable, extra: Sequence[
     """A fresh interpreter that imports ``module`` (then each of ``extra``) and exits."""
     code = "; ".join(f"import {m}" for m in (module, *extra))
     return [python, "-c", code]
+
+
+def bytecode_env(cache: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) for a Python that keeps its bytecode, as a venv does
+    after its first import: ``PYTHONPYCACHEPREFIX=cache`` and no ``PYTHONDONTWRITEBYTECODE``. A machine that
+    sets that variable (this one does) would otherwise compile the project from source in every measured
+    process, a cost no installed venv pays twice; the cache directory keeps the checkout clean."""
+    env = dict(os.environ if base is None else base)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+

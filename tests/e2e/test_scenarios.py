@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ecs_guardrail.cli import main
 from tests.conftest import ROOT, SCENARIOS
 
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
@@ -20,8 +23,18 @@ NAMES = sorted(p.name for p in SCENARIOS.iterdir() if (p / "expected.json").exis
 
 
 def run_replay(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "replay", str(folder), "--json", *extra], capture_output=True, text=True,
-                          timeout=300, check=False)
+    """``ecs-guardrail replay FOLDER --json EXTRA...`` through the door (``cli.main``) in this process: its
+    exit status, stdout and stderr. In process, not a subprocess (issue 23: an interpreter start and the
+    project's imports cost more than most replays); the real process's exit statuses and streams are
+    tests/e2e/test_cli_exit_status.py's and test_replay_cli.py's."""
+    argv = ["replay", str(folder), "--json", *extra]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's own errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 #: bundled scenarios whose expected outcome (reasoned from the spec) needs a change not landed yet; strict,

@@ -8,7 +8,6 @@ a redelivered event finishes unfinished work exactly once.
 from __future__ import annotations
 
 import functools
-import time
 
 import pytest
 from botocore.exceptions import ClientError
@@ -287,10 +286,20 @@ def test_handler_raises_alert_delivery_error_after_recording(monkeypatch):
 
 @pytest.fixture
 def fast_slack(monkeypatch):
-    """SlackWebhook with a 1 s timeout and quick backoff, so hangs and retries stay bounded in tests."""
+    """SlackWebhook with a 1 s timeout and quick backoff, so hangs and retries stay bounded in tests; the
+    waits slack_sdk's retry handlers ask for (``time.sleep(duration)`` between attempts) are recorded in
+    the returned list, in seconds, and not slept: no assertion here reads the wall clock."""
+    from types import SimpleNamespace
+
+    from slack_sdk.http_retry import builtin_handlers, handler
+
     # Runtime.send reads SlackWebhook from adapters.alerts when it sends (the recorder never imports it)
     monkeypatch.setattr(alerts, "SlackWebhook",
                         functools.partial(alerts.SlackWebhook, timeout_s=1, max_retries=1, backoff_factor_s=0.01))
+    waits: list[float] = []
+    for module in (builtin_handlers, handler):
+        monkeypatch.setattr(module, "time", SimpleNamespace(sleep=waits.append))
+    return waits
 
 
 def _secret(fleet, url):
@@ -305,16 +314,19 @@ def _secret(fleet, url):
 def test_slack_failures(fast_slack, script, ok, requests):
     with embedded_fleet() as fleet, SlackStandIn(script) as slack:
         rt = fleet.runtime(sns=False, slack_secret=_secret(fleet, slack.url))
-        began = time.monotonic()
         out, wd = _loop_wd(fleet, rt)
-        elapsed = time.monotonic() - began
         assert fleet.decision_items("svc0")
         assert (wd.alerts_failed == []) is ok
         assert len(slack.requests) == requests
         assert fleet.episode("svc0").alert_status is (AlertStatus.SENT if ok else AlertStatus.FAILED)
+        # one wait per retry: Retry-After's 1 s after the 429, the quick backoff after a 5xx; none after a
+        # timeout (a hung webhook is not retried, so one hang costs one timeout)
+        assert len(fast_slack) == requests - 1
         if script[0][0] == 429:
-            assert slack.requests[1] - slack.requests[0] >= 1.0  # Retry-After honoured
-        assert elapsed < 10
+            # Retry-After honoured: its 1 s plus slack_sdk's jitter of under a second (builtin_handlers)
+            assert len(fast_slack) == 1 and 1.0 <= fast_slack[0] < 2.0, fast_slack
+        else:
+            assert all(w < 1.0 for w in fast_slack), fast_slack
         if not ok:  # redelivery re-sends exactly once (the stand-in answers 200 now)
             slack.script.clear()
             before = len(slack.requests)

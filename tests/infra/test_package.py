@@ -85,7 +85,8 @@ def test_the_unpacked_zip_imports_from_its_bytecode_on_a_read_only_directory(pac
     zipfile.ZipFile(tmp_path / "lambda.zip").extractall(task)
     (task / "ecs_guardrail" / "routing.py").write_text("raise ImportError('compiled from source')\n")
     code = "import ecs_guardrail.routing as r; print(r.__file__); print(r.__cached__)"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # as Lambda starts it: no PYTHONPATH but the task's, no bytecode cache elsewhere (make test sets one)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
     out = subprocess.run([sys.executable, "-B", "-c", code], cwd=task, env={**env, "PYTHONPATH": str(task)},
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-500:]
