@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,3 +138,28 @@ def dev_account(monkeypatch: pytest.MonkeyPatch, region: str = "eu-west-1") -> I
             yield {"ddb": ddb, "ecs": ecs}
         finally:
             runtime.set_client_factory(None)
+
+
+def cli_in_process(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ecs-guardrail ARGV...`` through the door (``cli.main``) in this process: its exit status, stdout
+    and stderr, as ``subprocess.run(..., capture_output=True, text=True)`` returns them; ``env``: variables
+    set (an empty string unsets) while it runs. Cheaper than a subprocess (issue 23: an interpreter start
+    and the project's imports cost more than most replays), for machine output (``--json``, files); what
+    only a real process shows (exit statuses of signals, a terminal's width, pipes) stays in subprocesses
+    (tests/e2e/test_cli_exit_status.py, test_replay_cli.py, test_progress.py)."""
+    import io
+
+    from ecs_guardrail.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        for name, value in (env or {}).items():
+            if value:
+                mp.setenv(name, value)
+            elif name in os.environ:
+                mp.delenv(name)
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's own errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(list(argv), code if code is not None else 0, out.getvalue(), err.getvalue())

@@ -8,14 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import SCENARIOS
+from tests.conftest import SCENARIOS, cli_in_process
 
 CLI = [sys.executable, "-m", "ecs_guardrail.cli"]
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ecs-guardrail ARGS...``: with ``--json`` in this process (machine output; issue 23: cheaper), else as
+    a user's shell runs it, a process whose terminal width, streams and exit status are its own."""
     import os
 
+    if "--json" in args:
+        return cli_in_process(*args, env=env)
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, **(env or {})})
 

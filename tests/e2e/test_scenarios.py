@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import subprocess
@@ -12,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_guardrail.cli import main
-from tests.conftest import ROOT, SCENARIOS
+from tests.conftest import ROOT, SCENARIOS, cli_in_process
 
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from check_replay import check  # noqa: E402  (a copy of ../shared/tools/check_replay.py)
@@ -23,18 +20,8 @@ NAMES = sorted(p.name for p in SCENARIOS.iterdir() if (p / "expected.json").exis
 
 
 def run_replay(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``ecs-guardrail replay FOLDER --json EXTRA...`` through the door (``cli.main``) in this process: its
-    exit status, stdout and stderr. In process, not a subprocess (issue 23: an interpreter start and the
-    project's imports cost more than most replays); the real process's exit statuses and streams are
-    tests/e2e/test_cli_exit_status.py's and test_replay_cli.py's."""
-    argv = ["replay", str(folder), "--json", *extra]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse's own errors
-            code = exc.code if isinstance(exc.code, int) else 2
-    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+    """``ecs-guardrail replay FOLDER --json EXTRA...`` in this process (:func:`tests.conftest.cli_in_process`)."""
+    return cli_in_process("replay", str(folder), "--json", *extra)
 
 
 #: bundled scenarios whose expected outcome (reasoned from the spec) needs a change not landed yet; strict,
