@@ -86,12 +86,16 @@ class Side:
         self.topic = sns.create_topic(Name="alerts")["TopicArn"]
 
 
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
                  "AWS_DEFAULT_REGION": REGION, "MOTO_ACCOUNT_ID": ACCOUNT}.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    _aws_env(monkeypatch)
 
 
 @pytest.fixture
@@ -109,64 +113,6 @@ def _each(both: tuple[Side, Side], read: Any) -> None:
     assert memory == moto
 
 
-def test_service_facts_are_the_same(both: tuple[Side, Side]) -> None:
-    for cluster, service in [("production", "orders"), ("production", "agent"), ("production", "ingest"),
-                             ("production", "idle"), ("production", "checkout"), ("production", "legacy"),
-                             ("staging", "orders")]:
-        _each(both, lambda side, c=cluster, s=service: asdict(EcsService(side.client("ecs")).describe(c, s)))
-    _each(both, lambda side: EcsService(side.client("ecs")).count_services("production"))
-
-
-def test_deployment_configuration_is_read_the_same(both: tuple[Side, Side]) -> None:
-    """What rule 4 reads beyond the circuit breaker's two booleans, built from fleet.json on both."""
-    for side in both:
-        ecs = EcsService(side.client("ecs"))
-        checkout, legacy = ecs.describe("production", "checkout"), ecs.describe("production", "legacy")
-        assert (checkout.deployment_strategy, checkout.bake_time_minutes, checkout.deployment_controller) == \
-            ("BLUE_GREEN", 10, "ECS")
-        assert checkout.circuit_breaker.threshold_type == "COUNT" and checkout.circuit_breaker.threshold_value == 4
-        assert checkout.circuit_breaker.reset_on_healthy_task is False
-        assert (legacy.deployment_controller, legacy.deployments) == ("CODE_DEPLOY", ())
-        td = side.client("ecs").describe_task_definition(taskDefinition=checkout.task_definition_arn)["taskDefinition"]
-        assert td["family"] == "checkout-api"
-        assert td["containerDefinitions"][0]["restartPolicy"] == {"enabled": True, "ignoredExitCodes": [0],
-                                                                  "restartAttemptPeriod": 60}
-
-
-def test_service_deployments_are_the_same_on_both(both: tuple[Side, Side]) -> None:
-    """ListServiceDeployments and DescribeServiceDeployments (moto 5 has neither: the replay's patch answers
-    them from the service's deployments, as the fast engine does): the fleet's deployments finished before
-    any history, a createdAt filter after that lists none, a CODE_DEPLOY service has none."""
-    def read(side: Side) -> Any:
-        ecs = EcsService(side.client("ecs"))
-        out = {s: [asdict(d) for d in ecs.service_deployments("production", s) or ()]
-               for s in ("orders", "checkout", "legacy", "idle")}
-        out["after"] = ecs.service_deployments("production", "orders", since=T0)
-        out["missing"] = ecs.service_deployments("production", "missing")
-        return out
-
-    _each(both, read)
-    memory = read(both[0])
-    assert [d["status"] for d in memory["orders"]] == ["SUCCESSFUL"] and memory["legacy"] == []
-    assert memory["orders"][0]["arn"].endswith(":service-deployment/production/orders/"
-                                               + EcsService(both[0].client("ecs")).describe("production", "orders")
-                                               .deployments[0].id.split("/")[1])
-    assert memory["after"] == () and memory["missing"] is None
-    for side in both:
-        arn = memory["orders"][0]["arn"]
-        got = side.client("ecs").describe_service_deployments(serviceDeploymentArns=[arn, arn + "0"])
-        assert [d["status"] for d in got["serviceDeployments"]] == ["SUCCESSFUL"]
-        assert [f["reason"] for f in got["failures"]] == ["MISSING"]
-
-
-@pytest.mark.parametrize("cluster, service", [("production", "missing"), ("nowhere", "orders")])
-def test_a_missing_service_or_cluster_is_not_found_on_both(both: tuple[Side, Side], cluster: str,
-                                                           service: str) -> None:
-    for side in both:
-        with pytest.raises(ServiceNotFoundError):
-            EcsService(side.client("ecs")).describe(cluster, service)
-
-
 def test_scale_to_zero_tags_and_restore_read_back_the_same(both: tuple[Side, Side]) -> None:
     def act(side: Side) -> list[Any]:
         ecs = EcsService(side.client("ecs"))
@@ -179,24 +125,6 @@ def test_scale_to_zero_tags_and_restore_read_back_the_same(both: tuple[Side, Sid
         return seen
 
     _each(both, act)
-
-
-def test_fleet_listing_is_the_same(both: tuple[Side, Side]) -> None:
-    def listing(side: Side) -> Any:
-        fleet = EcsFleet(side.client("ecs"))
-        return {c: [asdict(s) for s in fleet.load_balanced_services(c)] for c in fleet.clusters()}
-
-    _each(both, listing)
-
-
-def test_target_groups_and_their_load_balancers_are_the_same(both: tuple[Side, Side]) -> None:
-    def lbs(side: Side) -> Any:
-        tgs = side.built.target_groups
-        found = TargetGroups(side.client("elbv2")).load_balancers([tgs[n]["arn"] for n in sorted(tgs)])
-        return {"built": {n: {k: v for k, v in tg.items() if k != "arn"} for n, tg in tgs.items()},
-                "load_balancers": {arn: list(v) for arn, v in found.items()}}
-
-    _each(both, lbs)
 
 
 def test_healthy_host_minima_and_newest_sample_are_the_same(both: tuple[Side, Side]) -> None:
@@ -235,16 +163,6 @@ def test_scalable_targets_suspend_and_restore_the_same(both: tuple[Side, Side]) 
                 aas.describe("production", "agent")]
 
     _each(both, cycle)
-
-
-def test_task_definitions_the_same(both: tuple[Side, Side]) -> None:
-    def essentials(side: Side) -> Any:
-        td = TaskDefinitions(side.client("ecs"))
-        arns = [*side.built.task_definitions.values(), *EVENT_TASK_DEFINITIONS,
-                f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:99"]
-        return {arn: td.essential_containers(arn) for arn in arns}
-
-    _each(both, essentials)
 
 
 def test_sns_delivers_on_both(both: tuple[Side, Side]) -> None:
@@ -313,19 +231,6 @@ def test_deployment_ids_are_the_same_on_both(nested: tuple[Any, Any]) -> None:
     assert memory == moto and memory[0].startswith("ecs-svc/")
 
 
-@pytest.mark.parametrize("revision", ["0", "-1", "00", "1.0", "2abc", "1:2", "+1", ""])
-def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(both: tuple[Side, Side], revision: str) -> None:
-    """The fast engine indexed its list with ``revision - 1``: ``:0`` and ``:-1`` answered with the newest and
-    an older revision; moto raised ValueError (a traceback) for ``1.0``. AWS: ClientException, so the job's
-    essential containers are unknown on both."""
-    arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:{revision}"
-    for side in both:
-        with pytest.raises(ClientError) as info:
-            side.client("ecs").describe_task_definition(taskDefinition=arn)
-        assert info.value.response["Error"]["Code"] == "ClientException"
-        assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None
-
-
 def test_container_restart_totals_and_observations_are_the_same(both: tuple[Side, Side]) -> None:
     """Container Insights' RestartCount as container_restarts.csv puts it in (PutMetricData) and the sampler's
     reader (GetMetricData, Maximum per minute) reads it back: the same on moto and the fast engine."""
@@ -353,3 +258,113 @@ def test_container_restart_totals_and_observations_are_the_same(both: tuple[Side
     assert [(o["minute"], o["restarts"]) for o in seen] == [(T0 + timedelta(minutes=2), 2),
                                                           (T0 + timedelta(minutes=3), 1),
                                                           (T0 + timedelta(minutes=5), 3)]
+
+
+class TestReadOnly:
+    """Reads that change nothing, over one build of the fleet on both sides for the whole class (issue 23:
+    a build on moto costs about a second of CPU; these 15 tests built it 15 times). A test that writes
+    belongs outside, with the function-scoped ``both``."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def both(cls) -> Iterator[tuple[Side, Side]]:
+        from ecs_guardrail.replay.embedded import moto_as_aws
+
+        with pytest.MonkeyPatch.context() as mp:
+            _aws_env(mp)
+            with mock_aws(), moto_as_aws():
+                memory = MemoryAws(ACCOUNT, REGION)
+                yield Side("memory", memory.client), Side("moto", lambda s: boto3.client(s, region_name=REGION))
+
+    def test_service_facts_are_the_same(self, both: tuple[Side, Side]) -> None:
+        for cluster, service in [("production", "orders"), ("production", "agent"), ("production", "ingest"),
+                                 ("production", "idle"), ("production", "checkout"), ("production", "legacy"),
+                                 ("staging", "orders")]:
+            _each(both, lambda side, c=cluster, s=service: asdict(EcsService(side.client("ecs")).describe(c, s)))
+        _each(both, lambda side: EcsService(side.client("ecs")).count_services("production"))
+
+    def test_deployment_configuration_is_read_the_same(self, both: tuple[Side, Side]) -> None:
+        """What rule 4 reads beyond the circuit breaker's two booleans, built from fleet.json on both."""
+        for side in both:
+            ecs = EcsService(side.client("ecs"))
+            checkout, legacy = ecs.describe("production", "checkout"), ecs.describe("production", "legacy")
+            assert (checkout.deployment_strategy, checkout.bake_time_minutes, checkout.deployment_controller) == \
+                ("BLUE_GREEN", 10, "ECS")
+            assert checkout.circuit_breaker.threshold_type == "COUNT" and checkout.circuit_breaker.threshold_value == 4
+            assert checkout.circuit_breaker.reset_on_healthy_task is False
+            assert (legacy.deployment_controller, legacy.deployments) == ("CODE_DEPLOY", ())
+            td = side.client("ecs").describe_task_definition(
+                taskDefinition=checkout.task_definition_arn)["taskDefinition"]
+            assert td["family"] == "checkout-api"
+            assert td["containerDefinitions"][0]["restartPolicy"] == {"enabled": True, "ignoredExitCodes": [0],
+                                                                      "restartAttemptPeriod": 60}
+
+    def test_service_deployments_are_the_same_on_both(self, both: tuple[Side, Side]) -> None:
+        """ListServiceDeployments and DescribeServiceDeployments (moto 5 has neither: the replay's patch answers
+        them from the service's deployments, as the fast engine does): the fleet's deployments finished before
+        any history, a createdAt filter after that lists none, a CODE_DEPLOY service has none."""
+        def read(side: Side) -> Any:
+            ecs = EcsService(side.client("ecs"))
+            out = {s: [asdict(d) for d in ecs.service_deployments("production", s) or ()]
+                   for s in ("orders", "checkout", "legacy", "idle")}
+            out["after"] = ecs.service_deployments("production", "orders", since=T0)
+            out["missing"] = ecs.service_deployments("production", "missing")
+            return out
+
+        _each(both, read)
+        memory = read(both[0])
+        assert [d["status"] for d in memory["orders"]] == ["SUCCESSFUL"] and memory["legacy"] == []
+        assert memory["orders"][0]["arn"].endswith(":service-deployment/production/orders/"
+                                                   + EcsService(both[0].client("ecs")).describe("production", "orders")
+                                                   .deployments[0].id.split("/")[1])
+        assert memory["after"] == () and memory["missing"] is None
+        for side in both:
+            arn = memory["orders"][0]["arn"]
+            got = side.client("ecs").describe_service_deployments(serviceDeploymentArns=[arn, arn + "0"])
+            assert [d["status"] for d in got["serviceDeployments"]] == ["SUCCESSFUL"]
+            assert [f["reason"] for f in got["failures"]] == ["MISSING"]
+
+    @pytest.mark.parametrize("cluster, service", [("production", "missing"), ("nowhere", "orders")])
+    def test_a_missing_service_or_cluster_is_not_found_on_both(self, both: tuple[Side, Side], cluster: str,
+                                                               service: str) -> None:
+        for side in both:
+            with pytest.raises(ServiceNotFoundError):
+                EcsService(side.client("ecs")).describe(cluster, service)
+
+    def test_fleet_listing_is_the_same(self, both: tuple[Side, Side]) -> None:
+        def listing(side: Side) -> Any:
+            fleet = EcsFleet(side.client("ecs"))
+            return {c: [asdict(s) for s in fleet.load_balanced_services(c)] for c in fleet.clusters()}
+
+        _each(both, listing)
+
+    def test_target_groups_and_their_load_balancers_are_the_same(self, both: tuple[Side, Side]) -> None:
+        def lbs(side: Side) -> Any:
+            tgs = side.built.target_groups
+            found = TargetGroups(side.client("elbv2")).load_balancers([tgs[n]["arn"] for n in sorted(tgs)])
+            return {"built": {n: {k: v for k, v in tg.items() if k != "arn"} for n, tg in tgs.items()},
+                    "load_balancers": {arn: list(v) for arn, v in found.items()}}
+
+        _each(both, lbs)
+
+    def test_task_definitions_the_same(self, both: tuple[Side, Side]) -> None:
+        def essentials(side: Side) -> Any:
+            td = TaskDefinitions(side.client("ecs"))
+            arns = [*side.built.task_definitions.values(), *EVENT_TASK_DEFINITIONS,
+                    f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:99"]
+            return {arn: td.essential_containers(arn) for arn in arns}
+
+        _each(both, essentials)
+
+    @pytest.mark.parametrize("revision", ["0", "-1", "00", "1.0", "2abc", "1:2", "+1", ""])
+    def test_a_revision_that_is_not_a_positive_integer_is_unknown_on_both(self, both: tuple[Side, Side],
+                                                                          revision: str) -> None:
+        """The fast engine indexed its list with ``revision - 1``: ``:0`` and ``:-1`` answered with the newest and
+        an older revision; moto raised ValueError (a traceback) for ``1.0``. AWS: ClientException, so the job's
+        essential containers are unknown on both."""
+        arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:{revision}"
+        for side in both:
+            with pytest.raises(ClientError) as info:
+                side.client("ecs").describe_task_definition(taskDefinition=arn)
+            assert info.value.response["Error"]["Code"] == "ClientException"
+            assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None
