@@ -146,14 +146,14 @@ def test_parsed_once_validates_the_same_object_once_and_nothing_else():
 
     raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
     calls = []
-    real = events_module.TaskStateChange.model_validate
+    real = events_module.TaskStateChange.validate
 
     def counting(value, *args, **kwargs):
         calls.append(value)
         return real(value, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(events_module.TaskStateChange, "model_validate", counting)
+        mp.setattr(events_module.TaskStateChange, "validate", counting)
         with parsed_once():
             first = parse_event(raw)
             assert parse_event(raw) is first and len(calls) == 1  # the recorder, then the watchdog
