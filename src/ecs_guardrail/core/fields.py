@@ -144,6 +144,10 @@ def _to_float(value: object) -> float:
         # float() strips more than pydantic does (\x1c-\x1f) and reads non-ASCII digits: pydantic did not
         if not text or not text.isascii() or text[0].isspace() or text[-1].isspace():
             raise _Fail(_NOT_FLOAT)
+        if "_" in text:  # pydantic drops single inner underscores ("1_0", "._5"), not with whitespace around
+            if text != value or text[0] == "_" or text[-1] == "_" or "__" in text:
+                raise _Fail(_NOT_FLOAT)
+            text = text.replace("_", "")
         try:
             return float(text)
         except ValueError:
@@ -389,7 +393,7 @@ class Checked:
                     values.append((spec.name, spec.default_value()))
                 continue
             used.add(key)
-            values.append((spec.name, _value(spec, data[key], (*loc, spec.alias), problems)))
+            values.append((spec.name, _value(spec, data[key], (*loc, key), problems)))
         if len(problems) > before:
             return _BAD
         obj = object.__new__(cls)
