@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import SettingsError
@@ -110,7 +110,7 @@ class Settings(Checked):
                  "HISTORY_TTL_DAYS", "ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "SAMPLE_LOOKBACK_MINUTES",
                  "RUNBOOK_URL", "SNS_FORMAT", "AUDIT_MIN_EJECTION_SECONDS", "AUDIT_AGGREGATE_PATHS",
                  "AUDIT_PRODUCTION_PATTERNS")
-    FIELDS = (
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
         Spec("ALERT_ONLY_CLUSTERS", "any", default=(), before=_parse_clusters),
         Spec("CRASH_THRESHOLD", "int", default=5, ge=1, le=1000),
         Spec("CRASH_WINDOW_MINUTES", "int", default=30, ge=1, le=1440),
@@ -184,7 +184,7 @@ class Settings(Checked):
     def __delattr__(self, name: str) -> None:
         raise FrozenSettingsError(f"Settings are frozen: {name} cannot be deleted")
 
-    def __hash__(self) -> int:  # the Lambda path keys its runtimes by settings
+    def __hash__(self) -> int:  # type: ignore[override]  # the Lambda path keys its runtimes by settings
         return hash(tuple(self.fields().values()))
 
     def with_values(self, **changes: object) -> Settings:

@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+from tests.oracle import pydantic_events as old
+from tests.oracle import pydantic_settings as old_settings
 
 from ecs_guardrail.core import events as new
 from ecs_guardrail.core.errors import EventRejectedError, SettingsError
 from ecs_guardrail.core.fields import Checked
 from ecs_guardrail.settings import SETTING_NAMES, load_settings
-from tests.oracle import pydantic_events as old
-from tests.oracle import pydantic_settings as old_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILES = sorted((ROOT / "events" / "ecs").glob("*.json")) + \

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.fields import Checked, Invalid, Spec
@@ -106,7 +106,7 @@ def _exit_code(value: object) -> object:
     return value
 
 
-def _text(name: str, alias: str | None = None, **kw: Any) -> Spec:
+def _opt_text(name: str, alias: str | None = None, **kw: Any) -> Spec:
     """An optional text field (``None`` when absent or null)."""
     return Spec(name, "str", alias=alias, default=None, nullable=True, **kw)
 
@@ -122,16 +122,16 @@ class Container(Checked):
 
     __slots__ = ("name", "last_status", "exit_code", "reason", "image", "image_digest")
     EXTRA = True
-    FIELDS = (
-        _text("name", max_length=255),  # ECS container names: at most 255 characters
-        _text("last_status", "lastStatus", max_length=64),
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
+        _opt_text("name", max_length=255),  # ECS container names: at most 255 characters
+        _opt_text("last_status", "lastStatus", max_length=64),
         # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored;
         # a JSON integer only: "1" or 1.0 would be coerced, then counted as a crash
         Spec("exit_code", "int", alias="exitCode", default=None, nullable=True, ge=-(2**31), le=2**32 - 1,
              before=_exit_code),
-        _text("reason", before=_clip),
-        _text("image", before=_clip),
-        _text("image_digest", "imageDigest"),
+        _opt_text("reason", before=_clip),
+        _opt_text("image", before=_clip),
+        _opt_text("image_digest", "imageDigest"),
     )
     name: str | None
     last_status: str | None
@@ -183,22 +183,22 @@ class TaskDetail(Checked):
                  "container_instance_arn", "task_definition_arn", "started_by", "containers", "created_at",
                  "started_at", "stopping_at", "stopped_at", "execution_stopped_at")
     EXTRA = True
-    FIELDS = (
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
         Spec("cluster_arn", "str", alias="clusterArn", after=_cluster_arn),
         Spec("task_arn", "str", alias="taskArn", after=_task_arn),
         Spec("last_status", "str", alias="lastStatus", min_length=1, max_length=64),
-        _text("desired_status", "desiredStatus", max_length=64),
+        _opt_text("desired_status", "desiredStatus", max_length=64),
         # stored as V#<version:010d>, sorted as text; read as pydantic's lax int did ("4", 4.0 -> 4)
         Spec("version", "int", default=None, nullable=True, ge=0, le=9_999_999_999, before=_version),
-        _text("group", max_length=1024, after=_group),
-        _text("stop_code", "stopCode", max_length=128),
-        _text("stopped_reason", "stoppedReason", before=_clip),
-        _text("launch_type", "launchType", max_length=64),
-        _text("capacity_provider_name", "capacityProviderName", max_length=255),
-        _text("availability_zone", "availabilityZone", max_length=64),
-        _text("container_instance_arn", "containerInstanceArn"),
-        _text("task_definition_arn", "taskDefinitionArn", max_length=2048),
-        _text("started_by", "startedBy"),
+        _opt_text("group", max_length=1024, after=_group),
+        _opt_text("stop_code", "stopCode", max_length=128),
+        _opt_text("stopped_reason", "stoppedReason", before=_clip),
+        _opt_text("launch_type", "launchType", max_length=64),
+        _opt_text("capacity_provider_name", "capacityProviderName", max_length=255),
+        _opt_text("availability_zone", "availabilityZone", max_length=64),
+        _opt_text("container_instance_arn", "containerInstanceArn"),
+        _opt_text("task_definition_arn", "taskDefinitionArn", max_length=2048),
+        _opt_text("started_by", "startedBy"),
         # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
         Spec("containers", "list", item=Container, factory=list, max_length=100),
         _when("created_at", "createdAt"),
@@ -274,7 +274,7 @@ class _EcsEnvelope(Checked):
 
     __slots__ = ("version", "id", "source", "account", "time", "region", "resources", "replay_name")
     EXTRA = True
-    FIELDS = (
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
         Spec("version", "str"),
         Spec("id", "str", min_length=1, max_length=256),
         Spec("source", "literal", choices=("aws.ecs",)),
@@ -282,7 +282,7 @@ class _EcsEnvelope(Checked):
         Spec("time", "datetime", after=_utc),
         Spec("region", "str"),
         Spec("resources", "list", item="str"),
-        _text("replay_name", "replay-name"),
+        _opt_text("replay_name", "replay-name"),
     )
     version: str
     id: str
@@ -298,7 +298,7 @@ class TaskStateChange(_EcsEnvelope):
     """An ``ECS Task State Change`` event: :attr:`detail` is the task."""
 
     __slots__ = ("detail_type", "detail")
-    FIELDS = (*_EcsEnvelope.FIELDS,
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
               Spec("detail_type", "literal", alias="detail-type", choices=(TASK_STATE_CHANGE,)),
               Spec("detail", "model", model=TaskDetail))
     detail_type: str
@@ -310,10 +310,10 @@ class _ServiceDetail(Checked):
 
     __slots__ = ("event_name", "event_type", "reason")
     EXTRA = True
-    FIELDS = (
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
         Spec("event_name", "str", alias="eventName", min_length=1, max_length=128),
-        _text("event_type", "eventType", max_length=64),
-        _text("reason", before=_clip),
+        _opt_text("event_type", "eventType", max_length=64),
+        _opt_text("reason", before=_clip),
     )
     event_name: str
     event_type: str | None
@@ -324,7 +324,7 @@ class ServiceActionDetail(_ServiceDetail):
     """``detail`` of an ``ECS Service Action`` event."""
 
     __slots__ = ("cluster_arn",)
-    FIELDS = (*_ServiceDetail.FIELDS, _text("cluster_arn", "clusterArn"))
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("cluster_arn", "clusterArn"))
     cluster_arn: str | None
 
 
@@ -361,7 +361,7 @@ class ServiceAction(_ServiceScoped):
     """An ``ECS Service Action`` event (steady state, task start impaired, placement failures ...)."""
 
     __slots__ = ("detail_type", "detail")
-    FIELDS = (*_EcsEnvelope.FIELDS,
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
               Spec("detail_type", "literal", alias="detail-type", choices=(SERVICE_ACTION,)),
               Spec("detail", "model", model=ServiceActionDetail))
     detail_type: str
@@ -372,7 +372,7 @@ class DeploymentDetail(_ServiceDetail):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
     __slots__ = ("deployment_id",)
-    FIELDS = (*_ServiceDetail.FIELDS, _text("deployment_id", "deploymentId"))
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("deployment_id", "deploymentId"))
     deployment_id: str | None
 
 
@@ -380,7 +380,7 @@ class DeploymentStateChange(_ServiceScoped):
     """No ``clusterArn`` in ``detail``: the cluster comes from the service ARN in ``resources[0]``."""
 
     __slots__ = ("detail_type", "detail")
-    FIELDS = (*_EcsEnvelope.FIELDS,
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
               Spec("detail_type", "literal", alias="detail-type", choices=(DEPLOYMENT_STATE_CHANGE,)),
               Spec("detail", "model", model=DeploymentDetail))
     detail_type: str
@@ -398,7 +398,7 @@ class OtherEcsEvent(_EcsEnvelope):
     """
 
     __slots__ = ("detail_type", "detail", "note")
-    FIELDS = (*_EcsEnvelope.FIELDS,
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
               Spec("detail_type", "str", alias="detail-type", min_length=1, max_length=256),
               Spec("detail", "dict", factory=dict),
               Spec("note", "str", default=""))
