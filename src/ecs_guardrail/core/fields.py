@@ -85,7 +85,7 @@ def describe(problems: list[Problem], first: int = 3) -> str:
 _MISSING = "Field required"
 
 
-class _Fail(Exception):
+class _Fail(ValueError):
     """One problem with one value (internal): its message."""
 
 
@@ -97,6 +97,7 @@ _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[Tt _](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
                        r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?\Z", re.ASCII)
+_ECS_TIME = re.compile(r"\d\d\d\d-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d(?:\.\d{1,6})?Z\Z", re.ASCII)
 _NOT_INT = "Input should be a valid integer, unable to parse string as an integer"
 _NOT_FLOAT = "Input should be a valid number, unable to parse string as a number"
 
@@ -181,11 +182,21 @@ def parse_datetime(value: object) -> datetime:
         return value
     if not isinstance(value, str):
         raise _Fail("Input should be a valid datetime")
+    if _ECS_TIME.match(value):  # what ECS sends, the common case: read in C
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:  # a day or an hour out of range: the message below
+            pass
     m = _DATETIME.match(value)
     if not m:
         raise _Fail("Input should be a valid datetime or date, "
                     "ISO 8601 text like 2025-08-21T10:00:00Z or 2025-08-21T10:00:00.123+01:00")
     year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = m.groups()
+    if (fraction is None or len(fraction) <= 6) and (not sign or int(off_h) <= 23 and int(off_m) <= 59):
+        try:  # the common case, in C; the same datetime as the fields below give
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
     tz: timezone | None = None
     if zulu:
         tz = UTC
@@ -216,7 +227,8 @@ class Spec:
     """
 
     __slots__ = ("name", "alias", "kind", "default", "factory", "nullable", "ge", "gt", "le", "min_length",
-                 "max_length", "pattern", "regex", "choices", "item", "model", "before", "after", "required")
+                 "max_length", "pattern", "regex", "choices", "item", "model", "before", "after", "required", "run",
+                 "none_ok", "short_str")
 
     def __init__(self, name: str, kind: str, *, alias: str | None = None, default: object = REQUIRED,
                  factory: Callable[[], object] | None = None, nullable: bool = False,
@@ -234,6 +246,13 @@ class Spec:
         self.regex = re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern) if pattern else None
         self.choices, self.item, self.model = choices, item, model
         self.before, self.after = before, after
+        self.run = _runner(self)  # the whole check of a scalar value; None for model, list and dict
+        plain = before is None and after is None
+        # fast paths of Checked.read: a null where None is a value, a text only bounded in length
+        self.none_ok = nullable and plain
+        self.short_str: int = -1  # the longest text taken as it is (-1: none is)
+        if kind == "str" and plain and min_length is None and pattern is None:
+            self.short_str = (1 << 62) if max_length is None else max_length
 
     def default_value(self) -> object:
         return self.factory() if self.factory is not None else self.default
@@ -294,17 +313,72 @@ def _list(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> objec
     return _BAD if len(problems) > before else out
 
 
-_SIMPLE: dict[str, Callable[[Spec, object], object]] = {
-    "str": _check_str,
-    "literal": _literal,
-    "datetime": lambda spec, v: parse_datetime(v),
-    "bool": lambda spec, v: _to_bool(v),
-    "any": lambda spec, v: v,
-}
+def _simple(spec: Spec) -> Callable[[object], object] | None:
+    """The check of a scalar kind (``None`` for the nested kinds ``model``, ``list`` and ``dict``)."""
+    kind = spec.kind
+    if kind == "str":
+        if spec.min_length is None and spec.max_length is None and spec.regex is None:
+            def plain_str(v: object) -> object:
+                if isinstance(v, str):
+                    return v
+                raise _Fail("Input should be a valid string")
+            return plain_str
+        return lambda v: _check_str(spec, v)
+    if kind == "int":
+        def int_(v: object) -> object:
+            n = v if type(v) is int else _to_int(v)
+            _bounds(spec, n)
+            return n
+        return int_
+    if kind == "float":
+        def float_(v: object) -> object:
+            f = _to_float(v)
+            _bounds(spec, f)
+            return f
+        return float_
+    if kind == "literal":
+        return lambda v: _literal(spec, v)
+    if kind == "datetime":
+        return parse_datetime
+    if kind == "bool":
+        return _to_bool
+    if kind == "any":
+        return lambda v: v
+    if kind in ("model", "list", "dict"):
+        return None
+    raise TypeError(f"unknown field kind {kind!r}")
 
 
-def _value(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> object:
-    """``value`` checked as ``spec`` says; on a problem, records it (or them) and returns :data:`_BAD`."""
+def _runner(spec: Spec) -> Callable[[object], object] | None:
+    """``spec``'s whole check of one scalar value (before, kind, after), raising :class:`_Fail`."""
+    kind_check = _simple(spec)
+    if kind_check is None:
+        return None
+    before, after, nullable = spec.before, spec.after, spec.nullable
+    if before is None and after is None:
+        if not nullable:
+            return kind_check
+        return lambda v: v if v is None else kind_check(v)
+
+    def run(v: object) -> object:
+        if before is not None:
+            try:
+                v = before(v)
+            except ValueError as exc:
+                raise _Fail(f"Value error, {exc}") from None
+        if v is not None or not nullable:
+            v = kind_check(v)
+        if after is not None:
+            try:
+                v = after(v)
+            except ValueError as exc:
+                raise _Fail(f"Value error, {exc}") from None
+        return v
+    return run
+
+
+def _nested(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> object:
+    """A ``model``, ``list`` or ``dict`` field at ``loc``; records problems, returns :data:`_BAD` on any."""
     raw = value
     try:
         if spec.before is not None:
@@ -314,23 +388,13 @@ def _value(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> obje
                 raise _Fail(f"Value error, {exc}") from None
         if value is None and spec.nullable:
             pass
-        elif spec.kind in _SIMPLE:
-            value = _SIMPLE[spec.kind](spec, value)
-        elif spec.kind == "int":
-            value = _to_int(value)
-            _bounds(spec, value)
-        elif spec.kind == "float":
-            value = _to_float(value)
-            _bounds(spec, value)
         elif spec.kind == "model":
             assert spec.model is not None
             value = spec.model.read(value, loc, problems)
         elif spec.kind == "list":
             value = _list(spec, value, loc, problems)
-        elif spec.kind == "dict":
-            value = _dict(value, loc, problems)
         else:
-            raise TypeError(f"unknown field kind {spec.kind!r}")
+            value = _dict(value, loc, problems)
         if value is _BAD:
             return _BAD
         if spec.after is not None:
@@ -376,32 +440,55 @@ class Checked:
     def read(cls, data: object, loc: Loc, problems: list[Problem]) -> Any:
         """:meth:`validate` at ``loc`` of a larger input: records problems in ``problems`` and returns
         the instance, or a marker of failure when it recorded any."""
-        if isinstance(data, cls):
-            return data
-        if not isinstance(data, Mapping):
-            problems.append((loc, f"Input should be a valid dictionary or instance of {cls.__name__}", data))
-            return _BAD
-        used: set[str] = set()
-        values: list[tuple[str, object]] = []
-        before = len(problems)
-        for spec in cls.FIELDS:
-            key = spec.alias if spec.alias in data else spec.name if spec.name in data else None
-            if key is None:
-                if spec.required:
-                    problems.append(((*loc, spec.alias), _MISSING, data))
-                else:
-                    values.append((spec.name, spec.default_value()))
-                continue
-            used.add(key)
-            values.append((spec.name, _value(spec, data[key], (*loc, key), problems)))
-        if len(problems) > before:
-            return _BAD
+        if type(data) is not dict:
+            if isinstance(data, cls):
+                return data
+            if not isinstance(data, Mapping):
+                problems.append((loc, f"Input should be a valid dictionary or instance of {cls.__name__}", data))
+                return _BAD
         obj = object.__new__(cls)
         setattr_ = object.__setattr__
-        for name, v in values:
-            setattr_(obj, name, v)
-        # an attribute's own name is read only when its alias is absent; given beside it, it is extra
-        setattr_(obj, "model_extra", {k: v for k, v in data.items() if k not in used} if cls.EXTRA else None)
+        before = len(problems)
+        for spec in cls.FIELDS:
+            key = spec.alias
+            if key not in data:
+                key = spec.name
+                if key == spec.alias or key not in data:
+                    if spec.required:
+                        problems.append(((*loc, spec.alias), _MISSING, data))
+                    else:
+                        setattr_(obj, key, spec.default if spec.factory is None else spec.factory())
+                    continue
+            value = data[key]
+            if value is None:
+                if spec.none_ok:
+                    setattr_(obj, spec.name, None)
+                    continue
+            elif type(value) is str and len(value) <= spec.short_str:
+                setattr_(obj, spec.name, value)
+                continue
+            run = spec.run
+            if run is None:
+                value = _nested(spec, value, (*loc, key), problems)
+                if value is _BAD:
+                    continue
+            else:
+                try:
+                    value = run(value)
+                except _Fail as fail:
+                    problems.append(((*loc, key), str(fail), value))
+                    continue
+            setattr_(obj, spec.name, value)
+        if len(problems) > before:
+            return _BAD
+        if cls.EXTRA:
+            # an attribute's own name is read only when its alias is absent; given beside it, it is extra
+            aliases, alias_of = cls._keys()
+            extra: dict[str, Any] | None = {k: v for k, v in data.items()
+                                            if k not in aliases and (k not in alias_of or alias_of[k] in data)}
+        else:
+            extra = None
+        setattr_(obj, "model_extra", extra)
         try:
             obj.check()
         except ValueError as exc:
@@ -409,8 +496,30 @@ class Checked:
             return _BAD
         return obj
 
+    @classmethod
+    def _keys(cls) -> tuple[frozenset[str], dict[str, str]]:
+        """``(every alias, {attribute name: its alias} where they differ)`` of :attr:`FIELDS`, cached."""
+        cached = cls.__dict__.get("_KEYS")
+        if cached is None or cached[0] is not cls.FIELDS:
+            cached = (cls.FIELDS, frozenset(s.alias for s in cls.FIELDS),
+                      {s.name: s.alias for s in cls.FIELDS if s.name != s.alias})
+            type.__setattr__(cls, "_KEYS", cached)
+        return cached[1], cached[2]
+
     def check(self) -> None:
         """The class-wide check, once every field passed; raise ``ValueError`` to reject."""
+
+    def __getattr__(self, name: str) -> Any:
+        """A kept extra field reads as an attribute too, as on a pydantic model (``extra="allow"``)."""
+        if name != "model_extra":
+            extra = self.model_extra
+            if extra is not None and name in extra:
+                return extra[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy rebuild the instance as it is (no validation, no ``__init__``)."""
+        return _rebuild, (type(self), self.fields(), self.model_extra)
 
     def fields(self) -> dict[str, object]:
         """``{attribute: value}`` in table order."""
@@ -426,3 +535,11 @@ class Checked:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.fields().items())})"
+
+
+def _rebuild(cls: type[Checked], values: dict[str, object], extra: dict[str, Any] | None) -> Checked:
+    obj = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+    object.__setattr__(obj, "model_extra", extra)
+    return obj
