@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
-from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.core.errors import FrozenSettingsError, SettingsError
 from ecs_guardrail.core.fields import Checked, Invalid, Spec
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
@@ -55,10 +55,6 @@ def _paths_start_with_slash(value: tuple[str, ...]) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"health-check paths start with '/': {bad[0]!r}")
     return value
-
-
-class FrozenSettingsError(AttributeError, ValueError):
-    """Setting an attribute of :class:`Settings` (they are read once, then shared)."""
 
 
 class Settings(Checked):
