@@ -413,9 +413,10 @@ class Checked:
 
     Subclasses declare ``__slots__`` for their own fields (annotated in the class body) and their
     ``FIELDS`` (a subclass repeats its base's rows first: the order is the problems' order);
-    ``EXTRA = True`` keeps unknown keys in :attr:`model_extra` (in input order), else they are ignored
-    and :attr:`model_extra` is ``None``. Instances compare equal when of the same class with equal
-    fields and extras; :meth:`check` is the class-wide check, run after every field passed.
+    ``EXTRA = True`` keeps unknown keys in :attr:`model_extra` (in input order; each also reads as an
+    attribute, as on a pydantic model), else they are ignored and :attr:`model_extra` is ``None``.
+    Instances compare equal when of the same class with equal fields and extras; :meth:`check` is the
+    class-wide check, run after every field passed.
     """
 
     __slots__ = ("model_extra",)
