@@ -70,7 +70,7 @@ def run_stream(fleet: dict[str, Any], stream: list[dict[str, Any]], *, engine: s
         scenario = load_scenario(folder)
         with EmbeddedAws(scenario) as aws, contextlib.redirect_stdout(io.StringIO()) as sink, \
                 quiet_logs():
-            settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
+            settings = scenario.settings.with_values(HISTORY_TABLE=TABLE, ALERT_TOPIC_ARN=aws.topic_arn)
             clients = aws.clients()
             base = DynamoTable(clients("dynamodb"), TABLE) if engine == "moto" else MemoryTable(TABLE)
             table = Sizes(base)

@@ -28,7 +28,7 @@ BASE = {
 
 
 def detail(**kw) -> TaskDetail:
-    return TaskDetail.model_validate({**BASE, **kw})
+    return TaskDetail.validate({**BASE, **kw})
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,16 @@ def _loaded_after(code: str) -> set[str]:
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+#: no handler imports them at all (issue 23: about 100 ms of each cold start; the models are plain classes)
+NEVER = ["pydantic", "pydantic_core", "annotated_types", "pydantic_settings"]
+
+
+@pytest.mark.parametrize("handler", ["record", "watchdog", "availability", "episode", "sweep"])
+def test_no_handler_imports_pydantic(handler):
+    loaded = _loaded_after(f"import ecs_guardrail.handlers.{handler}")
+    assert loaded.isdisjoint(NEVER), sorted(loaded & set(NEVER))
+
+
 def test_the_recorder_imports_only_its_path():
     loaded = _loaded_after("import ecs_guardrail.handlers.record")
     assert {"ecs_guardrail.core.events", "ecs_guardrail.adapters.store.event_log"} <= loaded

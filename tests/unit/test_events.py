@@ -146,14 +146,14 @@ def test_parsed_once_validates_the_same_object_once_and_nothing_else():
 
     raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
     calls = []
-    real = events_module.TaskStateChange.model_validate
+    real = events_module.TaskStateChange.validate
 
     def counting(value, *args, **kwargs):
         calls.append(value)
         return real(value, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(events_module.TaskStateChange, "model_validate", counting)
+        mp.setattr(events_module.TaskStateChange, "validate", counting)
         with parsed_once():
             first = parse_event(raw)
             assert parse_event(raw) is first and len(calls) == 1  # the recorder, then the watchdog
@@ -196,3 +196,30 @@ def test_an_arn_with_a_trailing_newline_is_rejected(field):
     raw["detail"][field] += "\n"
     with pytest.raises(EventRejectedError):
         parse_event(raw)
+
+
+@pytest.mark.parametrize("stamp", [1755770400, 1755770400.5, "1755770400", " 1755770400.5 "])
+def test_a_time_given_as_seconds_since_the_epoch_is_rejected(stamp):
+    """Stricter than pydantic was (CHANGELOG, issue 23): ECS sends ISO 8601 text; pydantic read a number,
+    or a string of one, as seconds since the epoch, so a corrupted field became a plausible time."""
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["time"] = stamp
+    with pytest.raises(EventRejectedError, match="time: Input should be a valid datetime"):
+        parse_event(raw)
+    raw["time"] = "2025-08-21T10:00:00Z"
+    raw["detail"]["stoppedAt"] = stamp
+    with pytest.raises(EventRejectedError, match="detail.stoppedAt: Input should be a valid datetime"):
+        parse_event(raw)
+
+
+@pytest.mark.parametrize(("stamp", "expected"), [
+    ("2025-08-21T10:00:00", "2025-08-21T10:00:00+00:00"),  # naive: UTC
+    ("2025-08-21T12:00:00+02:00", "2025-08-21T10:00:00+00:00"),
+    ("2025-08-21T10:00:00.1234567Z", "2025-08-21T10:00:00.123456+00:00"),  # past microseconds: cut
+    ("2025-08-21 10:00Z", "2025-08-21T10:00:00+00:00"),
+    ("2025-08-21", "2025-08-21T00:00:00+00:00"),
+])
+def test_event_time_forms_and_utc(stamp, expected):
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["time"] = stamp
+    assert parse_event(raw).time.isoformat() == expected

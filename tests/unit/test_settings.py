@@ -1,6 +1,8 @@
-"""Settings read from the environment by name into one validated model (issue 23: no pydantic-settings).
+"""Settings read from the environment by name into one validated, frozen object (issue 23: neither
+pydantic-settings nor pydantic).
 
-The messages are the ones pydantic-settings gave (compared value by value when it was replaced): an
+The messages are the ones pydantic-settings and then pydantic gave (compared value by value when each was
+replaced; ``tests/fuzz/test_parser_differential.py`` keeps comparing with the pydantic model): an
 operator's runbook or alarm may quote them.
 """
 
@@ -60,9 +62,33 @@ def test_settings_are_frozen_and_hashable():
     assert {s: 1}[Settings()] == 1  # the Lambda path keys its runtimes by settings
 
 
-def test_reading_settings_imports_neither_pydantic_settings_nor_the_policy_modules():
+def test_reading_settings_imports_neither_pydantic_nor_the_policy_modules():
     code = ("import sys; from ecs_guardrail.settings import load_settings; load_settings({})\n"
-            "print(sorted(m for m in ('pydantic_settings', 'ecs_guardrail.core.policy', 'ecs_guardrail.core.audit')"
+            "print(sorted(m for m in ('pydantic_settings', 'pydantic',"
+            " 'ecs_guardrail.core.policy', 'ecs_guardrail.core.audit')"
             " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_with_values_copies_without_validating_and_keeps_the_rest():
+    """What ``model_copy(update=...)`` did for the replay: the table and the topic pointed elsewhere."""
+    import copy
+    import pickle
+
+    s = load_settings({"CRASH_THRESHOLD": "3", "DRY_RUN": "yes"})
+    t = s.with_values(HISTORY_TABLE="replay-table", ALERT_TOPIC_ARN="arn:aws:sns:eu-west-1:111122223333:t")
+    assert (t.HISTORY_TABLE, t.ALERT_TOPIC_ARN, t.CRASH_THRESHOLD, t.DRY_RUN) == (
+        "replay-table", "arn:aws:sns:eu-west-1:111122223333:t", 3, True)
+    assert s.HISTORY_TABLE == "ecs-guardrail-history" and t != s
+    assert copy.deepcopy(t) == t and pickle.loads(pickle.dumps(t)) == t and hash(copy.copy(t)) == hash(t)
+    with pytest.raises(TypeError, match="not a setting: NOPE"):
+        s.with_values(NOPE=1)
+
+
+def test_settings_built_directly_are_validated_like_the_environment():
+    from ecs_guardrail.core.fields import Invalid
+
+    assert Settings(CRASH_THRESHOLD="7").CRASH_THRESHOLD == 7 == Settings(CRASH_THRESHOLD=7).CRASH_THRESHOLD
+    with pytest.raises(Invalid, match="CRASH_THRESHOLD: Input should be greater than or equal to 1"):
+        Settings(CRASH_THRESHOLD=0)

@@ -5,5 +5,5 @@ Nothing here talks to AWS, reads the environment or the clock: time and state co
 
 __all__ = [
     "alert", "attribution", "audit", "availability", "classify", "clusters", "delivery", "entitlement", "episode",
-    "errors", "events", "lifecycle", "links", "policy", "records", "restarts", "restore_count", "timeline",
+    "errors", "events", "fields", "lifecycle", "links", "policy", "records", "restarts", "restore_count", "timeline",
 ]

@@ -47,6 +47,15 @@ class SettingsError(GuardrailError):
     """
 
 
+class FrozenSettingsError(GuardrailError, AttributeError, ValueError):
+    """Code set or deleted an attribute of a ``Settings`` object.
+
+    Raised by ``Settings.__setattr__`` / ``__delattr__``: settings are read once and shared (the Lambda
+    path keys its runtimes by them); ``Settings.with_values`` makes a changed copy. An ``AttributeError``
+    as a frozen dataclass's, and a ``ValueError`` as the pydantic model's was.
+    """
+
+
 class ScenarioError(GuardrailError):
     """A replay scenario folder cannot be read (missing ``fleet.json``, bad JSON, unknown setting).
 

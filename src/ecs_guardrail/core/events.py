@@ -2,8 +2,17 @@
 
 Sources: "Amazon ECS events" in the ECS Developer Guide (task state change, service action and
 deployment state change events) and the ECS API reference (``Task``, ``Container``, ``StopCode``).
-Models are tolerant of unknown fields (AWS adds them) and of missing optional ones, strict where the
-watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn``, ``lastStatus``).
+Models are tolerant of unknown fields (AWS adds them; kept in ``model_extra``) and of missing optional
+ones, strict where the watchdog cannot work without a field (event ``time``, ``clusterArn``,
+``taskArn``, ``lastStatus``).
+
+Each model is a plain class with ``__slots__`` read by its field table
+(:mod:`ecs_guardrail.core.fields`): the pydantic models it replaced (issue 23: pydantic's import and
+building these nine models were about 100 ms of each handler's cold start) are kept verbatim in
+``tests/oracle/pydantic_events.py``, and a differential test checks this parser accepts exactly what
+they accepted, with the same values, and rejects with the same first error's location. The one
+difference: a time given as a number (or a string of one) is no longer read as seconds since the epoch
+(ECS sends ISO 8601 text, ``2025-08-21T10:00:00.123Z``).
 """
 
 from __future__ import annotations
@@ -13,11 +22,10 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.fields import Checked, Invalid, Spec
 from ecs_guardrail.core.links import parse_arn
 
 __all__ = [
@@ -90,92 +98,135 @@ def _clip(value: object) -> object:
     return value
 
 
-class _Tolerant(BaseModel):
-    """Unknown fields are kept (``extra="allow"``) so the raw record loses nothing."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class Container(_Tolerant):
-    """One entry of ``detail.containers``. ``exit_code`` ``None`` means unknown, never 0."""
-
-    name: str | None = Field(None, max_length=255)  # ECS container names: at most 255 characters
-    last_status: str | None = Field(None, alias="lastStatus", max_length=64)
-    # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored
-    exit_code: int | None = Field(None, alias="exitCode", ge=-(2**31), le=2**32 - 1)
-    reason: str | None = None
-    image: str | None = None
-    image_digest: str | None = Field(None, alias="imageDigest")
-
-    _clip_reason = field_validator("reason", "image", mode="before")(lambda cls, v: _clip(v))
-
-    @field_validator("exit_code", mode="before")
-    @classmethod
-    def _exit_code(cls, value: object) -> object:
-        if isinstance(value, bool):
-            raise ValueError("exitCode must be an integer, not a boolean")
-        if value is not None and not isinstance(value, int):  # "1" or 1.0 would be coerced, then counted
-            raise ValueError(f"exitCode must be an integer, not a {type(value).__name__}")
-        return value
+def _exit_code(value: object) -> object:
+    if isinstance(value, bool):
+        raise ValueError("exitCode must be an integer, not a boolean")
+    if value is not None and not isinstance(value, int):  # "1" or 1.0 would be coerced, then counted
+        raise ValueError(f"exitCode must be an integer, not a {type(value).__name__}")
+    return value
 
 
-class TaskDetail(_Tolerant):
-    """``detail`` of an ``ECS Task State Change`` event (the ``Task`` shape of the ECS API)."""
+def _opt_text(name: str, alias: str | None = None, **kw: Any) -> Spec:
+    """An optional text field (``None`` when absent or null)."""
+    return Spec(name, "str", alias=alias, default=None, nullable=True, **kw)
 
-    cluster_arn: str = Field(alias="clusterArn")
-    task_arn: str = Field(alias="taskArn")
-    last_status: str = Field(alias="lastStatus", min_length=1, max_length=64)
-    desired_status: str | None = Field(None, alias="desiredStatus", max_length=64)
-    version: int | None = Field(None, ge=0, le=9_999_999_999)  # stored as V#<version:010d>, sorted as text
-    group: str | None = Field(None, max_length=1024)
-    stop_code: str | None = Field(None, alias="stopCode", max_length=128)
-    stopped_reason: str | None = Field(None, alias="stoppedReason")
-    launch_type: str | None = Field(None, alias="launchType", max_length=64)
-    capacity_provider_name: str | None = Field(None, alias="capacityProviderName", max_length=255)
-    availability_zone: str | None = Field(None, alias="availabilityZone", max_length=64)
-    container_instance_arn: str | None = Field(None, alias="containerInstanceArn")
-    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn", max_length=2048)
-    started_by: str | None = Field(None, alias="startedBy")
-    # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
-    containers: list[Container] = Field(default_factory=list, max_length=100)
-    created_at: datetime | None = Field(None, alias="createdAt")
-    started_at: datetime | None = Field(None, alias="startedAt")
-    stopping_at: datetime | None = Field(None, alias="stoppingAt")
-    stopped_at: datetime | None = Field(None, alias="stoppedAt")
-    execution_stopped_at: datetime | None = Field(None, alias="executionStoppedAt")
 
-    _clip_reason = field_validator("stopped_reason", mode="before")(lambda cls, v: _clip(v))
+def _when(name: str, alias: str) -> Spec:
+    """An optional timestamp (ISO 8601; see :mod:`ecs_guardrail.core.fields`, ``datetime``)."""
+    return Spec(name, "datetime", alias=alias, default=None, nullable=True)
 
-    @field_validator("cluster_arn")
-    @classmethod
-    def _cluster_arn(cls, value: str) -> str:
-        cluster_name(value)
-        return value
 
-    @field_validator("task_arn")
-    @classmethod
-    def _task_arn(cls, value: str) -> str:
-        if not _TASK_ARN.match(value):
-            raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
-        return value
+class Container(Checked):
+    """One entry of ``detail.containers`` (the ECS API's ``Container``). ``exit_code`` ``None`` means
+    unknown, never 0; unknown keys are kept in :attr:`model_extra`."""
 
-    @field_validator("group")
-    @classmethod
-    def _group(cls, value: str | None) -> str | None:
-        # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
-        for prefix in ("service:", "family:"):
-            if value and value.startswith(prefix) and len(value) > len(prefix) \
-                    and not _NAME.fullmatch(value[len(prefix):]):
-                raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
-                                 "([A-Za-z0-9_-], at most 255)")
-        return value
+    __slots__ = ("name", "last_status", "exit_code", "reason", "image", "image_digest")
+    EXTRA = True
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
+        _opt_text("name", max_length=255),  # ECS container names: at most 255 characters
+        _opt_text("last_status", "lastStatus", max_length=64),
+        # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored;
+        # a JSON integer only: "1" or 1.0 would be coerced, then counted as a crash
+        Spec("exit_code", "int", alias="exitCode", default=None, nullable=True, ge=-(2**31), le=2**32 - 1,
+             before=_exit_code),
+        _opt_text("reason", before=_clip),
+        _opt_text("image", before=_clip),
+        _opt_text("image_digest", "imageDigest"),
+    )
+    name: str | None
+    last_status: str | None
+    exit_code: int | None
+    reason: str | None
+    image: str | None
+    image_digest: str | None
 
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version(cls, value: object) -> object:
-        if isinstance(value, bool):
-            raise ValueError("version must be an integer")
-        return value
+
+def _cluster_arn(value: str) -> str:
+    cluster_name(value)
+    return value
+
+
+def _task_arn(value: str) -> str:
+    if not _TASK_ARN.match(value):
+        raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
+    return value
+
+
+def _group(value: str | None) -> str | None:
+    # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+    for prefix in ("service:", "family:"):
+        if value and value.startswith(prefix) and len(value) > len(prefix) \
+                and not _NAME.fullmatch(value[len(prefix):]):
+            raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
+                             "([A-Za-z0-9_-], at most 255)")
+    return value
+
+
+def _version(value: object) -> object:
+    if isinstance(value, bool):
+        raise ValueError("version must be an integer")
+    return value
+
+
+class TaskDetail(Checked):
+    """``detail`` of an ``ECS Task State Change`` event (the ``Task`` shape of the ECS API).
+
+    Required: ``clusterArn`` (a cluster ARN), ``taskArn`` (a task ARN, old ``task/ID`` or new
+    ``task/CLUSTER/ID`` form), ``lastStatus`` (1-64 characters). ``version`` is the task's change
+    counter (an integer 0..9,999,999,999: stored as ``V#<version:010d>`` and sorted as text); times are
+    ``datetime`` as delivered (aware when the text has ``Z`` or an offset). Unknown keys are kept in
+    :attr:`model_extra`.
+    """
+
+    __slots__ = ("cluster_arn", "task_arn", "last_status", "desired_status", "version", "group", "stop_code",
+                 "stopped_reason", "launch_type", "capacity_provider_name", "availability_zone",
+                 "container_instance_arn", "task_definition_arn", "started_by", "containers", "created_at",
+                 "started_at", "stopping_at", "stopped_at", "execution_stopped_at")
+    EXTRA = True
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
+        Spec("cluster_arn", "str", alias="clusterArn", after=_cluster_arn),
+        Spec("task_arn", "str", alias="taskArn", after=_task_arn),
+        Spec("last_status", "str", alias="lastStatus", min_length=1, max_length=64),
+        _opt_text("desired_status", "desiredStatus", max_length=64),
+        # stored as V#<version:010d>, sorted as text; read as pydantic's lax int did ("4", 4.0 -> 4)
+        Spec("version", "int", default=None, nullable=True, ge=0, le=9_999_999_999, before=_version),
+        _opt_text("group", max_length=1024, after=_group),
+        _opt_text("stop_code", "stopCode", max_length=128),
+        _opt_text("stopped_reason", "stoppedReason", before=_clip),
+        _opt_text("launch_type", "launchType", max_length=64),
+        _opt_text("capacity_provider_name", "capacityProviderName", max_length=255),
+        _opt_text("availability_zone", "availabilityZone", max_length=64),
+        _opt_text("container_instance_arn", "containerInstanceArn"),
+        _opt_text("task_definition_arn", "taskDefinitionArn", max_length=2048),
+        _opt_text("started_by", "startedBy"),
+        # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
+        Spec("containers", "list", item=Container, factory=list, max_length=100),
+        _when("created_at", "createdAt"),
+        _when("started_at", "startedAt"),
+        _when("stopping_at", "stoppingAt"),
+        _when("stopped_at", "stoppedAt"),
+        _when("execution_stopped_at", "executionStoppedAt"),
+    )
+    cluster_arn: str
+    task_arn: str
+    last_status: str
+    desired_status: str | None
+    version: int | None
+    group: str | None
+    stop_code: str | None
+    stopped_reason: str | None
+    launch_type: str | None
+    capacity_provider_name: str | None
+    availability_zone: str | None
+    container_instance_arn: str | None
+    task_definition_arn: str | None
+    started_by: str | None
+    containers: list[Container]
+    created_at: datetime | None
+    started_at: datetime | None
+    stopping_at: datetime | None
+    stopped_at: datetime | None
+    execution_stopped_at: datetime | None
 
     @property
     def cluster(self) -> str:
@@ -204,66 +255,89 @@ class TaskDetail(_Tolerant):
             and _NAME.fullmatch(family) else None
 
 
-class _EcsEnvelope(BaseModel):
+def _utc(value: datetime) -> datetime:
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
+    if not _EARLIEST <= value < _LATEST:
+        raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
+    return value
+
+
+class _EcsEnvelope(Checked):
     """The EventBridge envelope, restricted to ``source`` ``aws.ecs``.
 
     The same fields as Powertools' ``EventBridgeModel`` (EventBridge User Guide, "Amazon EventBridge
-    events"). Not that class itself: importing it loads Powertools' whole parser model package
-    (about 100 models, 170 ms of every cold start, measured with ``python -X importtime``), for one
-    model; a test checks the two stay field-for-field compatible.
+    events"; ``tests/unit/test_events_envelope.py`` checks the two tables stay field-for-field the
+    same). ``time`` is aware and in UTC (a naive time is read as UTC), between 2000 and 2200.
+    Unknown keys are kept in :attr:`model_extra`.
     """
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    __slots__ = ("version", "id", "source", "account", "time", "region", "resources", "replay_name")
+    EXTRA = True
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
+        Spec("version", "str"),
+        Spec("id", "str", min_length=1, max_length=256),
+        Spec("source", "literal", choices=("aws.ecs",)),
+        Spec("account", "str"),
+        Spec("time", "datetime", after=_utc),
+        Spec("region", "str"),
+        Spec("resources", "list", item="str"),
+        _opt_text("replay_name", "replay-name"),
+    )
     version: str
-    id: str = Field(min_length=1, max_length=256)
-    source: Literal["aws.ecs"]
+    id: str
+    source: str
     account: str
     time: datetime
     region: str
     resources: list[str]
-    replay_name: str | None = Field(None, alias="replay-name")
-
-    @field_validator("time")
-    @classmethod
-    def _utc(cls, value: datetime) -> datetime:
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
-        if not _EARLIEST <= value < _LATEST:
-            raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
-        return value
+    replay_name: str | None
 
 
 class TaskStateChange(_EcsEnvelope):
-    detail_type: Literal["ECS Task State Change"] = Field(alias="detail-type")
+    """An ``ECS Task State Change`` event: :attr:`detail` is the task."""
+
+    __slots__ = ("detail_type", "detail")
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
+              Spec("detail_type", "literal", alias="detail-type", choices=(TASK_STATE_CHANGE,)),
+              Spec("detail", "model", model=TaskDetail))
+    detail_type: str
     detail: TaskDetail
 
 
-class _ServiceDetail(_Tolerant):
+class _ServiceDetail(Checked):
     """What service actions and deployment events share: key on ``eventName``, not ``eventType``."""
 
-    event_name: str = Field(alias="eventName", min_length=1, max_length=128)
-    event_type: str | None = Field(None, alias="eventType", max_length=64)
-    reason: str | None = None
-
-    _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
+    __slots__ = ("event_name", "event_type", "reason")
+    EXTRA = True
+    FIELDS: ClassVar[tuple[Spec, ...]] = (
+        Spec("event_name", "str", alias="eventName", min_length=1, max_length=128),
+        _opt_text("event_type", "eventType", max_length=64),
+        _opt_text("reason", before=_clip),
+    )
+    event_name: str
+    event_type: str | None
+    reason: str | None
 
 
 class ServiceActionDetail(_ServiceDetail):
     """``detail`` of an ``ECS Service Action`` event."""
 
-    cluster_arn: str | None = Field(None, alias="clusterArn")
+    __slots__ = ("cluster_arn",)
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("cluster_arn", "clusterArn"))
+    cluster_arn: str | None
 
 
 class _ServiceScoped(_EcsEnvelope):
     """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
     the old ``service/NAME`` form with ``detail.clusterArn``)."""
 
+    __slots__ = ()
     if TYPE_CHECKING:  # each subclass declares both fields (its own detail-type literal and detail model)
         detail_type: str
         detail: _ServiceDetail
 
-    @model_validator(mode="after")
-    def _names_a_service(self) -> _ServiceScoped:
+    def check(self) -> None:
         if not self.resources:
             raise ValueError(f"{self.detail_type} names its service in resources[0]; resources is empty")
         cluster, _ = service_ref(self.resources[0])
@@ -272,7 +346,6 @@ class _ServiceScoped(_EcsEnvelope):
             cluster_name(cluster_arn)
         elif cluster is None:
             raise ValueError("old-form service ARN and no detail.clusterArn: the cluster is unknown")
-        return self
 
     @property
     def cluster(self) -> str:
@@ -285,20 +358,32 @@ class _ServiceScoped(_EcsEnvelope):
 
 
 class ServiceAction(_ServiceScoped):
-    detail_type: Literal["ECS Service Action"] = Field(alias="detail-type")
+    """An ``ECS Service Action`` event (steady state, task start impaired, placement failures ...)."""
+
+    __slots__ = ("detail_type", "detail")
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
+              Spec("detail_type", "literal", alias="detail-type", choices=(SERVICE_ACTION,)),
+              Spec("detail", "model", model=ServiceActionDetail))
+    detail_type: str
     detail: ServiceActionDetail
 
 
 class DeploymentDetail(_ServiceDetail):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
-    deployment_id: str | None = Field(None, alias="deploymentId")
+    __slots__ = ("deployment_id",)
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("deployment_id", "deploymentId"))
+    deployment_id: str | None
 
 
 class DeploymentStateChange(_ServiceScoped):
     """No ``clusterArn`` in ``detail``: the cluster comes from the service ARN in ``resources[0]``."""
 
-    detail_type: Literal["ECS Deployment State Change"] = Field(alias="detail-type")
+    __slots__ = ("detail_type", "detail")
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
+              Spec("detail_type", "literal", alias="detail-type", choices=(DEPLOYMENT_STATE_CHANGE,)),
+              Spec("detail", "model", model=DeploymentDetail))
+    detail_type: str
     detail: DeploymentDetail
 
 
@@ -308,13 +393,18 @@ class OtherEcsEvent(_EcsEnvelope):
     service (a daemon's deployment, ``resources[0]`` not a service ARN). Recorded and kept with
     :attr:`note`, never rejected as malformed and never acted on.
 
-    ``detail_type``: the envelope's ``detail-type``; ``detail``: the detail object as delivered;
-    ``note``: why it is kept unread.
+    ``detail_type``: the envelope's ``detail-type`` (1-256 characters); ``detail``: the detail object as
+    delivered (a copy of it; ``{}`` when it was not an object); ``note``: why it is kept unread.
     """
 
-    detail_type: str = Field(alias="detail-type", min_length=1, max_length=256)
-    detail: dict[str, Any] = Field(default_factory=dict)
-    note: str = ""
+    __slots__ = ("detail_type", "detail", "note")
+    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
+              Spec("detail_type", "str", alias="detail-type", min_length=1, max_length=256),
+              Spec("detail", "dict", factory=dict),
+              Spec("note", "str", default=""))
+    detail_type: str
+    detail: dict[str, Any]
+    note: str
 
     @property
     def cluster(self) -> str | None:
@@ -344,31 +434,20 @@ _RESOURCE_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:[a-z-]+/(?P<c
 
 EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange | OtherEcsEvent
 
-_MODELS: dict[str, type[BaseModel]] = {
+_MODELS: dict[str, type[_EcsEnvelope]] = {
     TASK_STATE_CHANGE: TaskStateChange,
     SERVICE_ACTION: ServiceAction,
     DEPLOYMENT_STATE_CHANGE: DeploymentStateChange,
 }
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "event"
-        kind = err["type"]
-        msg = "field required" if kind == "missing" else err["msg"]
-        parts.append(f"{loc}: {msg}")
-    more = len(exc.errors()) - 3
-    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
-
-
 def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
     detail = raw.get("detail")
     try:
-        return OtherEcsEvent.model_validate({**raw, "detail": detail if isinstance(detail, dict) else {},
-                                             "note": note})
-    except ValidationError as exc:
-        raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {_describe(exc)}", raw) from None
+        return OtherEcsEvent.validate({**raw, "detail": detail if isinstance(detail, dict) else {},
+                                       "note": note})
+    except Invalid as exc:
+        raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {exc}", raw) from None
 
 
 #: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
@@ -460,9 +539,9 @@ def parse_event(raw: Any) -> EcsEvent:
         kind = arn.resource_type if arn is not None else "resource"
         return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
     try:
-        event = model.model_validate(raw)
-    except ValidationError as exc:
-        raise EventRejectedError(f"{detail_type}: {_describe(exc)}", raw) from None
+        event = model.validate(raw)
+    except Invalid as exc:
+        raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
     except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
         raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
     if _last is not None:

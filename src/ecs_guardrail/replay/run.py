@@ -193,7 +193,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         stack.enter_context(quiet_logs())
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")
-        settings = scenario.settings.model_copy(update={"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn})
+        settings = scenario.settings.with_values(HISTORY_TABLE=TABLE, ALERT_TOPIC_ARN=aws.topic_arn)
         clients = aws.clients()
         table = make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
         home = (scenario.account, scenario.region)

@@ -1,0 +1,477 @@
+"""TEST ORACLE, not product code: the pydantic models that ``src/ecs_guardrail/core/events.py`` replaced (issue 23, cold
+start), kept verbatim (as of a3b88e1) only so that ``tests/fuzz/test_parser_differential.py`` can check
+the new parser against them: it must accept exactly what these accepted, with the same values, and
+reject with the same first error's location. Nothing under ``src/`` imports this module.
+
+The original docstring follows.
+
+Typed models of the ECS events EventBridge delivers, and the one entry point that parses them.
+
+Sources: "Amazon ECS events" in the ECS Developer Guide (task state change, service action and
+deployment state change events) and the ECS API reference (``Task``, ``Container``, ``StopCode``).
+Models are tolerant of unknown fields (AWS adds them) and of missing optional ones, strict where the
+watchdog cannot work without a field (event ``time``, ``clusterArn``, ``taskArn``, ``lastStatus``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ecs_guardrail.core.errors import EventRejectedError
+from ecs_guardrail.core.links import parse_arn
+
+__all__ = [
+    "canonical_json",
+    "Container",
+    "TaskDetail",
+    "TaskStateChange",
+    "ServiceActionDetail",
+    "ServiceAction",
+    "DeploymentDetail",
+    "DeploymentStateChange",
+    "OtherEcsEvent",
+    "EcsEvent",
+    "parse_event",
+    "parsed_once",
+    "TASK_STATE_CHANGE",
+    "SERVICE_ACTION",
+    "DEPLOYMENT_STATE_CHANGE",
+    "cluster_name",
+    "service_ref",
+]
+
+TASK_STATE_CHANGE = "ECS Task State Change"
+SERVICE_ACTION = "ECS Service Action"
+DEPLOYMENT_STATE_CHANGE = "ECS Deployment State Change"
+
+# arn:PARTITION:ecs:REGION:ACCOUNT:cluster/NAME ; partitions aws, aws-cn, aws-us-gov, ...
+# \Z, not $: $ also matches before a trailing newline ("cluster/production\n" was accepted)
+_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/(?P<name>[A-Za-z0-9_-]{1,255})\Z")
+# service ARNs: new form service/CLUSTER/NAME, old form service/NAME (no cluster in it)
+_SERVICE_ARN = re.compile(
+    r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:service/(?:(?P<cluster>[A-Za-z0-9_-]{1,255})/)?"
+    r"(?P<name>[A-Za-z0-9_-]{1,255})\Z"
+)
+_TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}\Z")
+
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # event times outside are typos or corruption
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # service and task definition family names
+_MAX_TEXT = 4096  # characters kept of one reason string; Fargate truncates near 255 anyway
+
+
+def cluster_name(cluster_arn: str) -> str:
+    """``arn:aws:ecs:eu-west-1:111122223333:cluster/production`` -> ``production``.
+
+    Raises:
+        ValueError: not a cluster ARN.
+    """
+    m = _CLUSTER_ARN.match(cluster_arn)
+    if not m:
+        raise ValueError(f"not an ECS cluster ARN: {cluster_arn[:200]!r}")
+    return m.group("name")
+
+
+def service_ref(service_arn: str) -> tuple[str | None, str]:
+    """A service ARN -> ``(cluster or None for the old ARN form, service name)``.
+
+    Raises:
+        ValueError: not a service ARN.
+    """
+    m = _SERVICE_ARN.match(service_arn)
+    if not m:
+        raise ValueError(f"not an ECS service ARN: {service_arn[:200]!r}")
+    return m.group("cluster"), m.group("name")
+
+
+def _clip(value: object) -> object:
+    if isinstance(value, str) and len(value) > _MAX_TEXT:
+        return value[:_MAX_TEXT]
+    return value
+
+
+class _Tolerant(BaseModel):
+    """Unknown fields are kept (``extra="allow"``) so the raw record loses nothing."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Container(_Tolerant):
+    """One entry of ``detail.containers``. ``exit_code`` ``None`` means unknown, never 0."""
+
+    name: str | None = Field(None, max_length=255)  # ECS container names: at most 255 characters
+    last_status: str | None = Field(None, alias="lastStatus", max_length=64)
+    # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored
+    exit_code: int | None = Field(None, alias="exitCode", ge=-(2**31), le=2**32 - 1)
+    reason: str | None = None
+    image: str | None = None
+    image_digest: str | None = Field(None, alias="imageDigest")
+
+    _clip_reason = field_validator("reason", "image", mode="before")(lambda cls, v: _clip(v))
+
+    @field_validator("exit_code", mode="before")
+    @classmethod
+    def _exit_code(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("exitCode must be an integer, not a boolean")
+        if value is not None and not isinstance(value, int):  # "1" or 1.0 would be coerced, then counted
+            raise ValueError(f"exitCode must be an integer, not a {type(value).__name__}")
+        return value
+
+
+class TaskDetail(_Tolerant):
+    """``detail`` of an ``ECS Task State Change`` event (the ``Task`` shape of the ECS API)."""
+
+    cluster_arn: str = Field(alias="clusterArn")
+    task_arn: str = Field(alias="taskArn")
+    last_status: str = Field(alias="lastStatus", min_length=1, max_length=64)
+    desired_status: str | None = Field(None, alias="desiredStatus", max_length=64)
+    version: int | None = Field(None, ge=0, le=9_999_999_999)  # stored as V#<version:010d>, sorted as text
+    group: str | None = Field(None, max_length=1024)
+    stop_code: str | None = Field(None, alias="stopCode", max_length=128)
+    stopped_reason: str | None = Field(None, alias="stoppedReason")
+    launch_type: str | None = Field(None, alias="launchType", max_length=64)
+    capacity_provider_name: str | None = Field(None, alias="capacityProviderName", max_length=255)
+    availability_zone: str | None = Field(None, alias="availabilityZone", max_length=64)
+    container_instance_arn: str | None = Field(None, alias="containerInstanceArn")
+    task_definition_arn: str | None = Field(None, alias="taskDefinitionArn", max_length=2048)
+    started_by: str | None = Field(None, alias="startedBy")
+    # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
+    containers: list[Container] = Field(default_factory=list, max_length=100)
+    created_at: datetime | None = Field(None, alias="createdAt")
+    started_at: datetime | None = Field(None, alias="startedAt")
+    stopping_at: datetime | None = Field(None, alias="stoppingAt")
+    stopped_at: datetime | None = Field(None, alias="stoppedAt")
+    execution_stopped_at: datetime | None = Field(None, alias="executionStoppedAt")
+
+    _clip_reason = field_validator("stopped_reason", mode="before")(lambda cls, v: _clip(v))
+
+    @field_validator("cluster_arn")
+    @classmethod
+    def _cluster_arn(cls, value: str) -> str:
+        cluster_name(value)
+        return value
+
+    @field_validator("task_arn")
+    @classmethod
+    def _task_arn(cls, value: str) -> str:
+        if not _TASK_ARN.match(value):
+            raise ValueError(f"not an ECS task ARN: {value[:200]!r}")
+        return value
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: str | None) -> str | None:
+        # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+        for prefix in ("service:", "family:"):
+            if value and value.startswith(prefix) and len(value) > len(prefix) \
+                    and not _NAME.fullmatch(value[len(prefix):]):
+                raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
+                                 "([A-Za-z0-9_-], at most 255)")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("version must be an integer")
+        return value
+
+    @property
+    def cluster(self) -> str:
+        return cluster_name(self.cluster_arn)
+
+    @property
+    def service(self) -> str | None:
+        """The service name when ``group`` is ``service:NAME``, else ``None``."""
+        if self.group and self.group.startswith("service:") and len(self.group) > len("service:"):
+            return self.group[len("service:"):]
+        return None
+
+    @property
+    def family(self) -> str | None:
+        """The job family of a standalone task: ``NAME`` of ``group`` ``family:NAME`` (RunTask's default
+        group), else, for a task outside any service (a custom RunTask ``group``, or none), the family of
+        its ``taskDefinitionArn`` (``.../task-definition/FAMILY:REVISION``), so such a job's failures are
+        alerted per task definition like any other job's. ``None`` for a service's task, or when neither
+        gives an ECS name (ECS API reference, RunTask ``group``)."""
+        if self.group and self.group.startswith("family:") and len(self.group) > len("family:"):
+            return self.group[len("family:"):]
+        if self.group and self.group.startswith("service:"):
+            return None
+        family = (self.task_definition_arn or "").rsplit("/", 1)[-1].rpartition(":")[0]
+        return family if family and "task-definition/" in (self.task_definition_arn or "") \
+            and _NAME.fullmatch(family) else None
+
+
+class _EcsEnvelope(BaseModel):
+    """The EventBridge envelope, restricted to ``source`` ``aws.ecs``.
+
+    The same fields as Powertools' ``EventBridgeModel`` (EventBridge User Guide, "Amazon EventBridge
+    events"). Not that class itself: importing it loads Powertools' whole parser model package
+    (about 100 models, 170 ms of every cold start, measured with ``python -X importtime``), for one
+    model; a test checks the two stay field-for-field compatible.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    version: str
+    id: str = Field(min_length=1, max_length=256)
+    source: Literal["aws.ecs"]
+    account: str
+    time: datetime
+    region: str
+    resources: list[str]
+    replay_name: str | None = Field(None, alias="replay-name")
+
+    @field_validator("time")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
+        if not _EARLIEST <= value < _LATEST:
+            raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
+        return value
+
+
+class TaskStateChange(_EcsEnvelope):
+    detail_type: Literal["ECS Task State Change"] = Field(alias="detail-type")
+    detail: TaskDetail
+
+
+class _ServiceDetail(_Tolerant):
+    """What service actions and deployment events share: key on ``eventName``, not ``eventType``."""
+
+    event_name: str = Field(alias="eventName", min_length=1, max_length=128)
+    event_type: str | None = Field(None, alias="eventType", max_length=64)
+    reason: str | None = None
+
+    _clip_reason = field_validator("reason", mode="before")(lambda cls, v: _clip(v))
+
+
+class ServiceActionDetail(_ServiceDetail):
+    """``detail`` of an ``ECS Service Action`` event."""
+
+    cluster_arn: str | None = Field(None, alias="clusterArn")
+
+
+class _ServiceScoped(_EcsEnvelope):
+    """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
+    the old ``service/NAME`` form with ``detail.clusterArn``)."""
+
+    if TYPE_CHECKING:  # each subclass declares both fields (its own detail-type literal and detail model)
+        detail_type: str
+        detail: _ServiceDetail
+
+    @model_validator(mode="after")
+    def _names_a_service(self) -> _ServiceScoped:
+        if not self.resources:
+            raise ValueError(f"{self.detail_type} names its service in resources[0]; resources is empty")
+        cluster, _ = service_ref(self.resources[0])
+        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        if cluster_arn:
+            cluster_name(cluster_arn)
+        elif cluster is None:
+            raise ValueError("old-form service ARN and no detail.clusterArn: the cluster is unknown")
+        return self
+
+    @property
+    def cluster(self) -> str:
+        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        return cluster_name(cluster_arn) if cluster_arn else str(service_ref(self.resources[0])[0])
+
+    @property
+    def service(self) -> str:
+        return service_ref(self.resources[0])[1]
+
+
+class ServiceAction(_ServiceScoped):
+    detail_type: Literal["ECS Service Action"] = Field(alias="detail-type")
+    detail: ServiceActionDetail
+
+
+class DeploymentDetail(_ServiceDetail):
+    """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
+
+    deployment_id: str | None = Field(None, alias="deploymentId")
+
+
+class DeploymentStateChange(_ServiceScoped):
+    """No ``clusterArn`` in ``detail``: the cluster comes from the service ARN in ``resources[0]``."""
+
+    detail_type: Literal["ECS Deployment State Change"] = Field(alias="detail-type")
+    detail: DeploymentDetail
+
+
+class OtherEcsEvent(_EcsEnvelope):
+    """An ``aws.ecs`` event this tool does not read: a detail-type ECS added (ECS says it will add event
+    types: lifecycle-hook state changes and others), or a deployment event about something other than a
+    service (a daemon's deployment, ``resources[0]`` not a service ARN). Recorded and kept with
+    :attr:`note`, never rejected as malformed and never acted on.
+
+    ``detail_type``: the envelope's ``detail-type``; ``detail``: the detail object as delivered;
+    ``note``: why it is kept unread.
+    """
+
+    detail_type: str = Field(alias="detail-type", min_length=1, max_length=256)
+    detail: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def cluster(self) -> str | None:
+        """The cluster named by ``detail.clusterArn`` or a ``.../CLUSTER/NAME`` ARN in ``resources``, if any."""
+        arn = self.detail.get("clusterArn")
+        if isinstance(arn, str) and _CLUSTER_ARN.match(arn):
+            return cluster_name(arn)
+        for r in self.resources:
+            m = _RESOURCE_ARN.match(r) if isinstance(r, str) else None
+            if m:
+                return m.group("cluster")
+        return None
+
+    @property
+    def subject(self) -> str:
+        """The resource the event is about: the name after the cluster in ``resources[0]``, else ``-``."""
+        for r in self.resources:
+            m = _RESOURCE_ARN.match(r) if isinstance(r, str) else None
+            if m:
+                return m.group("name")
+        return "-"
+
+
+# arn:PARTITION:ecs:REGION:ACCOUNT:KIND/CLUSTER/NAME (service, daemon, task-set ...)
+_RESOURCE_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:[a-z-]+/(?P<cluster>[A-Za-z0-9_-]{1,255})/"
+                           r"(?P<name>[A-Za-z0-9_-]{1,255})(?:/.*)?\Z")
+
+EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange | OtherEcsEvent
+
+_MODELS: dict[str, type[BaseModel]] = {
+    TASK_STATE_CHANGE: TaskStateChange,
+    SERVICE_ACTION: ServiceAction,
+    DEPLOYMENT_STATE_CHANGE: DeploymentStateChange,
+}
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "event"
+        kind = err["type"]
+        msg = "field required" if kind == "missing" else err["msg"]
+        parts.append(f"{loc}: {msg}")
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
+    detail = raw.get("detail")
+    try:
+        return OtherEcsEvent.model_validate({**raw, "detail": detail if isinstance(detail, dict) else {},
+                                             "note": note})
+    except ValidationError as exc:
+        raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {_describe(exc)}", raw) from None
+
+
+#: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
+_last: list[tuple[Any, Any]] | None = None
+_text: list[tuple[Any, str]] = []  # inside parsed_once: the last parsed object and its canonical JSON
+
+
+@contextlib.contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within the block, :func:`parse_event` of the *same object* as the call before returns that call's
+    model instead of validating it again: ``replay`` hands each event to the recorder and then to the
+    watchdog, as EventBridge delivers it to both functions, and validating it once is enough. The object
+    must not change in between (the replay decodes every line into a fresh one); a rejected event is not
+    remembered (it raises every time). Blocks nest; outside any block every call validates."""
+    global _last
+    before, _last = _last, []
+    try:
+        yield
+    finally:
+        _last = before
+        _text.clear()
+
+
+def canonical_json(raw: Any) -> str:
+    """``raw`` as the history table keeps it: JSON with sorted keys, non-JSON values as ``str``, ASCII.
+
+    Inside :func:`parsed_once`, the text :func:`parse_event` wrote of the same object is reused (a
+    replay encodes each event once, not twice).
+
+    Raises:
+        ValueError, RecursionError: as :func:`json.dumps` does (``parse_event`` rejected such events).
+    """
+    if _text and _text[0][0] is raw:
+        return _text[0][1]
+    try:
+        return json.dumps(raw, sort_keys=True, default=str)
+    except TypeError:  # a key that is not text cannot be sorted among text (no JSON document has one)
+        return json.dumps(raw, default=str)
+
+
+def parse_event(raw: Any) -> EcsEvent:
+    """Parse one EventBridge event (a decoded JSON object) into its typed model.
+
+    Inside :func:`parsed_once`, the same object parsed twice in a row is validated once.
+
+    Returns:
+        :class:`TaskStateChange`, :class:`ServiceAction`, :class:`DeploymentStateChange`, or
+        :class:`OtherEcsEvent` for a detail-type this tool does not read (ECS adds them) and a deployment
+        event about something other than a service (a daemon).
+
+    Raises:
+        EventRejectedError: not an object, ``source`` is not ``aws.ecs``, no ``detail-type``, or a
+            required field missing or malformed. ``reason`` names the field; ``raw`` is the input.
+    """
+    if _last and _last[0][0] is raw:
+        return _last[0][1]  # type: ignore[no-any-return]
+    if not isinstance(raw, dict):
+        raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
+    try:
+        # a lone surrogate (JSON "\\udcff") passes str validation but no UTF-8 encoder, DynamoDB's included
+        if _last is None:
+            json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+        else:  # a replay: the recorder's canonical text, written once; only a \\ud escape can hide one
+            text = json.dumps(raw, sort_keys=True, default=str)
+            if "\\ud" in text:
+                json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8")
+            _text[:] = [(raw, text)]
+    except UnicodeEncodeError:
+        raise EventRejectedError("event holds text that is not valid Unicode (a lone surrogate)", raw) from None
+    except (RecursionError, ValueError):
+        raise EventRejectedError("event is nested too deeply or holds a number too long to store", raw) from None
+    except TypeError:  # sort_keys over a key that is not text (JSON gives none; a direct call may)
+        raise EventRejectedError("event has a key that is not text", raw) from None
+    detail_type = raw.get("detail-type")
+    model = _MODELS.get(detail_type) if isinstance(detail_type, str) else None
+    if model is None:
+        if "detail-type" not in raw:
+            raise EventRejectedError("no detail-type: not an EventBridge event (each line is one event, as "
+                                     "EventBridge delivers it)", raw)
+        if not isinstance(detail_type, str) or not detail_type.strip():
+            shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
+            raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
+        return _other(raw, f"detail-type {detail_type[:80]!r} is new to this tool: recorded, not read")
+    if model is DeploymentStateChange and raw.get("resources") and isinstance(raw["resources"], list) \
+            and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \
+            and _RESOURCE_ARN.match(raw["resources"][0]):
+        # a daemon's deployment (resources[0] arn:...:daemon/CLUSTER/NAME): kept, not a service's
+        arn = parse_arn(raw["resources"][0])  # it matched _RESOURCE_ARN: an ARN
+        kind = arn.resource_type if arn is not None else "resource"
+        return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
+    try:
+        event = model.model_validate(raw)
+    except ValidationError as exc:
+        raise EventRejectedError(f"{detail_type}: {_describe(exc)}", raw) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
+        raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
+    if _last is not None:
+        _last[:] = [(raw, event)]
+    return event  # type: ignore[return-value]
