@@ -386,6 +386,20 @@ _TD_ARN = re.compile(rb'"taskDefinitionArn"\s*:\s*"(arn:aws[a-z-]*:ecs:([a-z0-9-
                      rb'([A-Za-z0-9_-]{1,255}):(\d{1,9}))"')
 
 
+_NAME_VALUE = re.compile(rb'"name"\s*:\s*"([^"\\]*)"')
+
+
+def _nothing_new(line: bytes, names: set[str]) -> bool:
+    """True when decoding ``line`` cannot add a container name to ``names``: every ``"name": "..."``
+    string in it is one of them already (or not a container name). A line with a backslash may spell a
+    key or a name with escapes, so it is always decoded; the literal pairs are a superset of
+    ``detail.containers[].name``, so the answer is never wrong, only sometimes cautious."""
+    if b"\\" in line:
+        return False
+    return all(v in names or not _NAME.fullmatch(v)
+               for v in (raw.decode("utf-8", "replace") for raw in _NAME_VALUE.findall(line)))
+
+
 def task_definitions_in_events(path: Path, account: str, region: str,
                                fleet_families: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
     """The task definition ARNs that ``events.jsonl`` carries in this account and region.
@@ -410,7 +424,7 @@ def task_definitions_in_events(path: Path, account: str, region: str,
                     if m.group(2).decode() != region or m.group(3).decode() != account:
                         continue
                     names = out.setdefault(m.group(1).decode(), set())
-                    if m.group(4).decode() in own:
+                    if m.group(4).decode() in own or _nothing_new(line, names):
                         continue
                     try:
                         detail = json.loads(decode_line(line)[0]).get("detail") or {}
