@@ -483,7 +483,7 @@ def running_tasks_by_minute(
         states.sort()
         spans: list[tuple[int, str]] = []  # (minute index from which the state holds, state)
         for t, status in states:
-            k = max(0, (minute_floor(t) - first) // MINUTE)
+            k = max(0, (t - first) // MINUTE)  # first is a whole minute: the same as flooring t first
             if k >= count:
                 break
             if spans and spans[-1][0] == k:

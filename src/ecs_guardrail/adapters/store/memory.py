@@ -146,12 +146,16 @@ class MemoryTable:
             selected.reverse()
         if limit is not None:
             selected = selected[:limit]
+        # what the index holds: its keys, the table's keys and the projected attributes; of those, ``fields``
+        wanted = tuple(f for f in fields if not index or f in self._projected) if fields else None
         out = []
         for _, (p, s) in selected:
             item = _load(self._items[p][s])
-            if index:  # what the index holds: its keys, the table's keys and the projected attributes
+            if wanted is not None:
+                item = {f: item[f] for f in wanted if f in item}
+            elif index:
                 item = {k: v for k, v in item.items() if k in self._projected}
-            out.append({f: item[f] for f in fields if f in item} if fields else item)
+            out.append(item)
         return iter(out)
 
 
