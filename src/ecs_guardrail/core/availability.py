@@ -662,7 +662,9 @@ def availability_report(
                                        counts=counts, client_error_ratio=client_error_ratio)
     per: dict[tuple[str, str], ServiceAvailability] = {}
     for sm in minutes:
-        sa = per.setdefault((sm.cluster, sm.service), ServiceAvailability(sm.cluster, sm.service))
+        sa = per.get((sm.cluster, sm.service))
+        if sa is None:  # not setdefault: that would build a ServiceAvailability for every minute
+            sa = per[(sm.cluster, sm.service)] = ServiceAvailability(sm.cluster, sm.service)
         sa.minutes[sm.state] += 1
         if sm.divergent:
             sa.divergent_minutes += 1
