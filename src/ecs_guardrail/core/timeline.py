@@ -412,12 +412,17 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     counts: list[ServiceCounts] = []
     decisions: list[tuple[str, str, datetime]] = []
     task_states: list[tuple[str, str, str, datetime, str]] = []
+    # one string object per distinct cluster, service, task and status: each item read is a fresh copy,
+    # and a fleet-day's 100,000 task events name some 200 services and four statuses
+    shared: dict[str, str] = {}
     for i in items:
         kind = i.get("type")
         if kind == "task":
             if i.get("service") and i.get("task_arn"):
-                task_states.append((i["cluster"], i["service"], i["task_arn"], _t(i["time"]),
-                                    i.get("last_status", "")))
+                task_states.append((shared.setdefault(i["cluster"], i["cluster"]),
+                                    shared.setdefault(i["service"], i["service"]),
+                                    shared.setdefault(i["task_arn"], i["task_arn"]), _t(i["time"]),
+                                    shared.setdefault(i.get("last_status", ""), i.get("last_status", ""))))
         elif kind == "healthy_hosts" or kind == "service_counts":
             found = _sampler_item(i)
             if isinstance(found, ServiceCounts):
@@ -445,7 +450,7 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)))
              for cluster, service, t in decisions]
     running = running_tasks_by_minute(task_states, start, end)
-    del task_states
+    del task_states, shared
     return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
                                client_error_ratio=client_error_ratio)
 
