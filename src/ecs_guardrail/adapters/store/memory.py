@@ -3,9 +3,10 @@
 Plain dictionaries and sorted key lists; no network. An item is checked and cleaned on the way in
 (:func:`_json_safe`: it refuses what DynamoDB would refuse of our writes, a value that is not JSON or a
 map key that is not a string, and turns tuples into lists as DynamoDB does) and stored serialized
-(:mod:`pickle`), as DynamoDB stores it: a caller can never change a stored item by mutating what it
-wrote or read, every read gets fresh objects, and a fleet-day's 100,000 items take about half the
-memory of live dictionaries (``make bench``). Floats stay floats, integers stay integers (DynamoDB's
+(:mod:`pickle`, its values only: the attribute names are kept once per shape, :class:`_Shapes`), as
+DynamoDB stores it: a caller can never change a stored item by mutating what it wrote or read, every
+read gets fresh objects, and a fleet-day's 100,000 items take less than half the memory of live
+dictionaries (``make bench``). Floats stay floats, integers stay integers (DynamoDB's
 Decimal round trip gives the same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
 """
 
