@@ -280,7 +280,13 @@ def replay_figures(rounds: int, day_rounds: int, fleet_day_events: int, moto: bo
             out["moto"] = cpu.paired({"moto": cmd}, 1, progress=step)["moto"]
         if fleet_day_events:
             step(f"generating the {fleet_day_events}-event fleet-day")
-            day = ecsgen.fleet_day(Path(tmp) / "fleet-day", events=fleet_day_events)
+            # in a child process: generating holds ~400 MB, and Linux hands a parent's peak resident memory
+            # to the children it forks (ru_maxrss survives fork and exec), which would be the replay's figure
+            day = Path(tmp) / "fleet-day"
+            generate = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import ecsgen; "
+                        "ecsgen.fleet_day(Path(sys.argv[2]), events=int(sys.argv[3]))")
+            subprocess.run([sys.executable, "-c", generate, str(Path(__file__).resolve().parent), str(day),
+                            str(fleet_day_events)], check=True)
             step(f"fleet-day, fast engine: {day_rounds} run(s)")
             out["day"] = cpu.paired({"fleet-day": [*_cli(), "replay", str(day), "--json"]}, day_rounds,
                                     env=env, progress=step)["fleet-day"]

@@ -30,8 +30,9 @@ group have no figure.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -56,6 +57,7 @@ __all__ = [
     "minutes_between",
     "classify_service_minutes",
     "running_tasks_by_minute",
+    "RunningTasks",
     "availability_report",
     "UNAVAILABLE_STATES",
 ]
@@ -324,27 +326,38 @@ def classify_service_minutes(
     """Classify every minute from ``start`` to ``end`` (both included) of every service that has
     a sample in that span (a service is known by its samples: no target group, no figure).
 
-    A target group missing from a minute is a missing datapoint. The desired count of a minute is
-    the one DescribeServices reported last by that minute's end (samples carry it with their
-    ``sampled_at``; block samples through ``counts``, written when the counts change), so the
-    sampler's delay never makes the watchdog's zero look like an operator's. The clients' view of a
-    minute is :func:`clients_state` of its samples (``client_error_ratio``: 0..1). Returns the minutes
-    sorted by service, then time.
+    A target group missing from a minute is a missing datapoint (of two samples of the same target
+    group and minute, the later one given counts). The desired count of a minute is the one
+    DescribeServices reported last by that minute's end (samples carry it with their ``sampled_at``;
+    block samples through ``counts``, written when the counts change), so the sampler's delay never
+    makes the watchdog's zero look like an operator's. The clients' view of a minute is
+    :func:`clients_state` of its samples (``client_error_ratio``: 0..1). Returns the minutes sorted by
+    service, then time.
+
+    ``samples`` is read once (a generator is fine): they are kept as one slot per minute per target
+    group of each service (``services x target groups x minutes`` references, never a dict per
+    service-minute), and each service's slots are let go once its minutes are classified.
     """
     minutes = minutes_between(start, end)
     if not minutes:
         return []
     lo, hi = minutes[0], minutes[-1]
-    samples = [s for s in samples if lo <= minute_floor(s.minute) <= hi]
-    groups: dict[tuple[str, str], set[str]] = defaultdict(set)
-    by_minute: dict[tuple[str, str, datetime], dict[str, Sample]] = defaultdict(dict)
+    # (cluster, service) -> target group -> the sample of each minute (index i: minute lo + i), None: none
+    slots: dict[tuple[str, str], dict[str, list[Sample | None]]] = {}
+    observed: list[tuple[str, str, datetime, int, datetime | None]] = []
     for s in samples:
-        groups[(s.cluster, s.service)].add(s.target_group)
-        by_minute[(s.cluster, s.service, minute_floor(s.minute))][s.target_group] = s
+        m = minute_floor(s.minute)
+        if not lo <= m <= hi:
+            continue
+        groups = slots.setdefault((s.cluster, s.service), {})
+        column = groups.get(s.target_group)
+        if column is None:
+            column = groups[s.target_group] = [None] * len(minutes)
+        column[(m - lo) // MINUTE] = s
+        if s.desired_count is not None:
+            observed.append((s.cluster, s.service, s.sampled_at or s.minute, s.desired_count,
+                             s.minute if s.healthy_host_count is not None and s.healthy_host_count >= 1 else None))
     counts = [c for c in counts if c.sampled_at <= hi + MINUTE]
-    observed = [(s.cluster, s.service, s.sampled_at or s.minute, s.desired_count,
-                 s.minute if s.healthy_host_count is not None and s.healthy_host_count >= 1 else None)
-                for s in samples if s.desired_count is not None]
     observed += [(c.cluster, c.service, c.sampled_at, c.desired_count, None) for c in counts
                  if c.desired_count is not None]
     scale_downs = list(scale_downs)
@@ -363,22 +376,27 @@ def classify_service_minutes(
         points.sort()
     running_tasks = running_tasks or {}
     out: list[ServiceMinute] = []
-    for (cluster, service), tgs in sorted(groups.items()):
-        for m in minutes:
-            seen = by_minute.get((cluster, service, m), {})
-            values = [seen[tg].healthy_host_count if tg in seen else None for tg in sorted(tgs)]
+    for key in sorted(slots):
+        cluster, service = key
+        groups = slots.pop(key)  # this service's samples are not needed past its own minutes
+        columns = [groups[tg] for tg in sorted(groups)]
+        desired_of, running_of = desired_points.get(key, []), running_points.get(key, [])
+        own_periods, own_held = periods.get(key, []), held_periods.get(key, [])
+        for i, m in enumerate(minutes):
+            seen = [column[i] for column in columns]
+            values = [x.healthy_host_count if x is not None else None for x in seen]
+            present = [x for x in seen if x is not None]
             known = [v for v in values if v is not None]
-            desired = _desired_at(desired_points.get((cluster, service), []), m + MINUTE)
-            running = [s.running_count for s in seen.values() if s.running_count is not None]
-            from_counts = _desired_at(running_points.get((cluster, service), []), m + MINUTE)
+            desired = _desired_at(desired_of, m + MINUTE)
+            running = [x.running_count for x in present if x.running_count is not None]
+            from_counts = _desired_at(running_of, m + MINUTE)
             from_events = running_tasks.get((cluster, service, m))
             candidates = running + [x for x in (from_counts, from_events) if x is not None]
             run = max(candidates) if candidates else None
             lowest = min(known) if known else None
             has_data = len(known) == len(values)
-            by_watchdog = any(a <= m and (b is None or m < b) for a, b in periods.get((cluster, service), []))
-            probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b)
-                                                 for a, b in held_periods.get((cluster, service), []))
+            by_watchdog = any(a <= m and (b is None or m < b) for a, b in own_periods)
+            probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b) for a, b in own_held)
             if by_watchdog and not (probing and has_data and lowest is not None and lowest >= 1):
                 # from the decision's T on, whatever the samples of a late-acted minute say; only a probe
                 # the watchdog itself raised (RECOVERY=probe) may serve inside the hold
@@ -391,24 +409,66 @@ def classify_service_minutes(
                 state = MinuteState.DOWN
             else:
                 state = MinuteState.NO_DATA
-            clients = clients_state(seen.values(), client_error_ratio)
-            mine = [x for x in seen.values() if x.request_metrics]
+            mine = [x for x in present if x.request_metrics]
+            clients = clients_state(mine, client_error_ratio) if mine else None
             requests = sum((x.request_count or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
             errors = sum((x.target_5xx or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
             out.append(ServiceMinute(cluster, service, m, state, lowest, run, has_data, clients, requests, errors))
     return out
 
 
+class RunningTasks(Mapping[tuple[str, str, datetime], int]):
+    """Tasks RUNNING at the end of each minute, as :func:`running_tasks_by_minute` counts them.
+
+    Read as the mapping ``{(cluster, service, minute): count}`` of the minutes with at least one task
+    (a minute with none is not a key); held as one count per minute per service: ``series[(cluster,
+    service)][i]`` is the count of minute ``first + i`` min, ``i`` in ``range(minutes)``, so a day of 200
+    services is 200 lists of 1,440 small ints, not 288,000 dictionary entries.
+    """
+
+    __slots__ = ("first", "minutes", "series")
+
+    def __init__(self, first: datetime, minutes: int, series: dict[tuple[str, str], list[int]]) -> None:
+        self.first, self.minutes, self.series = first, minutes, series
+
+    def get(self, key: tuple[str, str, datetime], default: Any = None) -> Any:  # the hot path: no exception
+        cluster, service, minute = key
+        counts = self.series.get((cluster, service))
+        if counts is None:
+            return default
+        offset = minute - self.first
+        i = offset // MINUTE
+        if not 0 <= i < self.minutes or offset % MINUTE:
+            return default
+        return counts[i] or default
+
+    def __getitem__(self, key: tuple[str, str, datetime]) -> int:
+        count: int | None = self.get(key)
+        if count is None:
+            raise KeyError(key)
+        return count
+
+    def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
+        for (cluster, service), counts in self.series.items():
+            for i, n in enumerate(counts):
+                if n:
+                    yield (cluster, service, self.first + i * MINUTE)
+
+    def __len__(self) -> int:
+        return sum(1 for counts in self.series.values() for n in counts if n)
+
+
 def running_tasks_by_minute(
     task_states: Iterable[tuple[str, str, str, datetime, str]],
     start: datetime,
     end: datetime,
-) -> dict[tuple[str, str, datetime], int]:
+) -> RunningTasks:
     """Tasks RUNNING at the end of each minute, from recorded task events.
 
-    ``task_states``: ``(cluster, service, task_arn, event time, lastStatus)``; a task's state is its
-    latest event up to that minute's end. Tasks that started before the first event given are not
-    seen (an undercount, never an overcount). Returns ``{(cluster, service, minute): count}``.
+    ``task_states``: ``(cluster, service, task_arn, event time, lastStatus)``, in any order (read once);
+    a task's state is its latest event up to that minute's end. Tasks that started before the first
+    event given are not seen (an undercount, never an overcount). Returns :class:`RunningTasks`, read as
+    ``{(cluster, service, minute): count}`` for the minutes with a running task.
     """
     first = minute_floor(start)
     count = len(minutes_between(start, end))
@@ -423,7 +483,7 @@ def running_tasks_by_minute(
         states.sort()
         spans: list[tuple[int, str]] = []  # (minute index from which the state holds, state)
         for t, status in states:
-            k = max(0, (minute_floor(t) - first) // MINUTE)
+            k = max(0, (t - first) // MINUTE)  # first is a whole minute: the same as flooring t first
             if k >= count:
                 break
             if spans and spans[-1][0] == k:
@@ -437,14 +497,8 @@ def running_tasks_by_minute(
             diff = steps.setdefault((cluster, service), [0] * (count + 1))
             diff[k] += 1
             diff[stop] -= 1
-    out: dict[tuple[str, str, datetime], int] = {}
-    for (cluster, service), diff in steps.items():
-        running = 0
-        for i in range(count):
-            running += diff[i]
-            if running:
-                out[(cluster, service, first + i * MINUTE)] = running
-    return out
+    series = {key: list(itertools.accumulate(diff[:count])) for key, diff in steps.items()}
+    return RunningTasks(first, count, series)
 
 
 @dataclass(slots=True)
@@ -608,7 +662,9 @@ def availability_report(
                                        counts=counts, client_error_ratio=client_error_ratio)
     per: dict[tuple[str, str], ServiceAvailability] = {}
     for sm in minutes:
-        sa = per.setdefault((sm.cluster, sm.service), ServiceAvailability(sm.cluster, sm.service))
+        sa = per.get((sm.cluster, sm.service))
+        if sa is None:  # not setdefault: that would build a ServiceAvailability for every minute
+            sa = per[(sm.cluster, sm.service)] = ServiceAvailability(sm.cluster, sm.service)
         sa.minutes[sm.state] += 1
         if sm.divergent:
             sa.divergent_minutes += 1

@@ -48,9 +48,11 @@ class Reason(StrEnum):
 def iso(t: datetime) -> str:
     """``2025-08-21T12:25:03Z`` (UTC; ``.123`` milliseconds only when the time has a fraction)."""
     t = t.astimezone(UTC)
-    if t.microsecond:
-        return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if t.year < 1000:  # strftime's %Y writes such a year without leading zeros (isoformat pads it): as ever
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if t.microsecond else t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # the same text as strftime (milliseconds cut, not rounded), at about half its cost: a replay writes
+    # three times an event ("+00:00" is the 6 characters replaced by "Z")
+    return t.isoformat(timespec="milliseconds" if t.microsecond else "seconds")[:-6] + "Z"
 
 
 def parse_time(text: str) -> datetime:

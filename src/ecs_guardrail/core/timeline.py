@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -304,23 +304,37 @@ def _block(i: dict[str, Any]) -> SampleBlock:
                        sampled_at=_t(i["sampled_at"]) if i.get("sampled_at") else None)
 
 
+def _sampler_item(i: dict[str, Any]) -> SampleBlock | Sample | ServiceCounts | None:
+    """One of the sampler's items as what it holds: a block item (``per_minute``) as its
+    :class:`SampleBlock` (30 minutes in one object), a one-minute item (written before blocks) as its
+    :class:`Sample`, a ``service_counts`` item as :class:`ServiceCounts`; ``None`` for any other item."""
+    if i.get("type") == "healthy_hosts" and isinstance(i.get("per_minute"), dict):
+        return _block(i)
+    if i.get("type") == "healthy_hosts":
+        return Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
+                      None if i.get("no_data") or i.get("healthy_host_count") is None
+                      else float(i["healthy_host_count"]),
+                      i.get("desired_count"), i.get("running_count"),
+                      _t(i["sampled_at"]) if i.get("sampled_at") else None)
+    if i.get("type") == "service_counts":
+        return ServiceCounts(i["cluster"], i["service"], _t(i["time"]), i.get("desired_count"),
+                             i.get("running_count"))
+    return None
+
+
 def samples_from_items(items: Iterable[dict[str, Any]]) -> tuple[list[Sample], list[ServiceCounts]]:
     """The sampler's items as per-minute :class:`Sample` s and :class:`ServiceCounts`: block items
     (``per_minute``) are expanded, one-minute items (written before blocks) read as they are."""
     samples: list[Sample] = []
     counts: list[ServiceCounts] = []
     for i in items:
-        if i.get("type") == "healthy_hosts" and isinstance(i.get("per_minute"), dict):
-            samples.extend(_block(i).samples())
-        elif i.get("type") == "healthy_hosts":
-            samples.append(Sample(i["cluster"], i["service"], i["target_group"], _t(i["time"]),
-                                  None if i.get("no_data") or i.get("healthy_host_count") is None
-                                  else float(i["healthy_host_count"]),
-                                  i.get("desired_count"), i.get("running_count"),
-                                  _t(i["sampled_at"]) if i.get("sampled_at") else None))
-        elif i.get("type") == "service_counts":
-            counts.append(ServiceCounts(i["cluster"], i["service"], _t(i["time"]), i.get("desired_count"),
-                                        i.get("running_count")))
+        found = _sampler_item(i)
+        if isinstance(found, SampleBlock):
+            samples.extend(found.samples())
+        elif isinstance(found, Sample):
+            samples.append(found)
+        elif isinstance(found, ServiceCounts):
+            counts.append(found)
     return samples, counts
 
 
@@ -377,7 +391,7 @@ def observers_verdict(report: AvailabilityReport | None) -> str | None:
     return "; ".join(parts) or None
 
 
-def availability_from_items(items: list[dict[str, Any]], start: datetime | None = None,
+def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | None = None,
                             end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
                             within: tuple[datetime, datetime] | None = None,
                             held_until: Mapping[tuple[str, str], datetime | None] | None = None
@@ -388,22 +402,56 @@ def availability_from_items(items: list[dict[str, Any]], start: datetime | None 
     ``None`` when there is no sample at all. ``client_error_ratio``: ``CLIENT_ERROR_RATIO`` for the
     clients' view. ``held_until``: per ``(cluster, service)``, when the watchdog's own state says its
     hold ended (``None``: still held), for services probed under ``RECOVERY=probe``
-    (:attr:`~ecs_guardrail.core.availability.ScaleDown.held`)."""
-    samples, counts = samples_from_items(items)
-    if within is not None:
-        samples = [s for s in samples if within[0] <= s.minute <= within[1]]
-    if not samples:
+    (:attr:`~ecs_guardrail.core.availability.ScaleDown.held`).
+
+    ``items`` is read once, as it comes (a store's reads can stream): what is kept of it is the blocks
+    (one per target group per 30 minutes), the counts, the decisions and one ``(cluster, service, task,
+    time, lastStatus)`` tuple per task event; the blocks are expanded to per-minute samples only while
+    they are classified."""
+    sources: list[SampleBlock | Sample] = []  # in the items' order: a later sample of a minute replaces one
+    counts: list[ServiceCounts] = []
+    decisions: list[tuple[str, str, datetime]] = []
+    task_states: list[tuple[str, str, str, datetime, str]] = []
+    # one string object per distinct cluster, service, task and status: each item read is a fresh copy,
+    # and a fleet-day's 100,000 task events name some 200 services and four statuses
+    shared: dict[str, str] = {}
+    for i in items:
+        kind = i.get("type")
+        if kind == "task":
+            if i.get("service") and i.get("task_arn"):
+                task_states.append((shared.setdefault(i["cluster"], i["cluster"]),
+                                    shared.setdefault(i["service"], i["service"]),
+                                    shared.setdefault(i["task_arn"], i["task_arn"]), _t(i["time"]),
+                                    shared.setdefault(i.get("last_status", ""), i.get("last_status", ""))))
+        elif kind == "healthy_hosts" or kind == "service_counts":
+            found = _sampler_item(i)
+            if isinstance(found, ServiceCounts):
+                counts.append(found)
+            elif found is not None:
+                sources.append(found)
+        elif kind == "decision" and i.get("action") == "scale_to_zero":
+            decisions.append((i["cluster"], i["service"], _t(i["time"])))
+
+    def samples() -> Iterator[Sample]:
+        for source in sources:
+            for s in source.samples() if isinstance(source, SampleBlock) else (source,):
+                if within is None or within[0] <= s.minute <= within[1]:
+                    yield s
+
+    if start is None or end is None or within is not None:
+        sampled = [s.minute for s in samples()]
+        if not sampled:
+            return None
+        start = start or min(sampled)
+        end = end or max(sampled)
+    elif not any(isinstance(s, Sample) or s.minutes for s in sources):
         return None
-    start = start or min(s.minute for s in samples)
-    end = end or max(s.minute for s in samples)
     held_until = held_until or {}
-    downs = [ScaleDown(d["cluster"], d["service"], _t(d["time"]), (d["cluster"], d["service"]) in held_until,
-                       held_until.get((d["cluster"], d["service"]))) for d in items
-             if d.get("type") == "decision" and d.get("action") == "scale_to_zero"]
-    running = running_tasks_by_minute(
-        [(i["cluster"], i["service"], i["task_arn"], _t(i["time"]), i.get("last_status", ""))
-         for i in items if i.get("type") == "task" and i.get("service") and i.get("task_arn")], start, end)
-    return availability_report(samples, start, end, scale_downs=downs, running_tasks=running, counts=counts,
+    downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)))
+             for cluster, service, t in decisions]
+    running = running_tasks_by_minute(task_states, start, end)
+    del task_states, shared
+    return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
                                client_error_ratio=client_error_ratio)
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from ecs_guardrail.replay.fleet import build_fleet, task_definitions_in_events
+from ecs_guardrail.replay.fleet import build_fleet, fleet_families, task_definitions_in_events
 from ecs_guardrail.replay.scenario import TABLE, TOPIC, Scenario
 
 __all__ = ["EmbeddedAws", "InMemoryAws", "CallCounter", "create_history_table", "moto_as_aws", "scoped_environ"]
@@ -242,7 +242,8 @@ class EmbeddedAws:
             insights = {c for _, c, _, _ in read_container_restarts_csv(restarts)}
         built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
                             event_task_definitions=task_definitions_in_events(
-                                self.scenario.events_path, self.scenario.account, self.region),
+                                self.scenario.events_path, self.scenario.account, self.region,
+                                fleet_families(self.scenario.fleet)),
                             container_insights=insights)
         self.target_groups = built.target_groups
         self.task_definitions = built.task_definitions

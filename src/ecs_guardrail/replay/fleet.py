@@ -14,7 +14,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from ecs_guardrail.adapters.elb import target_group_dimension
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.replay.lines import decode_line
 
-__all__ = ["BuiltFleet", "build_fleet", "check_fleet", "fleet_warnings", "task_definitions_in_events"]
+__all__ = ["BuiltFleet", "build_fleet", "check_fleet", "fleet_families", "fleet_warnings", "task_definitions_in_events"]
 
 _FLEET_KEYS = {"account", "region", "clusters"}
 _CLUSTER_KEYS = {"name", "services"}
@@ -283,6 +283,12 @@ def _family(s: dict[str, Any]) -> str:
     return str(s.get("taskDefinitionFamily") or s["name"])
 
 
+def fleet_families(fleet: dict[str, Any]) -> set[str]:
+    """The task definition families of every ``fleet.json`` service (:func:`build_fleet` registers
+    each with the containers the fleet gives it)."""
+    return {_family(s) for c in fleet["clusters"] for s in c.get("services", [])}
+
+
 def _container_shape(s: dict[str, Any]) -> Any:
     """What one family's registration is made of: the containers (default one essential ``app``) and the
     container health check."""
@@ -380,31 +386,55 @@ _TD_ARN = re.compile(rb'"taskDefinitionArn"\s*:\s*"(arn:aws[a-z-]*:ecs:([a-z0-9-
                      rb'([A-Za-z0-9_-]{1,255}):(\d{1,9}))"')
 
 
-def task_definitions_in_events(path: Path, account: str, region: str) -> dict[str, tuple[str, ...]]:
+_NAME_VALUE = re.compile(rb'"name"\s*:\s*"([^"\\]*)"')
+
+
+def _nothing_new(line: bytes, names: set[str]) -> bool:
+    """True when decoding ``line`` cannot add a container name to ``names``: every ``"name": "..."``
+    string in it is one of them already (or not a container name). A line with a backslash may spell a
+    key or a name with escapes, so it is always decoded; the literal pairs are a superset of
+    ``detail.containers[].name``, so the answer is never wrong, only sometimes cautious."""
+    if b"\\" in line:
+        return False
+    return all(v in names or not _NAME.fullmatch(v)
+               for v in (raw.decode("utf-8", "replace") for raw in _NAME_VALUE.findall(line)))
+
+
+def task_definitions_in_events(path: Path, account: str, region: str,
+                               fleet_families: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
     """The task definition ARNs that ``events.jsonl`` carries in this account and region.
 
     Returns ``{taskDefinitionArn: (container name, ...)}``, the container names as the events list
     them (``detail.containers[].name``, empty when no event names one). ARNs of another account or
     region cannot be registered in this embedded AWS and are left out. A file that cannot be read
     gives ``{}`` (the replay reports it line by line).
+
+    ``fleet_families``: families whose containers ``fleet.json`` defines (:func:`build_fleet` registers
+    those, whatever the events name): their ARNs come with no container names, and their lines are
+    never decoded. The file is read a line at a time (a fleet-day is 100 MB).
     """
+    out: dict[str, set[str]] = {}
+    own = set(fleet_families)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            for line in fh:
+                if b"task-definition/" not in line:
+                    continue
+                for m in _TD_ARN.finditer(line):
+                    if m.group(2).decode() != region or m.group(3).decode() != account:
+                        continue
+                    names = out.setdefault(m.group(1).decode(), set())
+                    if m.group(4).decode() in own or _nothing_new(line, names):
+                        continue
+                    try:
+                        detail = json.loads(decode_line(line)[0]).get("detail") or {}
+                        names.update(ct["name"] for ct in detail.get("containers") or []
+                                     if isinstance(ct, dict) and isinstance(ct.get("name"), str)
+                                     and _NAME.fullmatch(ct["name"]))
+                    except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects it
+                        pass
     except OSError:
         return {}
-    out: dict[str, set[str]] = {}
-    for line in data.splitlines():
-        for m in _TD_ARN.finditer(line):
-            if m.group(2).decode() != region or m.group(3).decode() != account:
-                continue
-            names = out.setdefault(m.group(1).decode(), set())
-            try:
-                detail = json.loads(decode_line(line)[0]).get("detail") or {}
-                names.update(ct["name"] for ct in detail.get("containers") or []
-                             if isinstance(ct, dict) and isinstance(ct.get("name"), str)
-                             and _NAME.fullmatch(ct["name"]))
-            except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects the line
-                pass
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
 
 

@@ -90,12 +90,11 @@ class ReplaySampler:
         :func:`~ecs_guardrail.core.timeline.availability_from_items` takes it (``RECOVERY=probe``)."""
         if self.first is None or self.last is None:
             return None
-        items: list[dict[str, Any]] = []
-        for c in self.scenario.fleet["clusters"]:
-            # task events from before the period tell which tasks were running at its start
-            items.extend(i for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
-                                                              self.last + timedelta(seconds=59),
-                                                              fields=AVAILABILITY_FIELDS)
-                         if self._own(i))
+        # task events from before the period tell which tasks were running at its start; streamed, one
+        # cluster-hour Query at a time (the report keeps a small tuple per task event, never the items)
+        items = (i for c in self.scenario.fleet["clusters"]
+                 for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
+                                                    self.last + timedelta(seconds=59), fields=AVAILABILITY_FIELDS)
+                 if self._own(i))
         return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio,
                                        held_until=held_until)

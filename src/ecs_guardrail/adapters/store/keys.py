@@ -94,7 +94,10 @@ def service_counts(cluster: str, service: str, t: datetime) -> tuple[str, str]:
 
 def timeline_partition(cluster: str, t: datetime) -> str:
     """``TL#<cluster>#<YYYY-MM-DDTHH>`` (UTC hour)."""
-    return f"TL#{cluster}#{t.astimezone(UTC):%Y-%m-%dT%H}"
+    utc = t.astimezone(UTC)
+    if utc.year < 1000:  # as iso(): strftime's year without leading zeros
+        return f"TL#{cluster}#{utc:%Y-%m-%dT%H}"
+    return f"TL#{cluster}#{iso(utc)[:13]}"  # iso's first 13 characters, cheaper than a second strftime
 
 
 def timeline_sort(t: datetime, kind: str, *ids: str) -> str:
