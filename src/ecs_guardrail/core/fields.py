@@ -661,9 +661,13 @@ def _reader_source(cls: type[Checked]) -> tuple[str, dict[str, object]]:
         aliases, alias_of = cls._keys()
         ns["ALIASES"], ns["ALIAS_OF"] = aliases, alias_of
         keep = " and (k not in ALIAS_OF or ALIAS_OF[k] in data)" if alias_of else ""
+        keep1 = " if k not in ALIAS_OF or ALIAS_OF[k] in data else {}" if alias_of else ""
         out += ["    left = data.keys() - ALIASES  # the unknown keys, if any (in C)",
                 "    if not left:",
                 "        extra = {}",
+                "    elif len(left) == 1:  # one unknown key: no walk over the input",
+                "        (k,) = left",
+                f"        extra = {{k: data[k]}}{keep1}",
                 "    else:",
                 f"        extra = {{k: v for k, v in data.items() if k in left{keep}}}",
                 f"    {put('model_extra', 'extra')}"]
@@ -714,7 +718,10 @@ def _fast(spec: Spec, i: int, ns: dict[str, object], put: Callable[[str, str], s
                 "        n0 = len(problems)",
                 f"        lk = {lk}",
                 f"        r = I{i}.read",
-                "        v = [r(x, (*lk, j), problems) for j, x in enumerate(v)]",
+                "        if len(v) == 1:  # the common case, without a comprehension's call",
+                "            v = [r(v[0], (*lk, 0), problems)]",
+                "        else:",
+                "            v = [r(x, (*lk, j), problems) for j, x in enumerate(v)]",
                 "        if len(problems) == n0:",
                 f"            {put(name, 'v')}",
                 "    else:", *slow]
@@ -781,8 +788,12 @@ def _by_name(spec: Spec, data: dict[str, object], loc: Loc, problems: list[Probl
 
 def _build_reader(cls: type[Checked]) -> Callable[[object, Loc, list[Problem]], Any]:
     """``cls``'s generated reader (see :func:`_reader_source`), compiled."""
+    import linecache  # tracebacks through a reader show its lines
+
     source, ns = _reader_source(cls)
-    exec(compile(source, f"<reader of {cls.__module__}.{cls.__qualname__}>", "exec"), ns)  # noqa: S102
+    filename = f"<reader of {cls.__module__}.{cls.__qualname__}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102
     reader = ns["read"]
     assert callable(reader)
     return reader
