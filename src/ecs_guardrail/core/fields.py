@@ -32,6 +32,13 @@ are pydantic's own words (tests and operators' runbooks quote them):
 ``ValueError`` from either is the problem ``"Value error, <its text>"``, any other exception propagates.
 :meth:`Checked.check` runs once every field passed (its problem is at the class's own location).
 Problems are ``(loc, msg, input)`` in field order; :class:`Invalid` carries them.
+
+Speed (issue 23: a replay parses every event of a fleet-day): :meth:`Checked.read_generic` walks the
+table for each input; once a class has been read :data:`GENERIC_READS` times, :meth:`Checked.read` builds
+it a generated reader (:func:`_reader_source`, ``exec`` of one function with the table unrolled and the
+common values taken inline, everything else by the generic loop's own body, :func:`_field`) that reads
+exactly the same way at about half the cost. :meth:`Checked.reader_source` shows its source;
+``tests/unit/test_fields_reader.py`` checks both ways agree.
 """
 
 from __future__ import annotations
@@ -83,6 +90,9 @@ def describe(problems: list[Problem], first: int = 3) -> str:
 
 
 _MISSING = "Field required"
+#: reads of a class by :meth:`Checked.read_generic` before its generated reader is built (about the
+#: reads whose time the build costs: a Lambda reading one event per invocation never pays for it)
+GENERIC_READS = 100
 
 
 class _Fail(ValueError):
@@ -296,7 +306,7 @@ def _dict(value: object, loc: Loc, problems: list[Problem]) -> object:
     return dict(value)
 
 
-def _list(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> object:
+def _list(spec: Spec, value: object, loc: Loc, problems: list[Problem], generic: bool = False) -> object:
     if not isinstance(value, list):
         raise _Fail("Input should be a valid list")
     if spec.max_length is not None and len(value) > spec.max_length:
@@ -305,7 +315,8 @@ def _list(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> objec
     before = len(problems)
     item = spec.item
     if isinstance(item, type):
-        out = [item.read(v, (*loc, i), problems) for i, v in enumerate(value)]
+        read = item.read_generic if generic else item.read
+        out = [read(v, (*loc, i), problems) for i, v in enumerate(value)]
     else:
         out = list(value)
         problems.extend(((*loc, i), "Input should be a valid string", v)
@@ -377,8 +388,9 @@ def _runner(spec: Spec) -> Callable[[object], object] | None:
     return run
 
 
-def _nested(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> object:
-    """A ``model``, ``list`` or ``dict`` field at ``loc``; records problems, returns :data:`_BAD` on any."""
+def _nested(spec: Spec, value: object, loc: Loc, problems: list[Problem], generic: bool = False) -> object:
+    """A ``model``, ``list`` or ``dict`` field at ``loc``; records problems, returns :data:`_BAD` on any.
+    ``generic``: nested models are read by :meth:`Checked.read_generic` (the reference path)."""
     raw = value
     try:
         if spec.before is not None:
@@ -390,9 +402,9 @@ def _nested(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> obj
             pass
         elif spec.kind == "model":
             assert spec.model is not None
-            value = spec.model.read(value, loc, problems)
+            value = (spec.model.read_generic if generic else spec.model.read)(value, loc, problems)
         elif spec.kind == "list":
-            value = _list(spec, value, loc, problems)
+            value = _list(spec, value, loc, problems, generic)
         else:
             value = _dict(value, loc, problems)
         if value is _BAD:
@@ -406,6 +418,25 @@ def _nested(spec: Spec, value: object, loc: Loc, problems: list[Problem]) -> obj
         problems.append((loc, str(fail), raw))
         return _BAD
     return value
+
+
+def _field(spec: Spec, value: object, key: str, loc: Loc, problems: list[Problem], generic: bool = False) -> object:
+    """The value of one present field by ``spec`` (``key``: the input's key it was found at), or
+    :data:`_BAD` with its problems recorded: the body of :meth:`Checked.read_generic`'s loop, and what
+    the generated readers fall back to."""
+    if value is None:
+        if spec.none_ok:
+            return None
+    elif type(value) is str and len(value) <= spec.short_str:
+        return value
+    run = spec.run
+    if run is None:
+        return _nested(spec, value, (*loc, key), problems, generic)
+    try:
+        return run(value)
+    except _Fail as fail:
+        problems.append(((*loc, key), str(fail), value))
+        return _BAD
 
 
 class Checked:
@@ -440,7 +471,41 @@ class Checked:
     @classmethod
     def read(cls, data: object, loc: Loc, problems: list[Problem]) -> Any:
         """:meth:`validate` at ``loc`` of a larger input: records problems in ``problems`` and returns
-        the instance, or a marker of failure when it recorded any."""
+        the instance, or a marker of failure when it recorded any.
+
+        A class's first :data:`GENERIC_READS` reads go by :meth:`read_generic`; the next one builds the
+        class's generated reader (:func:`_reader_source`: a few ms of ``compile``, worth it only for a
+        class read often) and puts it in the class's own ``read``, which every later call then is. Both
+        read exactly the same way."""
+        reads = cls.__dict__.get("_READS", 0)
+        if reads < GENERIC_READS:
+            type.__setattr__(cls, "_READS", reads + 1)
+            return cls.read_generic(data, loc, problems, deep=False)
+        return cls.build_reader()(data, loc, problems)
+
+    @classmethod
+    def build_reader(cls) -> Callable[[object, Loc, list[Problem]], Any]:
+        """Build this class's generated reader now and make it :meth:`read` (tests; :meth:`read` does it
+        by itself once the class was read :data:`GENERIC_READS` times). Returns it."""
+        reader = _build_reader(cls)
+        type.__setattr__(cls, "read", staticmethod(reader))
+        return reader
+
+    @classmethod
+    def reader_source(cls) -> str:
+        """The source of this class's generated reader, for debugging (see :func:`_build_reader`)."""
+        return _reader_source(cls)[0]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "read" not in cls.__dict__:  # its own lazy read: a base's generated reader reads the base's table
+            type.__setattr__(cls, "read", Checked.__dict__["read"])
+
+    @classmethod
+    def read_generic(cls, data: object, loc: Loc, problems: list[Problem], *, deep: bool = True) -> Any:
+        """:meth:`read` by the generic loop over :attr:`FIELDS`: the reference the generated readers are
+        tested against, and the path of a class's first reads and of an input that is not a ``dict``.
+        ``deep``: nested models are read this way too (else by their :meth:`read`)."""
         if type(data) is not dict:
             if isinstance(data, cls):
                 return data
@@ -460,26 +525,9 @@ class Checked:
                     else:
                         setattr_(obj, key, spec.default if spec.factory is None else spec.factory())
                     continue
-            value = data[key]
-            if value is None:
-                if spec.none_ok:
-                    setattr_(obj, spec.name, None)
-                    continue
-            elif type(value) is str and len(value) <= spec.short_str:
+            value = _field(spec, data[key], key, loc, problems, deep)
+            if value is not _BAD:
                 setattr_(obj, spec.name, value)
-                continue
-            run = spec.run
-            if run is None:
-                value = _nested(spec, value, (*loc, key), problems)
-                if value is _BAD:
-                    continue
-            else:
-                try:
-                    value = run(value)
-                except _Fail as fail:
-                    problems.append(((*loc, key), str(fail), value))
-                    continue
-            setattr_(obj, spec.name, value)
         if len(problems) > before:
             return _BAD
         if cls.EXTRA:
@@ -544,3 +592,208 @@ def _rebuild(cls: type[Checked], values: dict[str, object], extra: dict[str, Any
         object.__setattr__(obj, name, value)
     object.__setattr__(obj, "model_extra", extra)
     return obj
+
+
+# ---------------------------------------------------------------- generated readers
+#
+# Checked.read_generic walks FIELDS for every input: per field, a dozen attribute reads of the Spec,
+# two dict lookups, a call of its check. _build_reader writes, once per class, the same reading as one
+# function with the table unrolled: each field's key is a constant, its common values (a short plain
+# str, None where it is a value, an int within bounds, a literal's choice, ECS's time text, a list of
+# models) are taken inline, and everything else, including every value that fails, goes to _field, the
+# generic loop's own body, so the values kept and the problems' text and order are the generic path's.
+# A before/after check or a kind's check that raises ValueError on the inline path makes the field read
+# again by _field (the checks are pure: the second reading records the problem as the generic path does).
+
+_ABSENT: Final = object()  # a key not in the input (dict.get's default in the generated readers)
+_ISO: Final = datetime.fromisoformat
+_ECS_MATCH: Final = _ECS_TIME.match
+
+
+def _reader_source(cls: type[Checked]) -> tuple[str, dict[str, object]]:
+    """``(source of cls's reader, the names it reads)``: ``def read(data, loc, problems)``, as
+    :meth:`Checked.read`, for a ``dict``; anything else goes to :meth:`Checked.read_generic`."""
+    import keyword  # only here: a reader is built after a class's first reads, never at import
+
+    direct = cls.__setattr__ is object.__setattr__
+    fields = cls.FIELDS
+    ns: dict[str, object] = {"cls": cls, "FIELDS0": fields, "_BAD": _BAD, "_ABSENT": _ABSENT, "_MISSING": _MISSING,
+                             "_field": _field, "_by_name": _by_name, "generic": cls.read_generic, "new": object.__new__,
+                             "setattr_": object.__setattr__, "ISO": _ISO, "ECS": _ECS_MATCH}
+    out = ["def read(data, loc, problems):",
+           "    if type(data) is not dict:",
+           "        return generic(data, loc, problems, deep=False)",
+           "    if cls.FIELDS is not FIELDS0:  # the table was replaced: read it again",
+           "        return cls.build_reader()(data, loc, problems)",
+           "    obj = new(cls)",
+           "    nb = len(problems)",
+           "    get = data.get"]
+
+    def put(name: str, expr: str) -> str:
+        if direct and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__"):
+            return f"obj.{name} = {expr}"
+        return f"setattr_(obj, {name!r}, {expr})"
+
+    for i, spec in enumerate(fields):
+        s, name, alias = f"S{i}", spec.name, spec.alias
+        ns[s] = spec
+        if spec.required:
+            absent = f"problems.append(((*loc, {alias!r}), _MISSING, data))"
+        elif spec.factory is not None:
+            ns[f"F{i}"] = spec.factory
+            absent = put(name, f"F{i}()")
+        else:
+            ns[f"D{i}"] = spec.default
+            absent = put(name, f"D{i}")
+        out.append(f"    v = get({alias!r}, _ABSENT)")
+        out.append("    if v is _ABSENT:")
+        if name != alias:  # the attribute's own name is read when the alias is absent (rare: by _by_name)
+            out += [f"        if {name!r} in data:",
+                    f"            _by_name({s}, data, loc, problems, obj)",
+                    "        else:",
+                    f"            {absent}"]
+        else:
+            out.append(f"        {absent}")
+        out += _fast(spec, i, ns, put)
+    out.append("    if len(problems) > nb:")
+    out.append("        return _BAD")
+    if cls.EXTRA:
+        aliases, alias_of = cls._keys()
+        ns["ALIASES"], ns["ALIAS_OF"] = aliases, alias_of
+        keep = " and (k not in ALIAS_OF or ALIAS_OF[k] in data)" if alias_of else ""
+        keep1 = " if k not in ALIAS_OF or ALIAS_OF[k] in data else {}" if alias_of else ""
+        out += ["    left = data.keys() - ALIASES  # the unknown keys, if any (in C)",
+                "    if not left:",
+                "        extra = {}",
+                "    elif len(left) == 1:  # one unknown key: no walk over the input",
+                "        (k,) = left",
+                f"        extra = {{k: data[k]}}{keep1}",
+                "    else:",
+                f"        extra = {{k: v for k, v in data.items() if k in left{keep}}}",
+                f"    {put('model_extra', 'extra')}"]
+    else:
+        out.append(f"    {put('model_extra', 'None')}")
+    if cls.check is not Checked.check:
+        out += ["    try:",
+                "        obj.check()",
+                "    except ValueError as exc:",
+                '        problems.append((loc, f"Value error, {exc}", data))',
+                "        return _BAD"]
+    out.append("    return obj")
+    return "\n".join(out) + "\n", ns
+
+
+def _fast(spec: Spec, i: int, ns: dict[str, object], put: Callable[[str, str], str]) -> list[str]:
+    """The lines reading a present value ``v`` of field ``i`` (after ``if v is _ABSENT:``)."""
+    s, name, alias = f"S{i}", spec.name, spec.alias
+    slow = [f"        v = _field({s}, v, {alias!r}, loc, problems)",
+            "        if v is not _BAD:",
+            f"            {put(name, 'v')}"]
+    lines: list[str] = []
+    if spec.short_str >= 0:  # what _field itself takes first
+        bound = "" if spec.short_str >= 1 << 62 else f" and len(v) <= {spec.short_str}"
+        lines += [f"    elif type(v) is str{bound}:", f"        {put(name, 'v')}"]
+    if spec.none_ok:
+        lines += ["    elif v is None:", f"        {put(name, 'None')}"]
+    plain = spec.before is None and spec.after is None
+    if spec.short_str >= 0:  # a plain str bounded in length at most: what is left fails
+        return [*lines, "    else:", *slow]
+    if spec.kind in ("model", "list", "dict"):
+        if not plain or spec.nullable or spec.kind == "dict":
+            return [*lines, "    else:", *slow]
+        lk = f"(*loc, {alias!r})"
+        if spec.kind == "model":
+            ns[f"M{i}"] = spec.model
+            return [*lines, "    else:",
+                    f"        v = M{i}.read(v, {lk}, problems)",
+                    "        if v is not _BAD:",
+                    f"            {put(name, 'v')}"]
+        bound = "" if spec.max_length is None else f" and len(v) <= {spec.max_length}"
+        if spec.item == "str":
+            return [*lines, f"    elif type(v) is list{bound} and (not v or len(v) == 1 and type(v[0]) is str):",
+                    f"        {put(name, 'list(v)')}",
+                    "    else:", *slow]
+        ns[f"I{i}"] = spec.item
+        return [*lines, f"    elif type(v) is list{bound}:",
+                "        n0 = len(problems)",
+                f"        lk = {lk}",
+                f"        r = I{i}.read",
+                "        if len(v) == 1:  # the common case, without a comprehension's call",
+                "            v = [r(v[0], (*lk, 0), problems)]",
+                "        else:",
+                "            v = [r(x, (*lk, j), problems) for j, x in enumerate(v)]",
+                "        if len(problems) == n0:",
+                f"            {put(name, 'v')}",
+                "    else:", *slow]
+    # a scalar: before, the kind's check (inline for its common values), after; a ValueError -> _field
+    check = _simple(spec)
+    ns[f"K{i}"] = check
+    body = ["w = v"]
+    if spec.before is not None:
+        ns[f"B{i}"] = spec.before
+        body.append(f"w = B{i}(w)")
+    kind = _inline(spec, i, ns)
+    if spec.nullable:
+        body += ["if w is not None:", *(f"    {line}" for line in kind)]
+    else:
+        body += kind
+    if spec.after is not None:
+        ns[f"A{i}"] = spec.after
+        body.append(f"w = A{i}(w)")
+    return [*lines, "    else:", "        try:", *(f"            {line}" for line in body),
+            "        except ValueError:  # _field records the problem as the generic path does",
+            f"            w = _field({s}, v, {alias!r}, loc, problems)",
+            "        if w is not _BAD:",
+            f"            {put(name, 'w')}"]
+
+
+def _inline(spec: Spec, i: int, ns: dict[str, object]) -> list[str]:
+    """The check of kind value ``w`` as lines: the common values inline, others by ``K<i>`` (the kind's
+    check, raising :class:`_Fail` on a bad one)."""
+    kind, k = spec.kind, f"K{i}"
+    if kind == "str":
+        cond = ["type(w) is str"]
+        if spec.min_length is not None:
+            cond.append(f"len(w) >= {spec.min_length}")
+        if spec.max_length is not None:
+            cond.append(f"len(w) <= {spec.max_length}")
+        if spec.regex is not None:
+            ns[f"RX{i}"] = spec.regex.match
+            cond.append(f"RX{i}(w) is not None")
+        return [f"if not ({' and '.join(cond)}):", f"    w = {k}(w)"]
+    if kind in ("int", "float"):
+        cond = [f"type(w) is {kind}"]
+        for bound, op in (("le", "<="), ("ge", ">="), ("gt", ">")):
+            value = getattr(spec, bound)
+            if value is not None:
+                ns[f"{bound.upper()}{i}"] = value
+                cond.append(f"w {op} {bound.upper()}{i}")
+        return [f"if not ({' and '.join(cond)}):", f"    w = {k}(w)"]
+    if kind == "literal":
+        ns[f"C{i}"] = frozenset(spec.choices)
+        return [f"if not (type(w) is str and w in C{i}):", f"    w = {k}(w)"]
+    if kind == "datetime":
+        return [f"w = ISO(w) if type(w) is str and ECS(w) else {k}(w)"]
+    if kind == "bool":
+        return ["if type(w) is not bool:", f"    w = {k}(w)"]
+    return [] if kind == "any" else [f"w = {k}(w)"]
+
+
+def _by_name(spec: Spec, data: dict[str, object], loc: Loc, problems: list[Problem], obj: object) -> None:
+    """A field given by its attribute's name (its alias absent), as :meth:`Checked.read_generic` reads it."""
+    value = _field(spec, data[spec.name], spec.name, loc, problems)
+    if value is not _BAD:
+        object.__setattr__(obj, spec.name, value)
+
+
+def _build_reader(cls: type[Checked]) -> Callable[[object, Loc, list[Problem]], Any]:
+    """``cls``'s generated reader (see :func:`_reader_source`), compiled."""
+    import linecache  # tracebacks through a reader show its lines
+
+    source, ns = _reader_source(cls)
+    filename = f"<reader of {cls.__module__}.{cls.__qualname__}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    reader = ns["read"]
+    assert callable(reader)
+    return reader
