@@ -223,3 +223,15 @@ def test_event_time_forms_and_utc(stamp, expected):
     raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
     raw["time"] = stamp
     assert parse_event(raw).time.isoformat() == expected
+
+
+@pytest.mark.parametrize("detail_type", ["ECS Task State Change", "ECS Lifecycle Hook Invocation Change"])
+def test_a_time_that_overflows_on_its_way_to_utc_is_rejected_never_raised(detail_type):
+    """0001-01-01T00:00:00+01:00 is a valid ISO 8601 time whose UTC is before year 1: converting it raised
+    OverflowError out of parse_event for a detail-type this tool does not read (the recorder's Lambda
+    would have crashed on it); a known detail-type already rejected it."""
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw.update({"detail-type": detail_type, "time": "0001-01-01T00:00:00+01:00"})
+    with pytest.raises(EventRejectedError) as err:
+        parse_event(raw)
+    assert err.value.reason.startswith(detail_type) and err.value.raw is raw

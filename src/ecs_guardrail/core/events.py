@@ -448,6 +448,9 @@ def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
                                        "note": note})
     except Invalid as exc:
         raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {exc}", raw) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # odd values inside checks, as parse_event's own
+        # (a time of 0001-01-01T00:00:00+01:00 overflows on its way to UTC)
+        raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {exc}", raw) from None
 
 
 #: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
