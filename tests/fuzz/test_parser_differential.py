@@ -220,6 +220,8 @@ def _settings_outcome(load, env):
 @given(st.dictionaries(st.sampled_from(sorted(SETTING_NAMES)), NUMBERS, max_size=4))
 @example({"PROBE_DELAY_MINUTES": "20", "PROBE_MAX_DELAY_MINUTES": "10"})
 @example({"CRASH_THRESHOLD": "0", "DRY_RUN": "maybe", "SNS_FORMAT": "x", "HISTORY_TABLE": "a"})
+@example({"SLACK_WEBHOOK_SECRET_ARN": "x\udcff", "RUNBOOK_URL": "https://x\udcff", "CRASH_THRESHOLD": "1\udcff"})
+@example({"CRASH_THRESHOLD": "9" * 4301})
 def test_settings_agree_with_the_pydantic_model(env):
     assert _settings_outcome(load_settings, env) == _settings_outcome(old_settings.load_settings, env)
 

@@ -91,3 +91,26 @@ def test_recovery_probe_replay_of_a_future_stamp_finishes(tmp_path: Path):
     (folder / "delivered.csv").unlink()
     with pytest.raises(ScenarioError, match=r"RECOVERY=probe the sweep runs every minute .* \(2199-01-01T00:00:00Z\)"):
         replay(load_scenario(folder, {"RECOVERY": "probe"}))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 10**40, {"x": 1}])
+def test_a_service_actions_extra_deployment_id_is_not_stored_as_its_deployment(value):
+    """breakit: the recorder read ``deployment_id`` of any service event with getattr, so a service
+    action's extra key ``deployment_id`` (kept in model_extra, read as an attribute) went into the item:
+    NaN, Infinity or a 40-digit number cannot be written to DynamoDB (the recorder raised)."""
+    from ecs_guardrail.adapters.store.dynamodb import _to_item
+
+    store = HistoryStore.on(MemoryTable("t", "eu-west-1"), 90, cache={})
+    written: list[dict] = []
+    real = store.record_service_event
+
+    def spy(**kw):
+        written.append(kw["attrs"])
+        return real(**kw)
+
+    store.record_service_event = spy  # type: ignore[method-assign]
+    raw = load_event("service-action-steady-state.docs")
+    raw["detail"]["deployment_id"] = value
+    assert record_event(raw, store)["status"] == "recorded"
+    assert written[0]["deployment_id"] is None
+    _to_item({k: v for k, v in written[0].items() if k != "raw"})  # what DynamoDB is sent: no TypeError

@@ -235,3 +235,29 @@ def test_a_time_that_overflows_on_its_way_to_utc_is_rejected_never_raised(detail
     with pytest.raises(EventRejectedError) as err:
         parse_event(raw)
     assert err.value.reason.startswith(detail_type) and err.value.raw is raw
+
+
+def test_an_extra_named_like_a_dunder_is_not_read_as_an_attribute():
+    """breakit: ``copy.deepcopy`` looks ``__deepcopy__`` up on the instance; an extra of that name (any
+    JSON key) was returned by ``__getattr__`` and called, a TypeError; other extras still read."""
+    import copy
+    import pickle
+
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["__deepcopy__"] = 1
+    raw["detail"]["__deepcopy__"] = 1
+    raw["detail"]["containers"][0]["__deepcopy__"] = 1
+    raw["detail"]["someField"] = 2
+    e = parse_event(raw)
+    assert copy.deepcopy(e) == e == pickle.loads(pickle.dumps(e))
+    assert e.model_extra["__deepcopy__"] == 1 and e.detail.someField == 2
+    assert not hasattr(e.detail, "__deepcopy__")
+
+
+def test_a_version_too_long_to_read_is_rejected_in_pydantics_words():
+    """breakit: pydantic's message for more digits than int() reads (sys.get_int_max_str_digits)."""
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    raw["detail"]["version"] = "9" * 4301
+    with pytest.raises(EventRejectedError, match="detail.version: Unable to parse input string as an integer, "
+                                                 "exceeded maximum size"):
+        parse_event(raw)

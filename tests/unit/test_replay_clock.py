@@ -76,3 +76,12 @@ def test_the_csv_reads_back_through_the_real_adapter_for_alb_and_nlb():
     assert source.metrics_requested == 2 + 1 + (2 + 3 + 1)
     assert namespace_of(nlb.load_balancer) == "AWS/NetworkELB"
     assert namespace_of(alb.load_balancer) == "AWS/ApplicationELB"
+
+
+def test_an_event_time_that_overflows_in_utc_is_unreadable_not_a_crash():
+    """breakit: year 1 with a positive offset (or 9999 with a negative one) is a datetime whose UTC is
+    outside the calendar: astimezone raised OverflowError and the replay crashed before the recorder
+    could reject the line."""
+    assert event_time({"time": "0001-01-01T00:00:00+01:00"}) is None
+    assert event_time({"time": "9999-12-31T23:59:59-01:00"}) is None
+    assert event_time({"time": "2025-08-21T10:00:00+14:00"}) == datetime(2025, 8, 20, 20, 0, tzinfo=UTC)

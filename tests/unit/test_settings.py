@@ -92,3 +92,15 @@ def test_settings_built_directly_are_validated_like_the_environment():
     assert Settings(CRASH_THRESHOLD="7").CRASH_THRESHOLD == 7 == Settings(CRASH_THRESHOLD=7).CRASH_THRESHOLD
     with pytest.raises(Invalid, match="CRASH_THRESHOLD: Input should be greater than or equal to 1"):
         Settings(CRASH_THRESHOLD=0)
+
+
+@pytest.mark.parametrize("name", ["SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", "HISTORY_TABLE", "CRASH_THRESHOLD",
+                                  "MAX_ACTION_FRACTION", "DRY_RUN", "RECOVERY"])
+def test_a_value_with_bytes_that_are_not_utf8_is_rejected(name):
+    """breakit: os.environ decodes bytes that are not UTF-8 into lone surrogates (``\\udcff``); pydantic
+    rejected them before any other check; SLACK_WEBHOOK_SECRET_ARN and RUNBOOK_URL were accepted, to fail
+    later in boto3 or the alert."""
+    value = {"RUNBOOK_URL": "https://x\udcff", "HISTORY_TABLE": "abc\udcff"}.get(name, "1\udcff")
+    with pytest.raises(SettingsError, match=f"{name}=.*Input should be a valid string, unable to parse raw data "
+                                            "as a unicode string"):
+        load_settings({name: value})

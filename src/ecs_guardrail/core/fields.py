@@ -9,7 +9,9 @@ every problem, as pydantic v2 did (issue 23: importing pydantic and building the
 The semantics are pydantic v2's lax mode where this project's inputs depend on them, and the messages
 are pydantic's own words (tests and operators' runbooks quote them):
 
-- ``str``: a ``str`` only (``"Input should be a valid string"``); ``min_length`` / ``max_length`` count
+- ``str``: a ``str`` only (``"Input should be a valid string"``; text with a lone surrogate, as
+  ``os.environ`` makes of bytes that are not UTF-8, is no text here nor for ``int``, ``float``, ``bool``
+  and ``literal``); ``min_length`` / ``max_length`` count
   characters (``"String should have at most 255 characters"``); ``pattern`` must match from the start
   (``"String should match pattern '^...$'"``; as pydantic's Rust regex, a final ``$`` is the very end).
 - ``int``: an ``int`` (not a ``bool``); a float with no fractional part; a string of ASCII digits with
@@ -110,6 +112,17 @@ _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[Tt _](\d{2}):(\d{2})(?::(\d{
 _ECS_TIME = re.compile(r"\d\d\d\d-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d(?:\.\d{1,6})?Z\Z", re.ASCII)
 _NOT_INT = "Input should be a valid integer, unable to parse string as an integer"
 _NOT_FLOAT = "Input should be a valid number, unable to parse string as a number"
+_NOT_UNICODE = "Input should be a valid string, unable to parse raw data as a unicode string"
+
+
+def _unicode(text: str) -> None:
+    """Reject text holding a lone surrogate (``os.environ`` decodes bytes that are not UTF-8 into them),
+    as pydantic did before any other check of a ``str``, ``int``, ``float``, ``bool`` or ``literal``."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Fail(_NOT_UNICODE) from None
 
 
 def _num(bound: float) -> str:
@@ -133,6 +146,7 @@ def _to_int(value: object) -> int:
             raise _Fail("Input should be a valid integer, got a number with a fractional part")
         return int(value)
     if isinstance(value, str):
+        _unicode(value)
         text = value.strip(_WS)
         if not _INT.match(text):
             raise _Fail(_NOT_INT)
@@ -140,8 +154,8 @@ def _to_int(value: object) -> int:
         sign = -1 if digits.startswith("-") else 1
         try:
             return sign * int(digits.lstrip("+-").lstrip("0") or "0")
-        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits)
-            raise _Fail(_NOT_INT) from None
+        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits): pydantic's words
+            raise _Fail("Unable to parse input string as an integer, exceeded maximum size") from None
     raise _Fail("Input should be a valid integer")
 
 
@@ -151,6 +165,7 @@ def _to_float(value: object) -> float:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
+        _unicode(value)
         text = value.strip(_WS)
         # float() strips more than pydantic does (\x1c-\x1f) and reads non-ASCII digits: pydantic did not
         if not text or not text.isascii() or text[0].isspace() or text[-1].isspace():
@@ -172,6 +187,7 @@ def _to_bool(value: object) -> bool:
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
     if isinstance(value, str):
+        _unicode(value)
         lowered = value.lower()
         if lowered in _TRUE:
             return True
@@ -271,6 +287,7 @@ class Spec:
 def _check_str(spec: Spec, value: object) -> str:
     if not isinstance(value, str):
         raise _Fail("Input should be a valid string")
+    _unicode(value)
     if spec.min_length is not None and len(value) < spec.min_length:
         raise _Fail(f"String should have at least {_plural(spec.min_length, 'character')}")
     if spec.max_length is not None and len(value) > spec.max_length:
@@ -290,6 +307,8 @@ def _bounds(spec: Spec, number: float) -> None:
 
 
 def _literal(spec: Spec, value: object) -> object:
+    if isinstance(value, str):
+        _unicode(value)
     if isinstance(value, str) and value in spec.choices:
         return value
     shown = [f"'{c}'" for c in spec.choices]
@@ -331,6 +350,7 @@ def _simple(spec: Spec) -> Callable[[object], object] | None:
         if spec.min_length is None and spec.max_length is None and spec.regex is None:
             def plain_str(v: object) -> object:
                 if isinstance(v, str):
+                    _unicode(v)
                     return v
                 raise _Fail("Input should be a valid string")
             return plain_str
@@ -560,7 +580,8 @@ class Checked:
 
     def __getattr__(self, name: str) -> Any:
         """A kept extra field reads as an attribute too, as on a pydantic model (``extra="allow"``)."""
-        if name != "model_extra":
+        # not a dunder: copy.deepcopy, pickle and others look those up on the instance ("__deepcopy__": 1)
+        if name != "model_extra" and not (name.startswith("__") and name.endswith("__")):
             extra = self.model_extra
             if extra is not None and name in extra:
                 return extra[name]

@@ -13,7 +13,14 @@ from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.events import EcsEvent, OtherEcsEvent, TaskStateChange, canonical_json, parse_event
+from ecs_guardrail.core.events import (
+    DeploymentDetail,
+    EcsEvent,
+    OtherEcsEvent,
+    TaskStateChange,
+    canonical_json,
+    parse_event,
+)
 from ecs_guardrail.core.links import arn_parts
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
@@ -107,12 +114,14 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
         else:
             cluster, service = event.cluster, event.service
             account, region = arn_place(event.resources[0] if event.resources else None)
+            # the typed field only: getattr would read a service action's extra key "deployment_id" (any JSON)
+            deployment_id = event.detail.deployment_id if isinstance(event.detail, DeploymentDetail) else None
             new = store.record_service_event(
                 cluster=cluster, service=service, event_id=event.id, time=event.time,
                 attrs={"type": "service", "event_id": event.id, "detail_type": event.detail_type,
                        "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
                        "account": account or event.account, "region": region or event.region,
-                       "service": service, "deployment_id": getattr(event.detail, "deployment_id", None),
+                       "service": service, "deployment_id": deployment_id,
                        "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
                        "raw": canonical_json(raw)[:300_000]})

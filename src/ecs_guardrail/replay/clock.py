@@ -42,9 +42,9 @@ def event_time(raw: Any) -> datetime | None:
         return None
     try:
         t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved to UTC ("0001-01-01T00:00:00+01:00")
         return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
 class MinuteClock:
