@@ -168,3 +168,17 @@ def test_a_class_is_read_generically_then_by_its_generated_reader() -> None:
     Sub.build_reader()
     assert Sub.validate({"A": "x", "c": "yes"}).fields() == {"a": "x", "b": 0, "c": True}
     assert type(Probe.validate({"A": "x"})) is Probe
+
+
+def test_the_generated_reader_rejects_a_lone_surrogate_in_a_setting_as_the_generic_path_does():
+    """After GENERIC_READS reads of Settings the generated reader took a bounded text inline and skipped
+    the lone-surrogate check the generic path makes (os.environ decodes bytes that are not UTF-8 into
+    them): both paths must give the same SettingsError."""
+    from ecs_guardrail.settings import Settings
+
+    for name, value in (("SLACK_WEBHOOK_SECRET_ARN", "x\udcff"), ("RUNBOOK_URL", "https://x\udcff")):
+        generic: list = []
+        Settings.read_generic({name: value}, (), generic, deep=False)
+        built: list = []
+        Settings.build_reader()({name: value}, (), built)
+        assert generic and [p[:2] for p in built] == [p[:2] for p in generic], (built, generic)

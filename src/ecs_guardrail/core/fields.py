@@ -115,6 +115,16 @@ _NOT_FLOAT = "Input should be a valid number, unable to parse string as a number
 _NOT_UNICODE = "Input should be a valid string, unable to parse raw data as a unicode string"
 
 
+def _encodes(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no lone surrogate): the generated readers' inline form of
+    :func:`_unicode`, for text that is not ASCII."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _unicode(text: str) -> None:
     """Reject text holding a lone surrogate (``os.environ`` decodes bytes that are not UTF-8 into them),
     as pydantic did before any other check of a ``str``, ``int``, ``float``, ``bool`` or ``literal``."""
@@ -773,7 +783,9 @@ def _inline(spec: Spec, i: int, ns: dict[str, object]) -> list[str]:
     check, raising :class:`_Fail` on a bad one)."""
     kind, k = spec.kind, f"K{i}"
     if kind == "str":
-        cond = ["type(w) is str"]
+        # the generic path's _check_str rejects a lone surrogate first (_unicode): so does the inline check
+        ns["ENCODES"] = _encodes
+        cond = ["type(w) is str", "(w.isascii() or ENCODES(w))"]
         if spec.min_length is not None:
             cond.append(f"len(w) >= {spec.min_length}")
         if spec.max_length is not None:
