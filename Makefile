@@ -40,6 +40,9 @@ explore: setup
 
 ## the acceptance scenarios (bundled, and ../shared/scenarios where it exists; SHARED=DIR) through replay --json and the checker
 acceptance: setup
+	@if [ "$(origin SHARED)" = "command line" ] && [ ! -d "$(SHARED)/scenarios" ]; then \
+	  echo "acceptance: SHARED=$(SHARED) holds no scenarios/ folder (SHARED is the folder that holds scenarios/)"; \
+	  exit 2; fi
 	@out=$$(mktemp -d); status=0; n=0; \
 	checker=$(SHARED)/tools/check_replay.py; [ -f $$checker ] || checker=tests/e2e/check_replay.py; \
 	for d in events/scenarios/*/ $(wildcard $(SHARED)/scenarios/*/); do \

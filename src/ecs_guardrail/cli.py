@@ -28,6 +28,7 @@ from ecs_guardrail.core.errors import (
     ScenarioError,
     ServiceAccessDeniedError,
     ServiceNotFoundError,
+    SettingsError,
     StateConflictError,
 )
 from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
@@ -526,7 +527,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 "audit": _cmd_audit}
     try:
         return commands[args.command](args)
-    except ScenarioError as exc:
+    except (ScenarioError, SettingsError) as exc:  # an invalid setting is bad input on every command
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (ClusterNotFoundError, ServiceNotFoundError) as exc:

@@ -20,7 +20,7 @@ import pytest
 from ecs_guardrail import cli
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
-from tests.conftest import EVENTS, SCENARIOS, dev_account, load_event
+from tests.conftest import EVENTS, SCENARIOS, cli_in_process, dev_account, load_event
 
 REGION = "eu-west-1"
 CLI = [sys.executable, "-m", "ecs_guardrail.cli"]
@@ -206,3 +206,18 @@ def test_a_full_disk_is_one_line_and_74_never_a_traceback_or_a_finding(args):
                               check=False)
     assert proc.returncode == cli.EXIT_OUTPUT, proc.stderr
     assert "Traceback" not in proc.stderr and "cannot write stdout: No space left on device" in proc.stderr
+
+
+@pytest.mark.parametrize(("argv", "setting"), [
+    (["timeline", "--cluster", "c", "--since", "2025-08-21", "--until", "2025-08-22", "--table", "t",
+      "--region", "eu-west-1"], {"CRASH_THRESHOLD": "0"}),
+    # restore reads only ALERT_ONLY_CLUSTERS (its refusal of alert-only clusters), before AWS is asked
+    (["restore", "--cluster", "c", "--service", "s", "--table", "t", "--region", "eu-west-1"],
+     {"ALERT_ONLY_CLUSTERS": "prod # production"}),
+])
+def test_an_invalid_setting_exits_2_on_every_command(argv, setting):
+    """A new user's finding: timeline and restore exited 1 on an invalid setting (restore's 1 means "the
+    count could not be put back"); the exit table says bad input is 2, and it is, before AWS is asked."""
+    proc = cli_in_process(*argv, env={**setting, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("ecs-guardrail: invalid setting: ") and proc.stderr.count("\n") == 1
