@@ -307,9 +307,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.timeline:
         timelines = []
     if args.alerts_out:
-        with args.alerts_out.open("w") as fh:
-            for a in result.alerts:
-                fh.write(json.dumps(a, sort_keys=True) + "\n")
+        try:
+            with args.alerts_out.open("w") as fh:
+                for a in result.alerts:
+                    fh.write(json.dumps(a, sort_keys=True) + "\n")
+        except OSError as exc:  # a write's error names no file: name it (main() turns it into one line, 74)
+            if exc.filename is None:
+                exc.filename = str(args.alerts_out)
+            raise
         channels = sorted({a.get("channel", "?") for a in result.alerts})
         print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
               + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)

@@ -208,6 +208,16 @@ def test_a_full_disk_is_one_line_and_74_never_a_traceback_or_a_finding(args):
     assert "Traceback" not in proc.stderr and "cannot write stdout: No space left on device" in proc.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_an_alerts_file_that_cannot_be_written_is_named_not_stdout(tmp_path):
+    """A new user's finding: ``--alerts-out /dev/full`` said "cannot write stdout" while stdout was fine."""
+    with open(tmp_path / "report.txt", "w") as out:
+        proc = subprocess.run([*CLI, "replay", str(SCENARIOS / "bad-image-dev"), "--alerts-out", "/dev/full"],
+                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=300, check=False)
+    assert proc.returncode == cli.EXIT_OUTPUT, proc.stderr
+    assert "cannot write /dev/full: No space left on device" in proc.stderr and "Traceback" not in proc.stderr
+
+
 @pytest.mark.parametrize(("argv", "setting"), [
     (["timeline", "--cluster", "c", "--since", "2025-08-21", "--until", "2025-08-22", "--table", "t",
       "--region", "eu-west-1"], {"CRASH_THRESHOLD": "0"}),
