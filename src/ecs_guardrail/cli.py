@@ -246,6 +246,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ecs_guardrail.replay.scenario import check_events_file, load_scenario
 
     folder = Path(args.scenario) if args.scenario else _find_default()
+    if folder.name in ("", ".."):  # `replay .` or `replay ..`: the folder's own name titles the report
+        folder = folder.resolve()
     _check_output(args.plot, "--plot")
     _check_output(args.alerts_out, "--alerts-out")
     if args.sweep:

@@ -185,3 +185,14 @@ def test_a_setting_given_twice_to_set_is_an_error():
     assert proc.returncode == 2
     assert "--set: ALERT_ONLY_CLUSTERS is given twice ('production' and 'none')" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_replay_of_the_current_folder_is_titled_by_its_name():
+    """A new user's finding: ``replay .`` printed an empty title (``ecs-guardrail replay:``) and warnings
+    and rejections without a scenario name (``: warning: ...``)."""
+    import os
+
+    proc = subprocess.run([*CLI, "replay", "."], capture_output=True, text=True, timeout=300, check=False,
+                          cwd=SCENARIOS / "bad-image-dev", env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "ecs-guardrail replay: bad-image-dev" in proc.stdout
