@@ -163,3 +163,15 @@ def cli_in_process(*argv: str, env: dict[str, str] | None = None) -> subprocess.
         except SystemExit as exc:  # argparse's own errors
             code = exc.code if isinstance(exc.code, int) else 2
     return subprocess.CompletedProcess(list(argv), code if code is not None else 0, out.getvalue(), err.getvalue())
+
+
+def json_paths(obj: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into a decoded JSON value, itself first: ``()``, then each key or list index down to the
+    leaves (``("detail", "containers", 0, "exitCode")``); the fuzz tests mutate an event at one of them."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from json_paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from json_paths(v, (*prefix, i))

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+from tests.conftest import json_paths
 from tests.oracle import pydantic_events as old
 from tests.oracle import pydantic_settings as old_settings
 
@@ -79,21 +80,11 @@ NAMES = ["last_status", "cluster_arn", "task_arn", "exit_code", "detail_type", "
          "stop_code", "replay-name", "note"]
 
 
-def _paths(obj, prefix=()):
-    yield prefix
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _paths(v, (*prefix, i))
-
-
 @st.composite
 def mutated(draw):
     event = copy.deepcopy(draw(st.sampled_from(SAMPLES)))
     for _ in range(draw(st.integers(0, 4))):
-        paths = [p for p in _paths(event) if p]
+        paths = [p for p in json_paths(event) if p]
         if not paths:
             break
         path = draw(st.sampled_from(paths))

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import json_paths
 
 from ecs_guardrail.core.errors import EventRejectedError, SettingsError
 from ecs_guardrail.core.events import TaskStateChange, parse_event
@@ -31,21 +32,11 @@ ODD = st.one_of(
 )
 
 
-def _paths(obj, prefix=()):
-    yield prefix
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _paths(v, (*prefix, i))
-
-
 @st.composite
 def mutated(draw):
     event = copy.deepcopy(draw(st.sampled_from(RAW)))
     for _ in range(draw(st.integers(1, 4))):
-        paths = [p for p in _paths(event) if p]
+        paths = [p for p in json_paths(event) if p]
         if not paths:
             break
         path = draw(st.sampled_from(paths))
