@@ -366,8 +366,14 @@ def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
 def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
     from ecs_guardrail.replay.sweep import render_rows, run_sweep, summary
 
-    if args.timeline or args.plot or args.alerts_out:
-        raise ScenarioError("--sweep prints one row per combination; it takes no --timeline, --plot or --alerts-out")
+    if args.timeline or args.plot or args.alerts_out or args.calls:
+        raise ScenarioError("--sweep prints one row per combination; it takes no --timeline, --plot, --alerts-out "
+                            "or --calls")
+    keys = [key for key, _ in args.sweep]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:  # the last one would win silently: give every value of a setting in one --sweep
+        raise ScenarioError(f"--sweep {twice[0]} is given twice; give all its values once: "
+                            f"--sweep {twice[0]}=V1,V2,...")
 
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)

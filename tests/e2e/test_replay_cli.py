@@ -196,3 +196,13 @@ def test_replay_of_the_current_folder_is_titled_by_its_name():
                           cwd=SCENARIOS / "bad-image-dev", env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
     assert "ecs-guardrail replay: bad-image-dev" in proc.stdout
+
+
+def test_a_sweep_never_drops_what_it_was_given():
+    """A new user's finding: a setting given to two --sweep options ran only the last one's values, and
+    --calls beside --sweep printed nothing; both are refused now, before any replay, as --plot is."""
+    folder = str(SCENARIOS / "bad-image-dev")
+    twice = run("replay", folder, "--json", "--sweep", "CRASH_THRESHOLD=3,5", "--sweep", "CRASH_THRESHOLD=8")
+    assert twice.returncode == 2 and "--sweep CRASH_THRESHOLD is given twice" in twice.stderr, twice.stderr
+    calls = run("replay", folder, "--json", "--sweep", "CRASH_THRESHOLD=3,5", "--calls")
+    assert calls.returncode == 2 and "--calls" in calls.stderr and calls.stdout == "", calls.stderr
