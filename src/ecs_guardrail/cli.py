@@ -149,6 +149,18 @@ def _check_output(path: Path | None, flag: str) -> None:
                             f"give such a file name (FILE.png)")
 
 
+def _restore_count(text: str) -> int:
+    """``restore --count``: a desired count of 1 to 10,000 (ECS ``UpdateService`` ``desiredCount``; 0 is no
+    restore, and fleet.json's bound is the same), checked before AWS is asked anything."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= n <= 10_000:
+        raise argparse.ArgumentTypeError(f"a desired count to put back is 1 to 10,000, got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ecs-guardrail", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ecs-guardrail {__version__}")
@@ -203,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--service", required=True, help="the ECS service's name")
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     s.add_argument("--region", default=None, help="AWS region (default: the environment's)")
-    s.add_argument("--count", type=int, default=None, metavar="N",
+    s.add_argument("--count", type=_restore_count, default=None, metavar="N",
                    help="desired count to put back when the table lost the episode and the service's "
                         "previous-desired-count tag is above its bound (MaxCapacity, or the recorded history)")
 

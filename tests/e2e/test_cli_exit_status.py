@@ -231,3 +231,11 @@ def test_an_invalid_setting_exits_2_on_every_command(argv, setting):
     proc = cli_in_process(*argv, env={**setting, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert proc.stderr.startswith("ecs-guardrail: invalid setting: ") and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("count", ["-1", "0", "10001", "two"])
+def test_restore_checks_its_count_before_aws(count):
+    """A new user's finding: ``restore --count -1`` went to AWS (exit 3 offline) before being refused."""
+    proc = cli_in_process("restore", "--cluster", "c", "--service", "s", "--table", "t", "--region", "eu-west-1",
+                          "--count", count)
+    assert proc.returncode == 2 and "argument --count" in proc.stderr, (proc.returncode, proc.stderr)
