@@ -1,7 +1,7 @@
 # Deployment targets of ecs-guardrail; `include mk/deploy.mk` from the Makefile.
 #   make package    reproducible Lambda zip (dist/ecs-guardrail-lambda.zip), prints size and sha256
-#   make deploy     package, then `sam deploy` of template.yaml with samconfig.toml (never a `sam build`
-#                   output: .aws-sam/build is removed first). Extra arguments: SAM_ARGS='--guided' or
+#   make deploy     package, `sam build`, then `sam deploy` with samconfig.toml (of the built template,
+#                   whose CodeUri is the zip). Extra arguments: SAM_ARGS='--guided' or
 #                   SAM_ARGS='--stack-name x --parameter-overrides DryRun=false ...'
 #   make check-iac  cfn-lint, checkov, terraform fmt/validate/test and tests/infra, offline
 #   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared
@@ -10,17 +10,22 @@ DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SAM ?= sam
 SAM_ARGS ?=
 
-.PHONY: package deploy check-iac check-deploy
+.PHONY: package deploy gen-alarms check-iac check-deploy
 
 ## the reproducible Lambda zip (dist/ecs-guardrail-lambda.zip); prints its size and sha256
 package:
 	$(DEPLOY_PYTHON) scripts/package.py
 
-## make package, then sam deploy of template.yaml (SAM_ARGS='--guided' the first time)
+## make package, sam build, then sam deploy with samconfig.toml (SAM_ARGS='--guided' the first time)
 deploy: package
 	@command -v $(SAM) >/dev/null 2>&1 || { echo "make deploy: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
-	rm -rf .aws-sam/build
-	$(SAM) deploy --config-file samconfig.toml --template-file template.yaml $(SAM_ARGS)
+	$(DEPLOY_PYTHON) scripts/gen_alarms.py --check
+	$(SAM) build --config-file samconfig.toml
+	$(SAM) deploy --config-file samconfig.toml $(SAM_ARGS)
+
+## rewrite template.yaml's generated alarm blocks from scripts/gen_alarms.py's tables
+gen-alarms:
+	$(DEPLOY_PYTHON) scripts/gen_alarms.py
 
 ## offline checks of both templates: cfn-lint, checkov, terraform fmt/validate/test, tests/infra
 check-iac:

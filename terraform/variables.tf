@@ -238,8 +238,8 @@ variable "silence_alarm_account_ids" {
   default     = ""
 
   validation {
-    condition     = can(regex("^([0-9]{12}(,[0-9]{12})*)?$", var.silence_alarm_account_ids))
-    error_message = "silence_alarm_account_ids: comma-separated 12-digit account ids, or empty."
+    condition     = can(regex("^([0-9]{12}(,[0-9]{12}){0,19})?$", var.silence_alarm_account_ids))
+    error_message = "silence_alarm_account_ids: up to 20 comma-separated 12-digit account ids (each once), or empty."
   }
 }
 

@@ -37,7 +37,7 @@ TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "av
 
 # Terraform-only inputs, each with the SAM counterpart that is not a parameter.
 TF_ONLY_VARIABLES = {
-    "lambda_zip_path": "Globals.Function.CodeUri",
+    "lambda_zip_path": "each function's CodeUri",
     "tags": "sam deploy --tags",
     "deletion_protection": "DeletionPolicy: RetainExceptOnCreate on HistoryTable (protection would fail a first "
                            "create's rollback)",

@@ -6,7 +6,10 @@ Runs without AWS; see parity.py and conftest.py for what these modules share.
 
 from __future__ import annotations
 
+import sys
+
 import iac
+import pytest
 from parity import (
     CFN_FUNCTION,
     CFN_RULES,
@@ -19,6 +22,9 @@ from parity import (
     declared,
     snake,
 )
+
+sys.path.insert(0, str(iac.ROOT / "scripts"))
+import gen_alarms  # noqa: E402 - scripts/ is not a package
 
 
 def test_every_rule_target_has_dlq_and_retry_policy() -> None:
@@ -84,13 +90,14 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     expected |= {("AWS/Lambda", m, fn) for m in FUNCTION_METRICS for fn in CFN_FUNCTION.values()}
     expected |= {("AWS/Events", m, rule) for m in RULE_METRICS for rule in CFN_RULES}
     assert set(_cfn_alarms()) == expected
-    # folded: every alarm but the liveness one comes from a Fn::ForEach loop
+    # folded: every alarm but the single ones comes from scripts/gen_alarms.py's tables, inside its block
+    text = iac.TEMPLATE.read_text()
+    generated = text.split(gen_alarms.BEGIN.format(part="alarms"))[1].split(gen_alarms.END.format(part="alarms"))[0]
     raw = iac.raw_template()["Resources"]
-    assert not [
-        k
-        for k, v in raw.items()
-        if not k.startswith("Fn::ForEach") and v["Type"] == "AWS::CloudWatch::Alarm" and k not in SINGLE_ALARMS
-    ]
+    repeated = {k for k, v in raw.items() if v["Type"] == "AWS::CloudWatch::Alarm" and k not in SINGLE_ALARMS}
+    assert repeated == {line[2:-1] for line in generated.splitlines() if line.startswith("  ") and line[2] != " "
+                        and line.endswith(":") and not line.startswith("  #")}
+    assert len(repeated) == 3 * 4 + 4 * 2 + gen_alarms.SILENCE_SLOTS
 
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
     assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable",
@@ -103,10 +110,11 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     assert set(TF["locals"]["function_alarm_text"]) == set(FUNCTION_METRICS)
     assert set(TF["locals"]["rule_alarm_text"]) == set(RULE_METRICS)
     assert set(TF["locals"]["rule_names"]) == set(CFN_RULES.values())
-    # the same texts on both sides
-    mappings = TEMPLATE["Mappings"]
-    assert {k: v["Text"] for k, v in mappings["FunctionAlarm"].items()} == TF["locals"]["function_alarm_text"]
-    assert {k: v["Text"] for k, v in mappings["RuleAlarm"].items()} == TF["locals"]["rule_alarm_text"]
+    # the same texts on both sides (the generator's tables are template.yaml's one source)
+    assert TF["locals"]["function_alarm_text"] == gen_alarms.FUNCTION_METRICS
+    assert TF["locals"]["rule_alarm_text"] == gen_alarms.RULE_METRICS
+    assert set(gen_alarms.FUNCTIONS.values()) == set(CFN_FUNCTION.values())
+    assert set(gen_alarms.RULES) == set(CFN_RULES)
     for name, alarm in tf.items():
         assert alarm["alarm_description"], name
         assert alarm["alarm_actions"] == ["${aws_sns_topic.alerts.arn}"], name
@@ -201,3 +209,42 @@ def test_member_account_forwarder_dead_letters_are_alarmed() -> None:
     assert "Default" not in member["Parameters"]["AlarmTopicArn"]
     assert tf_alarm["alarm_actions"] == ["${var.alarm_topic_arn}"]
     assert "default" not in tf["variable"]["alarm_topic_arn"]
+
+
+def test_the_generated_alarm_blocks_are_current() -> None:
+    """Issue 29 item 1: template.yaml's BEGIN/END GENERATED blocks are what scripts/gen_alarms.py writes
+    (edit its tables, then run it); the SAM CLI cannot build Fn::ForEach, so none is left."""
+    text = iac.TEMPLATE.read_text()
+    assert gen_alarms.update(text) == text, "template.yaml is stale: run python3 scripts/gen_alarms.py"
+    raw = iac.raw_template()
+    assert raw["Transform"] == "AWS::Serverless-2016-10-31"  # no AWS::LanguageExtensions
+    assert not [k for section in ("Conditions", "Resources", "Outputs") for k in raw[section] if k.startswith("Fn::")]
+
+
+def test_the_generator_check_fails_on_a_stale_or_unmarked_copy(tmp_path) -> None:
+    """A hand edit inside a block is reported (exit 1) and nothing written; a lost marker is exit 2."""
+    text = iac.TEMPLATE.read_text()
+    stale = tmp_path / "template.yaml"
+    stale.write_text(text.replace("      MetricName: Throttles\n", "      MetricName: Throttle\n", 1))
+    assert stale.read_text() != text
+    assert gen_alarms.main(["--check", "--template", str(stale)]) == 1
+    assert "MetricName: Throttle\n" in stale.read_text()
+    assert gen_alarms.main(["--template", str(stale)]) == 0 and stale.read_text() == text
+    stale.write_text(text.replace(gen_alarms.END.format(part="alarms"), ""))
+    assert gen_alarms.main(["--check", "--template", str(stale)]) == 2
+    with pytest.raises(ValueError, match="END GENERATED alarms"):
+        gen_alarms.update(stale.read_text())
+
+
+def test_silence_slots_match_the_parameter_limit_on_both_sides() -> None:
+    """SilenceAlarmAccountIds takes at most SILENCE_SLOTS ids on both paths: one more is refused."""
+    from parity import cfn_accepts
+
+    ids = [f"{n:012d}" for n in range(1, gen_alarms.SILENCE_SLOTS + 2)]
+    assert cfn_accepts("SilenceAlarmAccountIds", ",".join(ids[:-1]))
+    assert not cfn_accepts("SilenceAlarmAccountIds", ",".join(ids))
+    condition = TF["variable"]["silence_alarm_account_ids"]["validation"][0]["condition"]
+    assert f"{{0,{gen_alarms.SILENCE_SLOTS - 1}}}" in condition
+    full = ",".join(ids[:-1])
+    on = _cfn_alarms(iac.load_template(SilenceAlarmAccountIds=full), SilenceAlarmAccountIds=full)
+    assert {k[2] for k in on if k[0] == "EcsGuardrail/Events"} == set(ids[:-1])
