@@ -6,11 +6,15 @@
 #               emulator cannot store, listed), a second region, destroy both. Needs terraform on PATH
 #               and the local provider mirror (TF_PROVIDER_MIRROR, default /opt/tf-plugins), as
 #               `make check-iac`; skipped with a message otherwise.
-#   sam         template.yaml: Fn::ForEach expanded (AWS::LanguageExtensions), translated by the SAM
-#               translator, created as a stack on the emulator's CloudFormation.
+#   sam         template.yaml with the real SAM CLI, as docs/deploy.md says: `sam build`, `sam package`,
+#               then `sam deploy` with samconfig.toml's values (resolve_s3, prefix, capabilities,
+#               DryRun=true; its changeset prompt answered y) against the emulator's S3 and
+#               CloudFormation. The emulator is moto with the two change-set behaviours it lacks
+#               (the SAM transform, outputs after execution: scripts/emulator.py says which).
 #   parity      the resources both paths created, side by side (scripts/deploy_parity.py).
 #
-# Tools come from PyPI into .venv-deploy (moto[server], aws-sam-translator: deploy/deploy-check-requirements.txt).
+# Tools come from PyPI into .venv-deploy (moto[server], aws-sam-cli, aws-sam-translator:
+# deploy/deploy-check-requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,12 +23,12 @@ TF_PROVIDER_MIRROR=${TF_PROVIDER_MIRROR:-/opt/tf-plugins}
 step() { printf '\n== %s\n' "$*"; }
 
 step "tools venv ($DEPLOY_VENV)"
-if ! "$DEPLOY_VENV/bin/python" -c 'import moto.server, samtranslator' 2>/dev/null; then
+if ! "$DEPLOY_VENV/bin/python" -c 'import moto.server, samtranslator, samcli' 2>/dev/null || [ ! -x "$DEPLOY_VENV/bin/sam" ]; then
   python3 -m venv "$DEPLOY_VENV"
   "$DEPLOY_VENV/bin/pip" install --quiet --disable-pip-version-check -r deploy/deploy-check-requirements.txt 2>&1 \
     | grep -v '^WARNING: Location' || true
 fi
-"$DEPLOY_VENV/bin/python" -c 'import moto, samtranslator; print(f"moto {moto.__version__}, aws-sam-translator {samtranslator.__version__}")'
+"$DEPLOY_VENV/bin/python" -c 'import moto, samtranslator, samcli; print(f"moto {moto.__version__}, aws-sam-cli {samcli.__version__}, aws-sam-translator {samtranslator.__version__}")'
 
 work=$(mktemp -d)
 server_pid=""
@@ -34,9 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "moto server on 127.0.0.1"
+step "moto server on 127.0.0.1 (scripts/emulator.py)"
 port=$("$DEPLOY_VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$DEPLOY_VENV/bin/python" -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
+"$DEPLOY_VENV/bin/python" scripts/emulator.py "$port" >"$work/moto.log" 2>&1 &
 server_pid=$!
 endpoint="http://127.0.0.1:$port"
 for _ in $(seq 1 100); do
@@ -73,8 +77,14 @@ RC
   fi
 fi
 
-step "sam: translate template.yaml, create the stack on the emulator's CloudFormation"
-if "$DEPLOY_VENV/bin/python" scripts/deploy_parity.py sam --endpoint "$endpoint" --out "$work/sam.json"; then :; else status=1; fi
+step "sam: sam build, sam package, sam deploy (samconfig.toml) on the emulator"
+# moto finds a TemplateURL's bucket in the path only for "localhost" (the server still binds 127.0.0.1)
+if SAM_ENDPOINT="http://localhost:$port" WORK="$work" DEPLOY_VENV="$DEPLOY_VENV" bash scripts/check_deploy_sam.sh; then
+  :
+else
+  status=1
+fi
+grep '^emulator:' "$work/moto.log" | sort | uniq -c | sed 's/^/  /' || true
 
 step "parity of the two deployments"
 if [ $tf_done -eq 1 ] && [ -f "$work/sam.json" ]; then

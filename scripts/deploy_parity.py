@@ -4,7 +4,7 @@
     snapshot    --endpoint URL --region R --out FILE   what a deployment created, as JSON
     plan-again  PLAN.log                     a second plan: only what the emulator cannot store may change
     empty       --endpoint URL --region R    nothing of a deployment is left (after destroy)
-    sam         --endpoint URL --out FILE    template.yaml expanded, SAM-translated, created as a stack
+    sam         --endpoint URL --template PACKAGED --out FILE   the stack `sam deploy` created, as JSON
     compare     --terraform FILE --sam FILE  the parity table; exit 1 where the two differ in substance
 
 Substance: functions (by handler) with their reserved concurrency, timeout, environment keys and the
@@ -177,14 +177,15 @@ def empty(endpoint: str, region: str) -> int:
     return 1 if left else 0
 
 
-def template_alarms(translated: dict[str, Any], physical: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """The alarms a stack of ``translated`` has (its conditions at the parameter defaults), keyed as
+def template_alarms(translated: dict[str, Any], physical: dict[str, str],
+                    params: dict[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The alarms a stack of ``translated`` has (its conditions at ``params``, else the defaults), keyed as
     :func:`snapshot` keys what the emulator holds; ``{ref:X}``/``{getatt:X.Attr}`` in a name become X's
     physical id (a queue's URL: its last segment, the queue's name)."""
     sys.path.insert(0, str(ROOT / "tests" / "infra"))
     import iac
 
-    evaluate = iac.Evaluator(translated, iac.parameter_values(translated))
+    evaluate = iac.Evaluator(translated, iac.parameter_values(translated, **(params or {})))
 
     def resolve(value: Any) -> str:
         return re.sub(r"\{(?:ref|getatt):(\w+)(?:\.\w+)?\}", lambda m: physical[m.group(1)].rsplit("/", 1)[-1],
@@ -204,46 +205,39 @@ def template_alarms(translated: dict[str, Any], physical: dict[str, str]) -> dic
     return alarms
 
 
-def sam(endpoint: str, out: Path) -> int:
-    """Expand, translate and create template.yaml on the emulator; write its snapshot to ``out``."""
+def sam(endpoint: str, template_path: Path, stack_name: str, out: Path) -> int:
+    """Snapshot the stack ``sam deploy`` created on the emulator from ``template_path`` (the template
+    ``sam package`` wrote); 1 when the stack is not complete. Its alarms come from that template after
+    the SAM transform (moto's CloudFormation creates no alarm), its conditions at the stack's values."""
     sys.path.insert(0, str(ROOT / "tests" / "infra"))
-    import iac  # the same ForEach expansion the parity tests use
+    import iac
     from samtranslator.translator.transform import transform
 
     class NoManagedPolicies:
         def load(self) -> dict[str, str]:
             return {}
 
-    template = iac.load_template()
-    template["Transform"] = "AWS::Serverless-2016-10-31"
-    template["Globals"]["Function"]["CodeUri"] = "s3://ecs-guardrail-code/ecs-guardrail-lambda.zip"
     region = "eu-west-1"
-    s3 = client("s3", endpoint, region)
-    s3.create_bucket(Bucket="ecs-guardrail-code", CreateBucketConfiguration={"LocationConstraint": region})
-    s3.put_object(Bucket="ecs-guardrail-code", Key="ecs-guardrail-lambda.zip",
-                  Body=(ROOT / "terraform" / "tests" / "fixtures" / "lambda.zip").read_bytes())
-    translated = transform(template, {}, NoManagedPolicies())
-    print(f"  translated: {len(translated['Resources'])} resources")
-    for logical, res in translated["Resources"].items():  # emulator gap: moto's Archive wants a JSON string
-        if res["Type"] == "AWS::Events::Archive" and isinstance(res["Properties"].get("EventPattern"), dict):
-            res["Properties"]["EventPattern"] = json.dumps(res["Properties"]["EventPattern"])
-            print(f"  emulator: {logical} EventPattern passed as a JSON string (moto reads only that form)")
     cfn = client("cloudformation", endpoint, region)
-    cfn.create_stack(StackName="ecs-guardrail", TemplateBody=json.dumps(translated, default=str),
-                     Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
-    stack = cfn.describe_stacks(StackName="ecs-guardrail")["Stacks"][0]
-    print(f"  stack ecs-guardrail: {stack['StackStatus']}")
-    if stack["StackStatus"] != "CREATE_COMPLETE":
-        for e in cfn.describe_stack_events(StackName="ecs-guardrail")["StackEvents"][:10]:
+    stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    print(f"  stack {stack_name}: {stack['StackStatus']}")
+    if stack["StackStatus"] not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+        for e in cfn.describe_stack_events(StackName=stack_name)["StackEvents"][:10]:
             print(f"    {e['LogicalResourceId']} {e['ResourceStatus']} {e.get('ResourceStatusReason', '')}")
         return 1
+    params = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
+    template = iac.raw_template(template_path)
+    codes = {r["Properties"]["CodeUri"] for r in template["Resources"].values()
+             if r["Type"] == "AWS::Serverless::Function"}
+    print(f"  code: {', '.join(sorted(codes))} (sam package uploaded the zip)")
+    translated = transform(template, params, NoManagedPolicies())
     state = snapshot(endpoint, region)
     physical = {}  # moto leaves LogicalResourceId out of some entries: keep those it names
-    for page in cfn.get_paginator("list_stack_resources").paginate(StackName="ecs-guardrail"):
+    for page in cfn.get_paginator("list_stack_resources").paginate(StackName=stack_name):
         for r in page["StackResourceSummaries"]:
             if r.get("LogicalResourceId") and r.get("PhysicalResourceId"):
                 physical[r["LogicalResourceId"]] = r["PhysicalResourceId"]
-    declared = template_alarms(translated, physical)
+    declared = template_alarms(translated, physical, params)
     created = sum(map(len, state["alarms"].values()))
     print(f"  alarms: the stack declares {sum(map(len, declared.values()))}, moto created {created}")
     # moto's CloudFormation makes no CloudWatch alarm: compare what the stack declares instead, and say so
@@ -327,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("log")
     s = sub.add_parser("sam")
     s.add_argument("--endpoint", required=True)
+    s.add_argument("--template", type=Path, required=True)
+    s.add_argument("--stack", default="ecs-guardrail")
     s.add_argument("--out", type=Path, required=True)
     s = sub.add_parser("compare")
     s.add_argument("--terraform", type=Path, required=True)
@@ -343,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "empty":
         return empty(a.endpoint, a.region)
     if a.cmd == "sam":
-        return sam(a.endpoint, a.out)
+        return sam(a.endpoint, a.template, a.stack, a.out)
     return compare(a.terraform, a.sam)
 
 
