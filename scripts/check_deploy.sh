@@ -34,7 +34,7 @@ work=$(mktemp -d)
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  if [ -n "${CHECK_DEPLOY_KEEP:-}" ]; then echo "work folder kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -54,8 +54,11 @@ unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN
 
 status=0
 tf_done=0
+ONLY=${CHECK_DEPLOY_ONLY:-}  # terraform or sam: that half alone (a quicker loop while working on it)
 step "terraform: apply, apply again, a second region, destroy"
-if ! command -v terraform >/dev/null 2>&1; then
+if [ "$ONLY" = sam ]; then
+  echo "terraform: SKIPPED - CHECK_DEPLOY_ONLY=sam"
+elif ! command -v terraform >/dev/null 2>&1; then
   echo "terraform: SKIPPED - no terraform binary on PATH"
 elif [ ! -d "$TF_PROVIDER_MIRROR/registry.terraform.io/hashicorp/aws" ]; then
   echo "terraform: SKIPPED - no provider mirror at $TF_PROVIDER_MIRROR (providers cannot be downloaded here)"
@@ -79,7 +82,9 @@ fi
 
 step "sam: sam build, sam package, sam deploy (samconfig.toml) on the emulator"
 # moto finds a TemplateURL's bucket in the path only for "localhost" (the server still binds 127.0.0.1)
-if SAM_ENDPOINT="http://localhost:$port" WORK="$work" DEPLOY_VENV="$DEPLOY_VENV" bash scripts/check_deploy_sam.sh; then
+if [ "$ONLY" = terraform ]; then
+  echo "sam: SKIPPED - CHECK_DEPLOY_ONLY=terraform"
+elif SAM_ENDPOINT="http://localhost:$port" WORK="$work" DEPLOY_VENV="$DEPLOY_VENV" bash scripts/check_deploy_sam.sh; then
   :
 else
   status=1

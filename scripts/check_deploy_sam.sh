@@ -39,13 +39,33 @@ sys.exit(1 if bad else 0)
 PY
 run package "$SAM" package --output-template-file packaged.yaml
 echo "  sam package: $(grep -c 'CodeUri: s3://' packaged.yaml) functions' code in the emulator's S3"
+# the inputs terraform/examples/complete gave the module (its plan, when the terraform half ran), so the
+# parity table compares the two deployments value by value; samconfig.toml's other values stay
+overrides=()
+if [ -f "$WORK/plan-again.json" ]; then
+  overrides=(--parameter-overrides "$("$VENV/bin/python" "$ROOT/scripts/deploy_parity.py" sam-overrides "$WORK/plan-again.json")")
+  echo "  sam deploy: with the inputs terraform/examples/complete gave the module"
+fi
 # sam deploy asks "Deploy this changeset? [y/N]" (confirm_changeset = true): answered y on stdin
-if printf 'y\n' | "$SAM" deploy >"$WORK/sam-deploy.log" 2>&1; then
+if printf 'y\n' | "$SAM" deploy "${overrides[@]}" >"$WORK/sam-deploy.log" 2>&1; then
   grep -E '^Successfully created/updated stack' "$WORK/sam-deploy.log" | sed 's/^/  sam deploy: /'
 else
   echo "sam deploy FAILED:"; tail -30 "$WORK/sam-deploy.log"; exit 1
 fi
 grep -q 'Deploy this changeset?' "$WORK/sam-deploy.log" && echo "  sam deploy: the changeset prompt was asked and answered"
+# sam deploy --guided, every prompt answered with Enter (its default: samconfig.toml's value, else the
+# template's default); the last prompt, "Deploy this changeset? [y/N]", is then N: nothing is executed
+if (for _ in $(seq 1 80); do echo; done) | "$SAM" deploy --guided >"$WORK/sam-guided.log" 2>&1; then
+  prompts=$(grep -o 'Parameter [A-Za-z]* \[' "$WORK/sam-guided.log" | wc -l)
+  params=$(grep -cE '^  [A-Z][A-Za-z]*:$' <(sed -n '/^Parameters:/,/^[A-Z]/p' template.yaml))
+  if [ "$prompts" -ne "$params" ] || ! grep -q 'Saved arguments to config file' "$WORK/sam-guided.log"; then
+    echo "sam deploy --guided FAILED: $prompts parameter prompts for $params parameters:"; tail -20 "$WORK/sam-guided.log"
+    exit 1
+  fi
+  echo "  sam deploy --guided: $prompts parameter prompts and the rest answered by Enter, arguments saved"
+else
+  echo "sam deploy --guided FAILED:"; tail -30 "$WORK/sam-guided.log"; exit 1
+fi
 cd "$ROOT"
 "$VENV/bin/python" scripts/deploy_parity.py sam --endpoint "$SAM_ENDPOINT" \
   --template "$dir/packaged.yaml" --out "$WORK/sam.json"

@@ -27,11 +27,13 @@ apply eu-west-1 first
 # again: what the emulator cannot store is planned again; anything else is a defect of the module
 dir="$WORK/tf-eu-west-1/terraform/examples/complete"
 set +e
-(cd "$dir" && terraform plan -detailed-exitcode -input=false -no-color -var region=eu-west-1 >"$WORK/plan-again.log" 2>&1)
+(cd "$dir" && terraform plan -detailed-exitcode -input=false -no-color -var region=eu-west-1 -out=plan-again.bin \
+   >"$WORK/plan-again.log" 2>&1)
 rc=$?
 set -e
 if [ $rc -eq 1 ]; then echo "terraform plan (again) FAILED:"; tail -30 "$WORK/plan-again.log"; exit 1; fi
-"$PY" scripts/deploy_parity.py plan-again "$WORK/plan-again.log"
+(cd "$dir" && terraform show -json plan-again.bin >"$WORK/plan-again.json")
+"$PY" scripts/deploy_parity.py plan-again "$WORK/plan-again.json"
 apply eu-west-1 again
 
 apply us-west-2 second-region

@@ -17,6 +17,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
   event_pattern = <<-EOT
     {
       "source": ["aws.ecs", "ecs-guardrail"],
+      "replay-name": [{"exists": false}],
       "$or": [
         {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
         {"detail-type": ["ECS Task State Change"], "detail": {"stopCode": ["SpotInterruption", "TerminationNotice"]}},

@@ -145,9 +145,9 @@ variable "log_level" {
 }
 
 variable "tracing_mode" {
-  description = "X-Ray tracing of the three functions (Active traces sampled invocations; see docs/deploy.md for its cost)."
+  description = "X-Ray tracing of the three functions. PassThrough (default): no trace of their own. Active traces sampled invocations (up to $6.75 per million events, docs/deploy.md), but only the invocation: the code does not patch boto3 (no Powertools Tracer), so no DynamoDB or ECS call shows in a trace."
   type        = string
-  default     = "Active"
+  default     = "PassThrough"
 
   validation {
     condition     = contains(["Active", "PassThrough"], var.tracing_mode)

@@ -28,6 +28,9 @@ PATTERNS: dict[str, dict[str, Any]] = {
     # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
         "source": ["aws.ecs", "ecs-guardrail"],
+        # never an event replayed from the archive (EventBridge adds "replay-name" to each): a replay
+        # without FilterArns reaches every rule of the bus, and old crashes would scale services today
+        "replay-name": [{"exists": False}],
         "$or": [
             # stopped tasks (one event per task reaches the watchdog, not the notice and DEPROVISIONING too)
             {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
@@ -48,7 +51,7 @@ PATTERNS: dict[str, dict[str, Any]] = {
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:
-    """True when ``event`` matches ``pattern`` (value lists, ``prefix``, nested objects and ``$or``)."""
+    """True when ``event`` matches ``pattern`` (value lists, ``prefix``, ``exists``, nested objects and ``$or``)."""
     if not isinstance(event, dict):
         return False
     for key, want in pattern.items():
@@ -69,10 +72,13 @@ def matches(pattern: dict[str, Any], event: Any) -> bool:
 
 
 def _value_matches(want: list[Any], got: Any) -> bool:
-    """One value against a pattern's list: exact values, or ``{"prefix": "..."}`` (case-sensitive)."""
+    """One value against a pattern's list: exact values, ``{"prefix": "..."}`` (case-sensitive), or
+    ``{"exists": bool}`` (the field is present, or absent: EventBridge User Guide, "Exists matching")."""
     for w in want:
         if isinstance(w, dict):
             if "prefix" in w and isinstance(got, str) and got.startswith(w["prefix"]):
+                return True
+            if "exists" in w and (got is not None) is bool(w["exists"]):
                 return True
         elif isinstance(got, str | int | float | bool | None) and w == got and type(w) is type(got):
             return True
@@ -117,6 +123,8 @@ class _Compiler:
         prefixes = tuple(w["prefix"] for w in want if isinstance(w, dict) and "prefix" in w)
         e, p = self._const(exact), self._const(prefixes)
         parts = [f"(type({var}) in _SCALARS and (type({var}), {var}) in {e})"] if exact else []
+        for exists in sorted({bool(w["exists"]) for w in want if isinstance(w, dict) and "exists" in w}):
+            parts.append(f"({var} is not None)" if exists else f"({var} is None)")
         if prefixes:
             parts.append(f"(isinstance({var}, str) and {var}.startswith({p}))")
         parts.append(f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))")

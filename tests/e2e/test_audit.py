@@ -153,3 +153,19 @@ def test_a_scenario_stays_embedded_whatever_the_shell_points_aws_at(capsys, monk
     assert os.environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9"
     assert os.environ["AWS_PROFILE"] == "no-such-profile-here"
     assert "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS" not in os.environ
+
+
+def test_audit_warns_for_an_alert_only_entry_matching_only_without_case(capsys):
+    """Issue 29 item 7: ``Production`` makes the cluster ``production`` alert-only to the code, not to the
+    IAM deny (names as typed): text, markdown and JSON say so; the right case says nothing."""
+    code, lines, _ = _run(capsys, "--scenario", str(OUTAGE), "--set", "ALERT_ONLY_CLUSTERS=Production")
+    assert [w for w in lines if w.startswith("warning: ")] == [
+        next(w for w in lines if "'Production' matches cluster 'production' only without case" in w)]
+    _, md, _ = _run(capsys, "--scenario", str(OUTAGE), "--set", "ALERT_ONLY_CLUSTERS=Production",
+                    "--format", "markdown")
+    assert any(line.startswith("**Warning**: ") and "only without case" in line for line in md)
+    _, js, _ = _run(capsys, "--scenario", str(OUTAGE), "--set", "ALERT_ONLY_CLUSTERS=Production", "--format",
+                    "json")
+    assert len(json.loads(js[-1])["warnings"]) == 1
+    _, lines, _ = _run(capsys, "--scenario", str(OUTAGE), "--set", "ALERT_ONLY_CLUSTERS=production")
+    assert not [w for w in lines if "only without case" in w]

@@ -96,3 +96,18 @@ def test_a_failed_list_clusters_never_stops_the_invocation(ecs_calls, caplog):
     assert report_unmatched_alert_only(rt) == ()
     assert "AlertOnlyEntriesUnmatched" not in runtime.metrics.metric_set  # unknown is not "all match"
     assert any("ListClusters failed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(("alert_only", "case_only"), [
+    ("Production,dev", 1),  # the code holds production alert-only; the IAM deny (as typed) does not
+    ("PROD-*,production", 1),  # a glob too: prod-eu
+    (f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/DEV", 1),
+    ("production,dev,prod-*", 0),
+])
+def test_entries_matching_a_cluster_only_without_case_are_counted_and_logged(ecs_calls, caplog, alert_only,
+                                                                              case_only):
+    """Issue 29 item 7: metric AlertOnlyEntriesCaseOnly and one warning per cluster matched only without case."""
+    report_unmatched_alert_only(_rt(alert_only))
+    assert runtime.metrics.metric_set["AlertOnlyEntriesCaseOnly"]["Value"] == [float(case_only)]
+    warned = [r.getMessage() for r in caplog.records if "only without case" in r.getMessage()]
+    assert len(warned) == case_only

@@ -465,3 +465,21 @@ def test_restored_service_that_loops_again_with_event_times_in_the_past(qa: Aws)
     # ARCHITECTURE.md rule 1: time is the events' own time, never the wall clock (replays, late delivery)
     [d] = _loop_again_after_restore(qa, T0)
     assert (d["action"], d["reason"]) == ("scale_to_zero", "crash_loop")
+
+
+def test_events_replayed_from_the_archive_never_act(aws: Aws) -> None:
+    """Issue 29 item 7: a replay without FilterArns reaches every rule; the watchdog's rule refuses an
+    event with ``replay-name`` (routing.PATTERNS), and the code ignores one a hand-made rule lets through:
+    a replayed crash loop of last week scales nothing and alerts nobody today."""
+    from ecs_guardrail.routing import targets
+
+    rt = aws.runtime()
+    replayed = [crash(i, T0 + timedelta(minutes=i)) | {"replay-name": "fix-1"} for i in range(8)]
+    assert targets(replayed[0]) == {"recorder"}
+    outcomes = [deliver(e, rt) for e in replayed]
+    assert {o["status"] for o in outcomes} == {"ignored"} and "fix-1" in outcomes[0]["why"]
+    assert aws.decisions("api") == [] and aws.desired("api") == 2 and aws.alerts() == []
+    # the same events, live, do scale the loop (the test can fail)
+    for e in replayed:
+        e.pop("replay-name")
+    assert any(deliver(e, rt)["decisions"] for e in replayed) and aws.desired("api") == 0

@@ -144,3 +144,27 @@ def test_replay_warns_for_every_entry_that_matches_no_cluster_of_the_fleet(tmp_p
     assert "'arn:aws:ecs:us-east-1:111122223333:cluster/billing'" in warnings[1]  # another region's
     assert alert_only_warnings(load_scenario(folder, {"ALERT_ONLY_CLUSTERS": "none"})) == []
 
+
+
+def test_an_entry_matching_a_cluster_only_without_case_is_named():
+    """Issue 29 item 7: the code matches without case, the IAM deny as typed: the difference is warned."""
+    from ecs_guardrail.core.clusters import case_only_warning, parse_alert_only_clusters
+
+    scope = parse_alert_only_clusters("Production,prod-*,arn:aws:ecs:eu-west-1:111122223333:cluster/Billing")
+    clusters = [("production", "arn:aws:ecs:eu-west-1:111122223333:cluster/production"),
+                ("PROD-eu", "arn:aws:ecs:eu-west-1:111122223333:cluster/PROD-eu"),
+                ("prod-us", "arn:aws:ecs:eu-west-1:111122223333:cluster/prod-us"),
+                ("billing", "arn:aws:ecs:eu-west-1:111122223333:cluster/billing")]
+    assert all(scope.matches(n, a) for n, a in clusters)  # the code: every one is alert-only
+    found = [(e.text, n) for e, n in scope.case_only(clusters)]
+    assert found == [("Production", "production"), ("prod-*", "PROD-eu"),
+                     ("arn:aws:ecs:eu-west-1:111122223333:cluster/Billing", "billing")]
+    assert "matches cluster 'production' only without case" in case_only_warning(*scope.case_only(clusters)[0])
+    assert parse_alert_only_clusters("production,prod-*").case_only(clusters[:1] + clusters[2:3]) == ()
+
+
+def test_replay_warns_for_a_cluster_matched_only_without_case(tmp_path):
+    folder = _folder(tmp_path, b"ALERT_ONLY_CLUSTERS=Production,billing\n")
+    warnings = alert_only_warnings(load_scenario(folder))
+    assert warnings == [w for w in warnings if "'Production' matches cluster 'production' only without case" in w]
+    assert len(warnings) == 1

@@ -68,3 +68,20 @@ def test_the_compiled_patterns_answer_as_the_pattern_matcher():
         assert targets(event) == {n for n, p in PATTERNS.items() if matches(p, event)}
         seen += 1
     assert seen > 1000
+
+
+def test_a_replayed_event_reaches_the_recorder_only():
+    """Issue 29 item 7: EventBridge adds ``replay-name`` to every event it replays from the archive; the
+    watchdog's pattern requires it absent (``exists: false``), in both matchers."""
+    from ecs_guardrail.routing import compile_pattern
+
+    live = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    replayed = {**live, "replay-name": "fix-1"}
+    assert targets(live) == {"recorder", "watchdog"}
+    assert targets(replayed) == {"recorder"}
+    assert not matches(PATTERNS["watchdog"], replayed) and matches(PATTERNS["watchdog"], live)
+    for want in ([{"exists": True}], [{"exists": False}]):
+        pattern = {"replay-name": want}
+        for event in (live, replayed):
+            assert compile_pattern(pattern)(event) is matches(pattern, event) is (
+                ("replay-name" in event) is want[0]["exists"])

@@ -23,6 +23,7 @@ from ecs_guardrail.core.audit import (
     stoppers,
     summary,
 )
+from ecs_guardrail.core.clusters import case_only_warning
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 
 __all__ = ["AuditRun", "audit_account", "audit_scenario", "account_settings", "render"]
@@ -37,6 +38,10 @@ class AuditRun:
         self.fail_on = fail_on
         self.findings: list[Finding] = audit_fleet(self.clusters, config)
         self.summary: dict[str, Any] = summary(self.findings, self.clusters, fail_on)
+        #: one line per cluster an ALERT_ONLY_CLUSTERS entry matches only without case (the IAM deny,
+        #: written as typed, would not cover it): printed under the policy line
+        self.warnings: list[str] = [case_only_warning(e, name) for e, name in config.policy.alert_only.case_only(
+            (c.name, c.arn) for c in self.clusters)]
 
     @property
     def exit_status(self) -> int:
@@ -103,7 +108,7 @@ def render(run: AuditRun, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         for f in run.findings:
             out.write(json.dumps(f.to_dict()) + "\n")
-        out.write(json.dumps(run.summary) + "\n")
+        out.write(json.dumps(run.summary | ({"warnings": run.warnings} if run.warnings else {})) + "\n")
     elif fmt == "markdown":
         out.write(_markdown(run))
     else:
@@ -133,6 +138,8 @@ def _text(run: AuditRun, out: TextIO) -> None:
     console = Console(file=out if tty else buffer, width=width, highlight=False, soft_wrap=False)
     console.print("who can stop each service's tasks, and how fast", markup=False)
     console.print(_policy_line(run.config), markup=False, soft_wrap=True)
+    for text in run.warnings:
+        console.print(f"warning: {text}", markup=False, soft_wrap=True)
     for cluster in run.clusters:
         table = Table(title=f"cluster {cluster.name}", box=box.SIMPLE_HEAD, title_justify="left")
         for n, h in enumerate(_HEADERS):
@@ -181,6 +188,7 @@ def _cell(text: str) -> str:
 
 def _markdown(run: AuditRun) -> str:
     lines = ["# ecs-guardrail audit", "", f"{_policy_line(run.config)}.", ""]
+    lines += [f"**Warning**: {_cell(text)}." for text in run.warnings] + ([""] if run.warnings else [])
     for cluster in run.clusters:
         lines += [f"## Cluster `{cluster.name}`", "", "| " + " | ".join(_HEADERS) + " |",
                   "|" + " --- |" * len(_HEADERS)]

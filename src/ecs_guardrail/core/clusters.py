@@ -72,6 +72,15 @@ class ClusterEntry:
             return arn.lower() == self.text.lower() if arn else name == self.name.lower()
         return fnmatch.fnmatchcase(name, self.name.lower())
 
+    def matches_as_typed(self, cluster: str, cluster_arn: str = "") -> bool:
+        """:meth:`matches` with case, as the IAM deny the entry becomes compares it (IAM ARN matching is
+        case-sensitive: IAM User Guide, "IAM JSON policy elements: Resource")."""
+        name = cluster_name_of(cluster)
+        arn = cluster_arn or (cluster if cluster.startswith("arn:") else "")
+        if self.kind is EntryKind.ARN:
+            return arn == self.text if arn else name == self.name
+        return fnmatch.fnmatchcase(name, self.name)
+
 
 @dataclass(frozen=True, slots=True)
 class AlertOnlyClusters:
@@ -95,6 +104,14 @@ class AlertOnlyClusters:
         setting order: probably a typo (``prodution``), which protects nothing."""
         known = list(clusters)
         return tuple(e for e in self.entries if not any(e.matches(n, a) for n, a in known))
+
+    def case_only(self, clusters: Iterable[tuple[str, str]]) -> tuple[tuple[ClusterEntry, str], ...]:
+        """``(entry, cluster name)`` for each of ``clusters`` (``(name, arn)`` pairs) that an entry matches
+        only without case (``Production`` for the cluster ``production``): the code holds the cluster
+        alert-only, but the IAM deny, written as typed, does not cover it. In setting order."""
+        known = list(clusters)
+        return tuple((e, n) for e in self.entries for n, a in known
+                     if e.matches(n, a) and not e.matches_as_typed(n, a))
 
     def describe(self) -> str:
         """One line for reports and alerts: the entries, or what unset/``none`` means."""
@@ -150,6 +167,13 @@ def _parse(parts: tuple[str, ...]) -> AlertOnlyClusters:
                              f"listed by its ARN)")
         return AlertOnlyClusters((), every=False)
     return AlertOnlyClusters(tuple(_entry(p) for p in parts), every=False)
+
+
+def case_only_warning(entry: ClusterEntry, cluster: str) -> str:
+    """The one-line warning for an entry that matches ``cluster`` only without case (replay, audit, log)."""
+    return (f"ALERT_ONLY_CLUSTERS entry {entry.text!r} matches cluster {cluster!r} only without case: the code "
+            f"keeps it alert-only, but the IAM deny the entry becomes matches names as typed and does not "
+            f"cover it; write the entry as the cluster is named")
 
 
 def unmatched_in_account(scope: AlertOnlyClusters, cluster_arns: Iterable[str], account: str | None,

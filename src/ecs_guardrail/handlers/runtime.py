@@ -287,7 +287,9 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
 def report_unmatched_alert_only(rt: Runtime) -> tuple[str, ...]:
     """Metric ``AlertOnlyEntriesUnmatched`` (count, every invocation; both stacks alarm above 0): the
     ``ALERT_ONLY_CLUSTERS`` entries that match no cluster of this account and region, a typo such as
-    ``prodution`` that protects nothing (:func:`~ecs_guardrail.core.clusters.unmatched_in_account`).
+    ``prodution`` that protects nothing (:func:`~ecs_guardrail.core.clusters.unmatched_in_account`); and
+    ``AlertOnlyEntriesCaseOnly`` (count): the clusters an entry matches only without case, alert-only to
+    the code but not covered by the IAM deny (each logged once, with its entry).
 
     The clusters are read once per runtime (ECS ListClusters at a cold start or a settings change; a new
     cluster is seen at the next cold start), and the entries are logged once then. A failed ListClusters
@@ -299,7 +301,7 @@ def report_unmatched_alert_only(rt: Runtime) -> tuple[str, ...]:
     from botocore.exceptions import BotoCoreError, ClientError
 
     from ecs_guardrail.adapters.clusters import AccountClusters
-    from ecs_guardrail.core.clusters import unmatched_in_account
+    from ecs_guardrail.core.clusters import case_only_warning, cluster_name_of, unmatched_in_account
 
     unmatched = rt.cache.get("alert_only_unmatched")
     if unmatched is None:
@@ -319,8 +321,14 @@ def report_unmatched_alert_only(rt: Runtime) -> tuple[str, ...]:
                 logger.warning("ALERT_ONLY_CLUSTERS entries match no cluster of this account and region: they "
                                "make nothing alert-only (a typo?)",
                                extra={"unmatched": list(unmatched), "clusters_listed": len(arns)})
+            case_only = scope.case_only((cluster_name_of(a), a) for a in arns)
+            for entry, cluster in case_only:
+                logger.warning(case_only_warning(entry, cluster), extra={"entry": entry.text, "cluster": cluster})
+            rt.cache["alert_only_case_only"] = len(case_only)
         rt.cache["alert_only_unmatched"] = unmatched
     metrics.add_metric(name="AlertOnlyEntriesUnmatched", unit="Count", value=len(unmatched))
+    # clusters an entry matches only without case: alert-only in the code, not denied by IAM
+    metrics.add_metric(name="AlertOnlyEntriesCaseOnly", unit="Count", value=rt.cache.get("alert_only_case_only", 0))
     return unmatched
 
 

@@ -459,6 +459,11 @@ def process(raw: Any, rt: Runtime, context: Any = None, *,
         metrics.add_metric(name="EventsRejected", unit="Count", value=1)
         logger.warning("event rejected", extra={"reason": exc.reason})
         return {"status": "rejected", "reason": exc.reason}, wd
+    if event.replay_name is not None:  # the rule refuses replays (routing.PATTERNS); a rule made by hand may not
+        metrics.add_metric(name="ReplayedEventsIgnored", unit="Count", value=1)
+        logger.info("replayed event ignored", extra={"replay_name": event.replay_name})
+        return {"status": "ignored",
+                "why": f"replayed from the archive (replay-name {event.replay_name}): recorded, never acted on"}, wd
     if isinstance(event, TaskStateChange):
         return wd.on_task(event), wd
     if isinstance(event, ServiceAction):

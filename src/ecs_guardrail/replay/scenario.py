@@ -168,8 +168,9 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
 def alert_only_warnings(scenario: Scenario) -> list[str]:
     """One warning per ``ALERT_ONLY_CLUSTERS`` entry that matches no cluster of ``fleet.json`` (by name,
     or by ARN in the fleet's account and region): a typo such as ``prodution`` protects nothing, and
-    the cluster it meant is acted on."""
-    from ecs_guardrail.core.clusters import parse_alert_only_clusters
+    the cluster it meant is acted on; then one per cluster an entry matches only without case (the IAM
+    deny would not cover it: :func:`~ecs_guardrail.core.clusters.case_only_warning`)."""
+    from ecs_guardrail.core.clusters import case_only_warning, parse_alert_only_clusters
     from ecs_guardrail.core.links import partition_of
 
     scope = parse_alert_only_clusters(scenario.settings.ALERT_ONLY_CLUSTERS)
@@ -177,7 +178,8 @@ def alert_only_warnings(scenario: Scenario) -> list[str]:
     clusters = [(str(c["name"]), prefix + str(c["name"])) for c in scenario.fleet["clusters"]]
     names = ", ".join(n for n, _ in clusters) or "none"
     return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
-            f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)]
+            f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)] + [
+        case_only_warning(e, name) for e, name in scope.case_only(clusters)]
 
 
 def samples_overlap_warning(events: tuple[datetime, datetime] | None,

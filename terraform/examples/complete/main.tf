@@ -26,7 +26,7 @@ module "ecs_guardrail" {
 
   # plumbing
   log_level               = "INFO"
-  tracing_mode            = "Active"
+  tracing_mode            = "PassThrough"
   log_retention_days      = 30
   archive_retention_days  = 30
   sample_schedule         = "rate(1 minute)"
