@@ -5,13 +5,18 @@
 #   terraform   terraform/examples/complete: apply, apply again (must plan no change except what the
 #               emulator cannot store, listed), a second region, destroy both. Needs terraform on PATH
 #               and the local provider mirror (TF_PROVIDER_MIRROR, default /opt/tf-plugins), as
-#               `make check-iac`; skipped with a message otherwise.
+#               `make check-iac`; skipped with a message otherwise. The second plan may differ only in
+#               the emulator drift scripts/deploy_parity.py names attribute by attribute (EMULATOR_DRIFT);
+#               a create, destroy or replacement always fails.
 #   sam         template.yaml with the real SAM CLI, as docs/deploy.md says: `sam build`, `sam package`,
 #               then `sam deploy` with samconfig.toml's values (resolve_s3, prefix, capabilities,
 #               DryRun=true; its changeset prompt answered y) against the emulator's S3 and
 #               CloudFormation. The emulator is moto with the two change-set behaviours it lacks
 #               (the SAM transform, outputs after execution: scripts/emulator.py says which).
-#   parity      the resources both paths created, side by side (scripts/deploy_parity.py).
+#   parity      the resources both paths created, side by side (scripts/deploy_parity.py): functions with
+#               every environment value and every Deny statement's actions, resources and condition.
+#   broken      tests/infra/test_check_deploy_broken.py: copies broken for each blind spot (a second
+#               apply replacing the table, another environment value, a misspelt deny prefix) fail.
 #
 # Tools come from PyPI into .venv-deploy (moto[server], aws-sam-cli, aws-sam-translator:
 # deploy/deploy-check-requirements.txt).
@@ -96,6 +101,18 @@ if [ $tf_done -eq 1 ] && [ -f "$work/sam.json" ]; then
   "$DEPLOY_VENV/bin/python" scripts/deploy_parity.py compare --terraform "$work/tf.json" --sam "$work/sam.json" || status=1
 else
   echo "parity: SKIPPED - needs both deployments (terraform above was skipped or failed)"
+fi
+
+step "broken copies: each blind spot's check fails on a copy broken for it (tests/infra/test_check_deploy_broken.py)"
+if [ -n "$ONLY" ]; then
+  echo "broken copies: SKIPPED - CHECK_DEPLOY_ONLY=$ONLY"
+elif [ ! -x .venv/bin/python ]; then
+  echo "broken copies: SKIPPED - no .venv (make setup) to run pytest in"
+elif CHECK_DEPLOY_BROKEN=1 .venv/bin/python -m pytest tests/infra/test_check_deploy_broken.py -q -p no:cacheprovider \
+     -rs 2>&1 | tail -8 | sed 's/^/  /'; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  :
+else
+  status=1
 fi
 
 step "check-deploy: $([ $status -eq 0 ] && echo passed || echo FAILED)"

@@ -55,7 +55,9 @@ fi
 grep -q 'Deploy this changeset?' "$WORK/sam-deploy.log" && echo "  sam deploy: the changeset prompt was asked and answered"
 # sam deploy --guided, every prompt answered with Enter (its default: samconfig.toml's value, else the
 # template's default); the last prompt, "Deploy this changeset? [y/N]", is then N: nothing is executed
-if (for _ in $(seq 1 80); do echo; done) | "$SAM" deploy --guided >"$WORK/sam-guided.log" 2>&1; then
+if [ "${SAM_GUIDED:-1}" = 0 ]; then
+  echo "  sam deploy --guided: SKIPPED - SAM_GUIDED=0"
+elif (for _ in $(seq 1 80); do echo; done) | "$SAM" deploy --guided >"$WORK/sam-guided.log" 2>&1; then
   prompts=$(grep -o 'Parameter [A-Za-z]* \[' "$WORK/sam-guided.log" | wc -l)
   params=$(grep -cE '^  [A-Z][A-Za-z]*:$' <(sed -n '/^Parameters:/,/^[A-Z]/p' template.yaml))
   if [ "$prompts" -ne "$params" ] || ! grep -q 'Saved arguments to config file' "$WORK/sam-guided.log"; then

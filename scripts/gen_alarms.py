@@ -57,6 +57,8 @@ SILENCE_SLOTS = 20
 BEGIN = "  # BEGIN GENERATED {part} by scripts/gen_alarms.py: do not edit, edit its tables and run it\n"
 END = "  # END GENERATED {part}\n"
 PARTS = ("conditions", "alarms")
+#: the resource-name prefix: the Name parameter, else the stack's name (written out: the block is self-contained)
+NAME = '!If [HasName, !Ref Name, !Ref "AWS::StackName"]'
 
 _THRESHOLD_ZERO = """\
       Statistic: Sum
@@ -120,7 +122,7 @@ def render_alarms() -> str:
             "    Type: AWS::CloudWatch::Alarm\n"
             f"    Condition: HasSilenceAccount{n:02d}\n"
             "    Properties:\n"
-            f"      AlarmName: !Sub [\"${{Name}}-no-ecs-events-from-${{Account}}\", {{Account: {account}}}]\n"
+            f"      AlarmName: !Sub [\"${{N}}-no-ecs-events-from-${{Account}}\", {{N: {NAME}, Account: {account}}}]\n"
             "      AlarmDescription: !Sub\n"
             '        - "No ECS event from account ${Account} reached the raw event log for SilenceAlarmMinutes."\n'
             f"        - {{Account: {account}}}\n"

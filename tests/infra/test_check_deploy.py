@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,22 +25,53 @@ def test_the_override_sends_every_service_to_the_local_emulator_and_lifts_protec
     assert 'region                      = "us-west-2"' in text and "deletion_protection = false" in text
 
 
-def test_a_second_plan_may_change_only_what_the_emulator_cannot_store(tmp_path, capsys):
-    log = tmp_path / "plan.log"
-    log.write_text('  # module.ecs_guardrail.aws_lambda_function.this["watchdog"] will be updated in-place\n')
-    assert dp.plan_again(str(log)) == 0
-    log.write_text("  # module.ecs_guardrail.aws_sns_topic.alerts will be updated in-place\n")
-    assert dp.plan_again(str(log)) == 1
-    assert "a second apply must change nothing" in capsys.readouterr().out
-    log.write_text("No changes. Your infrastructure matches the configuration.\n")
-    assert dp.plan_again(str(log)) == 0
+def _plan(tmp_path: Path, *changes: tuple[str, str, list[str], dict, dict]) -> str:
+    """A ``terraform show -json`` plan of ``(address, type, actions, before, after)`` changes."""
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"resource_changes": [
+        {"address": a, "type": k, "change": {"actions": acts, "before": b, "after": f, "after_unknown": {}}}
+        for a, k, acts, b, f in changes]}))
+    return str(path)
+
+
+WATCHDOG = 'module.ecs_guardrail.aws_lambda_function.this["watchdog"]'
+LOGGING = {"log_format": "Text", "log_group": "/aws/lambda/ecs-guardrail-watchdog"}
+
+
+def test_a_second_plan_may_change_only_named_emulator_drift(tmp_path, capsys):
+    """Issue 29 item 3: only an in-place update of attributes EMULATOR_DRIFT names passes, each printed;
+    another attribute of the same resource, or any create, destroy or replacement, fails."""
+    drift = (WATCHDOG, "aws_lambda_function", ["update"], {"logging_config": [], "timeout": 60},
+             {"logging_config": [LOGGING], "timeout": 60})
+    assert dp.plan_again(_plan(tmp_path, drift)) == 0
+    assert "logging_config (emulator drift: moto" in capsys.readouterr().out
+    more = (WATCHDOG, "aws_lambda_function", ["update"], {"logging_config": [], "timeout": 60},
+            {"logging_config": [LOGGING], "timeout": 30})
+    assert dp.plan_again(_plan(tmp_path, more)) == 1
+    assert f"{WATCHDOG} timeout would change in place" in capsys.readouterr().out
+    nested = (WATCHDOG, "aws_lambda_function", ["update"], {"environment": [{"variables": {"DRY_RUN": "true"}}]},
+              {"environment": [{"variables": {"DRY_RUN": "false"}}]})
+    assert dp.plan_again(_plan(tmp_path, nested)) == 1
+    assert "environment[0].variables.DRY_RUN would change" in capsys.readouterr().out
+    for actions, verb in ((["delete", "create"], "replaced"), (["create", "delete"], "replaced"),
+                          (["delete"], "destroyed"), (["create"], "created")):
+        table = ("module.ecs_guardrail.aws_dynamodb_table.history[0]", "aws_dynamodb_table", actions, {}, {})
+        assert dp.plan_again(_plan(tmp_path, drift, table)) == 1, actions
+        assert f"aws_dynamodb_table.history[0] would be {verb}" in capsys.readouterr().out
+    # the watchdog destroyed is never drift, though its type has a drift entry
+    gone = (WATCHDOG, "aws_lambda_function", ["delete"], {"logging_config": []}, None)
+    assert dp.plan_again(_plan(tmp_path, gone)) == 1
+    assert dp.plan_again(_plan(tmp_path)) == 0
+    assert "no changes" in capsys.readouterr().out
 
 
 def _snapshot(prefix: str) -> dict:
     return {
         "functions": {"ecs_guardrail.handlers.watchdog.handler": {
             "name": f"{prefix}-watchdog", "role": "r", "timeout": 60, "memory": 256, "reserved_concurrency": 5,
-            "environment": ["HISTORY_TABLE"], "allow": ["ecs:UpdateService"], "deny": ["ecs:UpdateService"]}},
+            "environment": {"HISTORY_TABLE": "{history table}", "DRY_RUN": "true"}, "allow": ["ecs:UpdateService"],
+            "deny": [{"actions": ["ecs:UpdateService"], "resources": ["arn:*:ecs:*:*:service/production/*"],
+                      "condition": {}}]}},
         "alarms": {"AWS/Lambda Errors [FunctionName]": [{"name": f"{prefix}-Watchdog-Errors", "actions": 1}]},
         "rules": {json.dumps({"source": ["aws.ecs"]}): f"{prefix}-watchdog"},
         "tables": {"history": {"name": f"{prefix}-history", "keys": ["pk", "sk"], "indexes": ["gsi1"]}},
@@ -122,3 +154,35 @@ def test_rules_sharing_a_pattern_are_all_named(tmp_path, capsys):
     sam.write_text(json.dumps(b))
     assert dp.compare(tf, sam) == 1
     assert "rule names" in capsys.readouterr().out
+
+
+def test_the_parity_table_compares_environment_values_not_only_names(tmp_path, capsys):
+    """Issue 29 item 3, blind spot 2: the same variable with another value is a difference in substance."""
+    tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
+    tf.write_text(json.dumps(_snapshot("ecs-guardrail")))
+    other = _snapshot("ecs-guardrail")
+    other["functions"]["ecs_guardrail.handlers.watchdog.handler"]["environment"]["DRY_RUN"] = "false"
+    sam.write_text(json.dumps(other))
+    assert dp.compare(tf, sam) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"function watchdog: DRY_RUN\s+true\s+false\s+DIFFERS", out)
+    assert re.search(r"function watchdog: environment names .* same", out)  # the names alone agreed
+
+
+def test_the_parity_table_compares_deny_resources_not_only_actions(tmp_path, capsys):
+    """Issue 29 item 3, blind spot 3: a misspelt deny prefix (the same actions) is a difference."""
+    tf, sam = tmp_path / "tf.json", tmp_path / "sam.json"
+    tf.write_text(json.dumps(_snapshot("ecs-guardrail")))
+    other = _snapshot("ecs-guardrail")
+    deny = other["functions"]["ecs_guardrail.handlers.watchdog.handler"]["deny"][0]
+    deny["resources"] = ["arn:*:ecs:*:*:services/production/*"]
+    sam.write_text(json.dumps(other))
+    assert dp.compare(tf, sam) == 1
+    assert re.search(r"function watchdog: deny 1 resources .* DIFFERS", capsys.readouterr().out)
+
+
+def test_deny_statements_are_read_with_their_resources_and_condition():
+    statements = [{"Effect": "Deny", "Action": "ecs:UpdateService", "Resource": "arn:*:ecs:*:*:service/p/*"},
+                  {"Effect": "Allow", "Action": "ecs:ListServices", "Resource": "*"}, None]
+    assert dp._denies(statements) == [{"actions": ["ecs:UpdateService"], "resources": ["arn:*:ecs:*:*:service/p/*"],
+                                       "condition": {}}]

@@ -207,9 +207,20 @@ def test_one_name_parameter_with_the_same_validation() -> None:
     """The prefix is one input on both sides (SAM Name, terraform var.name), validated alike."""
     parameter = iac.load_template()["Parameters"]["Name"]
     variable = TF["variable"]["name"]
-    assert parameter["Default"] == variable["default"] == "ecs-guardrail"
-    assert parameter["AllowedPattern"] in variable["validation"][0]["condition"]
-    assert "{0,39}" in parameter["AllowedPattern"]
+    # SAM: empty means the stack's name (issue 29 item 7: a second stack must not collide); terraform has
+    # no stack, so its default stays the project's name
+    assert parameter["Default"] == "" and variable["default"] == "ecs-guardrail"
+    assert parameter["AllowedPattern"] == "^([A-Za-z][A-Za-z0-9-]{0,39})?$"
+    assert "^[A-Za-z][A-Za-z0-9-]{0,39}$" in variable["validation"][0]["condition"]
+
+
+def test_an_empty_name_is_the_stack_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two stacks in one region with the default Name get their own names: each its stack's."""
+    monkeypatch.setitem(iac.PSEUDO, "AWS::StackName", "second-stack")
+    assert set(cfn_names("")["AWS::Serverless::Function"]) == {
+        "second-stack-recorder", "second-stack-watchdog", "second-stack-availability"}
+    assert set(cfn_names("given")["AWS::Serverless::Function"]) == {"given-recorder", "given-watchdog",
+                                                                "given-availability"}
 
 
 def test_names_fit_their_limits_at_the_longest_prefix() -> None:

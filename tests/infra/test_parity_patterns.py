@@ -81,7 +81,8 @@ def test_raw_copy_and_archive_take_every_ecs_event() -> None:
     assert TF["locals"]["event_targets"]["ecs_events_log"]["arn"] == "${aws_cloudwatch_log_group.ecs_events.arn}"
     # log targets must live under /aws/events/, and both keep them for the retention parameter
     cfn_group = TEMPLATE["Resources"]["EcsEventsLogGroup"]["Properties"]
-    assert cfn_group["LogGroupName"]["Fn::Sub"].startswith("/aws/events/")
+    assert iac.Evaluator(TEMPLATE, iac.parameter_values(TEMPLATE))(cfn_group["LogGroupName"]).startswith(
+        "/aws/events/")
     assert cfn_group["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     tf_group = TF["resource"]["aws_cloudwatch_log_group"]["ecs_events"]
     assert tf_group["name"].startswith("/aws/events/")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import iac
 import pytest
-from parity import CFN_FUNCTION, TEMPLATE
+from parity import CFN_FUNCTION, TEMPLATE, TF
 
 
 def test_no_checkov_skip_for_checks_that_pass() -> None:
@@ -131,3 +131,15 @@ def test_the_real_sam_build_keeps_the_zip(tmp_path: Path) -> None:
     for logical in CFN_FUNCTION.values():
         code = (tmp_path / "built" / built["Resources"][logical]["Properties"]["CodeUri"]).resolve()
         assert code == (tmp_path / "dist" / "ecs-guardrail-lambda.zip").resolve(), logical
+
+
+def test_the_complete_example_sets_every_input_of_the_module() -> None:
+    """Issue 29 item 7: terraform/examples/complete is the reference of every input: each module
+    variable is set there explicitly (8 were left at their defaults)."""
+    example = iac.load_terraform(iac.TERRAFORM / "examples" / "complete")
+    text = (iac.TERRAFORM / "examples" / "complete" / "main.tf").read_text()
+    block = text[text.index('module "ecs_guardrail" {'):]
+    block = block[: block.index("\n}\n")]
+    set_here = set(re.findall(r"^  (\w+)\s*=", block, flags=re.M)) - {"source"}
+    assert set_here == set(TF["variable"]), sorted(set(TF["variable"]) ^ set_here)
+    assert example["variable"]  # the example's own inputs (region, secrets) stay variables

@@ -23,6 +23,15 @@ module "ecs_guardrail" {
   fleet_signal_min_failures = 2
   client_error_ratio        = 0.05
   dry_run                   = true
+  # recovery of a service held at zero: manual (restore or an operator) or probe
+  recovery                = "manual"
+  probe_delay_minutes     = 15
+  probe_max_delay_minutes = 240
+  probe_pass_minutes      = 10
+
+  # alerts: a runbook link in every alert ({cluster} and {service} replaced), SNS body format
+  runbook_url = ""
+  sns_format  = "chatbot"
 
   # plumbing
   log_level               = "INFO"
@@ -41,6 +50,10 @@ module "ecs_guardrail" {
   slack_webhook_secret_arn  = var.slack_webhook_secret_arn
   alert_email               = var.alert_email
   source_account_ids        = var.source_account_ids
+  # empty creates NAME-history; a table name takes over the table an earlier deployment kept
+  existing_history_table_name = ""
+  # the table cannot be destroyed by accident (lift it on purpose before a destroy: docs/deploy.md)
+  deletion_protection = true
 
   tags = {
     Project = "ecs-guardrail"
