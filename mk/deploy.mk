@@ -4,8 +4,8 @@
 #                   whose CodeUri is the zip). Extra arguments: SAM_ARGS='--guided' or
 #                   SAM_ARGS='--stack-name x --parameter-overrides DryRun=false ...'
 #   make check-iac  cfn-lint, checkov, terraform fmt/validate/test and tests/infra, offline
-#   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared
-#                   (scripts/check_deploy.sh; about 10 minutes on 2 cores, so not in .ci/run)
+#   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared, the
+#                   SAM one by the real SAM CLI (scripts/check_deploy.sh; about 110 s of CPU; in .ci/run)
 DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SAM ?= sam
 SAM_ARGS ?=

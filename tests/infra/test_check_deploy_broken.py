@@ -117,7 +117,7 @@ def _tree(tmp: Path, edit: dict[str, str] | None = None) -> Path:
 #: the broken copy: the watchdog's DRY_RUN no longer the parameter's value, and a misspelt deny prefix
 BROKEN = {
     "          DRY_RUN: !Ref DryRun\n": '          DRY_RUN: "false"\n',
-    '                          - - "arn:*:ecs:*:*:service/"\n': '                          - - "arn:*:ecs:*:*:services/"\n',
+    '- - "arn:*:ecs:*:*:service/"\n': '- - "arn:*:ecs:*:*:services/"\n',  # the deny's name/glob prefix
 }
 
 
@@ -165,7 +165,8 @@ def test_check_deploy_fails_when_a_second_apply_would_replace_the_history_table(
     """The module applied (its table, -target: cheap), then a copy naming the table anew planned again:
     a replacement, which the second-plan check refuses; the unchanged copy passes it."""
     _reset(emulator)
-    shutil.copytree(ROOT / "terraform", tmp_path / "terraform", ignore=shutil.ignore_patterns(".terraform*", "*.tfstate*"))
+    shutil.copytree(ROOT / "terraform", tmp_path / "terraform",
+                    ignore=shutil.ignore_patterns(".terraform*", "*.tfstate*"))
     example = tmp_path / "terraform" / "examples" / "complete"
     (example / "emulator_override.tf").write_text(dp.tf_override(emulator.replace("localhost", "127.0.0.1"),
                                                                  "eu-west-1"))
