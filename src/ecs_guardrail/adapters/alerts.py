@@ -27,6 +27,7 @@ from ecs_guardrail.core.alert import (
     slack_payload,
 )
 from ecs_guardrail.core.errors import SecretUnreadableError
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook"]
 
@@ -121,7 +122,6 @@ class SlackWebhook:
     :class:`Delivery` from here carries its path (:func:`redact_webhook`), a malformed URL included.
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {}
 
     def __init__(self, url: str, *, timeout_s: float = 5.0, max_retries: int = 2,
                  backoff_factor_s: float = 0.5) -> None:
@@ -163,7 +163,6 @@ class SnsTopic:
     ASCII characters and message at most 256 KB (SNS Publish API).
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"alert_topic": frozenset({"sns:Publish"})}
     FORMATS: ClassVar[tuple[str, ...]] = ("chatbot", "text")
 
     def __init__(self, client: Any, topic_arn: str, fmt: str = "chatbot") -> None:
@@ -189,6 +188,7 @@ class SnsTopic:
             body = body.encode()[:SNS_MESSAGE_MAX_BYTES].decode(errors="ignore")
         return alert.subject[:SNS_SUBJECT_MAX], body
 
+    @permissions(alert_topic=["sns:Publish"])
     def send(self, alert: Alert) -> Delivery:
         subject, body = self.render(alert)
         try:
@@ -216,10 +216,6 @@ class WebhookUrl:
     The secret is either the URL itself or JSON ``{"url": "https://hooks.slack.com/..."}``.
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "webhook_secret": frozenset({"secretsmanager:GetSecretValue"}),
-    }
-
     def __init__(self, client: Any, secret_id: str, max_age_s: int = 300) -> None:
         from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
@@ -227,6 +223,7 @@ class WebhookUrl:
         self.secret_id = secret_id
         self.max_age_s = max_age_s
 
+    @permissions(webhook_secret=["secretsmanager:GetSecretValue"])
     def get(self) -> str:
         """Raises :class:`SecretUnreadableError` when Secrets Manager cannot be read, ``ValueError`` when
         the secret holds no URL or a URL with whitespace in it (neither message quotes the secret)."""

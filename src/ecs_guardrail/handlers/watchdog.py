@@ -80,17 +80,19 @@ from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metr
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 
-#: adapters whose declared calls this function makes; walked by the IAM test
+#: the units (adapter classes: every declared method; or one declared method) whose AWS calls this function
+#: makes, the scheduled sweep's (handlers.sweep) included; ecs_guardrail.iam.handler_permissions unions their
+#: @permissions, and tests/infra/test_iam_calls.py checks every recorded call came from one of them
 USES = {
-    "history": WatchdogState.IAM_ACTIONS,
-    "ecs": EcsService.IAM_ACTIONS,
-    "task_definitions": TaskDefinitions.IAM_ACTIONS,
-    "autoscaling": ScalableTargets.IAM_ACTIONS,
-    "target_groups": TargetGroups.IAM_ACTIONS,
-    "cloudwatch": HealthyHostCount.IAM_ACTIONS,
-    "sns": SnsTopic.IAM_ACTIONS,
-    "slack_secret": WebhookUrl.IAM_ACTIONS,
-    "alert_only_check": AccountClusters.IAM_ACTIONS,
+    "history": WatchdogState,
+    "ecs": EcsService,
+    "task_definitions": TaskDefinitions,
+    "autoscaling": ScalableTargets,
+    "target_groups": TargetGroups,
+    "cloudwatch": HealthyHostCount,
+    "sns": SnsTopic,
+    "slack_secret": WebhookUrl,
+    "alert_only_check": AccountClusters,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
