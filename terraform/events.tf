@@ -25,7 +25,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
         {"detail-type": ["ECS Deployment State Change"]},
-        {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]}
+        {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"], "account": ["${local.account_id}"]}
       ]
     }
   EOT

@@ -78,10 +78,11 @@ data "aws_iam_policy_document" "watchdog" {
     actions   = ["ecs:DescribeServiceDeployments"]
     resources = [local.ecs_service_deployment_arns]
   }
-  # only the tag the watchdog writes (ecs_guardrail.adapters.ecs.PREVIOUS_COUNT_TAG), never the opt-out tag
+  # only the tag the watchdog writes (ecs_guardrail.adapters.ecs.PREVIOUS_COUNT_TAG), never the opt-out tag;
+  # UntagResource: a probe's pass restores (EcsService.restore)
   statement {
     sid       = "EcsTagPreviousDesiredCount"
-    actions   = ["ecs:TagResource"]
+    actions   = ["ecs:TagResource", "ecs:UntagResource"]
     resources = [local.ecs_service_arns]
     condition {
       test     = "ForAllValues:StringEquals"

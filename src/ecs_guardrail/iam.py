@@ -1,9 +1,18 @@
-"""IAM permissions each Lambda function's code uses, walked from the adapters' declarations.
+"""IAM permissions, declared on the unit of code that makes each AWS call, and walked per Lambda function.
 
-Each adapter class declares ``IAM_ACTIONS`` (resource kind -> actions) and each handler module lists
-what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kinds:
+Every adapter method (or module function) that calls AWS carries :func:`permissions`, naming the IAM
+actions of the calls it makes itself, per resource kind (as Cloud Custodian declares ``permissions`` on
+each action): the declaration sits beside the call, so a new call without its grant is visible in the
+diff, and ``tests/infra/test_iam_calls.py`` finds it at run time (each recorded call is checked against
+the innermost declared unit on the stack, then against the function's role in both templates with an
+IAM policy evaluator). Each handler module lists the units it reaches in ``USES``;
+:func:`handler_permissions` unions their declarations, and ``tests/infra/test_parity_iam.py`` checks that
+template.yaml and terraform/ grant exactly that union.
 
-- ``history_table``: the DynamoDB history table (and its indexes)
+Resource kinds (:data:`RESOURCE_KINDS`):
+
+- ``history_table``: the DynamoDB history table (the table only, no index)
+- ``history_index``: the table's indexes (the CLI's timeline reads; no function)
 - ``ecs_service``: ECS services (long ARN format, ``service/CLUSTER/NAME``)
 - ``ecs_service_deployment``: ECS service deployments (``service-deployment/CLUSTER/SERVICE/ID``, the
   resource of ecs:DescribeServiceDeployments; ecs:ListServiceDeployments takes the service)
@@ -16,8 +25,6 @@ what it uses in ``USES``; :func:`handler_permissions` unions them. Resource kind
 - ``any``: actions without resource-level permissions (``Resource: "*"``; Service Authorization
   Reference: ecs:ListServices, ecs:ListClusters, elasticloadbalancing:DescribeTargetGroups,
   cloudwatch:GetMetricData, ecs:DescribeTaskDefinition, application-autoscaling:DescribeScalableTargets)
-
-tests/infra/test_parity_*.py checks that template.yaml and terraform/ grant exactly these.
 """
 
 from __future__ import annotations
@@ -25,7 +32,17 @@ from __future__ import annotations
 import importlib
 from types import MappingProxyType
 
-__all__ = ["FUNCTIONS", "handler_permissions"]
+from ecs_guardrail.core.permissions import (
+    RESOURCE_KINDS,
+    Permissions,
+    declared_by_code,
+    declared_functions,
+    permissions,
+    permissions_of,
+)
+
+__all__ = ["FUNCTIONS", "RESOURCE_KINDS", "Permissions", "permissions", "permissions_of", "declared_by_code",
+           "declared_functions", "handler_permissions"]
 
 FUNCTIONS = MappingProxyType(
     {
@@ -37,14 +54,15 @@ FUNCTIONS = MappingProxyType(
 
 
 def handler_permissions(name: str) -> dict[str, frozenset[str]]:
-    """Resource kind -> IAM actions the code of function ``name`` calls (union of its ``USES``).
+    """Resource kind -> IAM actions the code of function ``name`` calls: the union of
+    :func:`permissions_of` over its module's ``USES`` (name -> class or function).
 
     Raises:
         KeyError: ``name`` is not one of :data:`FUNCTIONS`.
     """
     module = importlib.import_module(FUNCTIONS[name].rsplit(".", 1)[0])
     out: dict[str, set[str]] = {}
-    for declared in module.USES.values():
-        for kind, actions in declared.items():
+    for unit in module.USES.values():
+        for kind, actions in permissions_of(unit).items():
             out.setdefault(kind, set()).update(actions)
     return {kind: frozenset(actions) for kind, actions in out.items() if actions}

@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["PATTERNS", "matches", "targets", "compile_pattern"]
+__all__ = ["PATTERNS", "STACK_ACCOUNT", "matches", "targets", "compile_pattern", "for_account"]
+
+#: stands in a pattern for the stack's own account: ``!Ref AWS::AccountId`` in template.yaml,
+#: ``${local.account_id}`` in terraform/ (:func:`for_account` puts the account in, or any account when unknown)
+STACK_ACCOUNT = "${AWS::AccountId}"
 
 ECS_DETAIL_TYPES = ["ECS Task State Change", "ECS Service Action", "ECS Deployment State Change"]
 
@@ -43,15 +47,34 @@ PATTERNS: dict[str, dict[str, Any]] = {
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
             # every deployment state change (in progress, completed, failed)
             {"detail-type": ["ECS Deployment State Change"]},
-            # the sampler's container-restart observations (restart-policy loops emit no ECS event)
-            {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]},
+            # the sampler's container-restart observations (restart-policy loops emit no ECS event), put
+            # by the stack's own sampler only: another account's (a member account may put events on the
+            # bus in cross-account mode) is a forgery, never delivered (the watchdog also refuses it)
+            {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"], "account": [STACK_ACCOUNT]},
         ],
     },
 }
 
 
-def matches(pattern: dict[str, Any], event: Any) -> bool:
-    """True when ``event`` matches ``pattern`` (value lists, ``prefix``, ``exists``, nested objects and ``$or``)."""
+def for_account(pattern: dict[str, Any], account: str | None) -> dict[str, Any]:
+    """``pattern`` with :data:`STACK_ACCOUNT` made ``account`` (``None``: unknown, any account matches)."""
+    out: dict[str, Any] = {}
+    for key, want in pattern.items():
+        if key == "$or":
+            out[key] = [for_account(alternative, account) for alternative in want]
+        elif want == [STACK_ACCOUNT]:
+            if account is not None:
+                out[key] = [account]
+        else:
+            out[key] = want
+    return out
+
+
+def matches(pattern: dict[str, Any], event: Any, account: str | None = None) -> bool:
+    """True when ``event`` matches ``pattern`` (value lists, ``prefix``, ``exists``, nested objects and ``$or``) for a
+    stack in ``account`` (:func:`for_account`)."""
+    if STACK_ACCOUNT in str(pattern):
+        pattern = for_account(pattern, account)
     if not isinstance(event, dict):
         return False
     for key, want in pattern.items():
@@ -146,10 +169,12 @@ class _Compiler:
         return "(" + " and ".join(parts) + ")"
 
 
-def compile_pattern(pattern: dict[str, Any]) -> Check:
-    """``pattern`` as one generated function ``event -> bool`` of inline field checks, answering as
-    :func:`matches` does (exact values, ``prefix``, nested objects, ``$or``): the pattern is walked once,
-    here, not for every event (a test compares the two on every event file and on near misses)."""
+def compile_pattern(pattern: dict[str, Any], account: str | None = None) -> Check:
+    """``pattern`` (for a stack in ``account``: :func:`for_account`) as one generated function
+    ``event -> bool`` of inline field checks, answering as :func:`matches` does (exact values, ``prefix``,
+    nested objects, ``$or``): the pattern is walked once, here, not for every event (a test compares the
+    two on every event file and on near misses)."""
+    pattern = for_account(pattern, account)
     compiler = _Compiler()
     body = compiler.pattern("x0", pattern)
     namespace: dict[str, Any] = {"_SCALARS": _SCALARS, "_any_of": _any_of, **compiler.constants}
@@ -157,9 +182,16 @@ def compile_pattern(pattern: dict[str, Any]) -> Check:
     return cast(Check, namespace["check"])
 
 
-_COMPILED: list[tuple[str, Check]] = [(name, compile_pattern(pattern)) for name, pattern in PATTERNS.items()]
+_COMPILED: dict[str | None, list[tuple[str, Check]]] = {
+    None: [(name, compile_pattern(pattern)) for name, pattern in PATTERNS.items()]}
 
 
-def targets(event: Any) -> set[str]:
-    """The functions (``recorder``, ``watchdog``) the bus would invoke for ``event``."""
-    return {name for name, check in _COMPILED if check(event)}
+def targets(event: Any, account: str | None = None) -> set[str]:
+    """The functions (``recorder``, ``watchdog``) the bus of a stack in ``account`` would invoke for
+    ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any)."""
+    compiled = _COMPILED.get(account)
+    if compiled is None:
+        if len(_COMPILED) > 16:
+            _COMPILED.clear()
+        compiled = _COMPILED[account] = [(name, compile_pattern(p, account)) for name, p in PATTERNS.items()]
+    return {name for name, check in compiled if check(event)}

@@ -72,16 +72,17 @@ def _tag_statements_cfn() -> list[dict[str, Any]]:
 
 
 def test_tag_resource_only_for_the_tag_the_watchdog_writes() -> None:
-    """Item 5: ecs:TagResource is conditioned on aws:TagKeys = the previous-desired-count tag only."""
+    """Item 5: ecs:TagResource (and, for a probe's pass, ecs:UntagResource: issue 29 item 2) is conditioned
+    on aws:TagKeys = the previous-desired-count tag only."""
     from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG
     from ecs_guardrail.core.policy import OPT_OUT_TAG
 
     (cfn,) = _tag_statements_cfn()
-    assert cfn["Action"] == ["ecs:TagResource"]
+    assert cfn["Action"] == ["ecs:TagResource", "ecs:UntagResource"]
     assert cfn["Condition"]["ForAllValues:StringEquals"] == {"aws:TagKeys": [PREVIOUS_COUNT_TAG]}
     assert cfn["Condition"]["Null"] == {"aws:TagKeys": "false"}  # a request without tag keys is no match
     (tf,) = [s for s in tf_statements("watchdog") if "ecs:TagResource" in s["actions"] and "effect" not in s]
-    assert tf["actions"] == ["ecs:TagResource"]
+    assert tf["actions"] == ["ecs:TagResource", "ecs:UntagResource"]
     conditions = {(c["test"], c["variable"]): c["values"] for c in iac.as_list(tf["condition"])}
     assert conditions == {
         ("ForAllValues:StringEquals", "aws:TagKeys"): [PREVIOUS_COUNT_TAG],

@@ -12,6 +12,20 @@ import iac
 import pytest
 from parity import PATTERNS, TEMPLATE, TF
 
+from ecs_guardrail.routing import STACK_ACCOUNT
+
+
+def _own_account(node):
+    """The stack's account as each side writes it (``!Ref AWS::AccountId``, ``${local.account_id}``) made
+    routing.STACK_ACCOUNT, so the copies compare equal."""
+    if node in ({"Ref": "AWS::AccountId"}, "${local.account_id}"):
+        return STACK_ACCOUNT
+    if isinstance(node, dict):
+        return {k: _own_account(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_own_account(v) for v in node]
+    return node
+
 
 def test_rule_patterns_equal_events_patterns_json() -> None:
     """The four copies of the patterns agree: routing.PATTERNS (replay), events/patterns.json, both templates."""
@@ -21,11 +35,11 @@ def test_rule_patterns_equal_events_patterns_json() -> None:
     assert json.loads(json.dumps(CODE_PATTERNS)) == PATTERNS
     rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
     assert rules["RecorderRule"]["Properties"]["EventPattern"] == PATTERNS["recorder"]
-    assert rules["WatchdogRule"]["Properties"]["EventPattern"] == PATTERNS["watchdog"]
+    assert _own_account(rules["WatchdogRule"]["Properties"]["EventPattern"]) == PATTERNS["watchdog"]
 
     tf_rules = TF["resource"]["aws_cloudwatch_event_rule"]
     assert json.loads(iac.heredoc(tf_rules["recorder"]["event_pattern"])) == PATTERNS["recorder"]
-    assert json.loads(iac.heredoc(tf_rules["watchdog"]["event_pattern"])) == PATTERNS["watchdog"]
+    assert _own_account(json.loads(iac.heredoc(tf_rules["watchdog"]["event_pattern"]))) == PATTERNS["watchdog"]
 
 
 def test_watchdog_is_filtered_at_the_bus() -> None:
@@ -41,7 +55,9 @@ def test_watchdog_is_filtered_at_the_bus() -> None:
         (("Container Restarts",), None),  # the sampler's restart observations (source ecs-guardrail)
     ]
     assert watchdog["source"] == ["aws.ecs", "ecs-guardrail"]
-    assert watchdog["$or"][-1] == {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"]}
+    # issue 29 item 4: the stack's own account only (a member account may put events on the bus)
+    assert watchdog["$or"][-1] == {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"],
+                                   "account": [STACK_ACCOUNT]}
     # the recorder takes every aws.ecs event: ECS adds detail-types, and one it does not read is kept
     assert PATTERNS["recorder"] == {"source": ["aws.ecs"]}
 

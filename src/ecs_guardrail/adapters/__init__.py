@@ -1,4 +1,5 @@
-"""Thin modules, one per AWS service or sink. Clients are passed in; each declares ``IAM_ACTIONS``."""
+"""Thin modules, one per AWS service or sink. Clients are passed in; each unit that calls AWS
+declares its IAM actions with :func:`ecs_guardrail.iam.permissions`."""
 
 __all__ = [
     "alerts", "audit_facts", "autoscaling", "aws", "bus", "cloudwatch", "clusters", "ecs", "elb", "history", "store",

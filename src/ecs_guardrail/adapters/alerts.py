@@ -27,6 +27,7 @@ from ecs_guardrail.core.alert import (
     slack_payload,
 )
 from ecs_guardrail.core.errors import SecretUnreadableError
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook"]
 
@@ -121,7 +122,6 @@ class SlackWebhook:
     :class:`Delivery` from here carries its path (:func:`redact_webhook`), a malformed URL included.
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {}
 
     def __init__(self, url: str, *, timeout_s: float = 5.0, max_retries: int = 2,
                  backoff_factor_s: float = 0.5) -> None:
@@ -154,16 +154,22 @@ class SlackWebhook:
 
 
 class SnsTopic:
-    """Publish an alert to an SNS topic.
+    """Publish an alert to an SNS topic, one body per protocol (``MessageStructure="json"``).
 
     ``fmt``: ``chatbot`` (AWS Chatbot's custom-notification JSON, which Chatbot renders in Slack,
     Teams and Chime) or ``text`` (the plain text, then the facts as JSON). Both carry the alert's
     ``decision_id``/``alert_id`` and are escaped as Slack's text is (``&amp;``, ``&lt;``, ``&gt;``).
-    Subject at most 100
-    ASCII characters and message at most 256 KB (SNS Publish API).
+    Subject at most 100 ASCII characters and message at most 256 KB (SNS Publish API).
+
+    SNS sends one message to every subscription unless the message is a JSON object of one body per
+    protocol (SNS API Reference, Publish, ``MessageStructure``: ``default`` is required and serves every
+    protocol without its own key). So (:meth:`structure`): ``default`` is the ``fmt`` body, for the
+    machines (Chatbot subscribes with ``https``; ``lambda``, ``sqs``, ``http``, ``firehose``, and
+    ``email-json``, which SNS documents as JSON for applications to process); ``email`` is readable
+    text (the alert's text and its facts, not escaped for Slack: a mail client shows ``&amp;`` as it
+    is); ``sms`` is the subject (an SMS carries at most 1,600 bytes).
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"alert_topic": frozenset({"sns:Publish"})}
     FORMATS: ClassVar[tuple[str, ...]] = ("chatbot", "text")
 
     def __init__(self, client: Any, topic_arn: str, fmt: str = "chatbot") -> None:
@@ -173,12 +179,17 @@ class SnsTopic:
         self.topic_arn = topic_arn
         self.fmt = fmt
 
-    def render(self, alert: Alert) -> tuple[str, str]:
-        """``(subject, message)`` as published (message within :data:`SNS_MESSAGE_MAX_BYTES` UTF-8)."""
+    def render(self, alert: Alert, max_bytes: int = SNS_MESSAGE_MAX_BYTES, *, quoted: bool = False) -> tuple[str, str]:
+        """``(subject, message)`` of the ``fmt`` body, the message within ``max_bytes`` of UTF-8 (``quoted``:
+        as a JSON string, the way :meth:`structure` carries it). A Chatbot message is shortened in its
+        description (it stays JSON), a text message at its end."""
+        def size(text: str) -> int:
+            return len((json.dumps(text, ensure_ascii=False) if quoted else text).encode())
+
         if self.fmt == "chatbot":
             msg = chatbot_message(alert)
             body = json.dumps(msg, ensure_ascii=False)
-            while len(body.encode()) > SNS_MESSAGE_MAX_BYTES and msg["content"]["description"]:
+            while size(body) > max_bytes and msg["content"]["description"]:
                 d = msg["content"]["description"]
                 msg["content"]["description"] = d[: len(d) // 2]
                 body = json.dumps(msg, ensure_ascii=False)
@@ -186,13 +197,33 @@ class SnsTopic:
             # escaped as Slack's text is (a subscriber may post it to Slack); the JSON stays JSON
             body = mrkdwn_escape(alert.text + "\n\ndecision (JSON): "
                                  + json.dumps(alert.data, sort_keys=True, default=str))
-            body = body.encode()[:SNS_MESSAGE_MAX_BYTES].decode(errors="ignore")
+            body = body.encode()[:max_bytes].decode(errors="ignore")
+            while size(body) > max_bytes:
+                body = body[: len(body) * 9 // 10]
         return alert.subject[:SNS_SUBJECT_MAX], body
 
+    def structure(self, alert: Alert) -> tuple[str, str]:
+        """``(subject, message)`` to publish with ``MessageStructure="json"``: ``message`` is the JSON
+        object ``{"default": the fmt body (:meth:`render`), "email": readable text, "sms": the subject}``,
+        within :data:`SNS_MESSAGE_MAX_BYTES` as a whole (the e-mail text is cut first)."""
+        # room for the e-mail's first lines and the SMS beside the machines' body
+        subject, body = self.render(alert, SNS_MESSAGE_MAX_BYTES - 4096, quoted=True)
+        facts = json.dumps(alert.data, sort_keys=True, default=str, indent=1)
+        email = f"{alert.text}\n\nDecision facts (JSON):\n{facts}"
+        room = SNS_MESSAGE_MAX_BYTES - len(json.dumps({"default": body, "email": "", "sms": subject},
+                                                      ensure_ascii=False).encode())
+        cut = False
+        while email and len(json.dumps(email + "…" * cut, ensure_ascii=False).encode()) - 2 > room:
+            email, cut = email[: len(email) * 9 // 10], True  # the e-mail is cut, never the machines' body
+        email += "…" * cut
+        message = json.dumps({"default": body, "email": email, "sms": subject}, ensure_ascii=False)
+        return subject, message
+
+    @permissions(alert_topic=["sns:Publish"])
     def send(self, alert: Alert) -> Delivery:
-        subject, body = self.render(alert)
+        subject, message = self.structure(alert)
         try:
-            self._sns.publish(TopicArn=self.topic_arn, Subject=subject, Message=body)
+            self._sns.publish(TopicArn=self.topic_arn, Subject=subject, Message=message, MessageStructure="json")
         except Exception as exc:  # noqa: BLE001 - reported to the caller, which records and re-raises
             return Delivery("sns", False, f"{type(exc).__name__}: {exc}"[:300])
         return Delivery("sns", True)
@@ -216,10 +247,6 @@ class WebhookUrl:
     The secret is either the URL itself or JSON ``{"url": "https://hooks.slack.com/..."}``.
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "webhook_secret": frozenset({"secretsmanager:GetSecretValue"}),
-    }
-
     def __init__(self, client: Any, secret_id: str, max_age_s: int = 300) -> None:
         from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
@@ -227,6 +254,7 @@ class WebhookUrl:
         self.secret_id = secret_id
         self.max_age_s = max_age_s
 
+    @permissions(webhook_secret=["secretsmanager:GetSecretValue"])
     def get(self) -> str:
         """Raises :class:`SecretUnreadableError` when Secrets Manager cannot be read, ``ValueError`` when
         the secret holds no URL or a URL with whitespace in it (neither message quotes the secret)."""

@@ -9,7 +9,7 @@ This is an operator command, not a Lambda: the permissions are the operator's (R
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -21,6 +21,7 @@ from ecs_guardrail.core.audit import (
     TargetGroupHealthCheck,
 )
 from ecs_guardrail.core.errors import ClusterNotFoundError
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["AuditFacts"]
 
@@ -31,25 +32,13 @@ _SCALABLE_DIMENSION = "ecs:service:DesiredCount"
 class AuditFacts:
     """Gathers :class:`~ecs_guardrail.core.audit.ClusterAuditFacts` through clients passed in."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "ecs_service": frozenset({"ecs:DescribeServices"}),
-        # no resource-level permissions (Service Authorization Reference): Resource "*"
-        "any": frozenset({
-            "ecs:ListServices",
-            "ecs:DescribeClusters",
-            "ecs:DescribeTaskDefinition",
-            "elasticloadbalancing:DescribeTargetGroups",
-            "elasticloadbalancing:DescribeTargetGroupAttributes",
-            "application-autoscaling:DescribeScalableTargets",
-        }),
-    }
-
     def __init__(self, ecs: Any, elbv2: Any, autoscaling: Any) -> None:
         self._ecs = ecs
         self._elb = elbv2
         self._aas = autoscaling
         self._task_definitions: dict[str, dict[str, Any]] = {}
 
+    @permissions(any=["ecs:ListServices"])  # DescribeServices: describe_services
     def cluster(self, cluster: str) -> ClusterAuditFacts:
         """Every ACTIVE service of ``cluster`` (a name or ARN) with its target groups' health checks,
         its essential container's health check and its scalable target.
@@ -103,6 +92,7 @@ class AuditFacts:
         return ClusterAuditFacts(name=name, arn=cluster_arn, services=tuple(services),
                                  container_insights=self.container_insights(cluster))
 
+    @permissions(any=["ecs:DescribeClusters"])
     def container_insights(self, cluster: str) -> bool | None:
         """Does the cluster have Container Insights (DescribeClusters ``include=["SETTINGS"]``,
         ``containerInsights`` ``enabled`` or ``enhanced``)? ``None`` when ECS would not say (access denied,
@@ -119,6 +109,7 @@ class AuditFacts:
                      "disabled")
         return str(value).lower() in ("enabled", "enhanced")
 
+    @permissions(any=["ecs:DescribeTaskDefinition"])
     def task_definition(self, arn: str) -> dict[str, Any]:
         """DescribeTaskDefinition's ``taskDefinition`` (cached per ARN); ``{}`` when there is none or ECS
         answers ``ClientException`` (a deregistered and deleted revision)."""
@@ -133,6 +124,8 @@ class AuditFacts:
                 self._task_definitions[arn] = {}
         return self._task_definitions[arn]
 
+    @permissions(any=["elasticloadbalancing:DescribeTargetGroups",
+                      "elasticloadbalancing:DescribeTargetGroupAttributes"])
     def target_groups(self, arns: list[str]) -> dict[str, TargetGroupHealthCheck]:
         """``{target group ARN: health check}`` (DescribeTargetGroups 20 a call, then the attributes)."""
         out: dict[str, TargetGroupHealthCheck] = {}
@@ -173,6 +166,7 @@ class AuditFacts:
                 )
         return out
 
+    @permissions(any=["application-autoscaling:DescribeScalableTargets"])
     def scalable_targets(self, resource_ids: list[str]) -> dict[str, dict[str, Any]]:
         """``{ResourceId: ScalableTarget}`` for the ``ecs:service:DesiredCount`` targets that exist."""
         out: dict[str, dict[str, Any]] = {}

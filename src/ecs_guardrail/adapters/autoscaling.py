@@ -21,13 +21,14 @@ are never called (not granted; denied outright where every cluster is alert-only
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ecs_guardrail.core.clusters import AlertOnlyClusters
 from ecs_guardrail.core.entitlement import ALL_SUSPENDED, ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.errors import AlertOnlyClusterError, ScalingSuspendError
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["ScalableTargets", "SCALABLE_DIMENSION", "SERVICE_NAMESPACE", "resource_id"]
 
@@ -51,15 +52,10 @@ def _why(exc: Exception) -> str:
 class ScalableTargets:
     """Scalable targets of ECS services through an Application Auto Scaling client passed in.
 
-    ``IAM_ACTIONS``: DescribeScalableTargets has no resource-level permission (``any``);
+    Permissions: DescribeScalableTargets has no resource-level permission (``any``);
     RegisterScalableTarget is granted on the account's scalable targets (``scalable_target``:
     ``arn:PARTITION:application-autoscaling:REGION:ACCOUNT:scalable-target/*``).
     """
-
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "any": frozenset({"application-autoscaling:DescribeScalableTargets"}),
-        "scalable_target": frozenset({"application-autoscaling:RegisterScalableTarget"}),
-    }
 
     def __init__(self, client: Any, *, alert_only: AlertOnlyClusters | None) -> None:
         """``alert_only``: the parsed ``ALERT_ONLY_CLUSTERS``; a write for a cluster it matches is refused
@@ -68,6 +64,7 @@ class ScalableTargets:
         self._aas = client
         self._alert_only = alert_only
 
+    @permissions(any=["application-autoscaling:DescribeScalableTargets"])
     def describe(self, cluster: str, service: str) -> ScalableTargetFacts | None:
         """The service's scalable target (DescribeScalableTargets), or ``None`` when it has none.
 
@@ -94,6 +91,7 @@ class ScalableTargets:
                                            suspended=SuspendedState.from_api(t.get("SuspendedState")))
         return None
 
+    @permissions(scalable_target=["application-autoscaling:RegisterScalableTarget"])
     def _register(self, rid: str, state: SuspendedState) -> None:
         """RegisterScalableTarget with ``SuspendedState`` only; refused for an alert-only cluster.
 

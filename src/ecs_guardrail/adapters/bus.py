@@ -11,9 +11,10 @@ default bus (PutEvents, at most 10 entries a call; API reference), ``source`` ``
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.core.errors import ObservationsNotSentError
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["ObservationBus", "ObservationsNotSentError"]
 
@@ -21,12 +22,12 @@ __all__ = ["ObservationBus", "ObservationsNotSentError"]
 class ObservationBus:
     """PutEvents to the default bus through an ``events`` client passed in."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"default_bus": frozenset({"events:PutEvents"})}
     MAX_ENTRIES = 10
 
     def __init__(self, client: Any) -> None:
         self._events = client
 
+    @permissions(default_bus=["events:PutEvents"])
     def put(self, events: list[dict[str, Any]]) -> int:
         """Put EventBridge-shaped events (``source``, ``detail-type``, ``time``, ``resources``, ``detail``).
         Returns how many were put.

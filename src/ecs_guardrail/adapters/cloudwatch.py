@@ -21,9 +21,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.core.entitlement import ServingSample
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["HealthyHostCount", "Series", "Reading", "NAMESPACE", "NLB_NAMESPACE", "METRIC", "REQUEST_METRICS",
            "ELB_5XX", "namespace_for", "queries_for", "ContainerRestarts", "RESTART_NAMESPACE", "RESTART_METRIC"]
@@ -107,7 +108,6 @@ class HealthyHostCount:
     """Reads both observers of target groups through a CloudWatch client passed in (the class keeps its
     historical name: the health checker's view came first)."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"cloudwatch:GetMetricData"})}
     MAX_QUERIES = 500
     PERIOD_S = 60
 
@@ -117,6 +117,7 @@ class HealthyHostCount:
         self.metrics_requested = 0
         self.calls = 0
 
+    @permissions(any=["cloudwatch:GetMetricData"])
     def _run(self, queries: list[tuple[Any, str, str, list[dict[str, str]], str]], start: datetime,
              end: datetime) -> dict[Any, dict[datetime, float]]:
         """``{key: {minute: value}}`` for minutes in ``[start, end)``, 500 queries a call, plus pages."""
@@ -249,7 +250,6 @@ class ContainerRestarts:
     (ARCHITECTURE.md, "Restart-policy loops"). Kept apart from :class:`HealthyHostCount` so the two
     readers change independently; both are GetMetricData, the one IAM action."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"cloudwatch:GetMetricData"})}
     MAX_QUERIES = 500
     PERIOD_S = 60
 
@@ -261,6 +261,7 @@ class ContainerRestarts:
         """The series' dimensions, in this order (moto compares dimension lists in the order given)."""
         return [{"Name": "ClusterName", "Value": cluster}, {"Name": "ServiceName", "Value": service}]
 
+    @permissions(any=["cloudwatch:GetMetricData"])
     def totals(self, services: list[tuple[str, str]], start: datetime,
                end: datetime) -> dict[tuple[str, str], dict[datetime, float]]:
         """``{(cluster, service): {minute start (UTC): restart total}}`` for minutes in ``[start, end)``

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["AccountClusters"]
 
@@ -12,11 +14,11 @@ class AccountClusters:
     """ECS ListClusters through a client passed in (``ecs:ListClusters`` has no resource-level
     permission: ``any``). API reference: ListClusters returns cluster ARNs, at most 100 a page."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"ecs:ListClusters"})}
 
     def __init__(self, client: Any) -> None:
         self._ecs = client
 
+    @permissions(any=["ecs:ListClusters"])
     def arns(self) -> tuple[str, ...]:
         """Every cluster ARN of the client's account and region (all pages).
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -26,6 +26,7 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
+from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
 __all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService",
@@ -61,6 +62,7 @@ _UNANSWERED = frozenset({"AccessDeniedException", "AccessDenied", "UnknownOperat
 _FINISHED = frozenset({"SUCCESSFUL", "STOPPED", "ROLLBACK_SUCCESSFUL", "ROLLBACK_FAILED"})
 
 
+@permissions(ecs_service=["ecs:DescribeServices"])
 def describe_services(ecs: Any, cluster: str, services: list[str], *, tags: bool = False) -> list[dict[str, Any]]:
     """Every service of ``services`` (names or ARNs) in ``cluster`` as DescribeServices returns it, in
     calls of :data:`DESCRIBE_SERVICES_LIMIT`, any ``status`` (the caller filters ``ACTIVE``); ``tags``:
@@ -153,20 +155,13 @@ class ServiceFacts:
 class EcsService:
     """ECS calls through a client passed in (configure botocore ``adaptive`` retries for storms)."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "ecs_service": frozenset({"ecs:DescribeServices", "ecs:UpdateService", "ecs:TagResource",
-                                  "ecs:ListServiceDeployments"}),
-        "ecs_service_deployment": frozenset({"ecs:DescribeServiceDeployments"}),
-        "any": frozenset({"ecs:ListServices"}),
-    }
     #: ListServiceDeployments ``maxResults`` (the API's most; one page is the newest the watchdog needs)
     SERVICE_DEPLOYMENTS_PAGE = 100
-    #: the operator's ``restore`` additionally needs (CLI only, never granted to a function)
-    RESTORE_ACTIONS: ClassVar[frozenset[str]] = frozenset({"ecs:UntagResource"})
 
     def __init__(self, client: Any) -> None:
         self._ecs = client
 
+    @permissions(ecs_service=["ecs:DescribeServices"])
     def describe(self, cluster: str, service: str) -> ServiceFacts:
         """DescribeServices for one service, with its tags.
 
@@ -229,6 +224,8 @@ class EcsService:
                                     stability_status=t.get("stabilityStatus")) for t in s.get("taskSets") or []),
         )
 
+    @permissions(ecs_service=["ecs:ListServiceDeployments"],
+                 ecs_service_deployment=["ecs:DescribeServiceDeployments"])
     def service_deployments(self, cluster: str, service: str, *,
                             since: datetime | None = None) -> tuple[ServiceDeployment, ...] | None:
         """The service's deployments as ECS lists them (ListServiceDeployments, one page, created after
@@ -280,6 +277,7 @@ class EcsService:
         epoch = datetime.min.replace(tzinfo=UTC)
         return tuple(sorted(out, key=lambda d: d.created_at or epoch, reverse=True))
 
+    @permissions(any=["ecs:ListServices"])
     def count_services(self, cluster: str) -> int:
         """Number of services in the cluster (ListServices, all pages).
 
@@ -299,6 +297,7 @@ class EcsService:
                 raise ServiceAccessDeniedError(f"{cluster}: {code} on ListServices") from exc
             raise
 
+    @permissions(ecs_service=["ecs:TagResource", "ecs:UpdateService"])
     def scale_to_zero(self, facts: ServiceFacts, previous_desired_count: int) -> bool:
         """Tag the service with its previous desired count, then set desiredCount 0.
 
@@ -325,6 +324,7 @@ class EcsService:
             raise refused from exc
         return True
 
+    @permissions(ecs_service=["ecs:UpdateService"])
     def probe(self, facts: ServiceFacts) -> bool:
         """``RECOVERY=probe``: set desiredCount 1 on a service held at zero (the previous-count tag stays:
         the service is still held). Idempotent: a service already at 1 is not updated. Returns True
@@ -346,6 +346,7 @@ class EcsService:
             raise refused from exc
         return True
 
+    @permissions(ecs_service=["ecs:UpdateService", "ecs:UntagResource"])
     def restore(self, facts: ServiceFacts, desired_count: int) -> bool:
         """Set desiredCount back and drop the watchdog's tag. Returns True when UpdateService ran."""
         changed = False
@@ -375,11 +376,6 @@ class EcsFleet:
     API reference: ListClusters, ListServices (100 a page), DescribeServices (10 services a call).
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "ecs_service": frozenset({"ecs:DescribeServices"}),
-        "any": frozenset({"ecs:ListClusters", "ecs:ListServices"}),
-    }
-
     def __init__(self, client: Any) -> None:
         self._ecs = client
         # ListClusters / ListServices answers, kept for this instance's life (one sampler run): the
@@ -387,12 +383,14 @@ class EcsFleet:
         self._cluster_arns: list[str] | None = None
         self._service_arns: dict[str, list[str]] = {}
 
+    @permissions(any=["ecs:ListClusters"])
     def _clusters(self) -> list[str]:
         if self._cluster_arns is None:
             paginator = self._ecs.get_paginator("list_clusters")
             self._cluster_arns = [arn for page in paginator.paginate() for arn in page.get("clusterArns", [])]
         return self._cluster_arns
 
+    @permissions(any=["ecs:ListServices"])
     def _services(self, cluster: str) -> list[str]:
         if cluster not in self._service_arns:
             paginator = self._ecs.get_paginator("list_services")

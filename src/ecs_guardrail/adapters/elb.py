@@ -7,9 +7,10 @@ CloudWatch names ALB series by the ARN suffixes ``targetgroup/NAME/ID`` and ``ap
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.core.links import parse_arn
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["TargetGroups", "target_group_dimension", "load_balancer_dimension", "target_group_name"]
 
@@ -40,14 +41,12 @@ def target_group_name(arn: str) -> str:
 class TargetGroups:
     """DescribeTargetGroups through a client passed in."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "any": frozenset({"elasticloadbalancing:DescribeTargetGroups"}),
-    }
     PAGE_SIZE = 400
 
     def __init__(self, client: Any) -> None:
         self._elb = client
 
+    @permissions(any=["elasticloadbalancing:DescribeTargetGroups"])
     def load_balancers(self, target_group_arns: set[str] | list[str]) -> dict[str, tuple[str, ...]]:
         """``{target group ARN: (load balancer ARN, ...)}`` for the ARNs asked (others are dropped).
 

@@ -10,7 +10,6 @@ callers that need several (the CLI, ``replay``, ``restore``).
 from __future__ import annotations
 
 import functools
-import importlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -36,18 +35,6 @@ def from_epoch(seconds: int | float) -> datetime:
     return datetime.fromtimestamp(float(seconds), tz=UTC)
 
 
-class _Borrowed:
-    """A class attribute that is another module's (``module``, ``attr``), imported on first read: the
-    recorder's cold start does not import the watchdog's state or the sampler's samples (and their core
-    modules) for an IAM table it never reads."""
-
-    def __init__(self, module: str, attr: str) -> None:
-        self.module, self.attr = module, attr
-
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        return functools.reduce(getattr, self.attr.split("."), importlib.import_module(self.module))
-
-
 class HistoryStore:
     """The four parts of the history table over one :class:`Table`.
 
@@ -55,12 +42,6 @@ class HistoryStore:
     (:class:`~ecs_guardrail.adapters.store.memory.MemoryTable` for the fast replay engine).
     """
 
-    #: every call any function makes on the table (the parity test walks the per-function subsets)
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = _Borrowed(  # type: ignore[assignment]
-        "ecs_guardrail.adapters.store.watchdog_state", "WatchdogState.IAM_ACTIONS")
-    RECORDER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = EventLog.IAM_ACTIONS
-    SAMPLER_ACTIONS: ClassVar[dict[str, frozenset[str]]] = _Borrowed(  # type: ignore[assignment]
-        "ecs_guardrail.adapters.store.samples", "Samples.IAM_ACTIONS")
     TIMELINE_FIELDS: ClassVar[tuple[str, ...]] = TIMELINE_FIELDS
 
     def __init__(self, client: Any, table_name: str, ttl_days: int = 90) -> None:

@@ -14,9 +14,11 @@ awslogs log driver"), so a link costs no second call.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["TaskDefinitions", "AwsLogs"]
 
@@ -37,7 +39,6 @@ _PERMANENT = frozenset({"AccessDeniedException", "AccessDenied", "ClientExceptio
 class TaskDefinitions:
     """DescribeTaskDefinition through an ECS client passed in, cached per task definition ARN."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"any": frozenset({"ecs:DescribeTaskDefinition"})}
 
     def __init__(self, client: Any) -> None:
         self._ecs = client
@@ -45,6 +46,7 @@ class TaskDefinitions:
         self._errors: dict[str, str] = {}
         self._logs: dict[str, dict[str, AwsLogs]] = {}
 
+    @permissions(any=["ecs:DescribeTaskDefinition"])
     def essential_containers(self, task_definition_arn: str) -> frozenset[str] | None:
         """Names of the essential containers of ``task_definition_arn`` (``taskDefinitionArn`` of the event).
 

@@ -502,11 +502,7 @@ def chatbot_message(alert: Alert) -> dict[str, Any]:
     """
     lim = CHATBOT_LIMITS
     w = alert.where
-    steps = [_cut(_mrkdwn(f"{link.label}: {link.url}"), lim["next_step"]) for link in alert.links
-             if len(_mrkdwn(f"{link.label}: {link.url}")) <= lim["next_step"]]
-    undo = alert.data.get("undo")
-    if undo:
-        steps.insert(0, _cut(_mrkdwn(f"Undo: {undo}"), lim["next_step"]))
+    steps, in_description, whole = _next_steps(alert)
     keywords = [k for k in (*alert.keywords, w.cluster if w else None, w.account if w else None,
                             w.region if w else None) if k]
     thread = None
@@ -523,9 +519,10 @@ def chatbot_message(alert: Alert) -> dict[str, Any]:
         "id": alert.alert_id or f"{alert.kind}:{thread or ''}:{alert.data.get('time', '')}",
         "content": {
             "textType": "client-markdown",
-            "title": _cut(_mrkdwn(alert.title or alert.subject), lim["title"]),
-            "description": _cut(_mrkdwn(alert.text), lim["description"]),
-            "nextSteps": steps[:lim["next_steps"]],
+            "title": _cut(_inert(alert.title or alert.subject), lim["title"]),
+            "description": _fit_lines(_inert(alert.text).split("\n"), lim["description"], in_description,
+                                      whole),
+            "nextSteps": steps,
             "keywords": [_cut(_mrkdwn(str(k)), lim["keyword"]) for k in dict.fromkeys(keywords)][:lim["keywords"]],
         },
         "metadata": {"summary": _cut(_mrkdwn(alert.subject), lim["summary"]), "eventType": alert.kind,
@@ -536,6 +533,68 @@ def chatbot_message(alert: Alert) -> dict[str, Any]:
     if not msg["content"]["nextSteps"]:
         del msg["content"]["nextSteps"]
     return msg
+
+
+def _inert(text: str) -> str:
+    """:func:`mrkdwn_escape`, and a ```` ``` ```` made ``'''``: Chatbot's ``client-markdown`` would
+    otherwise turn the rest of the text into code (the Slack blocks neutralise it the same way)."""
+    return _mrkdwn(text).replace("```", "'''")
+
+
+def _next_steps(alert: Alert) -> tuple[list[str], list[str], list[str]]:
+    """Chatbot ``nextSteps`` for ``alert`` (the undo command first, then the links) within
+    :data:`CHATBOT_LIMITS`; the lines the description must then hold whole; and the commands and URLs
+    no line may be cut through. A step is never cut (a cut command or URL is a wrong one): an undo
+    command too long for a step (255-character cluster and service names) loses its ``Undo:`` label
+    first, then moves to the description whole, a step saying so; links too long for a step, or past
+    the tenth step, move there too, one step naming them."""
+    lim = CHATBOT_LIMITS["next_step"]
+    steps: list[str] = []
+    moved: list[str] = []
+    whole: list[str] = []
+    undo = alert.data.get("undo")
+    if undo:
+        whole.append(_inert(str(undo)))
+        fitting = [c for c in (_inert(f"Undo: {undo}"), _inert(str(undo))) if len(c) <= lim]
+        if fitting:
+            steps.append(fitting[0])
+        else:
+            steps.append("Undo: the restore command is in the description, whole (too long for a next step)")
+            moved.append(_inert(f"Undo: {undo}"))
+    links = [(link, _inert(f"{link.label}: {link.url}")) for link in alert.links]
+    whole += [_inert(link.url) for link in alert.links]
+    fit = [step for _, step in links if len(step) <= lim]
+    free = CHATBOT_LIMITS["next_steps"] - len(steps)
+    shown = fit if len(fit) == len(links) and len(fit) <= free else fit[:max(0, free - 1)]
+    steps += shown
+    rest = [(link, step) for link, step in links if step not in shown]
+    if rest:
+        labels = ", ".join(link.label for link, _ in rest)
+        steps.append(_cut(_inert(f"{len(rest)} more link(s) in the description: {labels}"), lim))
+        moved += [step for _, step in rest]
+    return steps, moved, whole
+
+
+def _fit_lines(lines: list[str], limit: int, keep: list[str], whole: list[str]) -> str:
+    """``lines`` joined within ``limit`` characters, cut at a line; a line holding one of ``whole`` (a
+    command, a URL) is never cut through (kept whole or left out), and every line of ``keep`` that the
+    cut left out follows it, whole."""
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text
+    tail = list(keep)
+    budget = limit - sum(len(k) + 1 for k in tail) - 2  # "…" and its line break
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            if budget - used > 40 and not any(w and w in line for w in whole):
+                out.append(_cut(line, budget - used - 1))
+            break
+        out.append(line)
+        used += len(line) + 1
+    tail = [k for k in tail if k not in out]
+    return "\n".join(out + ["…"] + tail)[:limit]
 
 
 def pick_log_streams(failures: tuple[Failure, ...], destinations: Callable[[str], Mapping[str, Any]],

@@ -115,15 +115,31 @@ class RestartObservation:
                            "restarts": self.restarts, "restartCount": self.total}}
 
     @classmethod
-    def from_event(cls, raw: Any) -> RestartObservation | None:
-        """The observation in ``raw``, or ``None`` when ``raw`` is not one.
+    def from_event(cls, raw: Any, *, account: str | None = None) -> RestartObservation | None:
+        """The observation in ``raw``, or ``None`` when ``raw`` is not one (its ``detail-type`` is not
+        :data:`OBSERVATION_TYPE`).
+
+        ``account``: the stack's own account. Only the stack's sampler puts observations, on its own
+        account's default bus with ``source`` :data:`OBSERVATION_SOURCE`, and EventBridge stamps the
+        envelope's ``account`` with the account that called PutEvents (EventBridge User Guide, "Amazon
+        EventBridge events": ``account``; a member account allowed to put events on the bus in
+        cross-account mode gets its own account stamped). So an observation whose ``account`` is not
+        ``account``, or whose ``source`` is another, was forged. ``None``: unknown, not checked.
 
         Raises:
-            ValueError: an observation with a missing or malformed field (named).
+            ValueError: an observation with a missing or malformed field, another ``source``, or another
+                account's (named).
         """
-        if not isinstance(raw, dict) or raw.get("source") != OBSERVATION_SOURCE \
-                or raw.get("detail-type") != OBSERVATION_TYPE:
+        if not isinstance(raw, dict) or raw.get("detail-type") != OBSERVATION_TYPE:
             return None
+        if raw.get("source") != OBSERVATION_SOURCE:
+            if raw.get("source") == "aws.ecs":
+                return None  # not the sampler's: an ECS event type the watchdog does not read
+            raise ValueError(f"{OBSERVATION_TYPE}: source {str(raw.get('source'))[:100]!r} is not the sampler's "
+                             f"({OBSERVATION_SOURCE}): a forged observation")
+        if account is not None and raw.get("account") != account:
+            raise ValueError(f"{OBSERVATION_TYPE}: from account {str(raw.get('account'))[:100]!r}, not the stack's "
+                             f"own ({account}): only the stack's sampler observes restarts")
         d = raw.get("detail")
         if not isinstance(d, dict):
             raise ValueError(f"{OBSERVATION_TYPE}: detail is not an object")

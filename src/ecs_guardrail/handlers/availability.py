@@ -37,7 +37,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.bus import ObservationBus
 from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
-from ecs_guardrail.adapters.ecs import EcsFleet
+from ecs_guardrail.adapters.ecs import EcsFleet, describe_services
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
     load_balancer_dimension,
@@ -45,6 +45,7 @@ from ecs_guardrail.adapters.elb import (
     target_group_name,
 )
 from ecs_guardrail.adapters.history import HistoryStore, iso
+from ecs_guardrail.adapters.store.samples import Samples
 from ecs_guardrail.core.availability import BLOCK_FIELDS, BLOCK_MINUTES, SampleBlock, ServiceCounts, minute_floor
 from ecs_guardrail.core.restarts import MAX_RESTARTS_PER_MINUTE, RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
@@ -61,14 +62,16 @@ def block_start(minute: datetime, block_minutes: int = BLOCK_MINUTES) -> datetim
     since_epoch = int(m.timestamp()) // 60
     return m - timedelta(minutes=since_epoch % block_minutes)
 
-#: adapters whose declared calls this function makes; walked by the IAM test
+#: the units (adapter classes: every declared method) whose AWS calls this function makes;
+#: ecs_guardrail.iam.handler_permissions unions their @permissions (tests/infra/test_iam_calls.py)
 USES = {
-    "history": HistoryStore.SAMPLER_ACTIONS,
-    "ecs": EcsFleet.IAM_ACTIONS,
-    "elb": TargetGroups.IAM_ACTIONS,
-    "cloudwatch": HealthyHostCount.IAM_ACTIONS,
-    "restarts": ContainerRestarts.IAM_ACTIONS,
-    "bus": ObservationBus.IAM_ACTIONS,
+    "history": Samples,
+    "ecs": EcsFleet,
+    "describe_services": describe_services,
+    "elb": TargetGroups,
+    "cloudwatch": HealthyHostCount,
+    "restarts": ContainerRestarts,
+    "bus": ObservationBus,
 }
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
+from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.core.classify import classify_stop, is_stop_event
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
@@ -26,8 +27,9 @@ from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
 __all__ = ["handler", "record_event", "USES", "arn_place"]
 
-#: adapters (and the subset of their calls) this function uses; walked by the IAM test
-USES = {"recorder": HistoryStore.RECORDER_ACTIONS}
+#: the units whose AWS calls this function makes: the event log's one write (never its reads);
+#: ecs_guardrail.iam.handler_permissions unions their @permissions (tests/infra/test_iam_calls.py)
+USES = {"event_log": EventLog._once}
 
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:

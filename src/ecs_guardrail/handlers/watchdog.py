@@ -35,6 +35,7 @@ from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
 from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
@@ -80,17 +81,20 @@ from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metr
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 
-#: adapters whose declared calls this function makes; walked by the IAM test
+#: the units (adapter classes: every declared method; or one declared method) whose AWS calls this function
+#: makes, the scheduled sweep's (handlers.sweep) included; ecs_guardrail.iam.handler_permissions unions their
+#: @permissions, and tests/infra/test_iam_calls.py checks every recorded call came from one of them
 USES = {
-    "history": WatchdogState.IAM_ACTIONS,
-    "ecs": EcsService.IAM_ACTIONS,
-    "task_definitions": TaskDefinitions.IAM_ACTIONS,
-    "autoscaling": ScalableTargets.IAM_ACTIONS,
-    "target_groups": TargetGroups.IAM_ACTIONS,
-    "cloudwatch": HealthyHostCount.IAM_ACTIONS,
-    "sns": SnsTopic.IAM_ACTIONS,
-    "slack_secret": WebhookUrl.IAM_ACTIONS,
-    "alert_only_check": AccountClusters.IAM_ACTIONS,
+    "history": WatchdogState,
+    "ecs": EcsService,
+    "task_definitions": TaskDefinitions,
+    "autoscaling": ScalableTargets,
+    "target_groups": TargetGroups,
+    "cloudwatch": HealthyHostCount,
+    "sns": SnsTopic,
+    "slack_secret": WebhookUrl,
+    "alert_only_check": AccountClusters,
+    "rejected_observations": EventLog._once,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
@@ -445,11 +449,17 @@ def process(raw: Any, rt: Runtime, context: Any = None, *,
     """
     wd = Watchdog(rt, context)
     try:
-        restarts = RestartObservation.from_event(raw)
-    except ValueError as exc:  # kept in the function's log, with its reason (the recorder never sees it)
+        restarts = RestartObservation.from_event(raw, account=rt.home[0] if rt.home else None)
+        if restarts is not None:  # the same 15-minute rule as task events (ARCHITECTURE.md, "Time-sane")
+            check_delivery(restarts.minute, delivered_at)
+    except (ValueError, EventRejectedError) as exc:
+        # the recorder never sees an observation (its rule takes aws.ecs only): kept here, with its reason,
+        # in the function's log and in the table's rejected events (``ecs-guardrail rejected``)
+        reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
         metrics.add_metric(name="EventsRejected", unit="Count", value=1)
-        logger.warning("restart observation rejected", extra={"reason": str(exc), "event": str(raw)[:4000]})
-        return {"status": "rejected", "reason": str(exc)}, wd
+        logger.warning("restart observation rejected", extra={"reason": reason, "event": str(raw)[:4000]})
+        rt.history.record_rejected(raw, reason, delivered_at or datetime.fromtimestamp(rt.clock(), UTC))
+        return {"status": "rejected", "reason": reason}, wd
     if restarts is not None:
         return wd.on_restarts(restarts), wd
     try:

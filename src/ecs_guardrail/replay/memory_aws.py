@@ -39,6 +39,7 @@ import bisect
 import copy
 import hashlib
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -543,10 +544,20 @@ class _Sns(MemoryClient):
         self._aws.topics.setdefault(arn, [])
         return {"TopicArn": arn}
 
-    def publish(self, TopicArn: str, Message: str, Subject: str | None = None, **_: Any) -> dict[str, Any]:
+    def publish(self, TopicArn: str, Message: str, Subject: str | None = None, MessageStructure: str | None = None,
+                **_: Any) -> dict[str, Any]:
         self._call("publish")
         if TopicArn not in self._aws.topics:
             raise _error("Publish", "NotFound", "Topic does not exist")
+        if MessageStructure is not None:  # one body per protocol: the read-back is a subscriber's, "default"
+            try:
+                bodies = json.loads(Message) if MessageStructure == "json" else None
+            except ValueError:
+                bodies = None
+            if not isinstance(bodies, dict) or not isinstance(bodies.get("default"), str):
+                raise _error("Publish", "InvalidParameter", "Invalid parameter: Message Structure - JSON "
+                             "message body failed to parse, or has no default string")
+            Message = bodies["default"]
         self._aws.topics[TopicArn].append({"subject": Subject, "message": Message})
         return {"MessageId": f"{next(self._aws.ids):032x}"}
 

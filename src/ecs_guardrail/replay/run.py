@@ -248,7 +248,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 restart_clock.before_event(t)
                 if t is not None:
                     span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
-                routes = targets(raw)
+                routes = targets(raw, scenario.account)
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services), n)
                 warn(_other_home(raw, scenario.account, scenario.region), n)
                 at = delivered.get(n)
@@ -324,14 +324,15 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
 _FAILURE_KINDS = ("crash", "health_check_kill")
 
 
-def _accepted(raw: Any) -> bool:
-    """Whether the recorder or the watchdog accepts ``raw`` (an ECS event, or a restart observation)."""
+def _accepted(raw: Any, account: str | None = None) -> bool:
+    """Whether the recorder or the watchdog (of a stack in ``account``) accepts ``raw`` (an ECS event, or
+    a restart observation)."""
     from ecs_guardrail.core.errors import EventRejectedError
     from ecs_guardrail.core.events import parse_event
     from ecs_guardrail.core.restarts import RestartObservation
 
     try:
-        if RestartObservation.from_event(raw) is not None:
+        if RestartObservation.from_event(raw, account=account) is not None:
             return True
         parse_event(raw)
     except (EventRejectedError, ValueError):
@@ -363,7 +364,7 @@ class RecoveryTicks:
             for n, line in enumerate(fh, 1):
                 try:  # only a line the replay accepts moves the clock: a rejected one is named, not swept
                     raw = json.loads(decode_line(line)[0]) if line.strip() else None
-                    t = event_time(raw) if raw is not None and _accepted(raw) else None
+                    t = event_time(raw) if raw is not None and _accepted(raw, scenario.account) else None
                 except (ValueError, RecursionError):
                     t = None
                 at = (delivered or {}).get(n)

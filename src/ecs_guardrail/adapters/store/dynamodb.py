@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -97,9 +97,6 @@ class DynamoTable:
     """
 
     #: the calls this adapter can make, by resource (walked by the IAM parity test)
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}),
-    }
 
     def __init__(self, client: Any, name: str) -> None:
         self._ddb = client

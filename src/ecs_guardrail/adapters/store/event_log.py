@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
+from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["EventLog", "epoch", "MAX_RAW_BYTES"]
 
@@ -33,7 +34,6 @@ class EventLog:
     ``ttl_days``: items expire that many days after their event time (or after now, if later).
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_table": frozenset({"dynamodb:PutItem"})}
 
     def __init__(self, table: Table, ttl_days: int = 90) -> None:
         self.table = table
@@ -43,6 +43,7 @@ class EventLog:
         """The TTL attribute for an item about event time ``t`` (Unix seconds)."""
         return epoch(max(t, datetime.now(UTC)) + self.ttl)
 
+    @permissions(history_table=["dynamodb:PutItem"])
     def _once(self, item: dict[str, Any]) -> bool:
         try:
             self.table.put(item, _ONCE)
@@ -81,14 +82,17 @@ class EventLog:
                            "raw": encoded[:MAX_RAW_BYTES].decode("utf-8", "ignore"),
                            "raw_truncated": len(encoded) > MAX_RAW_BYTES, "expires_at": self.expires(received)})
 
+    @permissions(history_table=["dynamodb:Query"])
     def task_history(self, task_arn: str) -> list[dict[str, Any]]:
         """Every recorded version of a task, oldest first."""
         return list(self.table.query(f"TASK#{task_arn}"))
 
+    @permissions(history_table=["dynamodb:Query"])
     def task_state(self, task_arn: str) -> dict[str, Any] | None:
         """The task's newest recorded state (highest ``detail.version``), or ``None``."""
         return next(self.table.query(f"TASK#{task_arn}", prefix="V#", descending=True, limit=1), None)
 
+    @permissions(history_table=["dynamodb:Query"])
     def rejected(self, day: datetime) -> list[dict[str, Any]]:
         """Rejected events received on ``day`` (UTC), oldest first."""
         return list(self.table.query(f"REJECTED#{day.astimezone(UTC):%Y-%m-%d}"))

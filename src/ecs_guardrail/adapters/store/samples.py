@@ -18,12 +18,13 @@ minute each) are still read (:func:`ecs_guardrail.core.timeline.availability_fro
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog, epoch
 from ecs_guardrail.adapters.store.table import Table
 from ecs_guardrail.core.availability import SampleBlock, ServiceCounts
+from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.records import iso
 
 __all__ = ["Samples"]
@@ -39,7 +40,6 @@ def _num(v: float | None) -> float | int | None:
 class Samples:
     """Writes of the sampler (``PutItem`` only), deduplicated against what this environment wrote."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_table": frozenset({"dynamodb:PutItem"})}
 
     def __init__(self, table: Table, ttl_days: int = 90) -> None:
         self.table = table
@@ -57,6 +57,7 @@ class Samples:
         self._memo[key] = digest
         return True
 
+    @permissions(history_table=["dynamodb:PutItem"])
     def record_block(self, block: SampleBlock, *, target_group_dimension: str, load_balancers: int) -> bool:
         """Write one target group's block of minutes, unless this environment wrote the same values.
 
@@ -83,6 +84,7 @@ class Samples:
         self.writes += 1
         return True
 
+    @permissions(history_table=["dynamodb:PutItem"])
     def record_counts(self, counts: ServiceCounts, *, force: bool = False) -> bool:
         """Write a service's desired and running counts at ``sampled_at`` when they changed since the
         last ones this environment wrote, or always with ``force`` (once per block). Returns True when

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Table
+from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.records import iso
 
 __all__ = ["TimelineReads", "TIMELINE_FIELDS"]
@@ -25,12 +26,12 @@ TIMELINE_FIELDS: tuple[str, ...] = (
 class TimelineReads:
     """The operator's and the availability report's reads (CLI ``timeline``, ``replay``)."""
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {"history_index": frozenset({"dynamodb:Query"})}
     TIMELINE_FIELDS = TIMELINE_FIELDS
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
+    @permissions(history_index=["dynamodb:Query"])
     def timeline_items(self, cluster: str, since: datetime, until: datetime,
                        fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
         """Every timeline item of ``cluster`` with ``since <= time <= until``, in time order: one Query per

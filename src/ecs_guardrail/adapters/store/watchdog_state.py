@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
@@ -47,6 +47,7 @@ from ecs_guardrail.core.episode import (
     file_job_failure,
 )
 from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
 __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
@@ -204,9 +205,6 @@ class WatchdogState:
     per runtime; never share it between runtimes.
     """
 
-    IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}),
-    }
 
     def __init__(self, table: Table, ttl_days: int = 90,
                  cache: dict[tuple[str, str], ServiceSummary] | None = None) -> None:
@@ -215,6 +213,7 @@ class WatchdogState:
         self._cache = cache if cache is not None else {}
 
     # -------------------------------------------------------------- summaries
+    @permissions(history_table=["dynamodb:GetItem"])
     def load(self, ck: str, service: str, *, fresh: bool = False) -> ServiceSummary:
         """The service's summary (cached unless ``fresh``; a new empty one when none is stored)."""
         if not fresh and (ck, service) in self._cache:
@@ -235,6 +234,7 @@ class WatchdogState:
     def _cond(s: ServiceSummary) -> Cond:
         return Cond(absent=True) if s.seq == 0 else Cond(any_of=({"seq": s.seq},))
 
+    @permissions(history_table=["dynamodb:PutItem"])
     def save(self, ck: str, current: ServiceSummary, new: ServiceSummary) -> ServiceSummary:
         """Write ``new`` if the stored summary is still ``current`` (same ``seq``).
 
@@ -277,6 +277,7 @@ class WatchdogState:
                 s, known = self.load(ck, service), True  # the winner's item (ALL_OLD) or a fresh read
         raise StateConflictError(f"{ck}/{service}: summary kept changing under {_RETRIES} writes")
 
+    @permissions(history_table=["dynamodb:Query"])
     def cluster(self, ck: str) -> ClusterView:
         """Every service summary, slot and the mass event of the cluster (one strongly consistent Query)."""
         summaries, slots, mass_last = [], [], None
@@ -293,6 +294,7 @@ class WatchdogState:
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
     # -------------------------------------------------------------- episode claim and decision records
+    @permissions(history_table=["dynamodb:PutItem"])
     def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any]) -> ServiceSummary:
         """Open (or escalate) the episode in ``new`` and write the decision record, in ONE transaction.
 
@@ -319,11 +321,13 @@ class WatchdogState:
         self._cache[(ck, current.service)] = stored
         return stored
 
+    @permissions(history_table=["dynamodb:GetItem"])
     def decision(self, ck: str, service: str, t: datetime) -> dict[str, Any] | None:
         """The recorded decision (public JSON shape) at event time ``t``, or ``None``."""
         item = self.table.get(*keys.decision(ck, service, t))
         return json.loads(item["decision"]) if item and item.get("decision") else None
 
+    @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
     def amend_decision(self, ck: str, record: dict[str, Any]) -> None:
         """Rewrite the decision record (a scale-down turned into a hold by the cap, the evidence added)."""
         t = parse_time(record["time"])
@@ -334,6 +338,7 @@ class WatchdogState:
         self.table.put(item)
 
     # -------------------------------------------------------------- held-at-zero slots (rule 5)
+    @permissions(history_table=["dynamodb:PutItem"])
     def take_slot(self, ck: str, service: str, at: datetime, bound: int, view: ClusterView) -> int | None:
         """Take one of the cluster's ``bound`` held-at-zero slots for ``service`` (event time ``at``).
 
@@ -367,6 +372,7 @@ class WatchdogState:
         self._index_change(ck, lambda svcs: {k: v for k, v in svcs.items() if k != service}
                            if service in svcs else None)
 
+    @permissions(history_table=["dynamodb:Query"])
     def open_work_items(self) -> list[tuple[str, str, str]]:
         """Every ``(cluster key, cluster, service)`` of the index (one Query of a partition whose items
         are the clusters with open work: bounded by the held services, never the history)."""
@@ -391,6 +397,7 @@ class WatchdogState:
         self._index_change(ck, lambda jobs: {k: v for k, v in jobs.items() if k != family}
                            if family in jobs and list(jobs[family])[1:] == [stamp] else None, field="jobs")
 
+    @permissions(history_table=["dynamodb:Query"])
     def open_job_items(self) -> list[tuple[str, str, str, datetime]]:
         """Every ``(cluster key, cluster, family, window end)`` of the index (the same one Query as
         :meth:`open_work_items`: bounded by the families with an open window, never the history)."""
@@ -400,6 +407,7 @@ class WatchdogState:
                 out.append((item["sk"], str(cluster), family, parse_time(str(due))))
         return out
 
+    @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
     def _index_change(self, ck: str, change: Any, field: str = "services") -> None:
         pk, sk = keys.open_work(ck)
         for _ in range(_RETRIES):
@@ -417,6 +425,7 @@ class WatchdogState:
                 continue
         raise StateConflictError(f"{ck}: the index of open work kept changing under {_RETRIES} writes")
 
+    @permissions(history_table=["dynamodb:PutItem"])
     def release_slot(self, ck: str, service: str, view: ClusterView | None = None) -> bool:
         """Free the slot ``service`` holds (restore, or an operator raised its desired count). Idempotent."""
         view = view or self.cluster(ck)
@@ -433,6 +442,7 @@ class WatchdogState:
         return freed
 
     # -------------------------------------------------------------- mass events (one cluster alert)
+    @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
     def open_mass_event(self, ck: str, at: datetime, window: timedelta) -> bool:
         """True for the first hold of a mass event in this cluster (send the one cluster alert).
 
@@ -470,6 +480,7 @@ class WatchdogState:
         (:meth:`job_run_ok`); of the sweep and a concurrent event exactly one sends the summary."""
         return self._file_job(ck, family, at, lambda job: close_job_window(job, at, window))
 
+    @permissions(history_table=["dynamodb:GetItem"])
     def job(self, ck: str, family: str) -> JobSummary:
         """Job ``family``'s current window as stored (one GetItem; nothing written)."""
         return _job_from_item(family, self.table.get(*keys.job(ck, family)))
@@ -484,6 +495,7 @@ class WatchdogState:
         """
         return self._file_job(ck, family, at, lambda job: close_job_window(job, at, window))
 
+    @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
     def _file_job(self, ck: str, family: str, at: datetime,
                   change: Callable[[JobSummary], JobFiling | None]) -> JobFiling | None:
         pk, sk = keys.job(ck, family)
