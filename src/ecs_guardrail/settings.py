@@ -105,6 +105,7 @@ class Settings(Model, kw_only=True):
     CHECKS: ClassVar[dict[str, Any]] = {"ALERT_ONLY_CLUSTERS": _parse_clusters,
                                         "AUDIT_AGGREGATE_PATHS": _paths_start_with_slash,
                                         "AUDIT_PRODUCTION_PATTERNS": _split_list}
+    # a comma-separated text (or a list) in, a tuple[str, ...] out: its check (CHECKS) converts it
     ALERT_ONLY_CLUSTERS: Any = ()
     CRASH_THRESHOLD: Annotated[int, Meta(ge=1, le=1000)] = 5
     CRASH_WINDOW_MINUTES: Annotated[int, Meta(ge=1, le=1440)] = 30
@@ -131,11 +132,6 @@ class Settings(Model, kw_only=True):
     AUDIT_MIN_EJECTION_SECONDS: Annotated[int, Meta(ge=0, le=3600)] = 30
     AUDIT_AGGREGATE_PATHS: Any = ("/actuator/health", "/health", "/status", "/")
     AUDIT_PRODUCTION_PATTERNS: Any = ("prod", "live")
-
-    if TYPE_CHECKING:  # what the checks above make of them
-        ALERT_ONLY_CLUSTERS: tuple[str, ...]
-        AUDIT_AGGREGATE_PATHS: tuple[str, ...]
-        AUDIT_PRODUCTION_PATTERNS: tuple[str, ...]
 
     @classmethod
     def of(cls, **values: object) -> Settings:

@@ -33,10 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-import msgspec
 from pydantic import BaseModel, ValidationError
 from tests.conftest import json_paths
 from tests.oracle import pydantic_events as old

@@ -210,7 +210,8 @@ def test_a_time_given_as_seconds_since_the_epoch_is_rejected(stamp):
         parse_event(raw)
     raw["time"] = "2025-08-21T10:00:00Z"
     raw["detail"]["stoppedAt"] = stamp
-    with pytest.raises(EventRejectedError, match=r"detail.stoppedAt: (Expected `datetime \| null`, got|Invalid RFC3339)"):
+    with pytest.raises(EventRejectedError,
+                       match=r"detail.stoppedAt: (Expected `datetime \| null`, got|Invalid RFC3339)"):
         parse_event(raw)
 
 
