@@ -7,7 +7,8 @@ nothing falls back to acting.
 The environment is read by name (case-sensitive, only the fields' names; an unset variable takes the
 field's default) and converted by :class:`Settings`, a msgspec ``Struct`` (:mod:`ecs_guardrail.core.fields`;
 issue 36) in msgspec's lax mode: numbers and booleans from their text as msgspec reads it (``5``,
-``0.2``, ``true``/``false``/``1``/``0`` in any case; no whitespace around a number, no ``_`` in it), bounds by
+``0.2``, ``true``/``false``/``1``/``0`` in any case; a number as JSON writes it: no whitespace around
+it, no ``_`` in it, no leading zero), bounds by
 ``Meta``. Beside msgspec's rules, the settings keep their own: a value holding a lone surrogate
 (``os.environ`` decodes bytes that are not UTF-8 into them) is refused, a blank optional ARN or URL is
 unset, and a name that is not a setting is ignored. The pydantic model these replaced is kept in

@@ -5,8 +5,9 @@ msgspec (https://jcristharif.com/msgspec/, ``Struct`` and ``convert``) checks ev
 defaults and missing fields, in C: one :func:`msgspec.convert` call a document. A :class:`Model` adds:
 
 - :attr:`Model.CHECKS`: ``{attribute: check}``, a plain function per field run after msgspec's own
-  checks (``check(value) -> value``: it may normalise, as cutting a long text; ``ValueError`` rejects),
-  in field order, by ``__post_init__``; then :meth:`Model.check`, the class-wide rule.
+  checks (``check(value) -> value``: it may normalise, as cutting a long text; ``ValueError`` or
+  ``TypeError`` rejects), in field order, by ``__post_init__``; then :meth:`Model.check`, the class-wide
+  rule. A default is checked too (each check takes its field's default as it is).
 - :func:`validate`, which on a rejection reports the *first* problem in field order, nested ones in
   place, as pydantic did (msgspec stops at the first problem in the input's key order, and reports a
   missing field only after the others): :func:`first_problem` walks the fields again, on the rejection
@@ -129,7 +130,7 @@ def first_problem(cls: type[Model], data: object, loc: Loc, strict: bool) -> tup
             try:
                 if check is not None:
                     check(converted)
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:  # what msgspec makes a rejection of, in __post_init__
                 return here, str(exc), value
     try:
         msgspec.convert(data, cls, strict=strict)
