@@ -5,13 +5,13 @@ The same names are the SAM parameters' and Terraform variables' targets and the 
 nothing falls back to acting.
 
 The environment is read by name (case-sensitive, only the fields' names; an unset variable takes the
-field's default) and converted by :class:`Settings`, a msgspec ``Struct`` (:mod:`ecs_guardrail.core.fields`;
-issue 36) in msgspec's lax mode: numbers and booleans from their text as msgspec reads it (``5``,
-``0.2``, ``true``/``false``/``1``/``0`` in any case; a number as JSON writes it: no whitespace around
-it, no ``_`` in it, no leading zero), bounds by
-``Meta``. Beside msgspec's rules, the settings keep their own: a value holding a lone surrogate
-(``os.environ`` decodes bytes that are not UTF-8 into them) is refused, a blank optional ARN or URL is
-unset, and a name that is not a setting is ignored. The pydantic model these replaced is kept in
+field's default) and converted by :class:`Settings`, a msgspec ``Struct``
+(:mod:`ecs_guardrail.core.fields`; issue 36) in msgspec's lax mode: numbers and booleans from their text
+as msgspec reads it (``5``, ``0.2``, ``true``/``false``/``1``/``0`` in any case; a number as JSON writes
+it: no whitespace around it, no ``_`` in it, no leading zero), bounds by ``Meta``. Beside msgspec's
+rules, the settings keep their own: a value holding a lone surrogate (``os.environ`` decodes bytes that
+are not UTF-8 into them) is refused, a blank optional ARN or URL is unset, and a name that is not a
+setting is ignored. The pydantic model these replaced is kept in
 ``tests/oracle/pydantic_settings.py`` for a differential test (issue 23: pydantic-settings was about
 130 ms of CPU per cold start, pydantic itself about 100 ms with the event models).
 """
@@ -261,7 +261,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     invalid value is never cached: it raises every time.
 
     Raises:
-        SettingsError: one line per invalid value, naming the variable and what it accepts.
+        SettingsError: the first invalid value in field order, naming the variable, its value (cut to 200
+            characters) and what it accepts.
     """
     try:
         if environ is None:
@@ -276,4 +277,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         return _read(environ)
     except Invalid as exc:
         shown = ".".join(str(p) for p in exc.loc) or "settings"
-        raise SettingsError(f"invalid setting: {shown}={exc.input!r}: {exc.msg}") from exc
+        value = repr(exc.input)
+        value = value if len(value) <= 200 else f"{value[:200]}... ({len(value)} characters)"
+        raise SettingsError(f"invalid setting: {shown}={value}: {exc.msg}") from exc
