@@ -5,23 +5,29 @@ The same names are the SAM parameters' and Terraform variables' targets and the 
 nothing falls back to acting.
 
 The environment is read by name (case-sensitive, only the fields' names; an unset variable takes the
-field's default) and validated by :class:`Settings`, a plain class with ``__slots__`` read by its field
-table (:mod:`ecs_guardrail.core.fields`): the same fields, defaults, checks and error messages (pydantic's
-words, ``Input should be greater than or equal to 1``) as the pydantic model and, before it, the
-``pydantic_settings.BaseSettings`` it replaces, without importing either (issue 23: pydantic-settings
-was about 130 ms of CPU per cold start, pydantic itself about 100 ms with the event models). The old
-model is kept in ``tests/oracle/pydantic_settings.py`` for a differential test.
+field's default) and converted by :class:`Settings`, a msgspec ``Struct``
+(:mod:`ecs_guardrail.core.fields`; issue 36) in msgspec's lax mode: numbers and booleans from their text
+as msgspec reads it (``5``, ``0.2``, ``true``/``false``/``1``/``0`` in any case; a number as JSON writes
+it: no whitespace around it, no ``_`` in it, no leading zero), bounds by ``Meta``. Beside msgspec's
+rules, the settings keep their own: a value holding a lone surrogate (``os.environ`` decodes bytes that
+are not UTF-8 into them) is refused, a blank optional ARN or URL is unset, and a name that is not a
+setting is ignored. The pydantic model these replaced is kept in
+``tests/oracle/pydantic_settings.py`` for a differential test (issue 23: pydantic-settings was about
+130 ms of CPU per cold start, pydantic itself about 100 ms with the event models).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+import msgspec
+from msgspec import Meta
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import FrozenSettingsError, SettingsError
-from ecs_guardrail.core.fields import Checked, Invalid, Spec
+from ecs_guardrail.core.fields import Invalid, Model, validate
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
     from ecs_guardrail.core.audit import AuditConfig
@@ -38,10 +44,6 @@ def _parse_clusters(value: object) -> tuple[str, ...]:
     return (NO_CLUSTER,) if parsed.none else tuple(e.text for e in parsed.entries)
 
 
-def _empty_is_unset(value: object) -> object:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
 def _split_list(value: object) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(part.strip() for part in value.split(",") if part.strip())
@@ -50,14 +52,15 @@ def _split_list(value: object) -> tuple[str, ...]:
     raise ValueError("expected a comma-separated list")
 
 
-def _paths_start_with_slash(value: tuple[str, ...]) -> tuple[str, ...]:
+def _paths_start_with_slash(value: object) -> tuple[str, ...]:
+    value = _split_list(value)
     bad = [p for p in value if not p.startswith("/")]
     if bad:
         raise ValueError(f"health-check paths start with '/': {bad[0]!r}")
     return value
 
 
-class Settings(Checked):
+class Settings(Model, kw_only=True):
     """Every environment variable the functions read (:func:`load_settings` reads them).
 
     Policy (see ARCHITECTURE.md, "Decision policy"):
@@ -100,73 +103,46 @@ class Settings(Checked):
     case-insensitive substrings of a production cluster's name, default ``prod,live``).
     """
 
-    __slots__ = ("ALERT_ONLY_CLUSTERS", "CRASH_THRESHOLD", "CRASH_WINDOW_MINUTES", "MAX_ACTION_FRACTION",
-                 "MIN_ACTIONS_ALLOWED", "FLEET_SIGNAL_MIN_FAILURES", "CLIENT_ERROR_RATIO", "DRY_RUN", "RECOVERY",
-                 "PROBE_DELAY_MINUTES", "PROBE_MAX_DELAY_MINUTES", "PROBE_PASS_MINUTES", "HISTORY_TABLE",
-                 "HISTORY_TTL_DAYS", "ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "SAMPLE_LOOKBACK_MINUTES",
-                 "RUNBOOK_URL", "SNS_FORMAT", "AUDIT_MIN_EJECTION_SECONDS", "AUDIT_AGGREGATE_PATHS",
-                 "AUDIT_PRODUCTION_PATTERNS")
-    FIELDS: ClassVar[tuple[Spec, ...]] = (
-        Spec("ALERT_ONLY_CLUSTERS", "any", default=(), before=_parse_clusters),
-        Spec("CRASH_THRESHOLD", "int", default=5, ge=1, le=1000),
-        Spec("CRASH_WINDOW_MINUTES", "int", default=30, ge=1, le=1440),
-        Spec("MAX_ACTION_FRACTION", "float", default=0.2, ge=0.0, le=1.0),
-        Spec("MIN_ACTIONS_ALLOWED", "int", default=1, ge=0, le=1000),
-        Spec("FLEET_SIGNAL_MIN_FAILURES", "int", default=2, ge=1, le=1000),
-        Spec("CLIENT_ERROR_RATIO", "float", default=0.05, gt=0.0, le=1.0),
-        Spec("DRY_RUN", "bool", default=False),
-        Spec("RECOVERY", "literal", default="manual", choices=("manual", "probe")),
-        Spec("PROBE_DELAY_MINUTES", "int", default=15, ge=1, le=1440),
-        Spec("PROBE_MAX_DELAY_MINUTES", "int", default=240, ge=1, le=1440),
-        Spec("PROBE_PASS_MINUTES", "int", default=10, ge=1, le=240),
-        Spec("HISTORY_TABLE", "str", default="ecs-guardrail-history", min_length=3, max_length=255,
-             pattern=r"^[A-Za-z0-9_.-]+$"),
-        Spec("HISTORY_TTL_DAYS", "int", default=90, ge=1, le=3650),
-        Spec("ALERT_TOPIC_ARN", "str", default=None, nullable=True, before=_empty_is_unset,
-             pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$"),
-        Spec("SLACK_WEBHOOK_SECRET_ARN", "str", default=None, nullable=True, before=_empty_is_unset,
-             min_length=1, max_length=2048),
-        Spec("SAMPLE_LOOKBACK_MINUTES", "int", default=5, ge=1, le=180),
-        Spec("RUNBOOK_URL", "str", default=None, nullable=True, before=_empty_is_unset, max_length=1024,
-             pattern=r"^https://[^\s]+$"),
-        Spec("SNS_FORMAT", "literal", default="chatbot", choices=("chatbot", "text")),
-        # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
-        Spec("AUDIT_MIN_EJECTION_SECONDS", "int", default=30, ge=0, le=3600),
-        Spec("AUDIT_AGGREGATE_PATHS", "any", default=("/actuator/health", "/health", "/status", "/"),
-             before=_split_list, after=_paths_start_with_slash),
-        Spec("AUDIT_PRODUCTION_PATTERNS", "any", default=("prod", "live"), before=_split_list),
-    )
+    CHECKS: ClassVar[dict[str, Any]] = {"ALERT_ONLY_CLUSTERS": _parse_clusters,
+                                        "AUDIT_AGGREGATE_PATHS": _paths_start_with_slash,
+                                        "AUDIT_PRODUCTION_PATTERNS": _split_list}
+    # a comma-separated text (or a list) in, a tuple[str, ...] out: its check (CHECKS) converts it
+    ALERT_ONLY_CLUSTERS: Any = ()
+    CRASH_THRESHOLD: Annotated[int, Meta(ge=1, le=1000)] = 5
+    CRASH_WINDOW_MINUTES: Annotated[int, Meta(ge=1, le=1440)] = 30
+    MAX_ACTION_FRACTION: Annotated[float, Meta(ge=0.0, le=1.0)] = 0.2
+    MIN_ACTIONS_ALLOWED: Annotated[int, Meta(ge=0, le=1000)] = 1
+    FLEET_SIGNAL_MIN_FAILURES: Annotated[int, Meta(ge=1, le=1000)] = 2
+    CLIENT_ERROR_RATIO: Annotated[float, Meta(gt=0.0, le=1.0)] = 0.05
+    DRY_RUN: bool = False
+    RECOVERY: Literal["manual", "probe"] = "manual"
+    PROBE_DELAY_MINUTES: Annotated[int, Meta(ge=1, le=1440)] = 15
+    PROBE_MAX_DELAY_MINUTES: Annotated[int, Meta(ge=1, le=1440)] = 240
+    PROBE_PASS_MINUTES: Annotated[int, Meta(ge=1, le=240)] = 10
+    # \Z, not $: msgspec's patterns are Python's re.search, whose $ also matches before a final newline
+    HISTORY_TABLE: Annotated[str, Meta(min_length=3, max_length=255, pattern=r"^[A-Za-z0-9_.-]+\Z")] = \
+        "ecs-guardrail-history"
+    HISTORY_TTL_DAYS: Annotated[int, Meta(ge=1, le=3650)] = 90
+    ALERT_TOPIC_ARN: Annotated[str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+\Z")] \
+        | None = None
+    SLACK_WEBHOOK_SECRET_ARN: Annotated[str, Meta(min_length=1, max_length=2048)] | None = None
+    SAMPLE_LOOKBACK_MINUTES: Annotated[int, Meta(ge=1, le=180)] = 5
+    RUNBOOK_URL: Annotated[str, Meta(max_length=1024, pattern=r"^https://[^\s]+\Z")] | None = None
+    SNS_FORMAT: Literal["chatbot", "text"] = "chatbot"
+    # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
+    AUDIT_MIN_EJECTION_SECONDS: Annotated[int, Meta(ge=0, le=3600)] = 30
+    AUDIT_AGGREGATE_PATHS: Any = ("/actuator/health", "/health", "/status", "/")
+    AUDIT_PRODUCTION_PATTERNS: Any = ("prod", "live")
 
-    ALERT_ONLY_CLUSTERS: tuple[str, ...]
-    CRASH_THRESHOLD: int
-    CRASH_WINDOW_MINUTES: int
-    MAX_ACTION_FRACTION: float
-    MIN_ACTIONS_ALLOWED: int
-    FLEET_SIGNAL_MIN_FAILURES: int
-    CLIENT_ERROR_RATIO: float
-    DRY_RUN: bool
-    RECOVERY: Literal["manual", "probe"]
-    PROBE_DELAY_MINUTES: int
-    PROBE_MAX_DELAY_MINUTES: int
-    PROBE_PASS_MINUTES: int
-    HISTORY_TABLE: str
-    HISTORY_TTL_DAYS: int
-    ALERT_TOPIC_ARN: str | None
-    SLACK_WEBHOOK_SECRET_ARN: str | None
-    SAMPLE_LOOKBACK_MINUTES: int
-    RUNBOOK_URL: str | None
-    SNS_FORMAT: Literal["chatbot", "text"]
-    AUDIT_MIN_EJECTION_SECONDS: int
-    AUDIT_AGGREGATE_PATHS: tuple[str, ...]
-    AUDIT_PRODUCTION_PATTERNS: tuple[str, ...]
-
-    def __new__(cls, **values: object) -> Settings:
-        """``Settings(NAME=value, ...)``: validated as :func:`load_settings` does (unknown names ignored).
+    @classmethod
+    def of(cls, **values: object) -> Settings:
+        """``Settings.of(NAME=value, ...)``: validated as :func:`load_settings` does (unknown names
+        ignored); ``Settings()`` is the defaults.
 
         Raises:
-            Invalid: a value is invalid (:func:`load_settings` turns it into a ``SettingsError``).
+            Invalid: the first invalid value (:func:`load_settings` turns it into a ``SettingsError``).
         """
-        return cls.validate(values)
+        return _read(values)
 
     def check(self) -> None:
         if self.PROBE_MAX_DELAY_MINUTES < self.PROBE_DELAY_MINUTES:
@@ -180,8 +156,8 @@ class Settings(Checked):
     def __delattr__(self, name: str) -> None:
         raise FrozenSettingsError(f"Settings are frozen: {name} cannot be deleted")
 
-    def __hash__(self) -> int:  # type: ignore[override]  # the Lambda path keys its runtimes by settings
-        return hash(tuple(self.fields().values()))
+    def __hash__(self) -> int:  # the Lambda path keys its runtimes by settings
+        return hash(msgspec.structs.astuple(self))
 
     def with_values(self, **changes: object) -> Settings:
         """A copy with ``changes`` (field names) set, not validated again (as pydantic's ``model_copy``):
@@ -193,11 +169,7 @@ class Settings(Checked):
         unknown = sorted(set(changes) - SETTING_NAMES)
         if unknown:
             raise TypeError(f"not a setting: {', '.join(unknown)}")
-        copy = object.__new__(Settings)
-        for name, value in {**self.fields(), **changes}.items():
-            object.__setattr__(copy, name, value)
-        object.__setattr__(copy, "model_extra", None)
-        return copy
+        return msgspec.structs.replace(self, **changes)
 
     def probes(self) -> ProbeSettings | None:
         """The probe schedule when ``RECOVERY=probe``, else ``None`` (``manual``: no probe ever runs)."""
@@ -233,7 +205,47 @@ class Settings(Checked):
         )
 
 
-SETTING_NAMES: frozenset[str] = frozenset(spec.name for spec in Settings.FIELDS)
+_FIELD_ORDER: tuple[str, ...] = Settings.__struct_fields__
+SETTING_NAMES: frozenset[str] = frozenset(_FIELD_ORDER)
+#: the settings whose value is text, a number, a boolean or a choice (not a list parsed by a check)
+_SCALAR = tuple(f.name for f in msgspec.structs.fields(Settings) if f.name not in Settings.CHECKS)
+_BLANK_IS_UNSET = ("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL")
+_NOT_UNICODE = "text that is not valid Unicode (a lone surrogate: bytes that are not UTF-8)"
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _read(values: Mapping[str, object]) -> Settings:
+    """``values`` (setting names; others ignored) as :class:`Settings`, by msgspec's lax mode and the
+    settings' own rules (module docstring); the first problem in field order.
+
+    Raises:
+        Invalid: that problem.
+    """
+    given = {k: v for k, v in values.items() if k in SETTING_NAMES
+             and not (k in _BLANK_IS_UNSET and isinstance(v, str) and not v.strip())}
+    # msgspec reads a number from text by its UTF-8 bytes: a lone surrogate is taken out first, and
+    # reported unless a setting before it in field order has a problem of its own
+    surrogate = next((k for k in _FIELD_ORDER if k in _SCALAR and isinstance(given.get(k), str)
+                      and not _unicode(str(given[k]))), None)
+    if surrogate is not None:
+        bad = Invalid((surrogate,), _NOT_UNICODE, given[surrogate])
+        given = {k: v for k, v in given.items() if _FIELD_ORDER.index(k) < _FIELD_ORDER.index(surrogate)}
+    try:
+        settings = validate(Settings, given, strict=False)
+    except Invalid as exc:
+        if surrogate is None or exc.loc:
+            raise
+        raise bad from None  # only the class-wide check failed: the field's problem comes first
+    if surrogate is not None:
+        raise bad
+    return settings
 
 
 _CACHE: dict[tuple[str | None, ...], Settings] = {}
@@ -249,7 +261,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     invalid value is never cached: it raises every time.
 
     Raises:
-        SettingsError: one line per invalid value, naming the variable and what it accepts.
+        SettingsError: the first invalid value in field order, naming the variable, its value (cut to 200
+            characters) and what it accepts.
     """
     try:
         if environ is None:
@@ -258,11 +271,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             if cached is None:
                 if len(_CACHE) > 16:
                     _CACHE.clear()
-                cached = _CACHE[key] = Settings.validate(
+                cached = _CACHE[key] = _read(
                     {name: value for name, value in zip(_ORDER, key, strict=True) if value is not None})
             return cached
-        return Settings.validate({k: v for k, v in environ.items() if k in SETTING_NAMES})
+        return _read(environ)
     except Invalid as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in loc) or 'settings'}={value!r}: {msg}"
-                             for loc, msg, value in exc.problems)
-        raise SettingsError(f"invalid setting: {problems}") from exc
+        shown = ".".join(str(p) for p in exc.loc) or "settings"
+        value = repr(exc.input)
+        value = value if len(value) <= 200 else f"{value[:200]}... ({len(value)} characters)"
+        raise SettingsError(f"invalid setting: {shown}={value}: {exc.msg}") from exc

@@ -68,7 +68,7 @@ def test_recorder_keeps_rejected_events_with_reason(aws):
     from datetime import UTC, datetime
 
     kept = HistoryStore(aws["ddb"], "history").rejected(datetime.now(UTC))
-    assert len(kept) == 1 and "field required" in kept[0]["reason"] and '"taskArn": 7' in kept[0]["raw"]
+    assert len(kept) == 1 and "version: field required" in kept[0]["reason"] and '"taskArn": 7' in kept[0]["raw"]
 
 
 def test_watchdog_scales_once_and_restore_undoes_it(aws):

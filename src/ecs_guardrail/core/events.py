@@ -2,17 +2,20 @@
 
 Sources: "Amazon ECS events" in the ECS Developer Guide (task state change, service action and
 deployment state change events) and the ECS API reference (``Task``, ``Container``, ``StopCode``).
-Models are tolerant of unknown fields (AWS adds them; kept in ``model_extra``) and of missing optional
-ones, strict where the watchdog cannot work without a field (event ``time``, ``clusterArn``,
-``taskArn``, ``lastStatus``).
+Models are tolerant of unknown fields (AWS adds them; ignored: the recorder keeps the raw event) and of
+missing optional ones, strict where the watchdog cannot work without a field (event ``time``,
+``clusterArn``, ``taskArn``, ``lastStatus``).
 
-Each model is a plain class with ``__slots__`` read by its field table
-(:mod:`ecs_guardrail.core.fields`): the pydantic models it replaced (issue 23: pydantic's import and
-building these nine models were about 100 ms of each handler's cold start) are kept verbatim in
-``tests/oracle/pydantic_events.py``, and a differential test checks this parser accepts exactly what
-they accepted, with the same values, and rejects with the same first error's location. The one
-difference: a time given as a number (or a string of one) is no longer read as seconds since the epoch
-(ECS sends ISO 8601 text, ``2025-08-21T10:00:00.123Z``).
+Each model is a msgspec ``Struct`` (:mod:`ecs_guardrail.core.fields`; issue 36), converted in strict
+mode: a JSON document's types as they are (a number is no text, a text no number, ``true`` no integer),
+``Meta`` bounds, and per-field checks. The pydantic models they replaced (issue 23: pydantic's import
+and building these nine models were about 100 ms of each handler's cold start) are kept verbatim in
+``tests/oracle/pydantic_events.py``, and a differential test checks this parser accepts what they
+accepted, with the same values, and rejects with the same first error's location. The differences, all
+stricter and on inputs ECS never sends (CHANGELOG, issues 23 and 36): a time is RFC 3339 text as
+msgspec reads it (``2025-08-21T10:00:00.123Z``; no seconds since the epoch, no date alone; digits past
+microseconds are rounded); ``version`` is a JSON integer (not ``"4"`` or ``4.0``); an attribute's Python
+name (``last_status``) is not read for its JSON key (``lastStatus``); unknown keys are not kept.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from msgspec import Meta, field
 
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.fields import Checked, Invalid, Spec
+from ecs_guardrail.core.fields import Invalid, Model
 from ecs_guardrail.core.links import parse_arn
 
 __all__ = [
@@ -92,53 +97,10 @@ def service_ref(service_arn: str) -> tuple[str | None, str]:
     return m.group("cluster"), m.group("name")
 
 
-def _clip(value: object) -> object:
-    if isinstance(value, str) and len(value) > _MAX_TEXT:
+def _clip(value: str | None) -> str | None:
+    if value is not None and len(value) > _MAX_TEXT:
         return value[:_MAX_TEXT]
     return value
-
-
-def _exit_code(value: object) -> object:
-    if isinstance(value, bool):
-        raise ValueError("exitCode must be an integer, not a boolean")
-    if value is not None and not isinstance(value, int):  # "1" or 1.0 would be coerced, then counted
-        raise ValueError(f"exitCode must be an integer, not a {type(value).__name__}")
-    return value
-
-
-def _opt_text(name: str, alias: str | None = None, **kw: Any) -> Spec:
-    """An optional text field (``None`` when absent or null)."""
-    return Spec(name, "str", alias=alias, default=None, nullable=True, **kw)
-
-
-def _when(name: str, alias: str) -> Spec:
-    """An optional timestamp (ISO 8601; see :mod:`ecs_guardrail.core.fields`, ``datetime``)."""
-    return Spec(name, "datetime", alias=alias, default=None, nullable=True)
-
-
-class Container(Checked):
-    """One entry of ``detail.containers`` (the ECS API's ``Container``). ``exit_code`` ``None`` means
-    unknown, never 0; unknown keys are kept in :attr:`model_extra`."""
-
-    __slots__ = ("name", "last_status", "exit_code", "reason", "image", "image_digest")
-    EXTRA = True
-    FIELDS: ClassVar[tuple[Spec, ...]] = (
-        _opt_text("name", max_length=255),  # ECS container names: at most 255 characters
-        _opt_text("last_status", "lastStatus", max_length=64),
-        # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored;
-        # a JSON integer only: "1" or 1.0 would be coerced, then counted as a crash
-        Spec("exit_code", "int", alias="exitCode", default=None, nullable=True, ge=-(2**31), le=2**32 - 1,
-             before=_exit_code),
-        _opt_text("reason", before=_clip),
-        _opt_text("image", before=_clip),
-        _opt_text("image_digest", "imageDigest"),
-    )
-    name: str | None
-    last_status: str | None
-    exit_code: int | None
-    reason: str | None
-    image: str | None
-    image_digest: str | None
 
 
 def _cluster_arn(value: str) -> str:
@@ -162,71 +124,81 @@ def _group(value: str | None) -> str | None:
     return value
 
 
-def _version(value: object) -> object:
-    if isinstance(value, bool):
-        raise ValueError("version must be an integer")
+def _utc(value: datetime) -> datetime:
+    try:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ValueError(f"time {value.isoformat()} is outside {_EARLIEST:%Y} to {_LATEST:%Y}") from None
+    # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
+    if not _EARLIEST <= value < _LATEST:
+        raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
     return value
 
 
-class TaskDetail(Checked):
+# texts of at most (or 1 to) N characters (msgspec counts code points, as pydantic did)
+_Text64 = Annotated[str, Meta(max_length=64)]
+_Text128 = Annotated[str, Meta(max_length=128)]
+_Text255 = Annotated[str, Meta(max_length=255)]
+_Text1024 = Annotated[str, Meta(max_length=1024)]
+_Text2048 = Annotated[str, Meta(max_length=2048)]
+_Some64 = Annotated[str, Meta(min_length=1, max_length=64)]
+_Some128 = Annotated[str, Meta(min_length=1, max_length=128)]
+_Some256 = Annotated[str, Meta(min_length=1, max_length=256)]
+
+
+def _opt(name: str | None = None) -> Any:
+    """An optional field (``None`` when absent or null), read from JSON key ``name``."""
+    return field(default=None, name=name)
+
+
+class Container(Model, kw_only=True):
+    """One entry of ``detail.containers`` (the ECS API's ``Container``). ``exit_code`` ``None`` means
+    unknown, never 0; ``reason`` and ``image`` are cut to 4,096 characters."""
+
+    CHECKS: ClassVar[dict[str, Any]] = {"reason": _clip, "image": _clip}
+    name: _Text255 | None = None  # ECS container names: at most 255 characters
+    last_status: _Text64 | None = _opt("lastStatus")
+    # an Integer in the ECS API (Windows codes are unsigned 32-bit); anything wider cannot be stored;
+    # a JSON integer only (msgspec's strict mode): "1", 1.0 or true would be coerced, then counted as a crash
+    exit_code: Annotated[int, Meta(ge=-(2**31), le=2**32 - 1)] | None = _opt("exitCode")
+    reason: str | None = None
+    image: str | None = None
+    image_digest: str | None = _opt("imageDigest")
+
+
+class TaskDetail(Model, kw_only=True):
     """``detail`` of an ``ECS Task State Change`` event (the ``Task`` shape of the ECS API).
 
     Required: ``clusterArn`` (a cluster ARN), ``taskArn`` (a task ARN, old ``task/ID`` or new
     ``task/CLUSTER/ID`` form), ``lastStatus`` (1-64 characters). ``version`` is the task's change
-    counter (an integer 0..9,999,999,999: stored as ``V#<version:010d>`` and sorted as text); times are
-    ``datetime`` as delivered (aware when the text has ``Z`` or an offset). Unknown keys are kept in
-    :attr:`model_extra`.
+    counter (a JSON integer 0..9,999,999,999: stored as ``V#<version:010d>`` and sorted as text); times are
+    ``datetime`` as delivered (RFC 3339; aware when the text has ``Z`` or an offset).
     """
 
-    __slots__ = ("cluster_arn", "task_arn", "last_status", "desired_status", "version", "group", "stop_code",
-                 "stopped_reason", "launch_type", "capacity_provider_name", "availability_zone",
-                 "container_instance_arn", "task_definition_arn", "started_by", "containers", "created_at",
-                 "started_at", "stopping_at", "stopped_at", "execution_stopped_at")
-    EXTRA = True
-    FIELDS: ClassVar[tuple[Spec, ...]] = (
-        Spec("cluster_arn", "str", alias="clusterArn", after=_cluster_arn),
-        Spec("task_arn", "str", alias="taskArn", after=_task_arn),
-        Spec("last_status", "str", alias="lastStatus", min_length=1, max_length=64),
-        _opt_text("desired_status", "desiredStatus", max_length=64),
-        # stored as V#<version:010d>, sorted as text; read as pydantic's lax int did ("4", 4.0 -> 4)
-        Spec("version", "int", default=None, nullable=True, ge=0, le=9_999_999_999, before=_version),
-        _opt_text("group", max_length=1024, after=_group),
-        _opt_text("stop_code", "stopCode", max_length=128),
-        _opt_text("stopped_reason", "stoppedReason", before=_clip),
-        _opt_text("launch_type", "launchType", max_length=64),
-        _opt_text("capacity_provider_name", "capacityProviderName", max_length=255),
-        _opt_text("availability_zone", "availabilityZone", max_length=64),
-        _opt_text("container_instance_arn", "containerInstanceArn"),
-        _opt_text("task_definition_arn", "taskDefinitionArn", max_length=2048),
-        _opt_text("started_by", "startedBy"),
-        # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
-        Spec("containers", "list", item=Container, factory=list, max_length=100),
-        _when("created_at", "createdAt"),
-        _when("started_at", "startedAt"),
-        _when("stopping_at", "stoppingAt"),
-        _when("stopped_at", "stoppedAt"),
-        _when("execution_stopped_at", "executionStoppedAt"),
-    )
-    cluster_arn: str
-    task_arn: str
-    last_status: str
-    desired_status: str | None
-    version: int | None
-    group: str | None
-    stop_code: str | None
-    stopped_reason: str | None
-    launch_type: str | None
-    capacity_provider_name: str | None
-    availability_zone: str | None
-    container_instance_arn: str | None
-    task_definition_arn: str | None
-    started_by: str | None
-    containers: list[Container]
-    created_at: datetime | None
-    started_at: datetime | None
-    stopping_at: datetime | None
-    stopped_at: datetime | None
-    execution_stopped_at: datetime | None
+    CHECKS: ClassVar[dict[str, Any]] = {"cluster_arn": _cluster_arn, "task_arn": _task_arn, "group": _group,
+                                        "stopped_reason": _clip}
+    cluster_arn: str = field(name="clusterArn")
+    task_arn: str = field(name="taskArn")
+    last_status: _Some64 = field(name="lastStatus")
+    desired_status: _Text64 | None = _opt("desiredStatus")
+    # stored as V#<version:010d>, sorted as text
+    version: Annotated[int, Meta(ge=0, le=9_999_999_999)] | None = None
+    group: _Text1024 | None = None
+    stop_code: _Text128 | None = _opt("stopCode")
+    stopped_reason: str | None = _opt("stoppedReason")
+    launch_type: _Text64 | None = _opt("launchType")
+    capacity_provider_name: _Text255 | None = _opt("capacityProviderName")
+    availability_zone: _Text64 | None = _opt("availabilityZone")
+    container_instance_arn: str | None = _opt("containerInstanceArn")
+    task_definition_arn: _Text2048 | None = _opt("taskDefinitionArn")
+    started_by: str | None = _opt("startedBy")
+    # what is stored beside the raw text (cut to 300 kB) must keep the item under 400 kB
+    containers: Annotated[list[Container], Meta(max_length=100)] = field(default_factory=list)
+    created_at: datetime | None = _opt("createdAt")
+    started_at: datetime | None = _opt("startedAt")
+    stopping_at: datetime | None = _opt("stoppingAt")
+    stopped_at: datetime | None = _opt("stoppedAt")
+    execution_stopped_at: datetime | None = _opt("executionStoppedAt")
 
     @property
     def cluster(self) -> str:
@@ -255,93 +227,63 @@ class TaskDetail(Checked):
             and _NAME.fullmatch(family) else None
 
 
-def _utc(value: datetime) -> datetime:
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    # the store and the policy add days to it (TTL, windows): the calendar's ends would overflow
-    if not _EARLIEST <= value < _LATEST:
-        raise ValueError(f"time {value:%Y-%m-%d} is outside {_EARLIEST:%Y} to {_LATEST:%Y}")
-    return value
-
-
-class _EcsEnvelope(Checked):
+class _EcsEnvelope(Model, kw_only=True):
     """The EventBridge envelope, restricted to ``source`` ``aws.ecs``.
 
     The same fields as Powertools' ``EventBridgeModel`` (EventBridge User Guide, "Amazon EventBridge
     events"; ``tests/unit/test_events_envelope.py`` checks the two tables stay field-for-field the
-    same). ``time`` is aware and in UTC (a naive time is read as UTC), between 2000 and 2200.
-    Unknown keys are kept in :attr:`model_extra`.
+    same). ``time`` is RFC 3339 text, aware and in UTC (a naive time is read as UTC), between 2000 and 2200.
     """
 
-    __slots__ = ("version", "id", "source", "account", "time", "region", "resources", "replay_name")
-    EXTRA = True
-    FIELDS: ClassVar[tuple[Spec, ...]] = (
-        Spec("version", "str"),
-        Spec("id", "str", min_length=1, max_length=256),
-        Spec("source", "literal", choices=("aws.ecs",)),
-        Spec("account", "str"),
-        Spec("time", "datetime", after=_utc),
-        Spec("region", "str"),
-        Spec("resources", "list", item="str"),
-        _opt_text("replay_name", "replay-name"),
-    )
+    CHECKS: ClassVar[dict[str, Any]] = {"time": _utc}
     version: str
-    id: str
-    source: str
+    id: _Some256
+    source: Literal["aws.ecs"]
     account: str
     time: datetime
     region: str
     resources: list[str]
-    replay_name: str | None
+    replay_name: str | None = _opt("replay-name")
 
 
-class TaskStateChange(_EcsEnvelope):
+class TaskStateChange(_EcsEnvelope, kw_only=True):
     """An ``ECS Task State Change`` event: :attr:`detail` is the task."""
 
-    __slots__ = ("detail_type", "detail")
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
-              Spec("detail_type", "literal", alias="detail-type", choices=(TASK_STATE_CHANGE,)),
-              Spec("detail", "model", model=TaskDetail))
-    detail_type: str
+    detail_type: Literal["ECS Task State Change"] = field(name="detail-type")
     detail: TaskDetail
 
 
-class _ServiceDetail(Checked):
+class _ServiceDetail(Model, kw_only=True):
     """What service actions and deployment events share: key on ``eventName``, not ``eventType``."""
 
-    __slots__ = ("event_name", "event_type", "reason")
-    EXTRA = True
-    FIELDS: ClassVar[tuple[Spec, ...]] = (
-        Spec("event_name", "str", alias="eventName", min_length=1, max_length=128),
-        _opt_text("event_type", "eventType", max_length=64),
-        _opt_text("reason", before=_clip),
-    )
-    event_name: str
-    event_type: str | None
-    reason: str | None
+    CHECKS: ClassVar[dict[str, Any]] = {"reason": _clip}
+    event_name: _Some128 = field(name="eventName")
+    event_type: _Text64 | None = _opt("eventType")
+    reason: str | None = None
 
 
-class ServiceActionDetail(_ServiceDetail):
+class ServiceActionDetail(_ServiceDetail, kw_only=True):
     """``detail`` of an ``ECS Service Action`` event."""
 
-    __slots__ = ("cluster_arn",)
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("cluster_arn", "clusterArn"))
-    cluster_arn: str | None
+    cluster_arn: str | None = _opt("clusterArn")
 
 
-class _ServiceScoped(_EcsEnvelope):
+class _ServiceScoped(_EcsEnvelope, kw_only=True):
     """An event about one service: ``resources[0]`` is its ARN (new ``service/CLUSTER/NAME`` form, or
     the old ``service/NAME`` form with ``detail.clusterArn``)."""
 
-    __slots__ = ()
     if TYPE_CHECKING:  # each subclass declares both fields (its own detail-type literal and detail model)
         detail_type: str
         detail: _ServiceDetail
+
+    def _cluster_arn(self) -> str | None:
+        return self.detail.cluster_arn if isinstance(self.detail, ServiceActionDetail) else None
 
     def check(self) -> None:
         if not self.resources:
             raise ValueError(f"{self.detail_type} names its service in resources[0]; resources is empty")
         cluster, _ = service_ref(self.resources[0])
-        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        cluster_arn = self._cluster_arn()
         if cluster_arn:
             cluster_name(cluster_arn)
         elif cluster is None:
@@ -349,7 +291,7 @@ class _ServiceScoped(_EcsEnvelope):
 
     @property
     def cluster(self) -> str:
-        cluster_arn = getattr(self.detail, "cluster_arn", None)
+        cluster_arn = self._cluster_arn()
         return cluster_name(cluster_arn) if cluster_arn else str(service_ref(self.resources[0])[0])
 
     @property
@@ -357,37 +299,27 @@ class _ServiceScoped(_EcsEnvelope):
         return service_ref(self.resources[0])[1]
 
 
-class ServiceAction(_ServiceScoped):
+class ServiceAction(_ServiceScoped, kw_only=True):
     """An ``ECS Service Action`` event (steady state, task start impaired, placement failures ...)."""
 
-    __slots__ = ("detail_type", "detail")
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
-              Spec("detail_type", "literal", alias="detail-type", choices=(SERVICE_ACTION,)),
-              Spec("detail", "model", model=ServiceActionDetail))
-    detail_type: str
+    detail_type: Literal["ECS Service Action"] = field(name="detail-type")
     detail: ServiceActionDetail
 
 
-class DeploymentDetail(_ServiceDetail):
+class DeploymentDetail(_ServiceDetail, kw_only=True):
     """``detail`` of an ``ECS Deployment State Change`` event (no clusterArn: read resources[0])."""
 
-    __slots__ = ("deployment_id",)
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_ServiceDetail.FIELDS, _opt_text("deployment_id", "deploymentId"))
-    deployment_id: str | None
+    deployment_id: str | None = _opt("deploymentId")
 
 
-class DeploymentStateChange(_ServiceScoped):
+class DeploymentStateChange(_ServiceScoped, kw_only=True):
     """No ``clusterArn`` in ``detail``: the cluster comes from the service ARN in ``resources[0]``."""
 
-    __slots__ = ("detail_type", "detail")
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
-              Spec("detail_type", "literal", alias="detail-type", choices=(DEPLOYMENT_STATE_CHANGE,)),
-              Spec("detail", "model", model=DeploymentDetail))
-    detail_type: str
+    detail_type: Literal["ECS Deployment State Change"] = field(name="detail-type")
     detail: DeploymentDetail
 
 
-class OtherEcsEvent(_EcsEnvelope):
+class OtherEcsEvent(_EcsEnvelope, kw_only=True):
     """An ``aws.ecs`` event this tool does not read: a detail-type ECS added (ECS says it will add event
     types: lifecycle-hook state changes and others), or a deployment event about something other than a
     service (a daemon's deployment, ``resources[0]`` not a service ARN). Recorded and kept with
@@ -397,14 +329,9 @@ class OtherEcsEvent(_EcsEnvelope):
     delivered (a copy of it; ``{}`` when it was not an object); ``note``: why it is kept unread.
     """
 
-    __slots__ = ("detail_type", "detail", "note")
-    FIELDS: ClassVar[tuple[Spec, ...]] = (*_EcsEnvelope.FIELDS,
-              Spec("detail_type", "str", alias="detail-type", min_length=1, max_length=256),
-              Spec("detail", "dict", factory=dict),
-              Spec("note", "str", default=""))
-    detail_type: str
-    detail: dict[str, Any]
-    note: str
+    detail_type: _Some256 = field(name="detail-type")
+    detail: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
 
     @property
     def cluster(self) -> str | None:
