@@ -199,6 +199,7 @@ class MemoryClient:
 class _Ecs(MemoryClient):
     SERVICE = "ecs"
     OPERATIONS = {"create_cluster": "CreateCluster", "list_clusters": "ListClusters",
+                  "describe_clusters": "DescribeClusters",
                   "register_task_definition": "RegisterTaskDefinition",
                   "describe_task_definition": "DescribeTaskDefinition", "create_service": "CreateService",
                   "update_service": "UpdateService", "describe_services": "DescribeServices",
@@ -212,12 +213,32 @@ class _Ecs(MemoryClient):
             raise _error(op, "ClusterNotFoundException", "Cluster not found.")
         return found
 
-    def create_cluster(self, clusterName: str = "default", **_: Any) -> dict[str, Any]:
+    def create_cluster(self, clusterName: str = "default", settings: list[dict[str, str]] | None = None,
+                       **_: Any) -> dict[str, Any]:
         self._call("create_cluster")
         arn = self._aws.arn("ecs", f"cluster/{clusterName}")
-        cluster = self._aws.ecs_clusters.setdefault(clusterName, {"clusterArn": arn, "clusterName": clusterName,
-                                                                  "status": "ACTIVE", "services": {}})
-        return {"cluster": {k: v for k, v in cluster.items() if k != "services"}}
+        cluster = self._aws.ecs_clusters.setdefault(clusterName, {
+            "clusterArn": arn, "clusterName": clusterName, "status": "ACTIVE", "services": {},
+            "settings": copy.deepcopy(settings or [{"name": "containerInsights", "value": "disabled"}])})
+        return {"cluster": {k: v for k, v in cluster.items() if k not in ("services", "settings")}}
+
+    def describe_clusters(self, clusters: list[str] | None = None, include: list[str] | None = None,
+                          **_: Any) -> dict[str, Any]:
+        """The clusters named (names or ARNs; default ``default``), ``settings`` only with
+        ``include=["SETTINGS"]``; unknown ones in ``failures`` (``MISSING``), as the API reference says."""
+        self._call("describe_clusters")
+        found, failures = [], []
+        for name_or_arn in clusters or ["default"]:
+            c = self._aws.ecs_clusters.get(name_or_arn.rsplit("/", 1)[-1])
+            if c is None:
+                failures.append({"arn": name_or_arn, "reason": "MISSING"})
+                continue
+            out = {k: copy.deepcopy(v) for k, v in c.items() if k not in ("services", "settings")}
+            out["activeServicesCount"] = sum(s["status"] == "ACTIVE" for s in c["services"].values())
+            if "SETTINGS" in (include or []):
+                out["settings"] = copy.deepcopy(c["settings"])
+            found.append(out)
+        return {"clusters": found, "failures": failures}
 
     def list_clusters(self, **_: Any) -> dict[str, Any]:
         self._call("list_clusters")
