@@ -133,14 +133,20 @@ class _Operation:
 
 
 class _Events:
-    """The part of botocore's event system a client's users touch: ``register`` for ``before-call``."""
+    """The part of botocore's event system a client's users touch: ``register`` for ``before-call`` (every
+    operation: call counting) and ``provide-client-params.SERVICE.Operation`` (the operation's parameters:
+    the sampler's cost model counts the metrics each GetMetricData asks for; ``*`` for any service)."""
 
     def __init__(self) -> None:
         self.handlers: list[Callable[..., Any]] = []
+        self.params_handlers: list[tuple[str, str, Callable[..., Any]]] = []
 
     def register(self, event_name: str, handler: Callable[..., Any], *_: Any, **__: Any) -> None:
         if event_name.startswith("before-call"):
             self.handlers.append(handler)
+        elif event_name.startswith("provide-client-params."):
+            _, service, operation = (event_name.split(".") + ["*", "*"])[:3]
+            self.params_handlers.append((service, operation, handler))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +183,11 @@ class MemoryClient:
         self._aws = aws
         self.meta = _Meta(self.SERVICE, aws.region)
 
-    def _call(self, method: str) -> None:
+    def _call(self, method: str, params: dict[str, Any] | None = None) -> None:
         op = _Operation(self.OPERATIONS[method])
+        for service, operation, on_params in self.meta.events.params_handlers:
+            if service in ("*", self.SERVICE) and operation in ("*", op.name):
+                on_params(params=params or {}, model=op, context={})
         for handler in self.meta.events.handlers:
             handler(model=op, params={}, request_signer=None, context={})
 
@@ -493,7 +502,8 @@ class _CloudWatch(MemoryClient):
                         ScanBy: str = "TimestampDescending", **_: Any) -> dict[str, Any]:
         """``Minimum``, ``Maximum``, ``Sum``, ``Average`` or ``SampleCount`` per ``Period`` from ``StartTime``;
         periods without a datapoint are absent."""
-        self._call("get_metric_data")
+        self._call("get_metric_data", {"MetricDataQueries": MetricDataQueries, "StartTime": StartTime,
+                                       "EndTime": EndTime, "ScanBy": ScanBy})
         if len(MetricDataQueries) > self.MAX_QUERIES:
             raise _error("GetMetricData", "ValidationError", "too many MetricDataQueries")
         start, end = StartTime.astimezone(UTC), EndTime.astimezone(UTC)
