@@ -152,6 +152,8 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
         for arn in svc.target_group_arns:
             mine = series_of[arn]
             clients = requests and any(x.has_request_metrics for x in mine)
+            # each series' minutes, looked up once per target group, not once per minute (the hot loop)
+            points = [p for p in (readings.get(x) for x in mine) if p]
             for n, b in enumerate(starts):
                 first = max(b, lo)
                 last = min(b + timedelta(minutes=block_minutes), minute + MINUTE)
@@ -161,7 +163,7 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
                                                          if clients or k == "healthy_host_count"}
                 m = first
                 while m < last:
-                    rs = [readings[x][m] for x in mine if m in readings.get(x, {})]
+                    rs = [p[m] for p in points if m in p]
                     hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
                     values["healthy_host_count"].append(min(hosts) if hosts else None)
                     for k in BLOCK_FIELDS[1:]:
