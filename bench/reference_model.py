@@ -1,22 +1,23 @@
-"""The smallest replay path, sharing no code with the project: what a replay's speed is measured against
-(issues 23 and 33).
+"""The smallest replay path, sharing no code with the project: what a replay's speed is measured against (issues
+23 and 33).
 
 What any replay of ``events.jsonl`` must at least do, and nothing else, in plain Python (the standard
-library's ``json`` and ``datetime``, nothing imported from ``ecs_guardrail``): decode each line, keep the
-ECS task state changes the watchdog's rule routes (``source`` ``aws.ecs``, ``detail-type`` ``ECS Task State
+library's ``json`` and ``datetime``, nothing imported from ``ecs_guardrail``): decode each line, keep the ECS
+task state changes the watchdog's rule routes (``source`` ``aws.ecs``, ``detail-type`` ``ECS Task State
 Change``), check the fields a crash count reads (``id``, ``time``, ``detail.clusterArn``,
-``detail.lastStatus``, ``detail.taskArn``, ``detail.group``), drop redeliveries (the event ``id``), classify each stopped
-service task by the table of ARCHITECTURE.md, "Stop classification" (a Spot marker, a health-check kill,
-the platform taking the task, then the stop code: ``EssentialContainerExited`` and ``TaskFailedToStart``
-are crashes), and count each service's crashes in a sliding window of event time (rule 1 of
-"Decision policy": ``CRASH_THRESHOLD`` crashes within ``CRASH_WINDOW_MINUTES``, read from the scenario's
+``detail.lastStatus``, ``detail.taskArn``, ``detail.group``), drop redeliveries (the event ``id``), classify
+each stopped service task by the table of ARCHITECTURE.md, "Stop classification" (a Spot marker, a
+health-check kill, the platform taking the task, then the stop code: ``EssentialContainerExited`` and
+``TaskFailedToStart`` are crashes), and count each service's crashes in a sliding window of event time (rule 1
+of "Decision policy": ``CRASH_THRESHOLD`` crashes within ``CRASH_WINDOW_MINUTES``, read from the scenario's
 ``settings.env``).
 
-No store, no AWS, no sampler, no fleet, no alert, no project model: so ``replay / this`` is everything
-the product's own machinery costs on top of the policy's arithmetic. Prints one JSON line: events read,
-rejected, stops, crash loops found (services that reached the threshold at least once).
+No store, no AWS, no sampler, no fleet, no alert, no project model: so ``replay / this`` is everything the
+product's own machinery costs on top of the policy's arithmetic. Prints one JSON line: events read, rejected,
+stops, crash loops found (services that reached the threshold at least once).
 
 Usage: ``python bench/reference_model.py SCENARIO_DIR``
+
 """
 
 from __future__ import annotations

@@ -1,31 +1,32 @@
-"""The availability sampler's monthly cost, per component, from the requests the real handler sends
-(``make bench`` prints it; issue 33).
+"""The availability sampler's monthly cost, per component, from the requests the real handler sends (``make
+bench`` prints it; issue 33).
 
 Measured, not assumed: the Lambda's entry point (:func:`ecs_guardrail.handlers.availability.handler`,
-Powertools' decorators and all, on a runtime over the engine's clients) runs once for every minute of a simulated day over the fast
-engine's in-memory AWS (``--engine moto``: over moto, slower, the same counts), for a fleet of
-``--target-groups`` ALB services of which ``--restart-policies`` have a container restart policy, in a
-cluster with Container Insights. Every GetMetricData request the handler sends is counted at the client
-(botocore's ``provide-client-params.cloudwatch.GetMetricData`` event, which both engines emit): the
+Powertools' decorators and all, on a runtime over the engine's clients) runs once for every minute of a
+simulated day over the fast engine's in-memory AWS (``--engine moto``: over moto, slower, the same counts),
+for a fleet of ``--target-groups`` ALB services of which ``--restart-policies`` have a container restart
+policy, in a cluster with Container Insights. Every GetMetricData request the handler sends is counted at the
+client (botocore's ``provide-client-params.cloudwatch.GetMetricData`` event, which both engines emit): the
 metrics it asks for, split by namespace (the target groups' ALB metrics, Container Insights'
-``RestartCount``). Every item it writes is sized as DynamoDB sizes items (attribute names + values; 1
-write request unit per started KB, once for the table and once for the timeline index that projects
-it), and every EMF metric name and PutEvents entry it emits is counted too.
+``RestartCount``). Every item it writes is sized as DynamoDB sizes items (attribute names + values; 1 write
+request unit per started KB, once for the table and once for the timeline index that projects it), and every
+EMF metric name and PutEvents entry it emits is counted too.
 
-"Before" is the recipe the 30-minute blocks replaced (issue 23), on the same fleet: one GetMetricData
-metric (HealthyHostCount) per target group per minute, and one item per target group per minute in the
-layout it wrote; its restart reads are those of the handler before issue 33 (every service, every minute).
+"Before" is the recipe the 30-minute blocks replaced (issue 23), on the same fleet: one GetMetricData metric
+(HealthyHostCount) per target group per minute, and one item per target group per minute in the layout it
+wrote; its restart reads are those of the handler before issue 33 (every service, every minute).
 
-List prices (us-east-1, on-demand): GetMetricData $0.01 per 1,000 metrics requested (CloudWatch pricing:
-per metric requested, with or without data); DynamoDB $0.625 per million write request units and $0.25
-per GB-month stored (items live HISTORY_TTL_DAYS, 90); CloudWatch custom metrics (EMF) $0.30 per metric a
-month; EventBridge PutEvents $1.00 per million entries; Lambda $0.20 per million requests and
-$0.0000166667 per GB-second (x86). Not measurable here, so stated: the Lambda's duration (``LAMBDA_S``,
-docs/deploy.md's figure, at the template's 256 MB) and its log bytes per invocation (``LOG_BYTES``, at
-$0.50 per GB ingested). ECS and ELB reads are free.
+List prices (us-east-1, on-demand): GetMetricData $0.01 per 1,000 metrics requested (CloudWatch pricing: per
+metric requested, with or without data); DynamoDB $0.625 per million write request units and $0.25 per
+GB-month stored (items live HISTORY_TTL_DAYS, 90); CloudWatch custom metrics (EMF) $0.30 per metric a month;
+EventBridge PutEvents $1.00 per million entries; Lambda $0.20 per million requests and $0.0000166667 per
+GB-second (x86). Not measurable here, so stated: the Lambda's duration (``LAMBDA_S``, docs/deploy.md's figure,
+at the template's 256 MB) and its log bytes per invocation (``LOG_BYTES``, at $0.50 per GB ingested). ECS and
+ELB reads are free.
 
 Usage: ``python bench/sampler_cost.py [--target-groups 200] [--restart-policies 20] [--engine fast]
 [--hours 24]``.
+
 """
 
 from __future__ import annotations
