@@ -145,7 +145,8 @@ class _Events:
         if event_name.startswith("before-call"):
             self.handlers.append(handler)
         elif event_name.startswith("provide-client-params."):
-            _, service, operation = (event_name.split(".") + ["*", "*"])[:3]
+            parts = (event_name.split(".") + ["*", "*"])[1:3]
+            service, operation = parts[0], parts[1]
             self.params_handlers.append((service, operation, handler))
 
 
