@@ -1,34 +1,42 @@
-"""The smallest replay path: the reference a replay's speed is measured against (issue 23).
+"""The smallest replay path, sharing no code with the project: what a replay's speed is measured against (issues
+23 and 33).
 
-What any replay of ``events.jsonl`` must at least do, and nothing else: decode each line, route it as
-the EventBridge rules do (:func:`ecs_guardrail.routing.targets`), validate it into the project's typed
-model (:func:`ecs_guardrail.core.events.parse_event`), drop redeliveries (the event ``id``), classify
-each stopped task (:func:`ecs_guardrail.core.classify.classify_stop`) and count the genuine crashes of
-each service in a sliding window of event time (rule 1 of ARCHITECTURE.md, "Decision policy":
-``CRASH_THRESHOLD`` crashes within ``CRASH_WINDOW_MINUTES``, read from the scenario's ``settings.env``).
+What any replay of ``events.jsonl`` must at least do, and nothing else, in plain Python (the standard
+library's ``json`` and ``datetime``, nothing imported from ``ecs_guardrail``): decode each line, keep the ECS
+task state changes the watchdog's rule routes (``source`` ``aws.ecs``, ``detail-type`` ``ECS Task State
+Change``), check the fields a crash count reads (``id``, ``time``, ``detail.clusterArn``,
+``detail.lastStatus``, ``detail.taskArn``, ``detail.group``), drop redeliveries (the event ``id``), classify
+each stopped service task by the table of ARCHITECTURE.md, "Stop classification" (a Spot marker, a
+health-check kill, the platform taking the task, then the stop code: ``EssentialContainerExited`` and
+``TaskFailedToStart`` are crashes), and count each service's crashes in a sliding window of event time (rule 1
+of "Decision policy": ``CRASH_THRESHOLD`` crashes within ``CRASH_WINDOW_MINUTES``, read from the scenario's
+``settings.env``).
 
-No store, no AWS, no sampler, no fleet, no alert: so ``replay / this`` is what the product's own
-machinery costs on top of the policy's arithmetic. Prints one JSON line: events read, stops, crash
-loops found (services that reached the threshold at least once).
+No store, no AWS, no sampler, no fleet, no alert, no project model: so ``replay / this`` is everything the
+product's own machinery costs on top of the policy's arithmetic. Prints one JSON line: events read, rejected,
+stops, crash loops found (services that reached the threshold at least once).
 
 Usage: ``python bench/reference_model.py SCENARIO_DIR``
+
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections import defaultdict, deque
-from datetime import timedelta
+from collections import deque
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from ecs_guardrail.core.classify import classify_stop, is_stop_event
-from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.events import TaskStateChange, parse_event
-from ecs_guardrail.routing import targets
+#: stoppedReason prefixes (lower case) of ARCHITECTURE.md's stop classification table
+SPOT = ("your spot task was interrupted",)
+HEALTH_CHECK = ("task failed elb health checks", "task failed container health checks")
+PLATFORM = ("ecs is performing maintenance", "task is being retired", "task stopped during instance draining",
+            "availability zone rebalancing", "az rebalancing")
+CRASH_CODES = ("essentialcontainerexited", "taskfailedtostart")
 
 
-def _settings(folder: Path) -> tuple[int, int]:
+def settings(folder: Path) -> tuple[int, int]:
     """``(CRASH_THRESHOLD, CRASH_WINDOW_MINUTES)`` of ``settings.env`` (defaults 5 and 30)."""
     values = {"CRASH_THRESHOLD": "5", "CRASH_WINDOW_MINUTES": "30"}
     env = folder / "settings.env"
@@ -40,12 +48,25 @@ def _settings(folder: Path) -> tuple[int, int]:
     return int(values["CRASH_THRESHOLD"]), int(values["CRASH_WINDOW_MINUTES"])
 
 
+def is_crash(detail: dict) -> bool:
+    """A stopped task's stop is a crash (the table's order: Spot, health-check kill, platform, stop code)."""
+    code = str(detail.get("stopCode") or "").strip().lower()
+    reason = str(detail.get("stoppedReason") or "").strip().lower()
+    if code == "spotinterruption" or reason.startswith(SPOT):
+        return False
+    if code == "terminationnotice" and "spot" in str(detail.get("capacityProviderName") or "").lower():
+        return False
+    if reason.startswith(HEALTH_CHECK) or reason.startswith(PLATFORM):
+        return False
+    return code in CRASH_CODES
+
+
 def model(folder: Path) -> dict[str, int]:
     """Run the reference over ``folder/events.jsonl``; the counts it found."""
-    threshold, window_minutes = _settings(folder)
+    threshold, window_minutes = settings(folder)
     window = timedelta(minutes=window_minutes)
     seen: set[str] = set()
-    crashes: dict[tuple[str, str], deque] = defaultdict(deque)
+    crashes: dict[tuple[str, str], deque] = {}
     loops: set[tuple[str, str]] = set()
     read = stops = rejected = 0
     with (folder / "events.jsonl").open("rb") as fh:
@@ -55,25 +76,29 @@ def model(folder: Path) -> dict[str, int]:
             read += 1
             try:
                 raw = json.loads(line)
-                routes = targets(raw)
-                event = parse_event(raw)
-            except (ValueError, EventRejectedError, RecursionError):
+                if raw.get("source") != "aws.ecs" or raw.get("detail-type") != "ECS Task State Change":
+                    continue
+                event_id, detail = raw["id"], raw["detail"]
+                t = datetime.fromisoformat(raw["time"].replace("Z", "+00:00"))
+                cluster, status, task = detail["clusterArn"], detail["lastStatus"], detail["taskArn"]
+                group = detail.get("group") or ""
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 rejected += 1
                 continue
-            if event.id in seen or "watchdog" not in routes or not isinstance(event, TaskStateChange):
-                seen.add(event.id)
+            if event_id in seen or not isinstance(task, str):
                 continue
-            seen.add(event.id)
-            detail = event.detail
-            if not is_stop_event(detail) or detail.last_status != "STOPPED" or detail.service is None:
+            seen.add(event_id)
+            if status != "STOPPED" or not group.startswith("service:"):
                 continue
             stops += 1
-            if not classify_stop(detail).counts_as_crash:
+            if not is_crash(detail):
                 continue
-            key = (detail.cluster, detail.service)
-            times = crashes[key]
-            times.append(event.time)
-            while times and times[0] <= event.time - window:
+            key = (cluster.rsplit("/", 1)[-1], group[8:])
+            times = crashes.get(key)
+            if times is None:
+                times = crashes[key] = deque()
+            times.append(t)
+            while times and times[0] <= t - window:
                 times.popleft()
             if len(times) >= threshold:
                 loops.add(key)

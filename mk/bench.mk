@@ -1,14 +1,13 @@
 # make bench's flags by default (make bench BENCH_ARGS= leaves make test's CPU out)
 BENCH_ARGS ?= --test-suite
 
-## benchmark: issue 23's figures against their targets (cold start, replay / reference model, the 100,000-event
-## fleet-day, make test's CPU: about 10 minutes; BENCH_ARGS= leaves the test suite out), then the availability
-## sampler's monthly cost model (bench/sampler_cost.py), the routing's compiled check against its interpreter
-## (bench/routing_bench.py); prints only (see bench/run.py for flags)
+## benchmark: issues 23 and 33's figures against their targets (cold start, replay / reference model and
+## throughput against the floor, the 100,000-event fleet-day, the availability sampler's monthly cost from the
+## requests its handler sends, the validation library's candidates, make test's CPU: about 10 minutes; BENCH_ARGS= leaves the test suite out);
+## then the routing's compiled check against its interpreter (bench/routing_bench.py); prints only (see bench/run.py for flags)
 .PHONY: bench bench-docs
 bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
-	$(PY) bench/sampler_cost.py
 	$(PY) bench/routing_bench.py
 
 ## the same, and rewrite the tracked docs/benchmarks.md with the figures

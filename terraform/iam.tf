@@ -177,7 +177,7 @@ data "aws_iam_policy_document" "availability" {
   }
   statement {
     sid       = "NoResourceLevelPermissions"
-    actions   = ["cloudwatch:GetMetricData", "ecs:ListClusters", "ecs:ListServices", "elasticloadbalancing:DescribeTargetGroups"]
+    actions   = ["cloudwatch:GetMetricData", "ecs:DescribeClusters", "ecs:DescribeTaskDefinition", "ecs:ListClusters", "ecs:ListServices", "elasticloadbalancing:DescribeTargetGroups"]
     resources = ["*"]
   }
   # container-restart observations to the watchdog (restart-policy loops emit no ECS event)

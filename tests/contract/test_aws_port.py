@@ -81,7 +81,8 @@ class Side:
         self.kind = kind
         self.client = factory
         check_fleet(FLEET)
-        self.built = build_fleet(factory, FLEET, ACCOUNT, REGION, event_task_definitions=EVENT_TASK_DEFINITIONS)
+        self.built = build_fleet(factory, FLEET, ACCOUNT, REGION, event_task_definitions=EVENT_TASK_DEFINITIONS,
+                                 container_insights=("production",))
         sns = factory("sns")
         self.topic = sns.create_topic(Name="alerts")["TopicArn"]
 
@@ -249,15 +250,32 @@ def test_container_restart_totals_and_observations_are_the_same(both: tuple[Side
                                T0 + timedelta(minutes=6))
         seen = [asdict(o) for i in range(1, 6) for o in restart_observations(
             T0 + timedelta(minutes=i + 1), fleet=EcsFleet(side.client("ecs")), restarts=reader, lookback_minutes=1)]
-        return unknown, {"/".join(k): v for k, v in totals.items()}, seen
+        # the sampler's cadence: minutes 1 to 5 in one read, the same observations
+        spanned = [asdict(o) for o in restart_observations(
+            T0 + timedelta(minutes=6), fleet=EcsFleet(side.client("ecs")), restarts=reader, lookback_minutes=1,
+            minutes=5)]
+        return unknown, {"/".join(k): v for k, v in totals.items()}, seen, spanned
 
     memory, moto = (read(side) for side in both)
     assert _names(memory) == _names(moto)
-    unknown, totals, seen = memory
+    unknown, totals, seen, spanned = memory
     assert unknown == ["production/ghost"] and list(totals) == ["production/checkout"]
     assert [(o["minute"], o["restarts"]) for o in seen] == [(T0 + timedelta(minutes=2), 2),
                                                           (T0 + timedelta(minutes=3), 1),
                                                           (T0 + timedelta(minutes=5), 3)]
+    assert spanned == seen
+
+
+def test_restart_counts_are_read_only_where_container_insights_can_publish_them(both: tuple[Side, Side]) -> None:
+    """DescribeClusters' containerInsights setting and DescribeTaskDefinition's restartPolicy agree on both
+    AWSs: of production (Container Insights) only checkout's task definition enables a restart policy, and
+    staging has none (issue 33: every other read is billed for nothing)."""
+    memory, moto = ((EcsFleet(side.client("ecs")).container_insights(),
+                     EcsFleet(side.client("ecs")).restart_policy_services()) for side in both)
+    assert memory == moto
+    insights, wanted = memory
+    assert sorted(insights.values()) == [False, True]
+    assert {arn.rsplit("/", 1)[-1]: names for arn, names in wanted.items()} == {"production": ["checkout"]}
 
 
 class TestReadOnly:

@@ -29,9 +29,16 @@ def _fleet(tmp_path: Path) -> Path:
     services = [{"name": f"svc{i:02d}", "desiredCount": 2, "targetGroups": [f"tg{i:02d}"]} for i in range(N_SERVICES)]
     services[0]["targetGroups"].append("tg00-admin")  # a service with two target groups
     services.append({"name": "worker", "desiredCount": 1})  # no target group: no figure, not sampled
+    # the one service whose restart counts are read: a restart policy, in a cluster with Container Insights
+    # (a cluster with rows in container_restarts.csv has it); dark/looper has the policy in a cluster without
+    services[1]["containers"] = [{"name": "app", "essential": True, "restartPolicy": {"enabled": True}}]
+    dark = [{"name": "looper", "desiredCount": 1, "containers": services[1]["containers"]}]
     (tmp_path / "fleet.json").write_text(json.dumps({
         "account": "111122223333", "region": "eu-west-1",
-        "clusters": [{"name": "prod", "services": services}, {"name": "empty", "services": []}]}))
+        "clusters": [{"name": "prod", "services": services}, {"name": "empty", "services": []},
+                     {"name": "dark", "services": dark}]}))
+    (tmp_path / "container_restarts.csv").write_text("time,cluster,service,restart_count\n"
+                                                     "2025-08-21T14:00:00Z,prod,svc01,0\n")
     (tmp_path / "events.jsonl").write_text("")
     return tmp_path
 
@@ -103,10 +110,14 @@ def test_one_read_per_block_of_thirty_minutes_for_all_target_groups(aws: Embedde
     assert outs[-1]["target_groups"] == N_SERVICES + 1 and outs[-1]["no_data"] == 0
     # per target group: HealthyHostCount, RequestCount, 2XX, 5XX, and its own ALB's HTTPCode_ELB_5XX_Count
     assert outs[-1]["metrics_requested"] == 5 * (N_SERVICES + 1)
-    # one call for the block (75 queries x 60 minutes), and the restart reader's own call each minute
-    # (issue 19: Container Insights restart totals; to fold into the block's call next)
-    assert calls[("cloudwatch", "GetMetricData")] == 1 + 30
-    assert calls[("ecs", "DescribeServices")] == 2 * 30  # ECS reads are free: every minute, for the counts
+    # one call for the block (75 queries x 60 minutes), and the restart reader's every 5 minutes (issue 33)
+    assert calls[("cloudwatch", "GetMetricData")] == 1 + 30 // 5
+    # ECS reads are free: every minute for the counts, and every 5 minutes for the restart reader
+    # (prod's 15 services in 2 pages; dark has no Container Insights, so nothing of it is described for it)
+    assert calls[("ecs", "DescribeServices")] == (2 + 1) * 30 + 2 * 30 // 5
+    assert calls[("ecs", "DescribeClusters")] == 30 // 5
+    # each of prod's 15 task definitions read once, and cached for the warm Lambda's life (immutable revisions)
+    assert calls[("ecs", "DescribeTaskDefinition")] == 15
     # the counts of 14 services once at the start and once at the block's end; 2 blocks per target group
     assert calls[("dynamodb", "PutItem")] == 2 * N_SERVICES + 2 * (N_SERVICES + 1)
     blocks = [i for i in _items(aws) if i["type"] == "healthy_hosts"]
@@ -129,12 +140,14 @@ def test_calls_stay_within_the_declared_iam_actions(aws: EmbeddedAws) -> None:
     assert made <= declared
     assert ("cloudwatch", "GetMetricData") in aws.counter.calls
     assert declared == {"dynamodb:PutItem", "ecs:DescribeServices", "ecs:ListClusters", "ecs:ListServices",
+                        "ecs:DescribeClusters", "ecs:DescribeTaskDefinition",
                         "elasticloadbalancing:DescribeTargetGroups", "cloudwatch:GetMetricData", "events:PutEvents"}
 
 
 def test_container_restarts_go_to_the_watchdog_through_the_bus(aws: EmbeddedAws) -> None:
-    """A restart-policy loop emits no ECS event: the sampler reads Container Insights' RestartCount for the
-    minute and the one before and puts one Container Restarts event per service that restarted."""
+    """A restart-policy loop emits no ECS event: every 5 minutes the sampler reads Container Insights'
+    RestartCount for those minutes and the one before and puts one Container Restarts event per service and
+    minute with restarts."""
     from ecs_guardrail.adapters.cloudwatch import RESTART_NAMESPACE, ContainerRestarts
     from ecs_guardrail.core.restarts import RestartObservation
     from ecs_guardrail.routing import PATTERNS, matches
@@ -149,7 +162,8 @@ def test_container_restarts_go_to_the_watchdog_through_the_bus(aws: EmbeddedAws)
     events.meta.events.register("provide-client-params.*.PutEvents",
                                 lambda params, **_: sent.extend(params["Entries"]))
     runtime.set_client_factory(lambda name: events if name == "events" else aws.counter.attach(aws.client(name)))
-    out = _run(T0)
+    assert [_run(T0 + timedelta(minutes=n))["restart_observations"] for n in range(4)] == [0] * 4  # not its turn
+    out = _run(T0 + timedelta(minutes=4))  # 15:04 ends the span 15:00-15:04, read with 14:59 before it
     assert out["restart_observations"] == 1 and len(sent) == 1
     entry = sent[0]
     raw = {"source": entry["Source"], "detail-type": entry["DetailType"], "detail": json.loads(entry["Detail"]),

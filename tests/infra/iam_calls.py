@@ -232,6 +232,9 @@ def requests_of(call: Call) -> list[Request]:  # noqa: C901 - one branch per ope
             return [one(p["resourceArn"], **{"aws:TagKeys": list(p["tagKeys"])})]
         if op == "DescribeServiceDeployments":
             return [one(a) for a in p["serviceDeploymentArns"]]
+        if op == "DescribeClusters":  # resource type cluster (Service Authorization Reference)
+            return [one(c if c.startswith("arn:") else f"arn:aws:ecs:{region}:{account}:cluster/{c}")
+                    for c in p.get("clusters") or ["default"]]
         if op in ("ListServices", "ListClusters", "DescribeTaskDefinition"):
             return [one("*")]
     if call.service == "application-autoscaling":
@@ -266,6 +269,8 @@ def kind_of(request: Request) -> str:
         return "ecs_service_deployment"
     if ":ecs:" in r and ":service/" in r:
         return "ecs_service"
+    if ":ecs:" in r and ":cluster/" in r:
+        return "ecs_cluster"
     if ":sns:" in r:
         return "alert_topic"
     if ":event-bus/" in r:

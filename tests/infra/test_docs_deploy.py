@@ -14,8 +14,6 @@ from parity import TEMPLATE, TF, _cfn_alarms
 
 DOC = (iac.ROOT / "docs" / "deploy.md").read_text()
 README = (iac.ROOT / "README.md").read_text()
-#: the sampler's runs a month at the default schedule, rate(1 minute): 60 x 24 x 30
-RUNS = 43_200
 #: GetMetricData, USD per metric requested (CloudWatch pricing: $0.01 per 1,000 metrics requested)
 PER_METRIC = 0.01 / 1000
 
@@ -33,7 +31,8 @@ def test_the_alarm_count_and_its_price_are_the_templates():
 
 
 def test_the_sampler_price_per_target_group_is_what_it_requests():
-    """$ per month from the metrics one sampler run requests (adapters/cloudwatch.queries_for)."""
+    """The table's target-group row from the metrics one sampler block requests (adapters/cloudwatch.queries_for):
+    an ALB target group's 4 metrics and its load balancer's 1, once per 30-minute block, for 200 target groups."""
     from ecs_guardrail.adapters.cloudwatch import Series, queries_for
 
     alb = Series("targetgroup/web/0123456789abcdef", "app/front/0123456789abcdef")
@@ -43,10 +42,11 @@ def test_the_sampler_price_per_target_group_is_what_it_requests():
     per_nlb_tg = len(queries_for([nlb], requests=True))
     assert (per_alb_tg, per_lb, per_nlb_tg) == (4, 1, 1)
     text = _flat(DOC)
-    assert f"an ALB target group is {per_alb_tg} metrics" in text
-    assert f"≈ **${RUNS * per_alb_tg * PER_METRIC:.2f}**" in text
-    assert f"≈ **${RUNS * per_lb * PER_METRIC:.2f} per load balancer**" in text
-    assert f"an NLB target group is {per_nlb_tg} metric ≈ **${RUNS * per_nlb_tg * PER_METRIC:.2f}**" in text
+    per_tg = per_alb_tg + per_lb
+    blocks_a_day = 24 * 2
+    a_day = 200 * per_tg * blocks_a_day
+    assert f"{per_tg} metrics a target group" in text
+    assert f"{a_day:,} metrics a day × $0.01/1,000 × 30 | {a_day * PER_METRIC * 30:.2f} |" in text
     assert "$0.43 per target group" not in text and "$0.43 a month per sampled target group" not in _flat(README)
 
 

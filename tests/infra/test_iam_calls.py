@@ -207,10 +207,17 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
     where = "lambda/handlers-on-moto"
     fleet = ecsgen.fleet({"dev": [("api", 2, {}), ("web", 2, {}), ("jobs", 2, {})]})
     fleet["clusters"][0]["services"][1]["targetGroups"] = ["web-tg"]
+    # the sampler reads restart counts only where a task definition enables a restart policy, in a
+    # cluster with Container Insights (a cluster with container_restarts.csv rows has it)
+    fleet["clusters"][0]["services"][2]["containers"] = [
+        {"name": "app", "essential": True, "restartPolicy": {"enabled": True}}]
     t0 = ecsgen.T0
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp, \
             contextlib.redirect_stdout(io.StringIO()):
-        scenario = load_scenario(ecsgen.write_scenario(Path(tmp), fleet, [], {}))
+        folder = ecsgen.write_scenario(Path(tmp), fleet, [], {})
+        (folder / "container_restarts.csv").write_text(
+            f"time,cluster,service,restart_count\n{ecsgen.iso(t0 - timedelta(minutes=30))},dev,jobs,0\n")
+        scenario = load_scenario(folder)
         with EmbeddedAws(scenario) as aws:
             secret = aws.client("secretsmanager").create_secret(
                 Name="ecs-guardrail/slack", SecretString="http://127.0.0.1:9/hook")["ARN"]
@@ -237,8 +244,9 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
                                                                  f"{scenario.account}:function:ecs-guardrail")
             try:
                 with rec.acting_as("availability"):
+                    # settled minute t0 + 4 ends a 5-minute span: the restart reader's turn (restarts_due)
                     availability.handler({"source": "aws.events", "detail-type": "Scheduled Event",
-                                          "time": ecsgen.iso(t0 + timedelta(minutes=5))}, ctx)
+                                          "time": ecsgen.iso(t0 + timedelta(minutes=9))}, ctx)
                 for n, service in enumerate(["api"] * 3 + ["canary"] * 3):
                     event = ecsgen.task_event("dev", service, f"{n + 1:032x}", "crash_exit",
                                               t0 + timedelta(minutes=n % 3))

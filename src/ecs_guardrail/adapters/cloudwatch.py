@@ -141,10 +141,11 @@ class HealthyHostCount:
                     if q is None:
                         continue
                     key, stat = q[0], q[4]
+                    points = out[key]
                     for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
                         minute = _minute(ts)
-                        cur = out[key].get(minute)
-                        out[key][minute] = v if cur is None else (min(v, cur) if stat == "Minimum" else cur + v)
+                        cur = points.get(minute)
+                        points[minute] = v if cur is None else (min(v, cur) if stat == "Minimum" else cur + v)
                 token = resp.get("NextToken")
                 if not token:
                     break

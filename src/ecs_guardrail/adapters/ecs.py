@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ecs_guardrail.core.entitlement import CircuitBreaker, Deployment, ServiceDeployment, TaskSet
 from ecs_guardrail.core.errors import (
@@ -30,7 +30,7 @@ from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
 
 __all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService",
-           "describe_services", "target_group_arns", "DESCRIBE_SERVICES_LIMIT"]
+           "describe_services", "target_group_arns", "DESCRIBE_SERVICES_LIMIT", "restart_policy_enabled"]
 
 #: DescribeServices takes at most 10 services per call (ECS API Reference, DescribeServices, ``services``)
 DESCRIBE_SERVICES_LIMIT = 10
@@ -376,8 +376,11 @@ class EcsFleet:
     API reference: ListClusters, ListServices (100 a page), DescribeServices (10 services a call).
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, restart_policies: dict[str, bool] | None = None) -> None:
+        """``restart_policies``: task definition ARN -> restart policy enabled, a cache kept as long as the
+        caller likes (the Lambda: its execution environment's ``Runtime.cache``; revisions are immutable)."""
         self._ecs = client
+        self._restart_policies = {} if restart_policies is None else restart_policies
         # ListClusters / ListServices answers, kept for this instance's life (one sampler run): the
         # healthy-host walk and the restart-count reader share them instead of listing twice
         self._cluster_arns: list[str] | None = None
@@ -408,13 +411,101 @@ class EcsFleet:
         return {arn: sorted(a.rsplit("/", 1)[-1] for a in self._services(arn.rsplit("/", 1)[-1]))
                 for arn in self._clusters()}
 
+    def _describe(self, cluster: str) -> list[dict[str, Any]]:
+        """DescribeServices of every service of ``cluster``, asked each time (counts change; the calls are free)."""
+        return describe_services(self._ecs, cluster, self._services(cluster))
+
     def load_balanced_services(self, cluster: str) -> list[LoadBalancedService]:
         """ACTIVE services of ``cluster`` that have at least one target group."""
-        arns = self._services(cluster)
         out: list[LoadBalancedService] = []
-        for s in describe_services(self._ecs, cluster, arns):
+        for s in self._describe(cluster):
             tgs = target_group_arns(s)
             if s.get("status") == "ACTIVE" and tgs:
                 out.append(LoadBalancedService(cluster, s["serviceName"], int(s.get("desiredCount", 0)),
                                                int(s.get("runningCount", 0)), tgs))
         return out
+
+    @permissions(ecs_cluster=["ecs:DescribeClusters"])
+    def container_insights(self) -> dict[str, bool | None]:
+        """``{cluster ARN: has Container Insights}`` of every cluster: DescribeClusters with
+        ``include=["SETTINGS"]``, 100 clusters a call (ECS API Reference, DescribeClusters ``clusters``),
+        setting ``containerInsights`` ``enabled`` or ``enhanced`` (CloudWatch User Guide, "Container
+        Insights"). ``None``: ECS would not say (AccessDeniedException, a cluster absent from the answer).
+
+        Raises:
+            botocore.exceptions.ClientError: any other error DescribeClusters answers.
+        """
+        arns = self._clusters()
+        out: dict[str, bool | None] = dict.fromkeys(arns)
+        for i in range(0, len(arns), DESCRIBE_CLUSTERS_LIMIT):
+            try:
+                found = self._ecs.describe_clusters(clusters=arns[i:i + DESCRIBE_CLUSTERS_LIMIT],
+                                                    include=["SETTINGS"]).get("clusters") or []
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _DENIED:
+                    continue
+                raise
+            for c in found:
+                value = next((x.get("value") for x in c.get("settings") or [] if x.get("name") == "containerInsights"),
+                             "disabled")
+                if c.get("clusterArn") in out:
+                    out[c["clusterArn"]] = str(value).lower() in ("enabled", "enhanced")
+        return out
+
+    def restart_policy_services(self) -> dict[str, list[str]]:
+        """``{cluster ARN: [service name, ...]}`` whose container restart counts are worth reading
+        (ARCHITECTURE.md, "Restart-policy loops"): ACTIVE services of clusters with Container Insights
+        (:meth:`container_insights`) whose task definition enables a restart policy on a container
+        (DescribeTaskDefinition ``containerDefinitions[].restartPolicy.enabled``). A read of any other
+        service is billed and finds nothing (Container Insights publishes ``RestartCount`` only there).
+
+        Where ECS would not say (DescribeClusters or DescribeTaskDefinition denied or failing), the
+        service is kept: one metric too many costs $0.00001, a loop not read is a loop not seen.
+        Task definition revisions are immutable, so each answer is cached by ARN in ``restart_policies``
+        (:func:`restart_policy_enabled`). Sorted by service name.
+
+        Raises:
+            botocore.exceptions.ClientError: as ListClusters, ListServices and DescribeServices raise it.
+        """
+        out: dict[str, list[str]] = {}
+        for arn, insights in self.container_insights().items():
+            if insights is False:
+                continue
+            names = sorted(s["serviceName"] for s in self._describe(arn.rsplit("/", 1)[-1])
+                           if s.get("status") == "ACTIVE"
+                           and restart_policy_enabled(self._ecs, s.get("taskDefinition"),
+                                                         self._restart_policies) is not False)
+            if names:
+                out[arn] = names
+        return out
+
+
+#: DescribeClusters takes at most 100 clusters per call (ECS API Reference, DescribeClusters, ``clusters``)
+DESCRIBE_CLUSTERS_LIMIT = 100
+#: task definition ARNs a restart-policy cache holds before it is cleared (bounded memory in a warm Lambda)
+RESTART_POLICY_CACHE_MAX = 10_000
+
+
+@permissions(any=["ecs:DescribeTaskDefinition"])
+def restart_policy_enabled(ecs: Any, task_definition: str | None, cache: dict[str, bool]) -> bool | None:
+    """Does a container of ``task_definition`` (an ARN, DescribeServices ``taskDefinition``) enable a
+    restart policy (DescribeTaskDefinition ``containerDefinitions[].restartPolicy.enabled``; ECS Developer
+    Guide, "Restart individual containers in Amazon ECS tasks with container restart policies")?
+
+    ``None``: unknown (no ARN, or DescribeTaskDefinition failed: the error is not cached, the next run
+    asks again). Answers are kept in ``cache`` by ARN (cleared past :data:`RESTART_POLICY_CACHE_MAX`).
+    Never raises.
+    """
+    if not task_definition:
+        return None
+    if task_definition in cache:
+        return cache[task_definition]
+    try:
+        td = ecs.describe_task_definition(taskDefinition=task_definition).get("taskDefinition") or {}
+    except (ClientError, BotoCoreError):
+        return None
+    enabled = any((c.get("restartPolicy") or {}).get("enabled") is True for c in td.get("containerDefinitions") or [])
+    if len(cache) >= RESTART_POLICY_CACHE_MAX:
+        cache.clear()
+    cache[task_definition] = enabled
+    return enabled

@@ -17,10 +17,12 @@ samples exactly the minute it was meant to):
    re-read and rewritten only when a late datapoint changed it. A minute without a
    ``HealthyHostCount`` datapoint stays ``None`` (``no_data``), never ``up``.
 
-5. read every service's Container Insights restart total for the same minute and the one before
-   (:func:`restart_observations`, its own GetMetricData call per 500 services) and put one
-   ``Container Restarts`` event per service that restarted on the default bus for the watchdog
-   (restart-policy loops emit no ECS event).
+5. when ``M`` ends a UTC-aligned span of :data:`RESTART_READ_MINUTES`, read the Container Insights
+   restart totals of that span (and the minute before it) for the services whose task definition
+   enables a restart policy, in clusters with Container Insights (:func:`restart_observations`: DescribeClusters,
+   DescribeTaskDefinition cached per ARN, one GetMetricData call per 500 services) and put one
+   ``Container Restarts`` event per service and minute with restarts on the default bus for the
+   watchdog (restart-policy loops emit no ECS event).
 
 The decision-time read of ``still_serving`` does not wait for blocks: the watchdog reads the newest
 minutes itself when it decides (:meth:`HealthyHostCount.newest_healthy`).
@@ -37,7 +39,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.bus import ObservationBus
 from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
-from ecs_guardrail.adapters.ecs import EcsFleet, describe_services
+from ecs_guardrail.adapters.ecs import EcsFleet, describe_services, restart_policy_enabled
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
     load_balancer_dimension,
@@ -51,7 +53,7 @@ from ecs_guardrail.core.restarts import MAX_RESTARTS_PER_MINUTE, RestartObservat
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
 __all__ = ["handler", "sample_minute", "SampleOutcome", "scheduled_time", "USES", "BLOCK_MINUTES", "block_start",
-           "restart_observations"]
+           "restart_observations", "restarts_due", "RESTART_READ_MINUTES"]
 
 MINUTE = timedelta(minutes=1)
 
@@ -68,6 +70,7 @@ USES = {
     "history": Samples,
     "ecs": EcsFleet,
     "describe_services": describe_services,
+    "restart_policy_enabled": restart_policy_enabled,
     "elb": TargetGroups,
     "cloudwatch": HealthyHostCount,
     "restarts": ContainerRestarts,
@@ -153,6 +156,8 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
         for arn in svc.target_group_arns:
             mine = series_of[arn]
             clients = requests and any(x.has_request_metrics for x in mine)
+            # each series' minutes, looked up once per target group, not once per minute (the hot loop)
+            points = [p for p in (readings.get(x) for x in mine) if p]
             for n, b in enumerate(starts):
                 first = max(b, lo)
                 last = min(b + timedelta(minutes=block_minutes), minute + MINUTE)
@@ -162,7 +167,7 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
                                                          if clients or k == "healthy_host_count"}
                 m = first
                 while m < last:
-                    rs = [readings[x][m] for x in mine if m in readings.get(x, {})]
+                    rs = [p[m] for p in points if m in p]
                     hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
                     values["healthy_host_count"].append(min(hosts) if hosts else None)
                     for k in BLOCK_FIELDS[1:]:
@@ -178,27 +183,46 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
     return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series), asked)
 
 
+#: minutes of container restarts one read covers (UTC-aligned): the restart-count reader runs every
+#: 5th minute for the 5 minutes just settled, each read billed once per service however many minutes it
+#: spans (GetMetricData charges per metric requested). A restart loop needs ``CRASH_THRESHOLD`` restarts
+#: and ECS restarts a container at most once per ``restartAttemptPeriod`` (60 s at least), so the loop
+#: takes 5 minutes to build at the least; the read adds at most 4 minutes to its alert (always alert-only)
+RESTART_READ_MINUTES = 5
+
+
+def restarts_due(minute: datetime, read_minutes: int = RESTART_READ_MINUTES) -> bool:
+    """Does the settled ``minute`` end a UTC-aligned span of ``read_minutes`` (the restart reader's turn)?"""
+    return block_start(minute + MINUTE, read_minutes) == minute + MINUTE
+
+
 def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerRestarts,
-                         lookback_minutes: int) -> list[RestartObservation]:
-    """Container restarts of every service in the settled minute ``M = floor(now) - lookback_minutes``
-    (ARCHITECTURE.md, "Restart-policy loops"): the ``RestartCount`` totals of ``M - 1`` and ``M``
-    (ListClusters, ListServices, one GetMetricData per 500 services), a rise being that many restarts
-    (:func:`~ecs_guardrail.core.restarts.restart_increments`). Returns one observation per service that
-    restarted in ``M``, for the watchdog; a service without Container Insights has no datapoint and none.
+                         lookback_minutes: int, minutes: int = 1) -> list[RestartObservation]:
+    """Container restarts in the ``minutes`` settled minutes ending with ``M = floor(now) - lookback_minutes``
+    (ARCHITECTURE.md, "Restart-policy loops"): the ``RestartCount`` totals of ``M - minutes`` to ``M``
+    (one GetMetricData per 500 services, each service one metric whatever the span), a rise being that many
+    restarts (:func:`~ecs_guardrail.core.restarts.restart_increments`).
+
+    Only the services worth reading are asked about (:meth:`EcsFleet.restart_policy_services`: a restart
+    policy enabled, in a cluster with Container Insights); no such service, no call. Returns one
+    observation per service and minute with restarts, oldest minute first, for the watchdog.
     """
     minute = minute_floor(now) - timedelta(minutes=lookback_minutes)
-    names = {(arn.rsplit("/", 1)[-1], svc): arn for arn, svcs in fleet.cluster_services().items() for svc in svcs}
+    first = minute - timedelta(minutes=minutes - 1)
+    names = {(arn.rsplit("/", 1)[-1], svc): arn for arn, svcs in fleet.restart_policy_services().items()
+             for svc in svcs}
     if not names:
         return []
-    totals = restarts.totals(sorted(names), minute - timedelta(minutes=1), minute + timedelta(minutes=1))
+    totals = restarts.totals(sorted(names), first - timedelta(minutes=1), minute + timedelta(minutes=1))
     out = []
     for (cluster, service), points in sorted(totals.items()):
         for m, n in restart_increments(points.items()):
-            if m == minute and n > 0:
+            if first <= m <= minute and n > 0:
                 # a rise past what ECS can restart in a minute (a counter reset read as a rise, a gap) is
                 # the bound: the watchdog would reject the observation and lose the loop
                 out.append(RestartObservation(names[(cluster, service)], service, m,
                                               min(n, MAX_RESTARTS_PER_MINUTE), points[m]))
+    out.sort(key=lambda o: o.minute)  # stable: services in name order within a minute
     return out
 
 
@@ -217,7 +241,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     """One scheduled run over ``rt`` (shared by Lambda and ``replay``): :func:`sample_minute` and its metrics."""
     now = scheduled_time(event)
-    fleet = EcsFleet(rt.clients("ecs"))
+    fleet = EcsFleet(rt.clients("ecs"), rt.cache.setdefault("restart_policies", {}))
     outcome = sample_minute(
         now,
         fleet=fleet,
@@ -229,9 +253,11 @@ def sample(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     metrics.add_metric(name="SamplesWritten", unit="Count", value=outcome.written)
     metrics.add_metric(name="SamplesNoData", unit="Count", value=outcome.no_data)
     metrics.add_metric(name="MetricsRequested", unit="Count", value=outcome.metrics_requested)
-    # restart-policy loops: the minute's container restarts, handed to the watchdog through the bus
+    # restart-policy loops: every RESTART_READ_MINUTES, the container restarts of the minutes just
+    # settled, handed to the watchdog through the bus
     observed = restart_observations(now, fleet=fleet, restarts=ContainerRestarts(rt.clients("cloudwatch")),
-                                    lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES)
+                                    lookback_minutes=rt.settings.SAMPLE_LOOKBACK_MINUTES,
+                                    minutes=RESTART_READ_MINUTES) if restarts_due(outcome.minute) else []
     account, region = rt.home or ("", rt.history.region)
     sent = ObservationBus(rt.clients("events")).put([o.to_event(account, region) for o in observed]) \
         if observed else 0

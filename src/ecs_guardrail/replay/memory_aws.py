@@ -134,14 +134,21 @@ class _Operation:
 
 
 class _Events:
-    """The part of botocore's event system a client's users touch: ``register`` for ``before-call``."""
+    """The part of botocore's event system a client's users touch: ``register`` for ``before-call`` (every
+    operation: call counting) and ``provide-client-params.SERVICE.Operation`` (the operation's parameters:
+    the sampler's cost model counts the metrics each GetMetricData asks for; ``*`` for any service)."""
 
     def __init__(self) -> None:
         self.handlers: list[Callable[..., Any]] = []
+        self.params_handlers: list[tuple[str, str, Callable[..., Any]]] = []
 
     def register(self, event_name: str, handler: Callable[..., Any], *_: Any, **__: Any) -> None:
         if event_name.startswith("before-call"):
             self.handlers.append(handler)
+        elif event_name.startswith("provide-client-params."):
+            parts = (event_name.split(".") + ["*", "*"])[1:3]
+            service, operation = parts[0], parts[1]
+            self.params_handlers.append((service, operation, handler))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +185,11 @@ class MemoryClient:
         self._aws = aws
         self.meta = _Meta(self.SERVICE, aws.region)
 
-    def _call(self, method: str) -> None:
+    def _call(self, method: str, params: dict[str, Any] | None = None) -> None:
         op = _Operation(self.OPERATIONS[method])
+        for service, operation, on_params in self.meta.events.params_handlers:
+            if service in ("*", self.SERVICE) and operation in ("*", op.name):
+                on_params(params=params or {}, model=op, context={})
         for handler in self.meta.events.handlers:
             handler(model=op, params={}, request_signer=None, context={})
 
@@ -200,6 +210,7 @@ class MemoryClient:
 class _Ecs(MemoryClient):
     SERVICE = "ecs"
     OPERATIONS = {"create_cluster": "CreateCluster", "list_clusters": "ListClusters",
+                  "describe_clusters": "DescribeClusters",
                   "register_task_definition": "RegisterTaskDefinition",
                   "describe_task_definition": "DescribeTaskDefinition", "create_service": "CreateService",
                   "update_service": "UpdateService", "describe_services": "DescribeServices",
@@ -213,12 +224,32 @@ class _Ecs(MemoryClient):
             raise _error(op, "ClusterNotFoundException", "Cluster not found.")
         return found
 
-    def create_cluster(self, clusterName: str = "default", **_: Any) -> dict[str, Any]:
+    def create_cluster(self, clusterName: str = "default", settings: list[dict[str, str]] | None = None,
+                       **_: Any) -> dict[str, Any]:
         self._call("create_cluster")
         arn = self._aws.arn("ecs", f"cluster/{clusterName}")
-        cluster = self._aws.ecs_clusters.setdefault(clusterName, {"clusterArn": arn, "clusterName": clusterName,
-                                                                  "status": "ACTIVE", "services": {}})
-        return {"cluster": {k: v for k, v in cluster.items() if k != "services"}}
+        cluster = self._aws.ecs_clusters.setdefault(clusterName, {
+            "clusterArn": arn, "clusterName": clusterName, "status": "ACTIVE", "services": {},
+            "settings": copy.deepcopy(settings or [{"name": "containerInsights", "value": "disabled"}])})
+        return {"cluster": {k: v for k, v in cluster.items() if k not in ("services", "settings")}}
+
+    def describe_clusters(self, clusters: list[str] | None = None, include: list[str] | None = None,
+                          **_: Any) -> dict[str, Any]:
+        """The clusters named (names or ARNs; default ``default``), ``settings`` only with
+        ``include=["SETTINGS"]``; unknown ones in ``failures`` (``MISSING``), as the API reference says."""
+        self._call("describe_clusters")
+        found, failures = [], []
+        for name_or_arn in clusters or ["default"]:
+            c = self._aws.ecs_clusters.get(name_or_arn.rsplit("/", 1)[-1])
+            if c is None:
+                failures.append({"arn": name_or_arn, "reason": "MISSING"})
+                continue
+            out = {k: copy.deepcopy(v) for k, v in c.items() if k not in ("services", "settings")}
+            out["activeServicesCount"] = sum(s["status"] == "ACTIVE" for s in c["services"].values())
+            if "SETTINGS" in (include or []):
+                out["settings"] = copy.deepcopy(c["settings"])
+            found.append(out)
+        return {"clusters": found, "failures": failures}
 
     def list_clusters(self, **_: Any) -> dict[str, Any]:
         self._call("list_clusters")
@@ -473,7 +504,8 @@ class _CloudWatch(MemoryClient):
                         ScanBy: str = "TimestampDescending", **_: Any) -> dict[str, Any]:
         """``Minimum``, ``Maximum``, ``Sum``, ``Average`` or ``SampleCount`` per ``Period`` from ``StartTime``;
         periods without a datapoint are absent."""
-        self._call("get_metric_data")
+        self._call("get_metric_data", {"MetricDataQueries": MetricDataQueries, "StartTime": StartTime,
+                                       "EndTime": EndTime, "ScanBy": ScanBy})
         if len(MetricDataQueries) > self.MAX_QUERIES:
             raise _error("GetMetricData", "ValidationError", "too many MetricDataQueries")
         start, end = StartTime.astimezone(UTC), EndTime.astimezone(UTC)

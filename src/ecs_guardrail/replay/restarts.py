@@ -6,7 +6,7 @@ task replaced). A cluster with rows here has Container Insights. The rows are pu
 CloudWatch (moto's or the fast engine's in-memory one, with PutMetricData, as Container Insights would
 publish them), and the production reader (:func:`ecs_guardrail.handlers.availability.restart_observations`
 over :class:`~ecs_guardrail.adapters.cloudwatch.ContainerRestarts`) reads them back each minute on the
-replay's clock, so both engines answer through the same code.
+replay's clock, every 5 minutes as the sampler does, so both engines answer through the same code.
 """
 
 from __future__ import annotations
@@ -128,11 +128,25 @@ class ReplayRestarts:
         self._restarts = ContainerRestarts(aws.counter.attach(aws.client("cloudwatch")))
 
     def tick(self, minute: datetime) -> list[dict[str, Any]]:
-        """The observations of ``minute`` (read at minute + 1 min, as the sampler with no lookback)."""
+        """The observations the sampler hands the watchdog after ``minute`` settled (read at minute + 1 min,
+        as the sampler with no lookback): as in production, only every
+        :data:`~ecs_guardrail.handlers.availability.RESTART_READ_MINUTES`, for the minutes of that span; the
+        CSV's last minute reads the span it ends, so no row is left unread."""
         from datetime import timedelta
 
-        from ecs_guardrail.handlers.availability import restart_observations
+        from ecs_guardrail.handlers.availability import (
+            RESTART_READ_MINUTES,
+            block_start,
+            restart_observations,
+            restarts_due,
+        )
 
+        if restarts_due(minute):
+            span = RESTART_READ_MINUTES
+        elif self.last is not None and minute >= self.last:
+            span = (minute - block_start(minute, RESTART_READ_MINUTES)) // timedelta(minutes=1) + 1
+        else:
+            return []
         obs = restart_observations(minute + timedelta(minutes=1), fleet=self._fleet, restarts=self._restarts,
-                                   lookback_minutes=1)
+                                   lookback_minutes=1, minutes=span)
         return [o.to_event(self.scenario.account, self.scenario.region) for o in obs]

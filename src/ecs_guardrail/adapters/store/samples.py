@@ -89,7 +89,7 @@ class Samples:
         """Write a service's desired and running counts at ``sampled_at`` when they changed since the
         last ones this environment wrote, or always with ``force`` (once per block). Returns True when
         written."""
-        state = json.dumps([counts.desired_count, counts.running_count])
+        state = f"{counts.desired_count},{counts.running_count}"  # every service every minute: no json.dumps
         if not self._remember(("HC", f"{counts.cluster}#{counts.service}"), state) and not force:
             return False
         t = counts.sampled_at
