@@ -492,8 +492,12 @@ def invoke(raw: Any, rt: Runtime, context: Any = None, *, delivered_at: datetime
 
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: Any, context: Any) -> dict[str, Any]:
     """Lambda entry point (EventBridge rule target: stops, Spot notices, service actions, deployments).
+
+    ``event`` is whatever Lambda was given: a JSON value that is not an object (``null``, a list, a
+    string, a number) is rejected with its reason (``{"status": "rejected"}``), never an
+    ``AttributeError``.
 
     The delivery time is the invocation's clock: an event stamped more than 15 minutes after it is
     rejected (ARCHITECTURE.md, "Time-sane").
@@ -505,7 +509,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
     rt = lambda_runtime("watchdog", home_of(context))
     report_unmatched_alert_only(rt)  # replay warns instead (local.alert_only_warnings)
-    if event.get("detail-type") == "Scheduled Event" and event.get("source") == "aws.events":
+    # an event that is not a JSON object (None, a list, a string, a number) goes to process(), which
+    # rejects it with its reason as the recorder does; only an object can be the scheduled sweep's event
+    if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event" \
+            and event.get("source") == "aws.events":
         from ecs_guardrail.handlers.sweep import run_sweep, scheduled_now
 
         return run_sweep(rt, scheduled_now(event, rt.clock), context)
