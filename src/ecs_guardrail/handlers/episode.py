@@ -223,7 +223,11 @@ class Episodes:
               previous_suspended: dict[str, bool] | None, escalated: bool,
               known: Known | None) -> dict[str, Any]:
         """Open (or escalate) the episode for ``claim`` and the decision record in ONE transaction,
-        under this invocation's lease; then :meth:`drive` it. Returns the handler's outcome."""
+        under this invocation's lease; then :meth:`drive` it. Returns the handler's outcome:
+        ``{"status": "decided", "decision": ...}``, or ``{"status": "claim_conflict"}`` when the
+        transaction's condition failed (the summary changed since ``s`` was read; nothing was written):
+        the caller reloads and runs ``detect`` again (:meth:`Watchdog._evaluate`), since the write that
+        changed it may have claimed nothing."""
         d = claim.decision
         now = self._now()
         ep = Episode(decision_time=d.time, last_failure=last_failure, action=d.action, reason=d.reason,
@@ -236,8 +240,11 @@ class Episodes:
         try:
             s = self.state.claim(ck, s, new, record)
         except ConditionFailedError:
-            logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": s.service})
-            return {"status": "lost_race"}
+            # the summary changed since it was read: another invocation's claim, or a write that claims
+            # nothing (a steady state, a Spot notice, a deployment event); the caller reloads and detects again
+            logger.info("the claim's condition failed: the summary changed since it was read",
+                        extra={"cluster": ck, "service": s.service})
+            return {"status": "claim_conflict"}
         metrics.add_metric(name=f"Decision_{d.action.value}", unit="Count", value=1)
         logger.info("decision", extra={"decision": record})
         claim = self.drive(ck, s, claim, known)

@@ -98,6 +98,8 @@ IMPAIRED = "SERVICE_TASK_START_IMPAIRED"
 STEADY = "SERVICE_STEADY_STATE"
 #: ``ECS Deployment State Change`` that a new deployment (an operator's UpdateService, a new revision) started
 FIX_DEPLOYMENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+#: claims one event tries before it gives up for a Lambda retry (each failed one re-reads and detects again)
+CLAIM_ATTEMPTS = 4
 
 
 def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
@@ -303,6 +305,37 @@ class Watchdog:
     # -------------------------------------------------------------- decide
     def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
                   *, impaired: bool, foreign: str | None) -> dict[str, Any]:
+        """Resume, :func:`detect`, and decide; a claim whose condition failed is not a lost race by itself
+        (issue 30 item 5): the write that changed the summary may claim nothing (an old deployment event, a
+        Spot notice, a steady state, a quiet window moved on). Reload and detect again; ``lost_race`` only
+        when an episode is open now that was not before (another invocation decided).
+
+        Raises:
+            DecisionInProgressError: the summary kept changing under :data:`CLAIM_ATTEMPTS` claims in a
+                row (Lambda retries the event; nothing was decided, nothing is lost).
+        """
+        def opened(x: ServiceSummary) -> tuple[Any, ...] | None:
+            e = x.episode
+            return None if e is None or x.episode_end is not None else (
+                e.decision_time, e.last_evaluation, e.action, e.reason, e.escalated)
+
+        before = opened(s)
+        for _ in range(CLAIM_ATTEMPTS):
+            out = self._evaluate_once(ck, cluster, cluster_arn, service, s, at, impaired=impaired, foreign=foreign)
+            if out.get("status") != "claim_conflict":
+                return out
+            s = self.state.load(ck, service, fresh=True)
+            now = opened(s)
+            if now is not None and now != before:
+                logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": service})
+                return {"status": "lost_race"}
+            logger.info("a write that claimed nothing changed the summary under the claim: detecting again",
+                        extra={"cluster": ck, "service": service})
+        raise DecisionInProgressError(f"{ck}/{service}: the summary changed under {CLAIM_ATTEMPTS} claims in a row; "
+                                      "retry later")
+
+    def _evaluate_once(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary,
+                       at: datetime, *, impaired: bool, foreign: str | None) -> dict[str, Any]:
         ep = s.episode
         if ep is not None and ep.unfinished:
             resumed = self.episodes.resume(ck, service, s)
