@@ -229,6 +229,9 @@ class Episodes:
         the caller reloads and runs ``detect`` again (:meth:`Watchdog._evaluate`), since the write that
         changed it may have claimed nothing."""
         d = claim.decision
+        if lc.holds_decisions(s):  # rule 2: the caller asked already; never open a decision over a held service
+            logger.error("a decision over a service held at zero refused", extra={"cluster": ck, "service": s.service})
+            return {"status": "held_at_zero", "cluster": d.cluster, "service": s.service}
         now = self._now()
         ep = Episode(decision_time=d.time, last_failure=last_failure, action=d.action, reason=d.reason,
                      trigger=trigger, action_status=ActionStatus.PENDING if d.acts else ActionStatus.NONE,
@@ -609,10 +612,48 @@ class Episodes:
         facts = self.rt.ecs.describe(cluster, service)
         if facts.desired_count == 0:
             return True
-        if self._raised(ck, cluster, service, now):
-            self.state.release_slot(ck, service)
+        if self._overruled_unleased(ck, cluster, service, facts.desired_count, now):
             logger.info("held service raised by someone else: not probed, slot freed", extra={"service": service})
         return False
+
+    def _overruled_unleased(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> bool:
+        """End a held service's episode ``operator_raised`` before any probe step holds its lease (a
+        conditional write on the phase, as :meth:`_raised`); True when this write did it."""
+        def change(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or ep.action_status is not ActionStatus.DONE:
+                return None
+            try:
+                return lc.transition(s, lc.ProbeOverruled(at, desired)).summary
+            except lc.IllegalTransitionError:
+                return None
+
+        self.state.load(ck, service)
+        s, changed = self.state.update(ck, service, change)
+        if changed:
+            self._after_overruled(ck, cluster, s)
+        return changed
+
+    def _overruled(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> str:
+        """A probe step found ``desired`` tasks, a count it did not set: an operator's action (ARCHITECTURE.md,
+        "Recovery"). The episode ends ``operator_raised`` under this invocation's lease, the slot is freed,
+        and nothing else is changed (no UpdateService, the scalable target as the operator has it)."""
+        logger.warning("an operator set the desired count of a probed service: the probe stops and changes "
+                       "nothing (slot freed, scalable target left as it is)",
+                       extra={"cluster": ck, "service": service, "desired_count": desired})
+        s, tr = self._step(ck, service, lc.ProbeOverruled(at, desired))
+        for follow in tr.effects:
+            if isinstance(follow, lc.ReleaseSlot):
+                self.state.release_slot(ck, service)
+        self._after_overruled(ck, cluster, s)
+        metrics.add_metric(name="ProbesOverruled", unit="Count", value=1)
+        return "operator_raised"
+
+    def _after_overruled(self, ck: str, cluster: str, s: ServiceSummary) -> None:
+        self.state.release_slot(ck, s.service)  # idempotent: the slot of a service no longer held
+        s = self.recover_if_owed(ck, cluster, s)
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
+            self.state.close_work(ck, s.service)  # a failed recovery stays indexed: the sweep retries it
 
     def _lease(self, ck: str, service: str) -> bool:
         now = self._now()
@@ -639,6 +680,9 @@ class Episodes:
                 self._step(ck, service, lc.LeaseReleased())
                 return None
             facts = self.rt.ecs.describe(cluster, service)
+            if not lc.probe_owns_count(ep, effect, facts.desired_count):  # a resumed step checks as well
+                return self._overruled(ck, cluster, service, facts.desired_count, at)
+            self._check_lease(ck, service, ep.lease_until)  # right before the UpdateService
             if isinstance(effect, lc.StartProbe):
                 self.rt.ecs.probe(facts)
                 self._step(ck, service, lc.ProbeStarted())
@@ -659,15 +703,24 @@ class Episodes:
         assert ep is not None
         service = s.service
         facts = self.rt.ecs.describe(cluster, service)
-        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) if facts.running_count >= 1 else None
-        if facts.running_count < 1 or unhealthy:
+        restore_step = lc.RestoreService(int(ep.previous_desired_count or 0), ep.previous_suspended)
+        if not lc.probe_owns_count(ep, restore_step, facts.desired_count):
+            return self._overruled(ck, cluster, service, facts.desired_count, now)
+        failed_at = self._failed_while_probing(s, ep.probe_at or now, now)
+        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) \
+            if facts.running_count >= 1 and failed_at is None else None
+        if facts.running_count < 1 or unhealthy or failed_at is not None:
             if unhealthy:
                 logger.info("probe task running but its target groups report no healthy host: probe failed",
                             extra={"service": service, "target_groups": unhealthy})
-            self._step(ck, service, lc.ProbeFailed(now))
+            if failed_at is not None:  # its verdict was counted but not stored (a lease left behind)
+                logger.info("the probe's service failed during the probe: probe failed",
+                            extra={"service": service, "failure_at": failed_at.isoformat()})
+            self._step(ck, service, lc.ProbeFailed(failed_at or now))
             self.probe_counts["failed"] += 1
             self._drive_probe(ck, cluster, service, now)
             return "failed"
+        self._check_lease(ck, service, self.state.load(ck, service).episode.lease_until)  # type: ignore[union-attr]
         self.rt.ecs.restore(facts, int(ep.previous_desired_count or 0))
         if ep.previous_suspended is not None:
             self._scaling().restore_suspended(
@@ -682,6 +735,14 @@ class Episodes:
         if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
             self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
         return "passed"
+
+    @staticmethod
+    def _failed_while_probing(s: ServiceSummary, since: datetime, now: datetime) -> datetime | None:
+        """Event time of the first genuine crash or health-check kill of the service counted in its summary
+        within the probe (``since`` to ``now``), or ``None``: the probe's verdict even when the invocation
+        that saw it could not store it (ARCHITECTURE.md, "Recovery": whatever state the lease was left in)."""
+        times = [f.time for f in s.crashes + s.kills if since <= f.time <= now]
+        return min(times) if times else None
 
     def _no_healthy_host(self, facts: ServiceFacts, since: datetime, now: datetime) -> list[str]:
         """The target groups of a probed service whose newest HealthyHostCount minute in the pass window

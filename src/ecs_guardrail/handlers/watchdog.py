@@ -73,6 +73,7 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
@@ -159,7 +160,7 @@ class Watchdog:
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
-        held = self._held_for_probes(ck, d.cluster, service, event.time)
+        held = self._held_for_probes(ck, d.cluster, service, event.time, failure)
         if held is not None:
             return held
         config = self.config
@@ -174,17 +175,32 @@ class Watchdog:
             return {"status": "duplicate"}
         return out
 
-    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime) -> dict[str, Any] | None:
+    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime,
+                         failure: Failure | None = None) -> dict[str, Any] | None:
         """``RECOVERY=probe``: a failure of a service the watchdog holds at zero is the probe's verdict
         (a running probe failed) or, with no probe running, a straggler of the scale-down; neither
-        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on."""
+        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on.
+
+        A genuine crash or health-check kill (``failure``) of a *probing* service is its verdict whatever
+        state a previous step left the lease or the episode in (ARCHITECTURE.md, "Recovery"): it is
+        counted in the summary first (so a pass that comes before the verdict is stored sees it and
+        fails), then stored as :class:`~ecs_guardrail.core.lifecycle.ProbeFailed` under the lease
+        (:class:`DecisionInProgressError` while another invocation's lease runs: Lambda retries)."""
         if self.episodes.probes is None:
             return None
         ep = self.state.load(ck, service, fresh=True).episode
-        if ep is None or not ep.held_at_zero or ep.unfinished:  # an unfinished episode is resumed first
+        if ep is None or not ep.held_at_zero:
             return None
-        if self.episodes.probe_failed(ck, cluster, service, at) is not None:
-            return {"status": "probe_failed", "cluster": cluster, "service": service}
+        if ep.probing:
+            if failure is not None:
+                config = self.config
+                self.state.update(ck, service, lambda s: file_service_failure(
+                    s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures,
+                    horizon=config.horizon))
+            if self.episodes.probe_failed(ck, cluster, service, at) is not None:
+                return {"status": "probe_failed", "cluster": cluster, "service": service}
+        elif ep.unfinished:  # an unfinished scale-down or alert is resumed first
+            return None
         return {"status": "held_at_zero", "why": "the service is held at zero; only a probe's failures count"}
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
@@ -343,11 +359,39 @@ class Watchdog:
                 return resumed
             s = self.state.load(ck, service)
         trigger = detect(self.config, s, at, impaired=impaired)
+        if trigger is not None and lc.holds_decisions(s):
+            held = self._held_at_zero(ck, cluster, service, s, at)
+            if held is not None:
+                return held
+            s = self.state.load(ck, service, fresh=True)  # raised by an operator: the hold ended just now
+            trigger = None if lc.holds_decisions(s) else detect(self.config, s, at, impaired=impaired)
         if trigger is None:
             if s.episode is not None and s.episode_end is None and at <= s.episode.last_failure + self.config.window:
                 return {"status": "in_episode", "decided": s.episode.action.value}
             return {"status": "counted"}
         return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
+
+    def _held_at_zero(self, ck: str, cluster: str, service: str, s: ServiceSummary,
+                      at: datetime) -> dict[str, Any] | None:
+        """Rule 2 over a trigger of a service held at zero (:func:`~ecs_guardrail.core.lifecycle.holds_decisions`):
+        its failures are counted and nothing else is done, unless ECS says an operator raised it since
+        (DescribeServices ``desiredCount`` above 0 over a finished scale-down: the episode ends as an
+        operator's raise, slot freed, recovery owed; ``None`` is returned and the trigger is decided anew).
+        """
+        desired = None
+        if self.rt.ecs is not None:
+            try:
+                desired = self.rt.ecs.describe(cluster, service).desired_count
+            except (ServiceNotFoundError, ServiceAccessDeniedError):
+                desired = None  # unreadable: still held (fail safe: nothing new to decide over a stopped service)
+        if lc.raise_seen(s, desired) and self.episodes._raised(ck, cluster, service, at):
+            self.state.release_slot(ck, service)
+            logger.info("held service raised by someone else: its hold ended, slot freed", extra={"service": service})
+            return None
+        metrics.add_metric(name="HeldAtZeroFailures", unit="Count", value=1)
+        return {"status": "held_at_zero", "cluster": cluster, "service": service,
+                "why": "the service is held at zero by the watchdog's own scale-down: its failures are counted, "
+                       "no new decision until it is restored or raised"}
 
     def _facts(self, cluster: str, service: str, foreign: str | None) -> tuple[ServiceFacts | None, str | None, int]:
         """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, services)."""
@@ -438,23 +482,11 @@ class Watchdog:
                 self.state.update(ck, service, same)
                 return {"status": "re_evaluated", "decided": decision.action.value}
         prev = facts.desired_count if facts else None
-        # still at 0 from an earlier scale-down whose episode ended (SERVICE_STEADY_STATE once ECS reached
-        # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
-        before = s.episode if (s.episode is not None and s.episode.held_at_zero and facts is not None
-                               and facts.desired_count == 0) else None
-        if before is not None and decision.action is not Action.SCALE_TO_ZERO:
-            # the service is still at 0 from the watchdog's own scale-down: a hold or an alert now must not
-            # replace that episode, or the service would stay at 0 while its slot is freed (the cap's count
-            # lost it: a second service scaled past the bound, found by tests/property/test_held_at_zero.py)
-            return {"status": "held_at_zero", "cluster": cluster, "service": service,
-                    "decided": decision.action.value,
-                    "why": "the service is held at zero by an earlier scale-down; restore ends that first"}
-        if before is not None and before.previous_desired_count is not None:
-            prev = before.previous_desired_count
+        # a service held at zero never reaches here (rule 2, core/lifecycle.holds_decisions, asked in _evaluate)
         claim = Claim(decision, prev, self.config.dry_run, trigger.escalation)
         return self.episodes.claim(
             ck, s, claim, trigger.kind, last_failure=max(trigger.time, s.newest_failure or trigger.time),
-            previous_suspended=before.previous_suspended if before is not None else None,
+            previous_suspended=None,
             escalated=trigger.escalation or bool(s.episode and s.episode.escalated and (
                 trigger.escalation or trigger.reevaluation)),
             known=Known(facts, scalable, view, unreadable))
