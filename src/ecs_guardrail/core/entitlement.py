@@ -315,8 +315,9 @@ class EntitlementFacts:
     ``deploymentConfiguration.deploymentCircuitBreaker.enable``/``.rollback``; ``deployments``:
     DescribeServices ``deployments[]``; ``deployment_events``: the service's deployment events as the
     recorder stored them (any order; sorted by time here); ``serving``: HealthyHostCount samples (the
-    newest per target group is used); ``opted_out``: tag ``ecs-guardrail:mode`` = ``alert-only``, or a mistyped ``ecs-guardrail:`` tag
-    (``opt_out_mistyped``: those tags as ``KEY=VALUE``, :func:`ecs_guardrail.core.policy.read_opt_out`);
+    newest per target group is used); ``opted_out``: tag ``ecs-guardrail:mode`` = ``alert-only``, or a
+    mistyped ``ecs-guardrail:`` tag (``opt_out_mistyped``: those tags as ``KEY=VALUE``,
+    :func:`ecs_guardrail.core.policy.read_opt_out`);
     ``alert_only_cluster``: the cluster matches ``ALERT_ONLY_CLUSTERS`` (``alert_only_patterns`` is that
     setting, for the message); ``elsewhere``: "account A, region R" when the cluster is not in the
     watchdog's own account and region; ``dry_run``: ``DRY_RUN``; ``scalable_target``: the service's

@@ -560,6 +560,11 @@ class Episodes:
         s = self.state.load(ck, service, fresh=True)
         ep = s.episode
         due = due_of(ep)
+        if due is None and ep is not None and ep.lease_owner is not None and not ep.in_flight \
+                and ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED) and self._lease(ck, service):
+            # a probe step that died (or whose last write was throttled) left its lease, nothing else: drop it
+            self._step(ck, service, lc.LeaseReleased())
+            return None
         if due is None or ep is None:
             return None
         if due == "start" and not self._still_at_zero(ck, cluster, service, now):
@@ -581,7 +586,8 @@ class Episodes:
     def probe_failed(self, ck: str, cluster: str, service: str, at: datetime) -> str | None:
         """A genuine crash or health-check kill of ``service`` at event time ``at`` while it is probed:
         the probe failed; back to 0, the delay doubles (one "still failing" alert when it reaches its cap).
-        ``None`` when the service is not probing (or another invocation holds the lease).
+        A verdict already stored whose way back to 0 a dead step left (``PROBE_FAILED``) is resumed.
+        ``None`` when the service is not probing, or the pass already restored it (late news).
 
         Raises:
             DecisionInProgressError: another invocation holds the lease (Lambda retries the event).
@@ -590,13 +596,24 @@ class Episodes:
             return None
         s = self.state.load(ck, service, fresh=True)
         ep = s.episode
-        if ep is None or ep.action_status is not ActionStatus.PROBING:
+        if ep is None or not ep.probing:
             return None
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
         ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
+        if ep is not None and ep.action_status is ActionStatus.PROBE_FAILED:
+            # the verdict is stored; a step that died on the way back to 0 left it: this delivery resumes it
+            self._drive_probe(ck, cluster, service, at)
+            return "failed"
         if ep is None or ep.action_status is not ActionStatus.PROBING:
             self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
+            return None
+        previous = int(ep.previous_desired_count or 0)
+        if ep.probe_live and self.rt.ecs is not None and previous != 1 \
+                and self.rt.ecs.describe(cluster, service).desired_count == previous:
+            # the pass already judged the window and its restore ran (a step that died after it): late
+            # news of a judged window; the sweep finishes the restore
+            self._step(ck, service, lc.LeaseReleased())
             return None
         self._step(ck, service, lc.ProbeFailed(at))
         self.probe_counts["failed"] += 1
@@ -703,13 +720,17 @@ class Episodes:
         assert ep is not None
         service = s.service
         facts = self.rt.ecs.describe(cluster, service)
-        restore_step = lc.RestoreService(int(ep.previous_desired_count or 0), ep.previous_suspended)
+        previous = int(ep.previous_desired_count or 0)
+        restore_step = lc.RestoreService(previous, ep.previous_suspended)
         if not lc.probe_owns_count(ep, restore_step, facts.desired_count):
             return self._overruled(ck, cluster, service, facts.desired_count, now)
-        failed_at = self._failed_while_probing(s, ep.probe_at or now, now)
+        # the pass's own restore already ran (a step that died or was throttled after UpdateService): it
+        # was judged then; finish it (count, tag, scalable target), never judge it again
+        resumed = facts.desired_count == previous != 1
+        failed_at = None if resumed else self._failed_while_probing(s, ep.probe_at or now, now)
         unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) \
-            if facts.running_count >= 1 and failed_at is None else None
-        if facts.running_count < 1 or unhealthy or failed_at is not None:
+            if facts.running_count >= 1 and failed_at is None and not resumed else None
+        if not resumed and (facts.running_count < 1 or unhealthy or failed_at is not None):
             if unhealthy:
                 logger.info("probe task running but its target groups report no healthy host: probe failed",
                             extra={"service": service, "target_groups": unhealthy})

@@ -37,6 +37,7 @@ from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
+from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
@@ -73,8 +74,6 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
-from ecs_guardrail.core import lifecycle as lc
-from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
