@@ -54,8 +54,8 @@ MUTANTS = (
            "matters most",
            "                pass", PROBE_TESTS),
     Mutant("probe: passes with no running task", "handlers/episode.py",
-           "        if facts.running_count < 1 or unhealthy or failed_at is not None:",
-           "        if unhealthy or failed_at is not None:", PROBE_TESTS),
+           "        if not resumed and (facts.running_count < 1 or unhealthy or failed_at is not None):",
+           "        if not resumed and (unhealthy or failed_at is not None):", PROBE_TESTS),
     # probes
     Mutant("probe: no desired-count check before the way back to 0", "core/lifecycle.py",
            "        return desired_count in (1, 0)", "        return True", PROBE_TESTS),
@@ -90,17 +90,20 @@ MUTANTS = (
            "    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now",
            "    return True", ("tests/unit/test_lifecycle.py", "tests/explore/test_episode_safety.py")),
     # the cap's slots (rule 5)
-    Mutant("cap: an in-flight scale-down's slot freed by a raise", "handlers/episode.py",
-           "            if ep is None or ep.action_status is not ActionStatus.DONE:\n"
-           "                still.append(other)  # in flight (or unknown): held",
-           "            if ep is None:\n                still.append(other)  # in flight (or unknown): held",
-           ("tests/explore/test_episode_safety.py",)),
+    Mutant("cap: one more service held than the bound", "core/policy.py",
+           "    if len(held) + 1 > fleet.bound:", "    if len(held) > fleet.bound:", ("tests/unit/test_policy.py",)),
+    Mutant("cap: a slot taken without its condition", "adapters/store/watchdog_state.py",
+           '                               Cond(absent=True, any_of=({"released": True}, {"service": service})))',
+           "                               None)",
+           ("tests/explore/test_interleavings.py::test_every_interleaving_of_two_invocations_within_two_preemptions"
+            "[two-services-near-the-cap]",)),
     # the alert-only guards
     Mutant("alert-only: UpdateService not refused before the call", "handlers/episode.py",
            "        if self._alert_only(ck, cluster):  # the entitlement rules already said so; never reach "
            "UpdateService",
            "        if False:  # the entitlement rules already said so; never reach UpdateService",
-           ("tests/functional/test_alert_only_refusal.py",)),
+           ("tests/explore/test_probe_operator.py::test_a_scale_down_resumed_after_its_cluster_became_alert_only"
+            "_never_reaches_update_service",)),
     Mutant("opt-out: a mistyped ecs-guardrail: tag acts", "core/policy.py",
            "        opted = True\n", "        opted = opted or k == OPT_OUT_TAG and str(value).strip().lower() == "
                                      "OPT_OUT_VALUE\n", ("tests/unit/test_opt_out_tags.py",)),

@@ -214,3 +214,23 @@ def test_an_invocation_that_outlived_its_lease_never_reaches_update_service(monk
         watchdog.invoke(crash("dev", "svc0", 3, 3), w.runtime(), CONTEXT)
     assert w.desired()["svc0"] == 2 and w.updates["svc0"] == 0
 
+
+
+def test_a_scale_down_resumed_after_its_cluster_became_alert_only_never_reaches_update_service():
+    """The alert-only guard right before UpdateService (checked again whatever the decision said): the
+    invocation died before its UpdateService; the cluster was made alert-only; the retry resumes the
+    episode and refuses the call (the decision becomes an alert, ``action_failed``)."""
+    w = World.new()
+    w.settle([crash("dev", "svc0", i, i) for i in (1, 2)])
+    w.sched = Scheduler(lambda names, last, step: names[0],
+                        lambda task, op, step: "die" if op == "ecs.update_service" else None)
+    t = Task("a", w.deliver(crash("dev", "svc0", 3, 3)))
+    w.sched.run([t])
+    w.sched = None
+    assert t.error is not None and w.desired()["svc0"] == 2
+    w.env["ALERT_ONLY_CLUSTERS"] = "prod,dev"
+    w.clock.advance(LEASE_S)
+    out = w.deliver(crash("dev", "svc0", 3, 3))()
+    assert out["status"] == "resumed", out
+    assert w.desired()["svc0"] == 2 and w.updates["svc0"] == 0
+    assert (out["decision"]["action"], out["decision"]["reason"]) == ("alert_only", "action_failed")

@@ -115,8 +115,11 @@ def test_redaction_hides_every_escaped_form_of_the_token(char):
     """The redaction on its own (below the refusal): whatever escape an error applies to the path."""
     url = f"https://hooks.example.net/services/{SECRET[0]}/{SECRET[1]}/{SECRET[2]}{char}{SECRET[3]}"
     path = url.split("hooks.example.net", 1)[1]
+    segment = path.rsplit("/", 1)[1]  # an error that quotes the token's segment alone, or rewrites the character
     texts = [repr(path), json.dumps(path), json.dumps({"error": path}), quote(path), quote(path, safe="/"),
-             path.encode("unicode_escape").decode(), f"{path!a}", path]
+             path.encode("unicode_escape").decode(), f"{path!a}", path, repr(segment), json.dumps(segment),
+             repr(segment.encode("utf-8")), path.replace(char, ""), path.replace(char, "\ufffd"),
+             path.replace(char, "?"), f"...{segment[3:]}"]
     try:  # http.client's own refusal (the text that leaked)
         http.client.HTTPConnection("127.0.0.1", 9).putrequest("POST", path)
     except (http.client.InvalidURL, UnicodeError) as exc:
