@@ -140,7 +140,8 @@ def test_a_probe_that_passes_never_resets_an_operators_raise():
     out = _sweep(w, 28)
     assert out["restored"] == []
     _left_as_the_operator_has_it(w, 4)  # 4 stays 4, never the recorded 2
-    assert sum("recovered: dev/svc0" in str(a.get("subject")) for a in w.alerts()) == 1  # the episode ended
+    recovered = [a for a in w.alerts() if "recovered: dev/svc0" in str(a.get("subject"))]
+    assert len(recovered) == 1 and "an operator set the service's desired count" in str(recovered[0]["message"])
 
 
 # ---------------------------------------------------------------- item 4

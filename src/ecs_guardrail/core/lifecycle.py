@@ -44,6 +44,10 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 - a slot is freed only by a finished restore or an operator's raise on a service whose scale-down is
   done (``ACTED`` or later), never while an invocation's action is in flight;
 - a refused action becomes an alert (``action_failed``), so it never swallows its alert;
+- held at zero decides nothing (:func:`holds_decisions`, rule 2): no episode, decision or alert over a
+  service the watchdog holds at zero until a restore, an operator's raise or a probe changes its state;
+- a probe never fights an operator (:func:`probe_owns_count`): each probe change is made only over the
+  count the probe itself last set; any other count ends the episode (:class:`ProbeOverruled`);
 - a lease outlives its holder: :func:`lease_until` is the invocation's whole remaining time plus
   :data:`LEASE_MARGIN_S` (as Powertools idempotency's in-progress expiry), so the next delivery can
   take an episode over only once its holder is certainly dead.

@@ -807,6 +807,10 @@ class Episodes:
                 minutes = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
                 detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {minutes} min "
                           f"held at zero). " + (detail or ""))
+        if ep.ended_by is EpisodeEnd.OPERATOR_RAISED and ep.acted:
+            detail = ("A probe found a desired count it had not set (an operator's) and stopped: the watchdog "
+                      "changed nothing after that; the count and the scalable target are as the operator has them "
+                      "(a scalable target the watchdog suspended stays suspended: `restore` puts its state back).")
         held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
         if held:
             names, still = held
