@@ -1,5 +1,6 @@
-"""Issue 30 items 8 and 9 on moto: a watchdog event that is not a JSON object is rejected with its
-reason (as the recorder does), and a mistyped opt-out tag is ``opted_out`` (fail safe)."""
+"""Issue 30 item 8 on moto: a watchdog event that is not a JSON object (None, a list, a string, a number)
+is rejected with its reason, as the recorder does; it raised AttributeError (the scheduled sweep's check
+read ``event.get`` before the type was checked)."""
 
 from __future__ import annotations
 
