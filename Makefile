@@ -6,7 +6,7 @@ SCENARIO ?= events/scenarios/bad-image-dev
 
 SHARED ?= ../shared
 
-.PHONY: run test setup lint bench clean acceptance help completion explore
+.PHONY: run test setup lint bench clean acceptance help completion explore mutate
 
 ## this list: every target with its one-line description
 help:
@@ -37,6 +37,10 @@ test: setup
 ## the interleaving and fault explorer's long run (10,000 seeded schedules of three invocations; make test runs 150)
 explore: setup
 	EXPLORE_SCHEDULES=10000 $(PY) -m pytest -q tests/explore -p no:cacheprovider
+
+## mutants of the safety code (episode machine, cap slots, lease, alert-only guards, redaction, probes), one at a time on a copy of src/, each against its own tests: every one must be caught
+mutate: setup
+	$(PY) scripts/mutate.py
 
 ## the acceptance scenarios (bundled, and ../shared/scenarios where it exists; SHARED=DIR) through replay --json and the checker
 acceptance: setup

@@ -95,6 +95,45 @@ def _probing_episode_kept(w: World) -> list[str]:
     return [f"svc0's probed episode was replaced: decisions {times}, current {ep and ep.decision_time}"]
 
 
+def _held_late_stops_history(w: World) -> None:
+    # svc0 held at zero at minute 3, its episode ended by a steady state at minute 4; two late stops of
+    # tasks launched before the scale-down (minutes 5, 6); svc1 two crashes (near the cap)
+    _held_history(w)
+    steady = ecsgen.impaired_event("dev", "svc0", T0 + timedelta(minutes=4))
+    steady["id"] = "steady-svc0-4"
+    steady["detail"].update(eventName="SERVICE_STEADY_STATE", eventType="INFO")
+    w.settle([steady, crash("dev", "svc0", 4, 5), crash("dev", "svc0", 5, 6)])
+
+
+def _one_decision_of(service: str) -> Callable[[World], list[str]]:
+    """Issue 37: a service held at zero gets no second decision (and no second alert of one)."""
+    def check(w: World) -> list[str]:
+        times = decision_times(w, "dev", service)
+        subjects = [str(a.get("subject")) for a in w.alerts() if f"dev/{service}" in str(a.get("subject"))
+                    and "recovered" not in str(a.get("subject"))]
+        out = [] if len(times) == 1 else [f"{service} held at zero got {len(times)} decisions: {times}"]
+        return out + ([] if len(subjects) <= 1 else [f"{service} held at zero alerted {len(subjects)} times"])
+    return check
+
+
+def _probe_or_operator(w: World) -> list[str]:
+    """After a probe step raced an operator's raise and the operator's count stands: every later probe
+    step (a sweep long after, when a pass, a start or a way back is due) leaves it as it is."""
+    count = w.operator.get("svc0")
+    if count is None or w.desired()["svc0"] != count:
+        return []  # the operator's call did not run, or the race the README names
+    for minute in (60, 200, 500):
+        w.settle_sweep(minute)
+    if w.desired()["svc0"] != count:
+        return [f"a later probe step changed the operator's count {count} to {w.desired()['svc0']}"]
+    ep = w.store().state.load("dev", "svc0", fresh=True).episode
+    if ep is not None and ep.held_at_zero:
+        return [f"svc0 at the operator's count {count}, still held ({ep.action_status.value}) after the sweeps"]
+    return []
+
+
+LATE_STOP = crash("dev", "svc0", 6, 7)
+
 SITUATIONS = [
     Situation("same-service-redelivered", _same_service_history,
               lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
@@ -120,6 +159,27 @@ SITUATIONS = [
               lambda w: [Task("sweep", w.sweep(31)),
                          Task("a", w.deliver(ecsgen.impaired_event("dev", "svc0", T0 + timedelta(minutes=25))))],
               PROBE_ENV, lambda w: _probing_episode_kept(w)),
+    # issue 37: a held service's late stops beside another service's loop near the cap: one decision
+    Situation("held-service-late-stop-beside-a-loop-near-the-cap", _held_late_stops_history,
+              lambda w: [Task("a", w.deliver(copy.deepcopy(LATE_STOP))),
+                         Task("b", w.deliver(crash("dev", "svc1", 3, 42)))], check=_one_decision_of("svc0")),
+    Situation("held-service-late-stop-redelivered", _held_late_stops_history,
+              lambda w: [Task("a", w.deliver(copy.deepcopy(LATE_STOP))),
+                         Task("b", w.deliver(copy.deepcopy(LATE_STOP)))], check=_one_decision_of("svc0")),
+    # issue 30 items 1-4: a probe's start, failure and pass against an operator's raise and a restore
+    Situation("probe-start-against-an-operators-raise", _held_history,
+              lambda w: [Task("sweep", w.sweep(20)), Task("operator", w.raise_("svc0", 5))], PROBE_ENV,
+              _probe_or_operator),
+    Situation("probe-failure-against-an-operators-raise", _probing_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 4, 25))), Task("operator", w.raise_("svc0", 5))],
+              PROBE_ENV, _probe_or_operator),
+    Situation("probe-pass-against-an-operators-raise", _probing_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("operator", w.raise_("svc0", 4))], PROBE_ENV,
+              _probe_or_operator),
+    Situation("probe-start-against-a-restore", _held_history,
+              lambda w: [Task("sweep", w.sweep(20)), Task("restore", w.restore("svc0"))], PROBE_ENV),
+    Situation("probe-pass-against-a-restore", _probing_history,
+              lambda w: [Task("sweep", w.sweep(31)), Task("restore", w.restore("svc0"))], PROBE_ENV),
     Situation("job-window-closed-by-the-sweep-beside-the-next-failure", _job_window_history,
               lambda w: [Task("sweep", w.sweep(31)), Task("a", w.deliver(_job_crash(4, 32)))],
               check=_one_job_summary),
@@ -152,7 +212,7 @@ def run_schedule(sit: Situation, choose: Callable[..., str], fault: Callable[...
     tasks = sit.tasks(w)
     sched.run(tasks)
     w.retry(tasks)
-    problems = w.check_after() + w.check_restore() + (sit.check(w) if sit.check else [])
+    problems = w.check_after() + w.check_operator() + w.check_restore() + (sit.check(w) if sit.check else [])
     if problems:
         steps = " ".join(f"{s.chosen}:{s.op}" for s in sched.trace)
         pytest.fail(f"{sit.name} {label}: " + "; ".join(problems) + f"\nschedule: {steps}")
@@ -169,6 +229,13 @@ THREE = [
               lambda w: [Task("a", w.deliver(crash("dev", "svc0", 3, 2))),
                          Task("b", w.deliver(crash("dev", "svc0", 3, 2))),
                          Task("c", w.deliver(crash("dev", "svc1", 3, 42)))]),
+    Situation("held-service-late-stop-redelivered-beside-a-loop-near-the-cap", _held_late_stops_history,
+              lambda w: [Task("a", w.deliver(copy.deepcopy(LATE_STOP))),
+                         Task("b", w.deliver(copy.deepcopy(LATE_STOP))),
+                         Task("c", w.deliver(crash("dev", "svc1", 3, 42)))], check=_one_decision_of("svc0")),
+    Situation("probe-failure-against-an-operators-raise-and-a-sweep", _probing_history,
+              lambda w: [Task("a", w.deliver(crash("dev", "svc0", 4, 25))), Task("operator", w.raise_("svc0", 5)),
+                         Task("sweep", w.sweep(31))], PROBE_ENV, _probe_or_operator),
     Situation("restore-between-two-loops", _held_history,
               lambda w: [Task("restore", w.restore("svc0")), Task("b", w.deliver(crash("dev", "svc1", 3, 42))),
                          Task("c", w.deliver(crash("dev", "svc1", 4, 43)))]),

@@ -14,7 +14,9 @@ After each schedule and Lambda's retries, the invariants of ``world.World.check_
 ``check_restore`` must hold: services held at zero never exceed the bound (checked at every switch
 point too), nobody at zero is invisible to the cap, at most one scale-down per episode, every
 decision alerted at least once, no lease left behind, ``restore`` gives back exactly the pre-decision
-desired count and suspended state, and no capacity-changing call on the alert-only cluster.
+desired count and suspended state, no capacity-changing call on the alert-only cluster, an operator's
+count never changed by a probe step that read it (``World.check_operator``: only the race between a
+read and UpdateService that the README names), and a held service decided once.
 """
 
 from __future__ import annotations

@@ -91,6 +91,10 @@ class World:
     env: dict[str, str] = field(default_factory=lambda: dict(ENV))
     violations: list[str] = field(default_factory=list)
     max_at_zero: int = 0
+    #: ECS reads and writes of desired counts in call order: (who, "describe" | "update", service, count)
+    ecs_log: list[tuple[str, str, str, int]] = field(default_factory=list)
+    #: services an operator set by hand in the schedule (``raise_``), and the count set
+    operator: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def new(cls, **env: str) -> World:
@@ -106,6 +110,7 @@ class World:
 
         if service == "ecs":
             real_update, real_tag = client.update_service, client.tag_resource
+            real_describe = client.describe_services
 
             def update_service(**kw: Any) -> Any:
                 out = real_update(**kw)
@@ -113,7 +118,18 @@ class World:
                 world.changes[kw["cluster"].rsplit("/", 1)[-1]] += 1
                 if kw.get("desiredCount") == 0:
                     world.updates[name] += 1
+                if kw.get("desiredCount") is not None:
+                    world.ecs_log.append((world._who(), "update", name, int(kw["desiredCount"])))
                 return out
+
+            def describe_services(**kw: Any) -> Any:
+                out = real_describe(**kw)
+                for svc in out.get("services", []):
+                    world.ecs_log.append((world._who(), "describe", str(svc.get("serviceName")),
+                                          int(svc.get("desiredCount", -1))))
+                return out
+
+            client.describe_services = describe_services
 
             def tag_resource(**kw: Any) -> Any:
                 world.changes[kw["resourceArn"].split("/")[-2]] += 1
@@ -129,6 +145,10 @@ class World:
 
             client.register_scalable_target = register_scalable_target
         return Switching(client, service, self.sched) if self.sched is not None else client
+
+    def _who(self) -> str:
+        task = getattr(self.sched._local, "task", None) if self.sched is not None else None
+        return task.name if task is not None else "history"
 
     def _scaling(self) -> ScalableTargets:
         alert_only = load_settings(dict(self.env)).policy().alert_only
@@ -154,6 +174,13 @@ class World:
             rt = self.runtime()
             return restore(rt.history, EcsService(self._client("ecs")), cluster, service,
                            scaling=self._scaling(), clock=self.clock)
+        return run
+
+    def raise_(self, service: str, count: int, cluster: str = "dev") -> Any:
+        """An operator's UpdateService desiredCount ``count`` on ``service`` (console or CLI)."""
+        def run() -> Any:
+            self.operator[service] = count
+            return self._client("ecs").update_service(cluster=cluster, service=service, desiredCount=count)
         return run
 
     def sweep(self, minute: float) -> Any:
@@ -260,22 +287,50 @@ class World:
                     out.append(f"{cluster}/{x.service}: lease of {ep.lease_owner} left behind")
         return out
 
+    def check_operator(self) -> list[str]:
+        """A probe never fights an operator (ARCHITECTURE.md, "Recovery"): a service an operator set keeps
+        the operator's count, unless the watchdog's UpdateService that changed it followed a read made
+        *before* the operator's call (the race the README names: ECS has no conditional update)."""
+        out = []
+        desired = self.desired()
+        for service, count in self.operator.items():
+            if desired[service] == count:
+                continue
+            ops = [i for i, (who, kind, svc, _) in enumerate(self.ecs_log)
+                   if who == "operator" and kind == "update" and svc == service]
+            if not ops:
+                continue  # the operator's call never ran (a fault, no retry left)
+            i_op = ops[-1]
+            later = [(i, who) for i, (who, kind, svc, _) in enumerate(self.ecs_log)
+                     if i > i_op and kind == "update" and svc == service and who != "operator"]
+            if not later:
+                out.append(f"{service}: desired count {desired[service]}, the operator set {count}, and no "
+                           "watchdog call changed it after the operator's")
+                continue
+            j, who = later[0]
+            reads = [i for i, (w, kind, svc, _) in enumerate(self.ecs_log)
+                     if w == who and kind == "describe" and svc == service and i < j]
+            if not reads or reads[-1] > i_op:
+                out.append(f"{service}: {who} changed the operator's count {count} to {self.ecs_log[j][3]} "
+                           f"after reading it (a probe fought an operator)")
+        return out
+
     def check_restore(self) -> list[str]:
         """``restore`` of every service at zero gives back exactly the pre-decision desired count and
-        scalable-target suspended state."""
+        scalable-target suspended state (a service an operator set is the operator's: not checked)."""
         out = []
         self.sched = None
         for s, n in sorted(self.desired().items()):
-            if n != 0:
+            if n != 0 or s in self.operator:
                 continue
             restore(self.store(), EcsService(self._client("ecs")), "dev", s,
                     scaling=self._scaling(), clock=self.clock,
                     now=T0 + timedelta(hours=3))
         for s, n in sorted(self.desired().items()):
-            if n != self.desired0[f"dev/{s}"]:
+            if n != self.desired0[f"dev/{s}"] and s not in self.operator:
                 out.append(f"after restore {s} has desired count {n}, was {self.desired0[f'dev/{s}']}")
         for s, want in (("svc0", SCALING), ("svc1", SVC1_SCALING)):
-            if self.scaling(s) != want:
+            if self.scaling(s) != want and s not in self.operator:
                 out.append(f"after restore {s}'s scalable target is {self.scaling(s)}, was {want}")
         return out
 

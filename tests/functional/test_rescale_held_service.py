@@ -1,6 +1,6 @@
 """A service the watchdog holds at zero whose episode ECS closed (SERVICE_STEADY_STATE: the scale-down
-completed) and that triggers again: the restore count and the scaling state of the first scale-down
-must survive the second decision (break-it pass 2)."""
+completed) and that triggers again: no second decision (issue 37, rule 2: held at zero decides nothing),
+and the restore count and the scaling state of the first scale-down survive (break-it pass 2)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _service_event(base: dict[str, Any], minute: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("engine", ["fast", "moto"])
-def test_a_second_scale_down_keeps_the_first_ones_count_and_scaling_state(tmp_path, engine):
+def test_a_held_service_that_triggers_again_keeps_the_first_ones_count_and_scaling_state(tmp_path, engine):
     fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [{"name": "development", "services": [
         {"name": "api", "desiredCount": 3, "autoScaling": {"minCapacity": 1, "maxCapacity": 6}}]}]}
     events = [crash(n, minute=n) for n in range(1, 6)]
@@ -52,8 +52,8 @@ def test_a_second_scale_down_keeps_the_first_ones_count_and_scaling_state(tmp_pa
         seen["suspended"] = target.suspended.all_suspended if target is not None else None
 
     result = replay(load_scenario(folder), keep_open=keep_open, engine=engine)
-    assert [d["action"] for d in result.decisions] == ["scale_to_zero", "scale_to_zero"]
-    assert [d["previous_desired_count"] for d in result.decisions] == [3, 3]
+    assert [d["action"] for d in result.decisions] == ["scale_to_zero"]  # the IMPAIRED at 12: no second one
+    assert [d["previous_desired_count"] for d in result.decisions] == [3]
     assert seen["tag"] == "3"  # was overwritten with "0": restore had nothing to put back
     assert seen["restore"].desired_count == 3 and seen["after"] == 3
     assert seen["suspended"] is False  # the second scale-down recorded "suspended" as the state to put back

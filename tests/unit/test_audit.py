@@ -234,6 +234,7 @@ def test_check_ids_and_severities_are_pinned():
         "no_automatic_rollback": "medium",
         "restart_policy_unwatched": "medium",
         "no_unhealthy_routing_floor": "medium",
+        "opt_out_tag_mistyped": "medium",
     }
 
 
@@ -308,3 +309,8 @@ def test_no_unhealthy_routing_floor_silent_with_a_floor_one_task_or_a_daemon():
     assert "no_unhealthy_routing_floor" not in _checks(_svc(desired_count=1, target_groups=(
         _tg(routing_floor_percentage=None),)))
     assert _checks(_svc(scheduling_strategy="DAEMON", target_groups=(_tg(routing_floor_percentage=None),))) == []
+
+
+def test_opt_out_tag_mistyped_fires():
+    assert _checks(_svc(tags={"ecs-guardrail:mode": "alert_only"})) == ["opt_out_tag_mistyped"]
+    assert _checks(_svc(tags={"ecs-guardrail:mode": "alert-only"})) == []

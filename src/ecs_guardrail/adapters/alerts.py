@@ -29,7 +29,8 @@ from ecs_guardrail.core.alert import (
 from ecs_guardrail.core.errors import SecretUnreadableError
 from ecs_guardrail.core.permissions import permissions
 
-__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook"]
+__all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook",
+           "control_characters"]
 
 #: a Slack webhook path anywhere in a text (incoming webhooks ``/services/...``, workflow triggers
 #: ``/triggers/...``, ``/workflows/...``; slack.com and GovSlack's slack-gov.com)
@@ -39,20 +40,39 @@ _REDACTED = "***"
 _PUBLIC_SEGMENTS = frozenset({"services", "triggers", "workflows", "hooks", ""})
 
 
+#: what an error text may show of a URL character by character: the unreserved characters of RFC 3986
+#: (section 2.3) pass through every escape (``repr``, JSON, percent-encoding) unchanged, anything else
+#: may come out rewritten (``\x00``, ``\u001b``, ``%7F``), so a secret is hidden piece by piece between them
+_UNESCAPED_RUN = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def control_characters(text: str) -> list[int]:
+    """Positions (0-based) of the control characters in ``text``: C0 (U+0000 to U+001F), DEL (U+007F) and
+    C1 (U+0080 to U+009F), the characters that ``repr``, JSON and http.client escape or refuse."""
+    return [i for i, c in enumerate(text) if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
+
+
 def _secret_parts(url: str) -> tuple[str, ...]:
     """The parts of ``url`` to hide, longest first: everything after the host (the path: the secret of
-    an incoming webhook), and each path segment and each whitespace-separated piece of it (a
-    mis-pasted URL with a space is quoted in pieces by the errors it causes), percent-encoded too."""
+    an incoming webhook) as given and as each escape would write it (percent-encoded, ``repr``,
+    ``unicode_escape``, JSON), and every run of unreserved characters in it (so an error that escapes a
+    control character, a space or a quote between two pieces of the token still shows neither piece).
+
+    Computed from the raw URL, before anything escapes or formats it (issue 30 item 7)."""
     from urllib.parse import quote
 
     scheme_end = url.find("://")
     rest = url[scheme_end + 3:] if scheme_end >= 0 else url
     slash = rest.find("/")
     path = rest[slash:] if slash >= 0 else ""
-    parts = {path, path.strip(), quote(path, safe="/"), quote(path.strip(), safe="/")}
-    for piece in re.split(r"[/\s]+", path):
+    forms = {path, path.strip()}
+    for form in tuple(forms):
+        forms.update({quote(form, safe="/"), repr(form)[1:-1], form.encode("unicode_escape").decode("ascii"),
+                      json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1]})
+    parts = set(forms)
+    for piece in _UNESCAPED_RUN.findall(path):
         if piece.lower() not in _PUBLIC_SEGMENTS and len(piece) >= 3:
-            parts.update({piece, quote(piece)})
+            parts.add(piece)
     return tuple(sorted((p for p in parts if p.strip("/ ")), key=len, reverse=True))
 
 
@@ -143,7 +163,16 @@ class SlackWebhook:
         )
 
     def send(self, alert: Alert) -> Delivery:
-        """POST the alert; the outcome, never an exception (its ``error`` redacted)."""
+        """POST the alert; the outcome, never an exception (its ``error`` redacted).
+
+        A URL with a control character (:func:`control_characters`) is refused before the client sees
+        it: http.client would quote it, escaped, in its error (issue 30 item 7); the refusal names the
+        character's code point and position only."""
+        bad = control_characters(self._url)
+        if bad:
+            return Delivery("slack", False, f"malformed webhook URL: control character U+{ord(self._url[bad[0]]):04X} "
+                                            f"at position {bad[0]} ({len(bad)} in all); store the URL exactly "
+                                            "as Slack shows it")
         try:
             resp = self._client.send(**slack_payload(alert))
         except Exception as exc:  # noqa: BLE001 - any transport failure is reported, not raised
@@ -268,7 +297,8 @@ class WebhookUrl:
             text = str(json.loads(text).get("url", "")).strip()
         if not text.startswith("https://") and not text.startswith("http://127.0.0.1"):
             raise ValueError("the Slack webhook secret holds no https URL")
-        if any(c.isspace() for c in text):  # a mis-paste: said without quoting any part of it
-            raise ValueError("the Slack webhook URL in the secret contains whitespace (a mis-pasted URL?); "
+        if any(c.isspace() for c in text) or control_characters(text):  # a mis-paste: said without quoting it
+            raise ValueError("the Slack webhook URL in the secret contains whitespace or a control character "
+                             "(a mis-pasted URL?); "
                              "store the URL exactly as Slack shows it")
         return text

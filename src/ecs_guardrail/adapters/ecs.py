@@ -27,7 +27,7 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.permissions import permissions
-from ecs_guardrail.core.policy import OPT_OUT_TAG, OPT_OUT_VALUE
+from ecs_guardrail.core.policy import read_opt_out
 
 __all__ = ["EcsService", "ServiceFacts", "PREVIOUS_COUNT_TAG", "REFUSALS", "EcsFleet", "LoadBalancedService",
            "describe_services", "target_group_arns", "DESCRIBE_SERVICES_LIMIT", "restart_policy_enabled"]
@@ -138,7 +138,9 @@ class ServiceFacts:
 
     @property
     def opted_out(self) -> bool:
-        return self.tags.get(OPT_OUT_TAG, "").strip().lower() == OPT_OUT_VALUE
+        """Rule 4's ``opted_out`` from the service's tags (:func:`ecs_guardrail.core.policy.read_opt_out`:
+        ``ecs-guardrail:mode=alert-only``, and any mistyped ``ecs-guardrail:`` tag, fail safe)."""
+        return read_opt_out(self.tags).opted_out
 
     def entitlement_fields(self) -> dict[str, Any]:
         """The fields of ``core.entitlement.EntitlementFacts`` this answer gives (``exists`` True), as
@@ -146,7 +148,8 @@ class ServiceFacts:
         return {"exists": True, "access_denied": False, "scheduling_strategy": self.scheduling_strategy,
                 "circuit_breaker_enabled": self.circuit_breaker_enabled,
                 "circuit_breaker_rollback": self.circuit_breaker_rollback, "deployments": self.deployments,
-                "opted_out": self.opted_out, "deployment_controller": self.deployment_controller,
+                "opted_out": self.opted_out, "opt_out_mistyped": read_opt_out(self.tags).mistyped,
+                "deployment_controller": self.deployment_controller,
                 "deployment_strategy": self.deployment_strategy, "bake_time_minutes": self.bake_time_minutes,
                 "lifecycle_hooks": self.lifecycle_hooks, "circuit_breaker": self.circuit_breaker,
                 "desired_count": self.desired_count, "task_sets": self.task_sets}

@@ -433,12 +433,13 @@ def recovery_alert(where: Where, *, action: Action, reason: str, decision_time: 
                    ended_at: datetime, detail: str | None = None, links: tuple[L.Link, ...] = (),
                    held: list[str] | None = None) -> Alert:
     """The episode of ``where`` is over: how long it lasted (minutes from the decision to ``ended_at``)
-    and what ended it (``ended_by``: ``quiet``, ``steady_state``, ``restored``)."""
+    and what ended it (``ended_by``: ``quiet``, ``steady_state``, ``restored``, ``operator_raised``)."""
     minutes = _minutes(ended_at - decision_time)
     at = f"{where.cluster}/{where.service}"
     what = {"quiet": "a full window passed with no failure",
             "steady_state": "ECS reported SERVICE_STEADY_STATE",
-            "restored": "the service was restored"}.get(ended_by, ended_by)
+            "restored": "the service was restored",
+            "operator_raised": "an operator set the service's desired count"}.get(ended_by, ended_by)
     title = f"recovered: {at} after {minutes} min"
     header = f":white_check_mark: RECOVERED: {at} after {minutes} min"
     summary = (f"The episode that began with the {action.value} decision ({reason}) at "

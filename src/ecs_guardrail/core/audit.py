@@ -22,6 +22,8 @@ check                                     severity  when
 ``alert_only_entry_unmatched``            medium    an ALERT_ONLY_CLUSTERS entry matches no audited cluster
 ``no_unhealthy_routing_floor``            medium    a replicated service's target group fails open only
                                                     when every target is out (no routing floor)
+``opt_out_tag_mistyped``                  medium    an ``ecs-guardrail:`` tag that is not exactly
+                                                    ``ecs-guardrail:mode=alert-only`` (read as opted out)
 ========================================  ========  ==================================================
 """
 
@@ -35,10 +37,10 @@ from typing import Any
 
 from ecs_guardrail.core.policy import (
     OPT_OUT_TAG,
-    OPT_OUT_VALUE,
     PolicyConfig,
     blast_radius_bound,
     is_alert_only_cluster,
+    read_opt_out,
 )
 
 __all__ = [
@@ -84,6 +86,7 @@ CHECKS: dict[str, Severity] = {
     "no_automatic_rollback": Severity.MEDIUM,
     "restart_policy_unwatched": Severity.MEDIUM,
     "no_unhealthy_routing_floor": Severity.MEDIUM,
+    "opt_out_tag_mistyped": Severity.MEDIUM,
 }
 
 #: the seed's advice: never let the load balancer remove more than half of a service's targets
@@ -204,7 +207,13 @@ class ServiceAuditFacts:
 
     @property
     def opted_out(self) -> bool:
-        return self.tags.get(OPT_OUT_TAG, "").strip().lower() == OPT_OUT_VALUE
+        """Rule 4's ``opted_out`` (:func:`ecs_guardrail.core.policy.read_opt_out`, mistyped tags included)."""
+        return read_opt_out(self.tags).opted_out
+
+    @property
+    def opt_out_mistyped(self) -> tuple[str, ...]:
+        """The ``ecs-guardrail:`` tags read as an opt-out without being ``ecs-guardrail:mode=alert-only``."""
+        return read_opt_out(self.tags).mistyped
 
     @property
     def daemon(self) -> bool:
@@ -341,6 +350,12 @@ def _service_findings(s: ServiceAuditFacts, config: AuditConfig) -> list[Finding
             {"desired_count": s.desired_count, "recommended_percentage": ROUTING_FLOOR_PERCENTAGE,
              "target_groups": [{"target_group": tg.name, "minimum_healthy_targets_percentage": "off",
                                 "minimum_healthy_targets_count": tg.routing_floor_count} for tg in floorless]}))
+    if s.opt_out_mistyped:
+        out.append(Finding(
+            "opt_out_tag_mistyped", s.cluster, s.name,
+            f"{where}: tagged {', '.join(s.opt_out_mistyped)}, which is not {OPT_OUT_TAG}=alert-only: the "
+            "watchdog reads it as opted out (alert only, fail safe); fix the tag (alert-only) or remove it",
+            {"tags": list(s.opt_out_mistyped), "expected": f"{OPT_OUT_TAG}=alert-only"}))
     if s.scalable_min_capacity is not None and s.scalable_min_capacity > 0:
         out.append(Finding(
             "autoscaling_min_above_zero", s.cluster, s.name,
@@ -442,6 +457,8 @@ def _watchdog(s: ServiceAuditFacts, cluster: ClusterAuditFacts, config: AuditCon
     p = config.policy
     if is_alert_only_cluster(p, cluster.name, cluster.arn):
         return "alert only (ALERT_ONLY_CLUSTERS)" if p.alert_only_clusters else "alert only (ALERT_ONLY_CLUSTERS unset)"
+    if s.opt_out_mistyped:
+        return f"alert only (mistyped tag {s.opt_out_mistyped[0]}, read as opted out)"
     if s.opted_out:
         return f"alert only (tag {OPT_OUT_TAG})"
     if s.daemon:

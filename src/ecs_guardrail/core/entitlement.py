@@ -315,7 +315,9 @@ class EntitlementFacts:
     ``deploymentConfiguration.deploymentCircuitBreaker.enable``/``.rollback``; ``deployments``:
     DescribeServices ``deployments[]``; ``deployment_events``: the service's deployment events as the
     recorder stored them (any order; sorted by time here); ``serving``: HealthyHostCount samples (the
-    newest per target group is used); ``opted_out``: tag ``ecs-guardrail:mode`` = ``alert-only``;
+    newest per target group is used); ``opted_out``: tag ``ecs-guardrail:mode`` = ``alert-only``, or a
+    mistyped ``ecs-guardrail:`` tag (``opt_out_mistyped``: those tags as ``KEY=VALUE``,
+    :func:`ecs_guardrail.core.policy.read_opt_out`);
     ``alert_only_cluster``: the cluster matches ``ALERT_ONLY_CLUSTERS`` (``alert_only_patterns`` is that
     setting, for the message); ``elsewhere``: "account A, region R" when the cluster is not in the
     watchdog's own account and region; ``dry_run``: ``DRY_RUN``; ``scalable_target``: the service's
@@ -345,6 +347,7 @@ class EntitlementFacts:
     deployment_events: tuple[DeploymentEvent, ...] = ()
     serving: tuple[ServingSample, ...] = ()
     opted_out: bool = False
+    opt_out_mistyped: tuple[str, ...] = ()
     alert_only_cluster: bool = False
     elsewhere: str | None = None
     dry_run: bool = False
@@ -564,9 +567,16 @@ def rule_alert_only_cluster(trigger_kind: str, facts: EntitlementFacts, at: date
 
 
 def rule_opted_out(trigger_kind: str, facts: EntitlementFacts, at: datetime, max_age: timedelta) -> Verdict | None:
-    """The service is tagged ``ecs-guardrail:mode`` = ``alert-only``."""
+    """The service is tagged ``ecs-guardrail:mode`` = ``alert-only``, or carries a mistyped
+    ``ecs-guardrail:`` tag (another value, another key: read as opted out, fail safe)."""
     if not facts.opted_out:
         return None
+    if facts.opt_out_mistyped:
+        tags = ", ".join(facts.opt_out_mistyped)
+        return _no(EntitlementReason.OPTED_OUT,
+                   f"alert-only: {facts.name} is tagged {tags}, which is not ecs-guardrail:mode=alert-only; "
+                   "read as opted out (fail safe): fix the tag to say what you mean",
+                   tag="ecs-guardrail:mode", value="alert-only", mistyped=list(facts.opt_out_mistyped))
     return _no(EntitlementReason.OPTED_OUT,
                f"alert-only: {facts.name} is tagged ecs-guardrail:mode=alert-only",
                tag="ecs-guardrail:mode", value="alert-only")

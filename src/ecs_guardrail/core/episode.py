@@ -103,11 +103,15 @@ class RecoveryStatus(StrEnum):
 
 class EpisodeEnd(StrEnum):
     """Why an episode ended (rule 2): a full quiet window, ECS's ``SERVICE_STEADY_STATE`` at or
-    after the decision, or ``restore``."""
+    after the decision, ``restore`` (or an operator's raise seen while held), or an operator's count
+    found by a probe before its next change (``operator_raised``)."""
 
     QUIET = "quiet"
     STEADY_STATE = "steady_state"
     RESTORED = "restored"
+    #: a probe read a desired count it had not set before its next change (ARCHITECTURE.md, "Recovery":
+    #: a probe never fights an operator): the operator's count and scalable target are left as they are
+    OPERATOR_RAISED = "operator_raised"
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,7 +614,7 @@ def recovery_owed(ep: Episode, why: EpisodeEnd) -> bool:
     """
     if ep.alert_status is not AlertStatus.SENT or ep.recovery is not RecoveryStatus.NONE:
         return False
-    return why is EpisodeEnd.RESTORED if ep.acted else True
+    return why in (EpisodeEnd.RESTORED, EpisodeEnd.OPERATOR_RAISED) if ep.acted else True
 
 
 def owe_recovery(ep: Episode, why: EpisodeEnd, at: datetime) -> Episode:
@@ -620,19 +624,20 @@ def owe_recovery(ep: Episode, why: EpisodeEnd, at: datetime) -> Episode:
     return replace(ep, recovery=RecoveryStatus.PENDING, ended_by=why, ended_at=at)
 
 
-def mark_restored(summary: ServiceSummary, at: datetime) -> ServiceSummary | None:
+def mark_restored(summary: ServiceSummary, at: datetime,
+                  why: EpisodeEnd = EpisodeEnd.RESTORED) -> ServiceSummary | None:
     """The watchdog's scale-down of this service was undone (``restore``, or an operator raised its
     desired count), noticed at ``at``: the action is ``RESTORED``, the episode ends if still open
     (at its last failure, in event time: rule 1; a later failure belongs to a new episode) and its
-    recovery becomes owed, ended at ``at``. ``None`` when there is no scale-down to restore, or it
-    already was."""
+    recovery becomes owed, ended at ``at``; ``why`` is ``RESTORED``, or ``OPERATOR_RAISED`` when a probe
+    found an operator's count. ``None`` when there is no scale-down to restore, or it already was."""
     ep = summary.episode
     if ep is None or not ep.acted or ep.action_status is ActionStatus.RESTORED:
         return None
-    ep = owe_recovery(replace(ep, action_status=ActionStatus.RESTORED), EpisodeEnd.RESTORED, at)
+    ep = owe_recovery(replace(ep, action_status=ActionStatus.RESTORED), why, at)
     new = replace(summary, episode=ep)
     if summary.episode_end is None:
-        new = replace(new, episode_end=EpisodeEnd.RESTORED, counted_after=ep.last_failure)
+        new = replace(new, episode_end=why, counted_after=ep.last_failure)
     return new
 
 

@@ -29,6 +29,8 @@ With ``RECOVERY=probe`` (ARCHITECTURE.md, "Recovery"), a service held at zero (`
       up to the cap; one "still failing" alert the first time the delay reaches the cap)
     PROBING (live, PROBE_PASS_MINUTES without a failure, a task running) ──(restore: count and scalable
       target state put back: ProbePassed)──> RELEASED (slot freed, recovery owed)
+    DONE / PROBING / PROBE_FAILED ──(before a probe's change, a desired count the probe did not set:
+      ProbeOverruled)──> RELEASED (ended ``operator_raised``, slot freed; nothing else changed)
 
 ``PROBING`` and ``PROBE_FAILED`` are still held at zero for the cap, and never read as an operator's
 raise (:class:`OperatorRaised` needs ``DONE``).
@@ -42,6 +44,10 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 - a slot is freed only by a finished restore or an operator's raise on a service whose scale-down is
   done (``ACTED`` or later), never while an invocation's action is in flight;
 - a refused action becomes an alert (``action_failed``), so it never swallows its alert;
+- held at zero decides nothing (:func:`holds_decisions`, rule 2): no episode, decision or alert over a
+  service the watchdog holds at zero until a restore, an operator's raise or a probe changes its state;
+- a probe never fights an operator (:func:`probe_owns_count`): each probe change is made only over the
+  count the probe itself last set; any other count ends the episode (:class:`ProbeOverruled`);
 - a lease outlives its holder: :func:`lease_until` is the invocation's whole remaining time plus
   :data:`LEASE_MARGIN_S` (as Powertools idempotency's in-progress expiry), so the next delivery can
   take an episode over only once its holder is certainly dead.
@@ -74,6 +80,7 @@ __all__ = [
     "action_refused", "may_take_over", "restore_transition",
     "StartProbe", "StopProbe", "RestoreService", "SendStillFailing", "ProbeClaimed", "ProbeStarted", "ProbeFailed",
     "ProbeStopped", "ProbePassed", "next_probe_effect", "probe_due", "next_delay_minutes", "ProbeSettings",
+    "holds_decisions", "raise_seen", "ProbeOverruled", "probe_owns_count",
 ]
 
 #: seconds a lease lasts beyond the holder's remaining time (Lambda ends an invocation at its timeout;
@@ -132,6 +139,28 @@ def phase(ep: Any) -> Phase:
             return Phase.REFUSED
         return Phase.ACTED if status is ActionStatus.DONE else Phase.CLAIMED
     return Phase.ALERTED if ep.lease_owner is not None else Phase.DONE
+
+
+def holds_decisions(summary: ServiceSummary) -> bool:
+    """Rule 2, *held at zero* (ARCHITECTURE.md, "Decision policy"): True while the service is held at
+    zero by the watchdog's own scale-down (a ``scale_to_zero`` whose action is in flight, done, or
+    probing, and not restored), whether or not its episode has ended since (a quiet window, a steady
+    state). Its failures then update the counts (the fleet test sees them) and nothing else: no
+    episode, no decision, no alert, whatever the fleet test says, a redelivery included, until a
+    restore (:func:`restore_transition`), an operator's raise (:class:`OperatorRaised`) or a probe
+    (:class:`ProbePassed`) changes its state. The one place the rule lives: the watchdog asks it
+    before it decides, and the claim refuses a new decision over it."""
+    ep = summary.episode
+    return ep is not None and ep.held_at_zero
+
+
+def raise_seen(summary: ServiceSummary, desired_count: int | None) -> bool:
+    """Is ``desired_count`` (DescribeServices ``desiredCount``, tasks; ``None``: unread) an operator's
+    raise of the held service? Only above 0, and only over a finished scale-down (``DONE``): an action in
+    flight and a probe's own count of 1 are never read as one (the probe's check is its own)."""
+    ep = summary.episode
+    return (ep is not None and ep.action is Action.SCALE_TO_ZERO and ep.action_status is ActionStatus.DONE
+            and desired_count is not None and desired_count > 0)
 
 
 def lease_until(now: float, remaining_s: float | None) -> float:
@@ -356,9 +385,20 @@ class ProbePassed:
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeOverruled:
+    """Before a probe's change (desired count 1, back to 0, the restore at a pass), DescribeServices
+    said ``desired_count`` (tasks), which is not the count the probe itself last set
+    (:func:`probe_owns_count`): an operator's action, seen at ``at``. The episode ends ``operator_raised``;
+    nothing else is changed (the count and the scalable target stay as the operator has them)."""
+
+    at: datetime
+    desired_count: int
+
+
 Outcome = FactsRecorded | SlotDenied | ScalingSuspended | SuspendRefused | Scaled | ActionRefused | AlertDelivered \
     | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised | ProbeClaimed | ProbeStarted \
-    | ProbeFailed | ProbeStopped | ProbePassed
+    | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,7 +558,7 @@ def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | N
             return Transition(_with(summary, alert_status=AlertStatus.COVERED))
         sent = AlertStatus.SENT if isinstance(outcome, AlertDelivered) else AlertStatus.FAILED
         return Transition(_with(summary, alert_status=sent, cluster_alert_owner=outcome.cluster_alert_owner))
-    if isinstance(outcome, ProbeClaimed | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed):
+    if isinstance(outcome, ProbeClaimed | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled):
         return _probe_transition(summary, ep, outcome)
     if isinstance(outcome, OperatorRaised):
         if status is not ActionStatus.DONE or ep.action is not Action.SCALE_TO_ZERO:
@@ -557,6 +597,13 @@ def _probe_transition(summary: ServiceSummary, ep: Any, outcome: Outcome) -> Tra
     status = ep.action_status
     if ep.action is not Action.SCALE_TO_ZERO:
         raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
+    if isinstance(outcome, ProbeOverruled):
+        if status not in (ActionStatus.DONE, ActionStatus.PROBING, ActionStatus.PROBE_FAILED):
+            raise IllegalTransitionError(f"a probe overruled while the action is {status.value}")
+        ended = mark_restored(summary, outcome.at, EpisodeEnd.OPERATOR_RAISED)
+        if ended is None:
+            raise IllegalTransitionError("nothing to end")
+        return Transition(_with(ended, lease_owner=None, lease_until=0.0, probe_live=False), (ReleaseSlot(),))
     if isinstance(outcome, ProbeClaimed):
         if status is not ActionStatus.DONE or ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
             raise IllegalTransitionError(f"a probe claimed while the action is {status.value} and the alert "
@@ -610,6 +657,27 @@ def probe_due(ep: Any, now: datetime, settings: ProbeSettings) -> str | None:
         return None
     due = ep.probe_at or ep.decision_time + timedelta(minutes=settings.delay_minutes)
     return "start" if now >= due else None
+
+
+def probe_owns_count(ep: Any, step: Effect, desired_count: int) -> bool:
+    """Is ``desired_count`` (DescribeServices ``desiredCount``, read right before ``step``) the count the
+    probe itself last set (ARCHITECTURE.md, "Recovery": a probe never fights an operator)?
+
+    - before :class:`StartProbe` (desired count 1): 0 (the scale-down's, or a failed probe's way back),
+      or 1 when a step died after its UpdateService and before its record (a resumed step);
+    - before :class:`StopProbe` (back to 0): 1, or 0 when its own UpdateService already ran;
+    - before :class:`RestoreService` (a pass): 1, or the previous count when its own restore already ran.
+
+    Any other count is an operator's: the episode ends :class:`ProbeOverruled` and nothing is changed.
+    What remains is the race between this read and the UpdateService call (ECS has no conditional update).
+    """
+    if isinstance(step, StartProbe):
+        return desired_count in (0, 1)
+    if isinstance(step, StopProbe):
+        return desired_count in (1, 0)
+    if isinstance(step, RestoreService):
+        return desired_count in (1, int(ep.previous_desired_count or 0))
+    raise IllegalTransitionError(f"{step!r} is not a probe's change")
 
 
 def next_probe_effect(ep: Any, owner: str) -> Effect | None:

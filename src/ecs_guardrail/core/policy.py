@@ -47,10 +47,49 @@ __all__ = [
     "is_alert_only_cluster",
     "OPT_OUT_TAG",
     "OPT_OUT_VALUE",
+    "OPT_OUT_PREFIX",
+    "WATCHDOG_TAG_KEYS",
+    "OptOut",
+    "read_opt_out",
 ]
 
 OPT_OUT_TAG = "ecs-guardrail:mode"
 OPT_OUT_VALUE = "alert-only"
+#: any tag key that begins so (case-insensitive) and is not the watchdog's own is an opt-out (fail safe)
+OPT_OUT_PREFIX = "ecs-guardrail:"
+#: tag keys the watchdog itself writes on a service (``adapters.ecs.PREVIOUS_COUNT_TAG``): never an opt-out
+WATCHDOG_TAG_KEYS = frozenset({"ecs-guardrail:previous-desired-count"})
+
+
+@dataclass(frozen=True, slots=True)
+class OptOut:
+    """How a service's tags read for rule 4's ``opted_out`` (ARCHITECTURE.md, "Decision policy").
+
+    ``opted_out``: the watchdog only alerts for the service; ``mistyped``: the tags that made it so
+    without being exactly ``ecs-guardrail:mode`` = ``alert-only`` (``KEY=VALUE`` each, sorted): a typo
+    such as ``alert_only`` or ``ecs-guardrail:mdoe``, read as opted out (fail safe), warned by
+    ``replay`` and reported by ``audit``."""
+
+    opted_out: bool = False
+    mistyped: tuple[str, ...] = ()
+
+
+def read_opt_out(tags: dict[str, str] | None) -> OptOut:
+    """Read the opt-out from a service's tags (DescribeServices ``tags[]`` with ``include=["TAGS"]``,
+    as ``{key: value}``; ECS tag keys and values are case-sensitive, this reading is not).
+
+    ``ecs-guardrail:mode`` = ``alert-only`` (spaces around it and letter case ignored) opts out; any other
+    value of that key, and any other key that begins ``ecs-guardrail:`` (the watchdog's own
+    :data:`WATCHDOG_TAG_KEYS` excepted), opts out too and is named in :attr:`OptOut.mistyped`."""
+    opted, mistyped = False, []
+    for key, value in (tags or {}).items():
+        k = str(key)
+        if not k.strip().lower().startswith(OPT_OUT_PREFIX) or k.strip().lower() in WATCHDOG_TAG_KEYS:
+            continue
+        opted = True
+        if not (k == OPT_OUT_TAG and str(value).strip().lower() == OPT_OUT_VALUE):
+            mistyped.append(f"{k}={value}")
+    return OptOut(opted, tuple(sorted(mistyped)))
 
 
 @dataclass(frozen=True, slots=True)

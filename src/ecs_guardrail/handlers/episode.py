@@ -223,8 +223,15 @@ class Episodes:
               previous_suspended: dict[str, bool] | None, escalated: bool,
               known: Known | None) -> dict[str, Any]:
         """Open (or escalate) the episode for ``claim`` and the decision record in ONE transaction,
-        under this invocation's lease; then :meth:`drive` it. Returns the handler's outcome."""
+        under this invocation's lease; then :meth:`drive` it. Returns the handler's outcome:
+        ``{"status": "decided", "decision": ...}``, or ``{"status": "claim_conflict"}`` when the
+        transaction's condition failed (the summary changed since ``s`` was read; nothing was written):
+        the caller reloads and runs ``detect`` again (:meth:`Watchdog._evaluate`), since the write that
+        changed it may have claimed nothing."""
         d = claim.decision
+        if lc.holds_decisions(s):  # rule 2: the caller asked already; never open a decision over a held service
+            logger.error("a decision over a service held at zero refused", extra={"cluster": ck, "service": s.service})
+            return {"status": "held_at_zero", "cluster": d.cluster, "service": s.service}
         now = self._now()
         ep = Episode(decision_time=d.time, last_failure=last_failure, action=d.action, reason=d.reason,
                      trigger=trigger, action_status=ActionStatus.PENDING if d.acts else ActionStatus.NONE,
@@ -236,8 +243,11 @@ class Episodes:
         try:
             s = self.state.claim(ck, s, new, record)
         except ConditionFailedError:
-            logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": s.service})
-            return {"status": "lost_race"}
+            # the summary changed since it was read: another invocation's claim, or a write that claims
+            # nothing (a steady state, a Spot notice, a deployment event); the caller reloads and detects again
+            logger.info("the claim's condition failed: the summary changed since it was read",
+                        extra={"cluster": ck, "service": s.service})
+            return {"status": "claim_conflict"}
         metrics.add_metric(name=f"Decision_{d.action.value}", unit="Count", value=1)
         logger.info("decision", extra={"decision": record})
         claim = self.drive(ck, s, claim, known)
@@ -550,6 +560,11 @@ class Episodes:
         s = self.state.load(ck, service, fresh=True)
         ep = s.episode
         due = due_of(ep)
+        if due is None and ep is not None and ep.lease_owner is not None and not ep.in_flight \
+                and ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED) and self._lease(ck, service):
+            # a probe step that died (or whose last write was throttled) left its lease, nothing else: drop it
+            self._step(ck, service, lc.LeaseReleased())
+            return None
         if due is None or ep is None:
             return None
         if due == "start" and not self._still_at_zero(ck, cluster, service, now):
@@ -571,7 +586,8 @@ class Episodes:
     def probe_failed(self, ck: str, cluster: str, service: str, at: datetime) -> str | None:
         """A genuine crash or health-check kill of ``service`` at event time ``at`` while it is probed:
         the probe failed; back to 0, the delay doubles (one "still failing" alert when it reaches its cap).
-        ``None`` when the service is not probing (or another invocation holds the lease).
+        A verdict already stored whose way back to 0 a dead step left (``PROBE_FAILED``) is resumed.
+        ``None`` when the service is not probing, or the pass already restored it (late news).
 
         Raises:
             DecisionInProgressError: another invocation holds the lease (Lambda retries the event).
@@ -580,13 +596,24 @@ class Episodes:
             return None
         s = self.state.load(ck, service, fresh=True)
         ep = s.episode
-        if ep is None or ep.action_status is not ActionStatus.PROBING:
+        if ep is None or not ep.probing:
             return None
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
         ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
+        if ep is not None and ep.action_status is ActionStatus.PROBE_FAILED:
+            # the verdict is stored; a step that died on the way back to 0 left it: this delivery resumes it
+            self._drive_probe(ck, cluster, service, at)
+            return "failed"
         if ep is None or ep.action_status is not ActionStatus.PROBING:
             self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
+            return None
+        previous = int(ep.previous_desired_count or 0)
+        if ep.probe_live and self.rt.ecs is not None and previous != 1 \
+                and self.rt.ecs.describe(cluster, service).desired_count == previous:
+            # the pass already judged the window and its restore ran (a step that died after it): late
+            # news of a judged window; the sweep finishes the restore
+            self._step(ck, service, lc.LeaseReleased())
             return None
         self._step(ck, service, lc.ProbeFailed(at))
         self.probe_counts["failed"] += 1
@@ -602,10 +629,48 @@ class Episodes:
         facts = self.rt.ecs.describe(cluster, service)
         if facts.desired_count == 0:
             return True
-        if self._raised(ck, cluster, service, now):
-            self.state.release_slot(ck, service)
+        if self._overruled_unleased(ck, cluster, service, facts.desired_count, now):
             logger.info("held service raised by someone else: not probed, slot freed", extra={"service": service})
         return False
+
+    def _overruled_unleased(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> bool:
+        """End a held service's episode ``operator_raised`` before any probe step holds its lease (a
+        conditional write on the phase, as :meth:`_raised`); True when this write did it."""
+        def change(s: ServiceSummary) -> ServiceSummary | None:
+            ep = s.episode
+            if ep is None or ep.action_status is not ActionStatus.DONE:
+                return None
+            try:
+                return lc.transition(s, lc.ProbeOverruled(at, desired)).summary
+            except lc.IllegalTransitionError:
+                return None
+
+        self.state.load(ck, service)
+        s, changed = self.state.update(ck, service, change)
+        if changed:
+            self._after_overruled(ck, cluster, s)
+        return changed
+
+    def _overruled(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> str:
+        """A probe step found ``desired`` tasks, a count it did not set: an operator's action (ARCHITECTURE.md,
+        "Recovery"). The episode ends ``operator_raised`` under this invocation's lease, the slot is freed,
+        and nothing else is changed (no UpdateService, the scalable target as the operator has it)."""
+        logger.warning("an operator set the desired count of a probed service: the probe stops and changes "
+                       "nothing (slot freed, scalable target left as it is)",
+                       extra={"cluster": ck, "service": service, "desired_count": desired})
+        s, tr = self._step(ck, service, lc.ProbeOverruled(at, desired))
+        for follow in tr.effects:
+            if isinstance(follow, lc.ReleaseSlot):
+                self.state.release_slot(ck, service)
+        self._after_overruled(ck, cluster, s)
+        metrics.add_metric(name="ProbesOverruled", unit="Count", value=1)
+        return "operator_raised"
+
+    def _after_overruled(self, ck: str, cluster: str, s: ServiceSummary) -> None:
+        self.state.release_slot(ck, s.service)  # idempotent: the slot of a service no longer held
+        s = self.recover_if_owed(ck, cluster, s)
+        if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
+            self.state.close_work(ck, s.service)  # a failed recovery stays indexed: the sweep retries it
 
     def _lease(self, ck: str, service: str) -> bool:
         now = self._now()
@@ -632,6 +697,9 @@ class Episodes:
                 self._step(ck, service, lc.LeaseReleased())
                 return None
             facts = self.rt.ecs.describe(cluster, service)
+            if not lc.probe_owns_count(ep, effect, facts.desired_count):  # a resumed step checks as well
+                return self._overruled(ck, cluster, service, facts.desired_count, at)
+            self._check_lease(ck, service, ep.lease_until)  # right before the UpdateService
             if isinstance(effect, lc.StartProbe):
                 self.rt.ecs.probe(facts)
                 self._step(ck, service, lc.ProbeStarted())
@@ -652,15 +720,28 @@ class Episodes:
         assert ep is not None
         service = s.service
         facts = self.rt.ecs.describe(cluster, service)
-        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) if facts.running_count >= 1 else None
-        if facts.running_count < 1 or unhealthy:
+        previous = int(ep.previous_desired_count or 0)
+        restore_step = lc.RestoreService(previous, ep.previous_suspended)
+        if not lc.probe_owns_count(ep, restore_step, facts.desired_count):
+            return self._overruled(ck, cluster, service, facts.desired_count, now)
+        # the pass's own restore already ran (a step that died or was throttled after UpdateService): it
+        # was judged then; finish it (count, tag, scalable target), never judge it again
+        resumed = facts.desired_count == previous != 1
+        failed_at = None if resumed else self._failed_while_probing(s, ep.probe_at or now, now)
+        unhealthy = self._no_healthy_host(facts, ep.probe_at or now, now) \
+            if facts.running_count >= 1 and failed_at is None and not resumed else None
+        if not resumed and (facts.running_count < 1 or unhealthy or failed_at is not None):
             if unhealthy:
                 logger.info("probe task running but its target groups report no healthy host: probe failed",
                             extra={"service": service, "target_groups": unhealthy})
-            self._step(ck, service, lc.ProbeFailed(now))
+            if failed_at is not None:  # its verdict was counted but not stored (a lease left behind)
+                logger.info("the probe's service failed during the probe: probe failed",
+                            extra={"service": service, "failure_at": failed_at.isoformat()})
+            self._step(ck, service, lc.ProbeFailed(failed_at or now))
             self.probe_counts["failed"] += 1
             self._drive_probe(ck, cluster, service, now)
             return "failed"
+        self._check_lease(ck, service, self.state.load(ck, service).episode.lease_until)  # type: ignore[union-attr]
         self.rt.ecs.restore(facts, int(ep.previous_desired_count or 0))
         if ep.previous_suspended is not None:
             self._scaling().restore_suspended(
@@ -675,6 +756,14 @@ class Episodes:
         if s.episode is None or s.episode.recovery is not RecoveryStatus.FAILED:
             self.state.close_work(ck, service)  # a failed recovery stays indexed: the sweep retries it
         return "passed"
+
+    @staticmethod
+    def _failed_while_probing(s: ServiceSummary, since: datetime, now: datetime) -> datetime | None:
+        """Event time of the first genuine crash or health-check kill of the service counted in its summary
+        within the probe (``since`` to ``now``), or ``None``: the probe's verdict even when the invocation
+        that saw it could not store it (ARCHITECTURE.md, "Recovery": whatever state the lease was left in)."""
+        times = [f.time for f in s.crashes + s.kills if since <= f.time <= now]
+        return min(times) if times else None
 
     def _no_healthy_host(self, facts: ServiceFacts, since: datetime, now: datetime) -> list[str]:
         """The target groups of a probed service whose newest HealthyHostCount minute in the pass window
@@ -718,6 +807,10 @@ class Episodes:
                 minutes = int(((ep.ended_at or ep.decision_time) - ep.decision_time).total_seconds() // 60)
                 detail = (f"Restored by a probe that passed (probe {ep.probes} of {ep.probes}, after {minutes} min "
                           f"held at zero). " + (detail or ""))
+        if ep.ended_by is EpisodeEnd.OPERATOR_RAISED and ep.acted:
+            detail = ("A probe found a desired count it had not set (an operator's) and stopped: the watchdog "
+                      "changed nothing after that; the count and the scalable target are as the operator has them "
+                      "(a scalable target the watchdog suspended stays suspended: `restore` puts its state back).")
         held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
         if held:
             names, still = held

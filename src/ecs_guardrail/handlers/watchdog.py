@@ -38,6 +38,7 @@ from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
+from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
@@ -74,7 +75,6 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
-from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
@@ -102,6 +102,8 @@ IMPAIRED = "SERVICE_TASK_START_IMPAIRED"
 STEADY = "SERVICE_STEADY_STATE"
 #: ``ECS Deployment State Change`` that a new deployment (an operator's UpdateService, a new revision) started
 FIX_DEPLOYMENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+#: claims one event tries before it gives up for a Lambda retry (each failed one re-reads and detects again)
+CLAIM_ATTEMPTS = 4
 
 
 def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
@@ -161,7 +163,7 @@ class Watchdog:
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
-        held = self._held_for_probes(ck, d.cluster, service, event.time)
+        held = self._held_for_probes(ck, d.cluster, service, event.time, failure)
         if held is not None:
             return held
         config = self.config
@@ -176,17 +178,32 @@ class Watchdog:
             return {"status": "duplicate"}
         return out
 
-    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime) -> dict[str, Any] | None:
+    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime,
+                         failure: Failure | None = None) -> dict[str, Any] | None:
         """``RECOVERY=probe``: a failure of a service the watchdog holds at zero is the probe's verdict
         (a running probe failed) or, with no probe running, a straggler of the scale-down; neither
-        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on."""
+        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on.
+
+        A genuine crash or health-check kill (``failure``) of a *probing* service is its verdict whatever
+        state a previous step left the lease or the episode in (ARCHITECTURE.md, "Recovery"): it is
+        counted in the summary first (so a pass that comes before the verdict is stored sees it and
+        fails), then stored as :class:`~ecs_guardrail.core.lifecycle.ProbeFailed` under the lease
+        (:class:`DecisionInProgressError` while another invocation's lease runs: Lambda retries)."""
         if self.episodes.probes is None:
             return None
         ep = self.state.load(ck, service, fresh=True).episode
-        if ep is None or not ep.held_at_zero or ep.unfinished:  # an unfinished episode is resumed first
+        if ep is None or not ep.held_at_zero:
             return None
-        if self.episodes.probe_failed(ck, cluster, service, at) is not None:
-            return {"status": "probe_failed", "cluster": cluster, "service": service}
+        if ep.probing:
+            if failure is not None:
+                config = self.config
+                self.state.update(ck, service, lambda s: file_service_failure(
+                    s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures,
+                    horizon=config.horizon))
+            if self.episodes.probe_failed(ck, cluster, service, at) is not None:
+                return {"status": "probe_failed", "cluster": cluster, "service": service}
+        elif ep.unfinished:  # an unfinished scale-down or alert is resumed first
+            return None
         return {"status": "held_at_zero", "why": "the service is held at zero; only a probe's failures count"}
 
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
@@ -307,6 +324,37 @@ class Watchdog:
     # -------------------------------------------------------------- decide
     def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
                   *, impaired: bool, foreign: str | None) -> dict[str, Any]:
+        """Resume, :func:`detect`, and decide; a claim whose condition failed is not a lost race by itself
+        (issue 30 item 5): the write that changed the summary may claim nothing (an old deployment event, a
+        Spot notice, a steady state, a quiet window moved on). Reload and detect again; ``lost_race`` only
+        when an episode is open now that was not before (another invocation decided).
+
+        Raises:
+            DecisionInProgressError: the summary kept changing under :data:`CLAIM_ATTEMPTS` claims in a
+                row (Lambda retries the event; nothing was decided, nothing is lost).
+        """
+        def opened(x: ServiceSummary) -> tuple[Any, ...] | None:
+            e = x.episode
+            return None if e is None or x.episode_end is not None else (
+                e.decision_time, e.last_evaluation, e.action, e.reason, e.escalated)
+
+        before = opened(s)
+        for _ in range(CLAIM_ATTEMPTS):
+            out = self._evaluate_once(ck, cluster, cluster_arn, service, s, at, impaired=impaired, foreign=foreign)
+            if out.get("status") != "claim_conflict":
+                return out
+            s = self.state.load(ck, service, fresh=True)
+            now = opened(s)
+            if now is not None and now != before:
+                logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": service})
+                return {"status": "lost_race"}
+            logger.info("a write that claimed nothing changed the summary under the claim: detecting again",
+                        extra={"cluster": ck, "service": service})
+        raise DecisionInProgressError(f"{ck}/{service}: the summary changed under {CLAIM_ATTEMPTS} claims in a row; "
+                                      "retry later")
+
+    def _evaluate_once(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary,
+                       at: datetime, *, impaired: bool, foreign: str | None) -> dict[str, Any]:
         ep = s.episode
         if ep is not None and ep.unfinished:
             resumed = self.episodes.resume(ck, service, s)
@@ -314,11 +362,39 @@ class Watchdog:
                 return resumed
             s = self.state.load(ck, service)
         trigger = detect(self.config, s, at, impaired=impaired)
+        if trigger is not None and lc.holds_decisions(s):
+            held = self._held_at_zero(ck, cluster, service, s, at)
+            if held is not None:
+                return held
+            s = self.state.load(ck, service, fresh=True)  # raised by an operator: the hold ended just now
+            trigger = None if lc.holds_decisions(s) else detect(self.config, s, at, impaired=impaired)
         if trigger is None:
             if s.episode is not None and s.episode_end is None and at <= s.episode.last_failure + self.config.window:
                 return {"status": "in_episode", "decided": s.episode.action.value}
             return {"status": "counted"}
         return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
+
+    def _held_at_zero(self, ck: str, cluster: str, service: str, s: ServiceSummary,
+                      at: datetime) -> dict[str, Any] | None:
+        """Rule 2 over a trigger of a service held at zero (:func:`~ecs_guardrail.core.lifecycle.holds_decisions`):
+        its failures are counted and nothing else is done, unless ECS says an operator raised it since
+        (DescribeServices ``desiredCount`` above 0 over a finished scale-down: the episode ends as an
+        operator's raise, slot freed, recovery owed; ``None`` is returned and the trigger is decided anew).
+        """
+        desired = None
+        if self.rt.ecs is not None:
+            try:
+                desired = self.rt.ecs.describe(cluster, service).desired_count
+            except (ServiceNotFoundError, ServiceAccessDeniedError):
+                desired = None  # unreadable: still held (fail safe: nothing new to decide over a stopped service)
+        if lc.raise_seen(s, desired) and self.episodes._raised(ck, cluster, service, at):
+            self.state.release_slot(ck, service)
+            logger.info("held service raised by someone else: its hold ended, slot freed", extra={"service": service})
+            return None
+        metrics.add_metric(name="HeldAtZeroFailures", unit="Count", value=1)
+        return {"status": "held_at_zero", "cluster": cluster, "service": service,
+                "why": "the service is held at zero by the watchdog's own scale-down: its failures are counted, "
+                       "no new decision until it is restored or raised"}
 
     def _facts(self, cluster: str, service: str, foreign: str | None) -> tuple[ServiceFacts | None, str | None, int]:
         """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, services)."""
@@ -409,23 +485,11 @@ class Watchdog:
                 self.state.update(ck, service, same)
                 return {"status": "re_evaluated", "decided": decision.action.value}
         prev = facts.desired_count if facts else None
-        # still at 0 from an earlier scale-down whose episode ended (SERVICE_STEADY_STATE once ECS reached
-        # 0): its count and scaling state are what restore must put back, not 0 and "suspended"
-        before = s.episode if (s.episode is not None and s.episode.held_at_zero and facts is not None
-                               and facts.desired_count == 0) else None
-        if before is not None and decision.action is not Action.SCALE_TO_ZERO:
-            # the service is still at 0 from the watchdog's own scale-down: a hold or an alert now must not
-            # replace that episode, or the service would stay at 0 while its slot is freed (the cap's count
-            # lost it: a second service scaled past the bound, found by tests/property/test_held_at_zero.py)
-            return {"status": "held_at_zero", "cluster": cluster, "service": service,
-                    "decided": decision.action.value,
-                    "why": "the service is held at zero by an earlier scale-down; restore ends that first"}
-        if before is not None and before.previous_desired_count is not None:
-            prev = before.previous_desired_count
+        # a service held at zero never reaches here (rule 2, core/lifecycle.holds_decisions, asked in _evaluate)
         claim = Claim(decision, prev, self.config.dry_run, trigger.escalation)
         return self.episodes.claim(
             ck, s, claim, trigger.kind, last_failure=max(trigger.time, s.newest_failure or trigger.time),
-            previous_suspended=before.previous_suspended if before is not None else None,
+            previous_suspended=None,
             escalated=trigger.escalation or bool(s.episode and s.episode.escalated and (
                 trigger.escalation or trigger.reevaluation)),
             known=Known(facts, scalable, view, unreadable))
@@ -507,8 +571,12 @@ def invoke(raw: Any, rt: Runtime, context: Any = None, *, delivered_at: datetime
 
 @metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: Any, context: Any) -> dict[str, Any]:
     """Lambda entry point (EventBridge rule target: stops, Spot notices, service actions, deployments).
+
+    ``event`` is whatever Lambda was given: a JSON value that is not an object (``null``, a list, a
+    string, a number) is rejected with its reason (``{"status": "rejected"}``), never an
+    ``AttributeError``.
 
     The delivery time is the invocation's clock: an event stamped more than 15 minutes after it is
     rejected (ARCHITECTURE.md, "Time-sane").
@@ -520,7 +588,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="EventsReceived", unit="Count", value=1)
     rt = lambda_runtime("watchdog", home_of(context))
     report_unmatched_alert_only(rt)  # replay warns instead (local.alert_only_warnings)
-    if event.get("detail-type") == "Scheduled Event" and event.get("source") == "aws.events":
+    # an event that is not a JSON object (None, a list, a string, a number) goes to process(), which
+    # rejects it with its reason as the recorder does; only an object can be the scheduled sweep's event
+    if isinstance(event, dict) and event.get("detail-type") == "Scheduled Event" \
+            and event.get("source") == "aws.events":
         from ecs_guardrail.handlers.sweep import run_sweep, scheduled_now
 
         return run_sweep(rt, scheduled_now(event, rt.clock), context)

@@ -21,7 +21,13 @@ from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.engine import make_aws
 from ecs_guardrail.replay.fleet import fleet_warnings
-from ecs_guardrail.replay.scenario import TABLE, Scenario, alert_only_warnings, samples_overlap_warning
+from ecs_guardrail.replay.scenario import (
+    TABLE,
+    Scenario,
+    alert_only_warnings,
+    opt_out_warnings,
+    samples_overlap_warning,
+)
 
 __all__ = ["ReplayResult", "replay", "quiet_logs"]
 
@@ -184,7 +190,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_warning:
                 on_warning(text if line is None else f"events.jsonl:{line}: {text} (first seen here)")
 
-    for text in fleet_warnings(scenario.fleet) + alert_only_warnings(scenario):
+    for text in fleet_warnings(scenario.fleet) + alert_only_warnings(scenario) + opt_out_warnings(scenario):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
     at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])

@@ -17,7 +17,7 @@ from ecs_guardrail.replay.fleet import check_fleet
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
 __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
-           "alert_only_warnings", "samples_overlap_warning"]
+           "alert_only_warnings", "opt_out_warnings", "samples_overlap_warning"]
 
 #: the replay's history table and alert topic names (in the embedded AWS; a Lambda reads its own settings)
 TABLE = "ecs-guardrail-history"
@@ -180,6 +180,23 @@ def alert_only_warnings(scenario: Scenario) -> list[str]:
     return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
             f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)] + [
         case_only_warning(e, name) for e, name in scope.case_only(clusters)]
+
+
+def opt_out_warnings(scenario: Scenario) -> list[str]:
+    """One warning per ``fleet.json`` service whose ``ecs-guardrail:`` tags are not exactly
+    ``ecs-guardrail:mode=alert-only`` (:func:`ecs_guardrail.core.policy.read_opt_out`): a typo such as
+    ``alert_only`` is read as opted out (fail safe), so the service is only alerted on, never stopped."""
+    from ecs_guardrail.core.policy import read_opt_out
+
+    out = []
+    for c in scenario.fleet["clusters"]:
+        for svc in c.get("services", []):
+            tags = svc.get("tags") if isinstance(svc.get("tags"), dict) else {}
+            mistyped = read_opt_out({str(k): str(v) for k, v in tags.items()}).mistyped
+            if mistyped:
+                out.append(f"fleet.json: {c['name']}/{svc['name']}: tag {', '.join(mistyped)} is not "
+                           "ecs-guardrail:mode=alert-only: read as opted out (alert only, fail safe)")
+    return out
 
 
 def samples_overlap_warning(events: tuple[datetime, datetime] | None,
