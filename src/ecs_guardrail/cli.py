@@ -13,8 +13,10 @@ line at most, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,22 +133,58 @@ DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLo
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
+class OutputWriteError(Exception):
+    """An output (``--alerts-out``, ``--plot``, the report on stdout) could not be written: ``main``
+    prints one line naming ``target`` and the OS's reason, and exits :data:`EXIT_OUTPUT` (74)."""
+
+    def __init__(self, target: str, exc: OSError, flag: str | None = None) -> None:
+        super().__init__(f"{flag + ': ' if flag else ''}cannot write {target}: {exc.strerror or exc}")
+        self.target = target
+
+
+@contextlib.contextmanager
+def _writing(target: str, flag: str | None = None) -> Iterator[None]:
+    """Any ``OSError`` inside (a full disk, a name too long, a folder the user cannot write, a path
+    under ``/sys``) becomes :class:`OutputWriteError` for ``target`` (a file, or ``stdout``) of ``flag``; a
+    reader of stdout gone away (``BrokenPipeError``) is left to ``main``'s quiet 141."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(target, exc, flag) from None
+
+
 def _check_output(path: Path | None, flag: str) -> None:
-    """Fail before the replay, not after it: the folder of an output file must exist.
+    """Fail before the replay, not after it: the folder of an output file must exist, and the file must
+    be one this process can write (opened for writing without truncating it; a file that did not exist
+    is created and removed again): a name too long, a folder the user cannot write, a read-only file
+    system or a path under ``/sys`` is found before anything runs.
 
     Raises:
-        ScenarioError: a missing folder, or a path that is a folder.
+        ScenarioError: a missing folder, a path that is a folder, a --plot name of no chart format.
+        OutputWriteError: the file cannot be written (exit 74, as the same error after the replay).
     """
+    import os
+
     if path is None:
         return
-    if path.is_dir():
-        raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
-    if flag == "--plot" and path.suffix.lower() not in PLOT_FORMATS:
-        raise ScenarioError(f"{flag} {path}: a chart is written as {', '.join(PLOT_FORMATS)}; "
-                            f"give such a file name (FILE.png)")
+    with _writing(str(path), flag):  # stat itself fails for a name too long (ENAMETOOLONG)
+        if path.is_dir():
+            raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
+        if flag == "--plot" and path.suffix.lower() not in PLOT_FORMATS:
+            raise ScenarioError(f"{flag} {path}: a chart is written as {', '.join(PLOT_FORMATS)}; "
+                                f"give such a file name (FILE.png)")
+        if path.exists():  # a regular file, /dev/stdout, a FIFO: never opened here (a FIFO would block)
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied", str(path))
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(path)
 
 
 def _restore_count(text: str) -> int:
@@ -307,7 +345,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 path = args.plot.with_name(f"{args.plot.stem}-{tl.cluster}-{tl.account or 'own'}-"
                                            f"{tl.region or 'own'}{args.plot.suffix}")
             try:
-                plot_timeline(tl, path)
+                with _writing(str(path), "--plot"):
+                    plot_timeline(tl, path)
             except PlotUnavailableError:
                 raise
             except GuardrailError:
@@ -321,38 +360,35 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.timeline:
         timelines = []
     if args.alerts_out:
-        try:
-            with args.alerts_out.open("w") as fh:
-                for a in result.alerts:
-                    fh.write(json.dumps(a, sort_keys=True) + "\n")
-        except OSError as exc:  # a write's error names no file: name it (main() turns it into one line, 74)
-            if exc.filename is None:
-                exc.filename = str(args.alerts_out)
-            raise
+        with _writing(str(args.alerts_out), "--alerts-out"), args.alerts_out.open("w") as fh:
+            for a in result.alerts:
+                fh.write(json.dumps(a, sort_keys=True) + "\n")
         channels = sorted({a.get("channel", "?") for a in result.alerts})
         print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
               + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)
     if args.calls:
         for (svc, op), n in sorted(result.calls.items()):
             print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)
-    if args.json:
-        out = sys.stdout
-        for d in result.decisions:
-            out.write(json.dumps(d, sort_keys=False) + "\n")
-        for tl in timelines:
-            out.write(json.dumps(tl.to_dict()) + "\n")
-        out.write(json.dumps(result.summary) + "\n")
-        return _none_accepted(folder, result.summary)
-    from ecs_guardrail.app.report import print_report
+    with _writing("stdout"):
+        if args.json:
+            out = sys.stdout
+            for d in result.decisions:
+                out.write(json.dumps(d, sort_keys=False) + "\n")
+            for tl in timelines:
+                out.write(json.dumps(tl.to_dict()) + "\n")
+            out.write(json.dumps(result.summary) + "\n")
+            return _none_accepted(folder, result.summary)
+        from ecs_guardrail.app.report import print_report
 
-    print_report(folder.name, scenario, result)
-    if timelines:
-        from ecs_guardrail.app.timeline import render
+        print_report(folder.name, scenario, result)
+        if timelines:
+            from ecs_guardrail.app.timeline import render
 
-        for tl in timelines:
-            if tl.lines:
-                print()
-                sys.stdout.write(render(tl, "text"))
+            for tl in timelines:
+                if tl.lines:
+                    print()
+                    sys.stdout.write(render(tl, "text"))
+        sys.stdout.flush()  # a full disk behind `> report.txt` surfaces here, as one line and 74
     return _none_accepted(folder, result.summary)
 
 
@@ -454,7 +490,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         for n, tl in enumerate(timelines):
             path = args.plot if n == 0 else args.plot.with_name(
                 f"{args.plot.stem}-{tl.account or 'own'}-{tl.region or 'own'}{args.plot.suffix}")
-            plot_timeline(tl, path)
+            with _writing(str(path), "--plot"):
+                plot_timeline(tl, path)
             print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -589,6 +626,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_gone()
+    except OutputWriteError as exc:
+        if exc.target == "stdout":
+            _stdout_gone()
+        print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     except OSError as exc:  # stdout or an output file on a full disk (ENOSPC), a device error (EIO)
         import errno
 
