@@ -305,8 +305,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     scenario = load_scenario(folder, _overrides(args.overrides))
     check_events_file(scenario.events_path, has_samples=scenario.healthy_hosts_path is not None)
 
+    hinted: set[str] = set()
+
     def on_reject(n: int, reason: str) -> None:
-        print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}", file=sys.stderr)
+        hint = ""
+        if reason.startswith("event is a list,") and "array" not in hinted:  # `[{...},{...}]` on a line
+            hinted.add("array")
+            hint = " (a JSON array of events? one event per line: `jq -c '.[]'` prints each on its own line)"
+        print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}{hint}", file=sys.stderr)
 
     timelines: list[Any] = []
 
@@ -334,6 +340,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
                         keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
                         on_progress=advance if shown else None)
+    _pretty_printed_hint(folder, scenario.events_path, result.rejected)
+    refused = _none_accepted(folder, result.summary)
+    if refused:  # a refused run prints no report, as every other exit-2 case: stdout stays empty
+        return refused
     if args.plot:
         from ecs_guardrail.app.plot import PlotUnavailableError, plot_timeline
 
@@ -377,7 +387,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for tl in timelines:
                 out.write(json.dumps(tl.to_dict()) + "\n")
             out.write(json.dumps(result.summary) + "\n")
-            return _none_accepted(folder, result.summary)
+            return EXIT_OK
         from ecs_guardrail.app.report import print_report
 
         print_report(folder.name, scenario, result)
@@ -389,7 +399,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     print()
                     sys.stdout.write(render(tl, "text"))
         sys.stdout.flush()  # a full disk behind `> report.txt` surfaces here, as one line and 74
-    return _none_accepted(folder, result.summary)
+    return EXIT_OK
+
+
+def _pretty_printed_hint(folder: Path, path: Path, rejected: list[tuple[int, str]]) -> None:
+    """One line, once, when rejected lines in a row are together one JSON object or array (a
+    pretty-printed event among good lines): the first such run, and how many there are."""
+    from ecs_guardrail.replay.scenario import pretty_printed_runs
+
+    runs = pretty_printed_runs(path, [n for n, _ in rejected])
+    if not runs:
+        return
+    first, last = runs[0]
+    more = f" ({len(runs) - 1} more such run(s) below it)" if len(runs) > 1 else ""
+    print(f"{folder.name}/events.jsonl:{first}-{last}: these {last - first + 1} rejected lines are one "
+          f"pretty-printed JSON event{more}: one event per line, as AWS delivers them (`jq -c . FILE` "
+          "prints each event on one line)", file=sys.stderr)
 
 
 def _count_lines(path: Path) -> int:
@@ -402,7 +427,7 @@ def _count_lines(path: Path) -> int:
 
 
 def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
-    """2 with one line when lines were read and every one was rejected (the output is printed first)."""
+    """2 with one line when lines were read and every one was rejected (nothing is printed on stdout then)."""
     read, rejected = summary.get("events_read", 0), summary.get("events_rejected", 0)
     if read and rejected >= read:
         print(f"ecs-guardrail: {folder.name}/events.jsonl: none of its {read} lines was accepted (reasons above): "

@@ -78,3 +78,96 @@ def test_a_plot_that_fails_after_the_replay_is_one_line_and_74(tmp_path, monkeyp
     assert proc.returncode == cli.EXIT_OUTPUT, proc.stderr
     assert proc.stderr.splitlines()[-1] == f"ecs-guardrail: --plot: cannot write {png}: No space left on device"
     assert "Traceback" not in proc.stderr
+
+
+def _copy(tmp_path: Path, name: str = "bad-image-dev") -> Path:
+    import shutil
+
+    folder = tmp_path / name
+    shutil.copytree(SCENARIOS / name, folder)
+    return folder
+
+
+# -- issue 38 item 1: input hints --------------------------------------------------------------------------
+
+def test_one_pretty_printed_event_among_good_lines_gets_the_jq_hint_once(tmp_path):
+    import json
+
+    folder = _copy(tmp_path)
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    pretty = json.dumps(json.loads(lines[3]), indent=2).splitlines()
+    (folder / "events.jsonl").write_text("\n".join(lines[:3] + pretty + lines[4:]) + "\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0, proc.stderr
+    hints = [ln for ln in proc.stderr.splitlines() if "pretty-printed JSON event" in ln]
+    assert hints == [f"bad-image-dev/events.jsonl:4-{3 + len(pretty)}: these {len(pretty)} rejected lines are one "
+                     "pretty-printed JSON event: one event per line, as AWS delivers them (`jq -c . FILE` prints "
+                     "each event on one line)"]
+
+
+def test_rejected_lines_that_are_no_json_together_get_no_hint(tmp_path):
+    folder = _copy(tmp_path)
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    (folder / "events.jsonl").write_text("\n".join(lines[:3] + ["{oops", "nope}"] + lines[3:]) + "\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0 and proc.stderr.count("rejected: not JSON") == 2
+    assert "pretty-printed" not in proc.stderr
+
+
+def test_a_json_array_file_is_refused_with_the_jq_array_hint(tmp_path):
+    import json
+
+    folder = _copy(tmp_path)
+    events = [json.loads(ln) for ln in (folder / "events.jsonl").read_text().splitlines() if ln.strip()]
+    (folder / "events.jsonl").write_text(json.dumps(events) + "\n")  # > 64 KiB: the check's head is cut
+    proc = cli_in_process("replay", str(folder))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("ecs-guardrail: bad-image-dev/events.jsonl: one event per line: this looks like one JSON "
+                           "array; `jq -c '.[]' events.jsonl > events.one-per-line.jsonl` and use that file\n")
+
+
+def test_an_array_line_among_good_lines_names_the_jq_array_fix_once(tmp_path):
+    folder = _copy(tmp_path)
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    (folder / "events.jsonl").write_text("\n".join(lines[:3] + ['[{"a": 1}]', '[{"b": 2}]'] + lines[3:]) + "\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0
+    assert proc.stderr.count("event is a list, not a JSON object") == 2
+    assert proc.stderr.count("jq -c '.[]'") == 1
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le"], ids=["bom", "no-bom"])
+def test_a_utf16_file_is_named_utf16_with_the_fix(tmp_path, encoding):
+    folder = _copy(tmp_path)
+    text = (folder / "events.jsonl").read_text()
+    (folder / "events.jsonl").write_bytes(text.encode(encoding))
+    proc = cli_in_process("replay", str(folder))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("ecs-guardrail: bad-image-dev/events.jsonl: this file is UTF-16 (what Windows "
+                                  "PowerShell 5's `>` writes), not UTF-8: `iconv -f UTF-16 -t UTF-8 events.jsonl")
+    assert "replaced" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_a_pretty_printed_file_refusal_names_its_folder(tmp_path):
+    import json
+
+    folder = _copy(tmp_path)
+    first = (folder / "events.jsonl").read_text().splitlines()[0]
+    (folder / "events.jsonl").write_text(json.dumps(json.loads(first), indent=2) + "\n")
+    proc = cli_in_process("replay", str(folder))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ecs-guardrail: bad-image-dev/events.jsonl: one event per line: this looks like "
+                                  "a pretty-printed JSON object")
+
+
+# -- issue 38 item 2: a refused run prints nothing on stdout ----------------------------------------------
+
+@pytest.mark.parametrize("extra", [[], ["--json"]], ids=["report", "json"])
+def test_a_run_of_which_no_line_was_accepted_prints_nothing_on_stdout(tmp_path, extra):
+    folder = _copy(tmp_path)
+    (folder / "events.jsonl").write_text('{"version": "0"}\nnot json\n')
+    alerts = tmp_path / "alerts.jsonl"
+    proc = cli_in_process("replay", str(folder), "--alerts-out", str(alerts), *extra)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert "none of its 2 lines was accepted" in proc.stderr.splitlines()[-1]
+    assert not alerts.exists()
