@@ -448,6 +448,11 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
         raise ScenarioError(f"--sweep {twice[0]} is given twice; give all its values once: "
                             f"--sweep {twice[0]}=V1,V2,...")
 
+    both = sorted(set(keys) & {key for key, _ in args.overrides})
+    if both:  # the sweep's values would silently replace the --set one
+        raise ScenarioError(f"{both[0]} is given to both --sweep and --set; the sweep replaces the --set value: "
+                            f"give it once (--sweep {both[0]}=V1,V2,... or --set {both[0]}=V)")
+
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 

@@ -171,3 +171,21 @@ def test_a_run_of_which_no_line_was_accepted_prints_nothing_on_stdout(tmp_path, 
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout
     assert "none of its 2 lines was accepted" in proc.stderr.splitlines()[-1]
     assert not alerts.exists()
+
+
+# -- issue 38 item 4: sweep oddities ----------------------------------------------------------------------
+
+def test_a_setting_given_to_both_sweep_and_set_is_refused(monkeypatch):
+    _no_replay(monkeypatch)
+    proc = cli_in_process("replay", str(DEV), "--sweep", "CRASH_THRESHOLD=3,5", "--set", "CRASH_THRESHOLD=4")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("ecs-guardrail: CRASH_THRESHOLD is given to both --sweep and --set; the sweep replaces the "
+                           "--set value: give it once (--sweep CRASH_THRESHOLD=V1,V2,... or --set CRASH_THRESHOLD=V)\n")
+
+
+def test_a_value_given_twice_in_a_sweep_is_refused_by_the_parser(monkeypatch):
+    _no_replay(monkeypatch)
+    proc = cli_in_process("replay", str(DEV), "--sweep", "CRASH_THRESHOLD=3,3")
+    assert proc.returncode == 2
+    assert "--sweep CRASH_THRESHOLD: value '3' is given twice; give each value once" in proc.stderr
+    assert "replay" in proc.stderr.splitlines()[0]  # replay's usage, not the top-level one
