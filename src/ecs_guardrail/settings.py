@@ -263,6 +263,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             return cached
         return Settings.validate({k: v for k, v in environ.items() if k in SETTING_NAMES})
     except Invalid as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in loc) or 'settings'}={value!r}: {msg}"
-                             for loc, msg, value in exc.problems)
+        # a rule across settings (loc empty) names its settings itself: never dump every value, defaults too
+        problems = "; ".join(f"{'.'.join(str(p) for p in loc)}={value!r}: {msg}" if loc
+                             else msg.removeprefix("Value error, ") for loc, msg, value in exc.problems)
         raise SettingsError(f"invalid setting: {problems}") from exc

@@ -189,3 +189,89 @@ def test_a_value_given_twice_in_a_sweep_is_refused_by_the_parser(monkeypatch):
     assert proc.returncode == 2
     assert "--sweep CRASH_THRESHOLD: value '3' is given twice; give each value once" in proc.stderr
     assert "replay" in proc.stderr.splitlines()[0]  # replay's usage, not the top-level one
+
+
+def _warnings(proc: object) -> list[str]:
+    return [ln for ln in proc.stderr.splitlines() if ": warning: " in ln]  # type: ignore[attr-defined]
+
+
+# -- issue 38 item 3 (and issue 31 item 14): samples shifted inside the events' span ----------------------
+
+@pytest.mark.parametrize(("offset", "hours"), [("+02:00", "2.0"), ("+03:00", "3.0")])
+def test_samples_shifted_by_an_offset_inside_the_events_span_are_flagged(tmp_path, offset, hours):
+    folder = _copy(tmp_path, "shared-cache-brownout")
+    csv = folder / "healthy_hosts.csv"
+    csv.write_text(csv.read_text().replace("Z,", f"{offset},"))  # sed -i 's/Z,/+02:00,/'
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0, proc.stderr
+    [w] = [w for w in _warnings(proc) if "shifted" in w]
+    assert w.startswith("shared-cache-brownout: warning: healthy_hosts.csv: staging/")
+    assert f"{hours} h from its nearest failure" in w and "+02:00" in w
+
+
+def test_the_bundled_brownout_earns_no_shifted_warning():
+    proc = cli_in_process("replay", str(SCENARIOS / "shared-cache-brownout"), "--json")
+    assert proc.returncode == 0 and _warnings(proc) == []
+
+
+# -- issue 38 item 7: messages ----------------------------------------------------------------------------
+
+def test_a_target_group_missing_from_fleet_json_is_a_prefixed_warning(tmp_path):
+    folder = _copy(tmp_path, "shared-cache-brownout")
+    with (folder / "healthy_hosts.csv").open("a") as fh:
+        fh.write("2025-08-21T15:00:00Z,no-such-tg,2\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert ("shared-cache-brownout: warning: healthy_hosts.csv: target group 'no-such-tg' is not in fleet.json; "
+            "rows ignored") in proc.stderr.splitlines()
+
+
+# -- issue 38 item 8: silent defaults in hand-written files ----------------------------------------------
+
+def test_two_rows_for_one_target_group_minute_are_warned(tmp_path):
+    folder = _copy(tmp_path, "shared-cache-brownout")
+    csv = folder / "healthy_hosts.csv"
+    lines = csv.read_text().splitlines()
+    t, tg, _ = lines[1].split(",")
+    csv.write_text("\n".join([*lines, f"{t},{tg},0"]) + "\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    [w] = [w for w in _warnings(proc) if "more than one row" in w]
+    assert f"(first: {tg} at {t[:16]}Z: 2, 0)" in w and "one row per target group and minute" in w
+
+
+def test_a_fleet_without_region_account_or_desired_count_is_warned(tmp_path):
+    import json
+
+    folder = _copy(tmp_path)
+    fleet = json.loads((folder / "fleet.json").read_text())
+    del fleet["region"], fleet["account"]
+    del fleet["clusters"][0]["services"][0]["desiredCount"]
+    (folder / "fleet.json").write_text(json.dumps(fleet))
+    proc = cli_in_process("replay", str(folder), "--json")
+    ws = _warnings(proc)
+    name = f"{fleet['clusters'][0]['name']}/{fleet['clusters'][0]['services'][0]['name']}"
+    assert 'bad-image-dev: warning: fleet.json has no "region": the fleet is built in us-east-1; set it to the ' \
+           "events' region (their \"region\" field)" in ws
+    assert any('fleet.json has no "account": the fleet is built in account 123456789012 (moto\'s default)' in w
+               for w in ws)
+    assert any(f"fleet.json: {name} has no desiredCount: built with 1" in w for w in ws)
+
+
+def test_events_that_all_share_one_task_arn_are_warned(tmp_path):
+    import json
+
+    folder = _copy(tmp_path)
+    events = [json.loads(ln) for ln in (folder / "events.jsonl").read_text().splitlines() if ln.strip()]
+    arn = next(e["detail"]["taskArn"] for e in events if "taskArn" in e.get("detail", {}))
+    for e in events:
+        if "taskArn" in e.get("detail", {}):
+            e["detail"]["taskArn"] = arn
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    proc = cli_in_process("replay", str(folder), "--json")
+    [w] = [w for w in _warnings(proc) if "reusing one taskArn" in w]
+    assert w.startswith(f"bad-image-dev: warning: task {arn}: events stamped at ")
+
+
+def test_redelivered_events_earn_no_shared_task_warning():
+    """dev-loop-redelivered: EventBridge's redeliveries repeat the first event's time: no warning."""
+    proc = cli_in_process("replay", str(SCENARIOS / "dev-loop-redelivered"), "--json")
+    assert proc.returncode == 0 and _warnings(proc) == []

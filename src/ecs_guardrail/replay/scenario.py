@@ -17,7 +17,8 @@ from ecs_guardrail.replay.fleet import check_fleet
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
 __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
-           "alert_only_warnings", "samples_overlap_warning", "pretty_printed_runs"]
+           "alert_only_warnings", "samples_overlap_warning", "pretty_printed_runs", "default_warnings",
+           "scenario_warnings"]
 
 #: the replay's history table and alert topic names (in the embedded AWS; a Lambda reads its own settings)
 TABLE = "ecs-guardrail-history"
@@ -235,6 +236,33 @@ def alert_only_warnings(scenario: Scenario) -> list[str]:
     names = ", ".join(n for n, _ in clusters) or "none"
     return [f"ALERT_ONLY_CLUSTERS entry {e.text!r} matches no cluster of fleet.json ({names}): it makes "
             f"nothing alert-only (a typo?)" for e in scope.unmatched(clusters)]
+
+
+def default_warnings(scenario: Scenario) -> list[str]:
+    """One warning per value a hand-written ``fleet.json`` leaves to a silent default: a REPLICA service
+    without ``desiredCount`` (built with 1), no ``region`` (us-east-1) or no ``account`` (123456789012,
+    moto's default account). Events of another account or region are then treated as a member
+    account's (alert-only), and a scale-down records 1 as the count to restore."""
+    fleet = scenario.fleet
+    out = []
+    if not fleet.get("region"):
+        out.append(f"fleet.json has no \"region\": the fleet is built in {scenario.region}; set it to the events' "
+                   "region (their \"region\" field)")
+    if not fleet.get("account"):
+        out.append(f"fleet.json has no \"account\": the fleet is built in account {scenario.account} (moto's "
+                   "default); set it to the events' account (their \"account\" field)")
+    for c in fleet.get("clusters", []):
+        for svc in c.get("services", []):
+            if "desiredCount" not in svc and svc.get("schedulingStrategy", "REPLICA") != "DAEMON":
+                out.append(f"fleet.json: {c['name']}/{svc['name']} has no desiredCount: built with 1 (a scale-down "
+                           "would record 1 as the count to restore); give the count it had during the incident")
+    return out
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """The warnings a scenario's own files earn before any event is replayed: :func:`alert_only_warnings`
+    and :func:`default_warnings`."""
+    return alert_only_warnings(scenario) + default_warnings(scenario)
 
 
 def samples_overlap_warning(events: tuple[datetime, datetime] | None,
