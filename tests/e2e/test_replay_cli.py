@@ -60,7 +60,8 @@ def test_sweep_runs_the_grid_one_row_per_combination():
     assert summary == {"type": "sweep_summary", "combinations": 6, "keys": ["CRASH_THRESHOLD", "MAX_ACTION_FRACTION"],
                        "least_watchdog_service_minutes": {"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.1"},
                        "never_act": never,
-                       "trade": [{"settings": s, "watchdog_service_minutes": m, "services_scaled": n, "image_pulls": None}
+                       "trade": [{"settings": s, "watchdog_service_minutes": m, "services_scaled": n,
+                                  "image_pulls": None}
                                  for s, m, n in [(never[0], 0, 0), (never[1], 0, 0),
                                                  ({"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.1"}, 20, 1),
                                                  ({"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.2"}, 20, 1)]]}
