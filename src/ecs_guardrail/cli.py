@@ -576,6 +576,26 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return run.exit_status
 
 
+#: ECS's words for a service that cannot be acted on (DescribeServices ``failures[].reason``, a service's
+#: ``status``, the error codes of the ECS API reference), in words for the operator
+_NOT_FOUND = {
+    "MISSING": "no such service",
+    "ServiceNotFoundException": "no such service",
+    "ClusterNotFoundException": "no such cluster",
+    "INACTIVE": "the service was deleted (ECS lists it INACTIVE for a while)",
+    "DRAINING": "the service is being deleted (DRAINING)",
+}
+
+
+def _not_found(text: str) -> str:
+    """``"dev/api: MISSING"`` -> ``"dev/api: no such service"``; a text without a known token is kept."""
+    where, _, token = text.rpartition(": ")
+    said = _NOT_FOUND.get(token)
+    if where and said:
+        return f"{where}: {said}"
+    return f"{text}: no such active cluster or service"
+
+
 def _aws_failure(exc: Exception, args: argparse.Namespace) -> tuple[int, str]:
     """The exit status and one line for an AWS error escaping a command.
 
@@ -623,8 +643,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (ClusterNotFoundError, ServiceNotFoundError) as exc:
-        print(f"ecs-guardrail: {exc}: no such active cluster or service in region {_region(args)} (check "
-              "--cluster, --service and --region)", file=sys.stderr)
+        print(f"ecs-guardrail: {_not_found(str(exc))} in region {_region(args)} (check --cluster, --service and "
+              "--region)", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ServiceAccessDeniedError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
@@ -640,6 +660,26 @@ def _dispatch(args: argparse.Namespace) -> int:
         return status
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, but an unknown option is reported by its command's parser (``replay``'s
+    usage for ``replay X --jsno``, not the top-level one), with the closest option it has.
+
+    Raises:
+        SystemExit: 2, argparse's usage error.
+    """
+    import difflib
+
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    command = next((a.choices[args.command] for a in parser._actions  # noqa: SLF001 - argparse has no public way
+                    if isinstance(a, argparse._SubParsersAction) and args.command in a.choices), parser)  # noqa: SLF001
+    known = [o for a in command._actions for o in a.option_strings]  # noqa: SLF001
+    close = difflib.get_close_matches(extra[0], known, n=1)
+    command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {close[0]}?)" if close else ""))
+    raise AssertionError("unreachable: ArgumentParser.error exits")  # pragma: no cover
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit status (:data:`EXIT_CODES`, :data:`EXIT_COMMON`).
 
@@ -647,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     pointed at /dev/null first, so the interpreter's own flush at exit cannot raise again.
     """
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         status = _dispatch(args)
         sys.stdout.flush()  # inside the guard: a reader gone away surfaces here, not at interpreter exit
         return status

@@ -165,6 +165,7 @@ def test_restore_of_an_unknown_service_or_table_names_it_and_the_region(account,
     assert cli.main(["restore", "--cluster", "dev", "--service", "nope"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "dev/nope" in err and f"region {REGION}" in err and err.count("\n") == 1
+    assert f"ecs-guardrail: dev/nope: no such service in region {REGION}" in err and "MISSING" not in err  # issue 38
     assert cli.main(["restore", "--cluster", "dev", "--service", "api", "--table", "typo"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "history table 'typo' not found in region eu-west-1" in err and "ResourceNotFoundException" not in err

@@ -192,7 +192,10 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ScenarioError(f"{folder}: not a scenario folder")
+        hint = ""
+        if folder.is_file() and folder.parent.is_dir() and (folder.parent / "fleet.json").exists():
+            hint = f" (a file of one: replay {folder.parent})"  # `replay X/events.jsonl`
+        raise ScenarioError(f"{folder}: not a scenario folder{hint}")
     fleet_path = folder / "fleet.json"
     if not fleet_path.exists():
         raise ScenarioError(f"{folder}: missing fleet.json")
@@ -204,7 +207,11 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
             raise ScenarioError(f"{folder / name}: not a file")
     try:
         fleet = json.loads(fleet_path.read_text(encoding="utf-8-sig"))  # a byte order mark is no error
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
+    except UnicodeDecodeError as exc:  # a ValueError too: named for what it is, not "not JSON"
+        utf16 = ", a UTF-16 file" if exc.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ScenarioError(f"fleet.json: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+                            f"{utf16}); save it as UTF-8") from None
+    except ValueError as exc:  # JSONDecodeError, an integer past int_max_str_digits
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
     except RecursionError:
         raise ScenarioError("fleet.json: not JSON (nested too deeply)") from None
