@@ -102,7 +102,6 @@ def test_the_audit_summary_line_says_one_service_and_one_finding():
     import io
 
     from ecs_guardrail.app import audit
-
     from ecs_guardrail.settings import load_settings
 
     class Run:  # the summary _text reads: one cluster, no services table, one finding
@@ -134,7 +133,8 @@ def test_evidence_is_written_without_python_reprs():
 
     assert _evidence_value(["production"]) == "production"
     assert _evidence_value(("prod-*", "live")) == "prod-*, live"
-    assert _evidence_value([{"target_group": "tg", "healthy_host_count": 0.0}]) == "(target_group=tg, healthy_host_count=0)"
+    listed = [{"target_group": "tg", "healthy_host_count": 0.0}]
+    assert _evidence_value(listed) == "(target_group=tg, healthy_host_count=0)"
     assert _evidence_value(0.5) == "0.5" and _evidence_value([]) == "(none)"
 
 
@@ -143,8 +143,7 @@ def test_a_job_stop_line_names_the_container_whole_and_its_exit_code_once():
     from datetime import UTC, datetime
 
     from ecs_guardrail.core.alert import _stops
-    from ecs_guardrail.core.classify import job_failed
-    from ecs_guardrail.core.classify import StopKind
+    from ecs_guardrail.core.classify import StopKind, job_failed
     from ecs_guardrail.core.records import Failure
 
     codes = (("example-web_container-dev", 1),)
