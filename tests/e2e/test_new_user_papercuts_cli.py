@@ -275,3 +275,14 @@ def test_redelivered_events_earn_no_shared_task_warning():
     """dev-loop-redelivered: EventBridge's redeliveries repeat the first event's time: no warning."""
     proc = cli_in_process("replay", str(SCENARIOS / "dev-loop-redelivered"), "--json")
     assert proc.returncode == 0 and _warnings(proc) == []
+
+
+# -- issue 38 item 6: piped output keeps to its width -----------------------------------------------------
+
+@pytest.mark.parametrize(("columns", "width"), [("80", 80), ("", 200)], ids=["COLUMNS=80", "default"])
+def test_every_line_of_a_piped_report_keeps_to_its_width(columns, width):
+    proc = cli_in_process("replay", str(SCENARIOS / "shared-cache-brownout"), env={"COLUMNS": columns})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= width
+    assert "5 health-check kills in 30 min." in proc.stdout.replace("\n", " ")  # wrapped, not cut
