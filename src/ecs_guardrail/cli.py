@@ -84,7 +84,8 @@ EXIT_CODES: dict[str, dict[int, str]] = {
 #: statuses every command shares
 EXIT_COMMON: dict[int, str] = {
     EXIT_BAD_INPUT: "usage error (argparse: an unknown option, a missing argument)",
-    EXIT_OUTPUT: "an output could not be written (a full disk, an unwritable file): one line on stderr",
+    EXIT_OUTPUT: "an output could not be written (a full disk, an unwritable file or folder, a name too long; "
+                 "replay checks its output files before it runs): one line on stderr",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): one line on stderr, no traceback",
     EXIT_PIPE: "stdout was closed by its reader (`| head -1`): quiet, as a process ended by SIGPIPE",
 }
