@@ -27,6 +27,7 @@ from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
     ConditionFailedError,
     GuardrailError,
+    OutputWriteError,
     ScenarioError,
     ServiceAccessDeniedError,
     ServiceNotFoundError,
@@ -77,7 +78,8 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "audit": {
         EXIT_OK: "no finding at or above --fail-on",
         EXIT_NO: "a finding at or above --fail-on (default high; never: always 0)",
-        EXIT_BAD_INPUT: "bad input: an unknown cluster, an unreadable scenario, an unknown or invalid setting",
+        EXIT_BAD_INPUT: "bad input: an unknown cluster, an unreadable scenario, an unknown or invalid setting, a "
+                        "--health-json file in none of the formats",
         EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused: the audit never ran",
     },
 }
@@ -132,15 +134,6 @@ DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLo
 
 #: what --plot writes (matplotlib's formats by file name; checked before the replay runs)
 PLOT_FORMATS = (".png", ".svg", ".pdf")
-
-
-class OutputWriteError(Exception):
-    """An output (``--alerts-out``, ``--plot``, the report on stdout) could not be written: ``main``
-    prints one line naming ``target`` and the OS's reason, and exits :data:`EXIT_OUTPUT` (74)."""
-
-    def __init__(self, target: str, exc: OSError, flag: str | None = None) -> None:
-        super().__init__(f"{flag + ': ' if flag else ''}cannot write {target}: {exc.strerror or exc}")
-        self.target = target
 
 
 @contextlib.contextmanager
@@ -264,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--cluster", dest="clusters", action="append", metavar="CLUSTER",
                        help="a cluster name or ARN of the account (repeatable)")
     where.add_argument("--scenario", type=Path, metavar="DIR", help="audit a scenario's fleet built in moto")
+    where.add_argument("--health-json", type=Path, metavar="FILE",
+                       help="read a saved health response (Spring Boot Actuator, MicroProfile Health, ASP.NET "
+                            "Core) and list what can turn the load balancer's check DOWN; reads the file only")
     a.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                    help="output format (default: text; json: one line per finding, then a summary)")
     a.add_argument("--fail-on", choices=("high", "medium", "never"), default="high",
@@ -554,6 +550,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from ecs_guardrail.core.errors import ClusterNotFoundError
 
     overrides = _overrides(args.overrides)
+    if args.health_json is not None:  # a file, never a service or AWS
+        from ecs_guardrail.app.health_json import audit_health_json
+        from ecs_guardrail.app.health_json import render as render_health
+
+        report = audit_health_json(args.health_json)
+        render_health(report, args.format, sys.stdout, args.fail_on, str(args.health_json))
+        return report.exit_status(args.fail_on)
     if args.scenario is not None:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
@@ -650,8 +653,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except ServiceAccessDeniedError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_AWS
-    except (ConditionFailedError, StateConflictError):  # a lost race is no answer: it propagates
-        raise
+    except (ConditionFailedError, StateConflictError, OutputWriteError):  # a lost race is no answer; an
+        raise  # output that cannot be written is main()'s one line and 74
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_NO
