@@ -354,7 +354,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             try:
                 with _writing(str(path), "--plot"):
                     plot_timeline(tl, path)
-            except PlotUnavailableError:
+            except (PlotUnavailableError, OutputWriteError):  # not "nothing to draw": one line and exit 74
                 raise
             except GuardrailError:
                 print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, crashes, health-check kills "

@@ -98,7 +98,7 @@ def test_audit_counts_are_singular_for_one(n, text):
     assert _count(n, "finding") == text
 
 
-def test_the_audit_summary_line_says_one_service_and_one_finding():
+def test_the_audit_summary_line_says_one_service_and_one_finding(monkeypatch):
     import io
 
     from ecs_guardrail.app import audit
@@ -111,6 +111,7 @@ def test_the_audit_summary_line_says_one_service_and_one_finding():
         summary = {"findings": 1, "by_severity": {"high": 1, "medium": 0, "low": 0}, "clusters": ["dev"],
                    "services": 1, "fail_on": "high", "exit_status": 1}
 
+    monkeypatch.delenv("COLUMNS", raising=False)  # a file's width: 150, whatever the runner's terminal says
     out = io.StringIO()
     audit._text(Run(), out)  # type: ignore[arg-type]
     assert "1 finding (1 high, 0 medium, 0 low) in 1 cluster, 1 service; --fail-on high: exit 1" in out.getvalue()
