@@ -20,6 +20,7 @@ from typing import Any
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.engine import make_aws
+from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
 from ecs_guardrail.replay.healthy_hosts import shifted_samples_warning
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
@@ -135,17 +136,6 @@ def _task_arn(raw: Any) -> str:
     return arn if isinstance(arn, str) else ""
 
 
-def _service_of(raw: Any) -> tuple[str, str] | None:
-    """``(cluster, service)`` of a service's task event, else None."""
-    detail = raw.get("detail") if isinstance(raw, dict) else None
-    if not isinstance(detail, dict) or not isinstance(detail.get("clusterArn"), str):
-        return None
-    group = detail.get("group")
-    if not isinstance(group, str) or not group.startswith("service:"):
-        return None
-    return detail["clusterArn"].rsplit("/", 1)[-1], group[len("service:"):]
-
-
 def _stop_line_kind(raw: Any) -> str | None:
     """``lastStatus`` of a task event whose task is stopping (desiredStatus STOPPED), else None."""
     if not isinstance(raw, dict) or raw.get("detail-type") != "ECS Task State Change":
@@ -215,6 +205,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         for text in sampler.warnings:
             warn(text)
+        checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
         recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
                     else None)
@@ -273,6 +264,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     continue
                 if out is not None and out.get("stop_kind"):
                     result.count_stop(raw, out["stop_kind"])
+                    checks.stop(raw, out["stop_kind"])
                     if out["stop_kind"] == "crash":
                         warn(_crash_at_zero(raw, at_zero), n)
                 stop_line = _stop_line_kind(raw)
@@ -281,7 +273,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     if "watchdog" in routes and stop_line == "STOPPED":
                         result.stopped_to_watchdog.add(_task_arn(raw))
                 if out is not None and out["status"] == "duplicate":
-                    result.duplicate(raw)
+                    result.duplicates += 1
+                    checks.duplicate(raw)
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
                         result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
@@ -300,8 +293,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None)
-             or shifted_samples_warning(sampler.rows, scenario.fleet, result.failures))
-        warn(result.shared_task_warning())
+             or shifted_samples_warning(sampler.rows, scenario.fleet, checks.failures))
+        warn(checks.shared_task_warning())
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
             warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
@@ -491,8 +484,6 @@ class ResultBuilder:
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
         self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
         self.probes_on_events = 0  # probes a new task definition revision started (RECOVERY=probe)
-        self.failures: dict[tuple[str, str], list[datetime]] = {}  # (cluster, service) -> genuine failure times
-        self.duplicate_times: dict[tuple[str, str], set[str]] = {}  # (task ARN, version) -> its duplicates' times
 
     def count_stop(self, raw: Any, kind: str) -> None:
         """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
@@ -500,32 +491,6 @@ class ResultBuilder:
         the same tasks again (EventBridge delivers at least once)."""
         self.stop_events += 1
         self.stops.setdefault(_task_arn(raw), kind)
-        if kind in _FAILURE_KINDS:  # per service, for the shifted-samples check (issue 38 item 3)
-            from ecs_guardrail.replay.clock import event_time
-
-            t, key = event_time(raw), _service_of(raw)
-            if t is not None and key is not None:
-                self.failures.setdefault(key, []).append(t)
-
-    def duplicate(self, raw: Any) -> None:
-        """A task event the recorder ignored as a duplicate (same ``taskArn`` and ``version``); its time is
-        kept per task: redeliveries repeat the first event's time, a hand-written file reusing one
-        ``taskArn`` for every task does not (:meth:`shared_task_warning`)."""
-        self.duplicates += 1
-        t = raw.get("time") if isinstance(raw, dict) else None
-        detail = raw.get("detail") if isinstance(raw, dict) else None
-        version = detail.get("version") if isinstance(detail, dict) else None
-        if isinstance(t, str) and len(self.duplicate_times) < 10_000:
-            self.duplicate_times.setdefault((_task_arn(raw), str(version)), set()).add(t)
-
-    def shared_task_warning(self) -> str | None:
-        """One line when duplicates of one task carry several times (its events are other tasks')."""
-        (arn, _), times = max(self.duplicate_times.items(), key=lambda kv: len(kv[1]), default=(("", ""), set()))
-        if len(times) < 2:
-            return None
-        return (f"task {arn or '(no taskArn)'}: events stamped at {len(times)} different times were ignored as "
-                "duplicates of its first (same taskArn and detail.version): ECS gives every task its own taskArn "
-                "and raises detail.version with each change (a hand-written file reusing one taskArn?)")
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
