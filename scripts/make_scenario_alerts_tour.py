@@ -28,7 +28,7 @@ ACCOUNT, REGION, CLUSTER = base.ACCOUNT, base.REGION, base.CLUSTER
 T0 = datetime(2025, 9, 2, 9, 0, tzinfo=UTC)
 SERVICES = ["api", "worker", "web", "auth", "mail", "search", "cart", "media", "feeds", "admin", "billing", "maps"]
 CRASH = {"code": "EssentialContainerExited", "reason": "Essential container in task exited", "exit": 1}
-SETTINGS = ("ALERT_ONLY_CLUSTERS=production\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\nMAX_ACTION_FRACTION=0.2\n"
+SETTINGS = ("ALERT_ONLY_CLUSTERS=none\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\nMAX_ACTION_FRACTION=0.2\n"
             "MIN_ACTIONS_ALLOWED=1\nFLEET_SIGNAL_MIN_FAILURES=2\n"
             "RUNBOOK_URL=https://wiki.example.com/runbooks/ecs/{cluster}/{service}\n")
 

@@ -88,7 +88,7 @@ def main() -> None:
         {"name": s, "desiredCount": 2, "targetGroups": [],
          "tags": {"ecs-guardrail:mode": "alert-only"} if s == "api" else {}} for s in SERVICES]}]}
     (OUT / "fleet.json").write_text(json.dumps(fleet, indent=2) + "\n")
-    (OUT / "settings.env").write_text("ALERT_ONLY_CLUSTERS=production\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\n"
+    (OUT / "settings.env").write_text("ALERT_ONLY_CLUSTERS=none\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\n"
                                       "MAX_ACTION_FRACTION=0.2\nMIN_ACTIONS_ALLOWED=1\nFLEET_SIGNAL_MIN_FAILURES=2\n")
     expected = {
         "why": "an opted-out service only alerts; ECS's own SERVICE_TASK_START_IMPAIRED stops a slow start-up loop; "

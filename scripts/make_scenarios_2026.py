@@ -35,7 +35,7 @@ ACCOUNT, REGION = "111122223333", "eu-west-1"
 TASK = json.loads((ROOT / "events/ecs/task-fargate-stopped-essential-oom-exit137.derived.json").read_text())
 DEPLOYMENT = json.loads((ROOT / "events/ecs/deployment-in-progress.docs.json").read_text())
 STEADY = json.loads((ROOT / "events/ecs/service-action-steady-state.docs.json").read_text())
-SETTINGS = ("ALERT_ONLY_CLUSTERS=production\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\nMAX_ACTION_FRACTION=0.2\n"
+SETTINGS = ("ALERT_ONLY_CLUSTERS=none\nCRASH_THRESHOLD=5\nCRASH_WINDOW_MINUTES=30\nMAX_ACTION_FRACTION=0.2\n"
             "MIN_ACTIONS_ALLOWED=1\nFLEET_SIGNAL_MIN_FAILURES=2\n")
 CRASH = {"code": "EssentialContainerExited", "reason": "Essential container in task exited", "exit": 1}
 _ids = iter(range(1, 1_000_000))

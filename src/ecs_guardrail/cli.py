@@ -13,8 +13,10 @@ line at most, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
     ConditionFailedError,
     GuardrailError,
+    OutputWriteError,
     ScenarioError,
     ServiceAccessDeniedError,
     ServiceNotFoundError,
@@ -75,14 +78,16 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "audit": {
         EXIT_OK: "no finding at or above --fail-on",
         EXIT_NO: "a finding at or above --fail-on (default high; never: always 0)",
-        EXIT_BAD_INPUT: "bad input: an unknown cluster, an unreadable scenario, an unknown or invalid setting",
+        EXIT_BAD_INPUT: "bad input: an unknown cluster, an unreadable scenario, an unknown or invalid setting, a "
+                        "--health-json file in none of the formats",
         EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused: the audit never ran",
     },
 }
 #: statuses every command shares
 EXIT_COMMON: dict[int, str] = {
     EXIT_BAD_INPUT: "usage error (argparse: an unknown option, a missing argument)",
-    EXIT_OUTPUT: "an output could not be written (a full disk, an unwritable file): one line on stderr",
+    EXIT_OUTPUT: "an output could not be written (a full disk, an unwritable file or folder, a name too long; "
+                 "replay checks its output files before it runs): one line on stderr",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): one line on stderr, no traceback",
     EXIT_PIPE: "stdout was closed by its reader (`| head -1`): quiet, as a process ended by SIGPIPE",
 }
@@ -131,22 +136,49 @@ DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLo
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
+@contextlib.contextmanager
+def _writing(target: str, flag: str | None = None) -> Iterator[None]:
+    """Any ``OSError`` inside (a full disk, a name too long, a folder the user cannot write, a path
+    under ``/sys``) becomes :class:`OutputWriteError` for ``target`` (a file, or ``stdout``) of ``flag``; a
+    reader of stdout gone away (``BrokenPipeError``) is left to ``main``'s quiet 141."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(target, exc, flag) from None
+
+
 def _check_output(path: Path | None, flag: str) -> None:
-    """Fail before the replay, not after it: the folder of an output file must exist.
+    """Fail before the replay, not after it: the folder of an output file must exist, and the file must
+    be one this process can write (opened for writing without truncating it; a file that did not exist
+    is created and removed again): a name too long, a folder the user cannot write, a read-only file
+    system or a path under ``/sys`` is found before anything runs.
 
     Raises:
-        ScenarioError: a missing folder, or a path that is a folder.
+        ScenarioError: a missing folder, a path that is a folder, a --plot name of no chart format.
+        OutputWriteError: the file cannot be written (exit 74, as the same error after the replay).
     """
+    import os
+
     if path is None:
         return
-    if path.is_dir():
-        raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
-    if flag == "--plot" and path.suffix.lower() not in PLOT_FORMATS:
-        raise ScenarioError(f"{flag} {path}: a chart is written as {', '.join(PLOT_FORMATS)}; "
-                            f"give such a file name (FILE.png)")
+    with _writing(str(path), flag):  # stat itself fails for a name too long (ENAMETOOLONG)
+        if path.is_dir():
+            raise ScenarioError(f"{flag} {path}: is a folder; give a file name")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise ScenarioError(f"{flag} {path}: folder {parent} does not exist")
+        if flag == "--plot" and path.suffix.lower() not in PLOT_FORMATS:
+            raise ScenarioError(f"{flag} {path}: a chart is written as {', '.join(PLOT_FORMATS)}; "
+                                f"give such a file name (FILE.png)")
+        if path.exists():  # a regular file, /dev/stdout, a FIFO: never opened here (a FIFO would block)
+            if not os.access(path, os.W_OK):
+                raise PermissionError(13, "Permission denied", str(path))
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.unlink(path)
 
 
 def _restore_count(text: str) -> int:
@@ -225,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--cluster", dest="clusters", action="append", metavar="CLUSTER",
                        help="a cluster name or ARN of the account (repeatable)")
     where.add_argument("--scenario", type=Path, metavar="DIR", help="audit a scenario's fleet built in moto")
+    where.add_argument("--health-json", type=Path, metavar="FILE",
+                       help="read a saved health response (Spring Boot Actuator, MicroProfile Health, ASP.NET "
+                            "Core) and list what can turn the load balancer's check DOWN; reads the file only")
     a.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                    help="output format (default: text; json: one line per finding, then a summary)")
     a.add_argument("--fail-on", choices=("high", "medium", "never"), default="high",
@@ -267,8 +302,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     scenario = load_scenario(folder, _overrides(args.overrides))
     check_events_file(scenario.events_path, has_samples=scenario.healthy_hosts_path is not None)
 
+    hinted: set[str] = set()
+
     def on_reject(n: int, reason: str) -> None:
-        print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}", file=sys.stderr)
+        hint = ""
+        if reason.startswith("event is a list,") and "array" not in hinted:  # `[{...},{...}]` on a line
+            hinted.add("array")
+            hint = " (a JSON array of events? one event per line: `jq -c '.[]'` prints each on its own line)"
+        print(f"{folder.name}/events.jsonl:{n}: rejected: {reason}{hint}", file=sys.stderr)
 
     timelines: list[Any] = []
 
@@ -296,6 +337,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
                         keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
                         on_progress=advance if shown else None)
+    _pretty_printed_hint(folder, scenario.events_path, result.rejected)
+    refused = _none_accepted(folder, result.summary)
+    if refused:  # a refused run prints no report, as every other exit-2 case: stdout stays empty
+        return refused
     if args.plot:
         from ecs_guardrail.app.plot import PlotUnavailableError, plot_timeline
 
@@ -307,8 +352,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 path = args.plot.with_name(f"{args.plot.stem}-{tl.cluster}-{tl.account or 'own'}-"
                                            f"{tl.region or 'own'}{args.plot.suffix}")
             try:
-                plot_timeline(tl, path)
-            except PlotUnavailableError:
+                with _writing(str(path), "--plot"):
+                    plot_timeline(tl, path)
+            except (PlotUnavailableError, OutputWriteError):  # not "nothing to draw": one line and exit 74
                 raise
             except GuardrailError:
                 print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, crashes, health-check kills "
@@ -321,39 +367,51 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.timeline:
         timelines = []
     if args.alerts_out:
-        try:
-            with args.alerts_out.open("w") as fh:
-                for a in result.alerts:
-                    fh.write(json.dumps(a, sort_keys=True) + "\n")
-        except OSError as exc:  # a write's error names no file: name it (main() turns it into one line, 74)
-            if exc.filename is None:
-                exc.filename = str(args.alerts_out)
-            raise
+        with _writing(str(args.alerts_out), "--alerts-out"), args.alerts_out.open("w") as fh:
+            for a in result.alerts:
+                fh.write(json.dumps(a, sort_keys=True) + "\n")
         channels = sorted({a.get("channel", "?") for a in result.alerts})
         print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
               + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)
     if args.calls:
         for (svc, op), n in sorted(result.calls.items()):
             print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)
-    if args.json:
-        out = sys.stdout
-        for d in result.decisions:
-            out.write(json.dumps(d, sort_keys=False) + "\n")
-        for tl in timelines:
-            out.write(json.dumps(tl.to_dict()) + "\n")
-        out.write(json.dumps(result.summary) + "\n")
-        return _none_accepted(folder, result.summary)
-    from ecs_guardrail.app.report import print_report
+    with _writing("stdout"):
+        if args.json:
+            out = sys.stdout
+            for d in result.decisions:
+                out.write(json.dumps(d, sort_keys=False) + "\n")
+            for tl in timelines:
+                out.write(json.dumps(tl.to_dict()) + "\n")
+            out.write(json.dumps(result.summary) + "\n")
+            return EXIT_OK
+        from ecs_guardrail.app.report import print_report
 
-    print_report(folder.name, scenario, result)
-    if timelines:
-        from ecs_guardrail.app.timeline import render
+        print_report(folder.name, scenario, result)
+        if timelines:
+            from ecs_guardrail.app.timeline import render
 
-        for tl in timelines:
-            if tl.lines:
-                print()
-                sys.stdout.write(render(tl, "text"))
-    return _none_accepted(folder, result.summary)
+            for tl in timelines:
+                if tl.lines:
+                    print()
+                    sys.stdout.write(render(tl, "text"))
+        sys.stdout.flush()  # a full disk behind `> report.txt` surfaces here, as one line and 74
+    return EXIT_OK
+
+
+def _pretty_printed_hint(folder: Path, path: Path, rejected: list[tuple[int, str]]) -> None:
+    """One line, once, when rejected lines in a row are together one JSON object or array (a
+    pretty-printed event among good lines): the first such run, and how many there are."""
+    from ecs_guardrail.replay.scenario import pretty_printed_runs
+
+    runs = pretty_printed_runs(path, [n for n, _ in rejected])
+    if not runs:
+        return
+    first, last = runs[0]
+    more = f" ({len(runs) - 1} more such run(s) below it)" if len(runs) > 1 else ""
+    print(f"{folder.name}/events.jsonl:{first}-{last}: these {last - first + 1} rejected lines are one "
+          f"pretty-printed JSON event{more}: one event per line, as AWS delivers them (`jq -c . FILE` "
+          "prints each event on one line)", file=sys.stderr)
 
 
 def _count_lines(path: Path) -> int:
@@ -366,7 +424,7 @@ def _count_lines(path: Path) -> int:
 
 
 def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
-    """2 with one line when lines were read and every one was rejected (the output is printed first)."""
+    """2 with one line when lines were read and every one was rejected (nothing is printed on stdout then)."""
     read, rejected = summary.get("events_read", 0), summary.get("events_rejected", 0)
     if read and rejected >= read:
         print(f"ecs-guardrail: {folder.name}/events.jsonl: none of its {read} lines was accepted (reasons above): "
@@ -386,6 +444,11 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
     if twice:  # the last one would win silently: give every value of a setting in one --sweep
         raise ScenarioError(f"--sweep {twice[0]} is given twice; give all its values once: "
                             f"--sweep {twice[0]}=V1,V2,...")
+
+    both = sorted(set(keys) & {key for key, _ in args.overrides})
+    if both:  # the sweep's values would silently replace the --set one
+        raise ScenarioError(f"{both[0]} is given to both --sweep and --set; the sweep replaces the --set value: "
+                            f"give it once (--sweep {both[0]}=V1,V2,... or --set {both[0]}=V)")
 
     def on_warning(text: str) -> None:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
@@ -454,7 +517,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         for n, tl in enumerate(timelines):
             path = args.plot if n == 0 else args.plot.with_name(
                 f"{args.plot.stem}-{tl.account or 'own'}-{tl.region or 'own'}{args.plot.suffix}")
-            plot_timeline(tl, path)
+            with _writing(str(path), "--plot"):
+                plot_timeline(tl, path)
             print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -486,6 +550,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from ecs_guardrail.core.errors import ClusterNotFoundError
 
     overrides = _overrides(args.overrides)
+    if args.health_json is not None:  # a file, never a service or AWS
+        from ecs_guardrail.app.health_json import audit_health_json
+        from ecs_guardrail.app.health_json import render as render_health
+
+        report = audit_health_json(args.health_json)
+        render_health(report, args.format, sys.stdout, args.fail_on, str(args.health_json))
+        return report.exit_status(args.fail_on)
     if args.scenario is not None:
         def on_warning(text: str) -> None:
             print(f"{args.scenario.name}: warning: {text}", file=sys.stderr)
@@ -507,6 +578,26 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             return 2
     render(run, args.format, sys.stdout)
     return run.exit_status
+
+
+#: ECS's words for a service that cannot be acted on (DescribeServices ``failures[].reason``, a service's
+#: ``status``, the error codes of the ECS API reference), in words for the operator
+_NOT_FOUND = {
+    "MISSING": "no such service",
+    "ServiceNotFoundException": "no such service",
+    "ClusterNotFoundException": "no such cluster",
+    "INACTIVE": "the service was deleted (ECS lists it INACTIVE for a while)",
+    "DRAINING": "the service is being deleted (DRAINING)",
+}
+
+
+def _not_found(text: str) -> str:
+    """``"dev/api: MISSING"`` -> ``"dev/api: no such service"``; a text without a known token is kept."""
+    where, _, token = text.rpartition(": ")
+    said = _NOT_FOUND.get(token)
+    if where and said:
+        return f"{where}: {said}"
+    return f"{text}: no such active cluster or service"
 
 
 def _aws_failure(exc: Exception, args: argparse.Namespace) -> tuple[int, str]:
@@ -556,14 +647,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (ClusterNotFoundError, ServiceNotFoundError) as exc:
-        print(f"ecs-guardrail: {exc}: no such active cluster or service in region {_region(args)} (check "
-              "--cluster, --service and --region)", file=sys.stderr)
+        print(f"ecs-guardrail: {_not_found(str(exc))} in region {_region(args)} (check --cluster, --service and "
+              "--region)", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ServiceAccessDeniedError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_AWS
-    except (ConditionFailedError, StateConflictError):  # a lost race is no answer: it propagates
-        raise
+    except (ConditionFailedError, StateConflictError, OutputWriteError):  # a lost race is no answer; an
+        raise  # output that cannot be written is main()'s one line and 74
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_NO
@@ -573,6 +664,26 @@ def _dispatch(args: argparse.Namespace) -> int:
         return status
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, but an unknown option is reported by its command's parser (``replay``'s
+    usage for ``replay X --jsno``, not the top-level one), with the closest option it has.
+
+    Raises:
+        SystemExit: 2, argparse's usage error.
+    """
+    import difflib
+
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    command = next((a.choices[args.command] for a in parser._actions  # noqa: SLF001 - argparse has no public way
+                    if isinstance(a, argparse._SubParsersAction) and args.command in a.choices), parser)  # noqa: SLF001
+    known = [o for a in command._actions for o in a.option_strings]  # noqa: SLF001
+    close = difflib.get_close_matches(extra[0], known, n=1)
+    command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {close[0]}?)" if close else ""))
+    raise AssertionError("unreachable: ArgumentParser.error exits")  # pragma: no cover
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit status (:data:`EXIT_CODES`, :data:`EXIT_COMMON`).
 
@@ -580,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
     pointed at /dev/null first, so the interpreter's own flush at exit cannot raise again.
     """
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         status = _dispatch(args)
         sys.stdout.flush()  # inside the guard: a reader gone away surfaces here, not at interpreter exit
         return status
@@ -589,6 +700,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_gone()
+    except OutputWriteError as exc:
+        if exc.target == "stdout":
+            _stdout_gone()
+        print(f"ecs-guardrail: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     except OSError as exc:  # stdout or an output file on a full disk (ENOSPC), a device error (EIO)
         import errno
 

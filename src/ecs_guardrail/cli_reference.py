@@ -58,9 +58,32 @@ def reference() -> str:
         out += ["", "Exit status:", ""]
         out += [f"- **{code}** {meaning}" for code, meaning in sorted(EXIT_CODES[name].items())]
         out.append("")
+        if name == "audit":
+            out += _health_json_example()
     out += ["## Every command", ""]
     out += [f"- **{code}** {meaning}" for code, meaning in sorted(EXIT_COMMON.items())]
     return "\n".join(out) + "\n"
+
+
+#: the outage's saved /actuator/health response (an Elasticsearch indicator DOWN, the database UP)
+HEALTH_EXAMPLE = "events/health/actuator-outage.json"
+
+
+def _health_json_example() -> list[str]:
+    """``audit --health-json`` on the outage's response: the real output, generated with the reference."""
+    import io
+    from pathlib import Path
+
+    from ecs_guardrail.app.health_json import audit_health_json, render
+
+    root = Path(__file__).resolve().parents[2]
+    report = audit_health_json(root / HEALTH_EXAMPLE)
+    buffer = io.StringIO()
+    render(report, "text", buffer, "high", HEALTH_EXAMPLE)
+    return ["The outage's health response (`/actuator/health` saved to a file: one shared dependency,",
+            "Elasticsearch, DOWN while the database is UP, and every task's load-balancer check answered 503):",
+            "", "```", f"$ ecs-guardrail audit --health-json {HEALTH_EXAMPLE}", buffer.getvalue().rstrip(),
+            f"$ echo $?\n{report.exit_status('high')}", "```", ""]
 
 
 def bash_completion() -> str:

@@ -276,7 +276,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             return cached
         return _read(environ)
     except Invalid as exc:
-        shown = ".".join(str(p) for p in exc.loc) or "settings"
+        if not exc.loc:  # a rule across settings names its settings itself: never dump every value, defaults too
+            raise SettingsError(f"invalid setting: {exc.msg.removeprefix('Value error, ')}") from exc
+        shown = ".".join(str(p) for p in exc.loc)
         value = repr(exc.input)
         value = value if len(value) <= 200 else f"{value[:200]}... ({len(value)} characters)"
         raise SettingsError(f"invalid setting: {shown}={value}: {exc.msg}") from exc

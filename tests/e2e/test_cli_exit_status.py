@@ -6,7 +6,6 @@ AWS is moto in process or a closed port on 127.0.0.1; nothing reaches the intern
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shutil
 import socket
@@ -53,13 +52,13 @@ def test_an_empty_events_file_exits_2_unless_samples_make_it_an_availability_rep
     assert cli.main(["replay", str(brownout), "--json"]) == cli.EXIT_OK
 
 
-def test_lines_none_of_which_is_accepted_exit_2_after_the_output(tmp_path, capsys):
+def test_lines_none_of_which_is_accepted_exit_2_with_nothing_on_stdout(tmp_path, capsys):
+    """Issue 38 item 2: a refused run prints no report (it printed an ordinary "nothing happened" one)."""
     folder = _folder(tmp_path, "not json\n{\"source\": \"aws.ecs\"}\n")
     assert cli.main(["replay", str(folder), "--json"]) == cli.EXIT_BAD_INPUT
     out, err = capsys.readouterr()
-    summary = json.loads(out.splitlines()[-1])
-    assert (summary["events_read"], summary["events_rejected"]) == (2, 2)
-    assert "none of its 2 lines was accepted" in err.splitlines()[-1]
+    assert out == ""
+    assert err.count("rejected:") == 2 and "none of its 2 lines was accepted" in err.splitlines()[-1]
 
 
 @pytest.mark.parametrize("args", [["--json"], []], ids=["json", "the rich report"])
@@ -166,6 +165,7 @@ def test_restore_of_an_unknown_service_or_table_names_it_and_the_region(account,
     assert cli.main(["restore", "--cluster", "dev", "--service", "nope"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "dev/nope" in err and f"region {REGION}" in err and err.count("\n") == 1
+    assert f"ecs-guardrail: dev/nope: no such service in region {REGION}" in err and "MISSING" not in err  # issue 38
     assert cli.main(["restore", "--cluster", "dev", "--service", "api", "--table", "typo"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "history table 'typo' not found in region eu-west-1" in err and "ResourceNotFoundException" not in err
@@ -215,7 +215,8 @@ def test_an_alerts_file_that_cannot_be_written_is_named_not_stdout(tmp_path):
         proc = subprocess.run([*CLI, "replay", str(SCENARIOS / "bad-image-dev"), "--alerts-out", "/dev/full"],
                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=300, check=False)
     assert proc.returncode == cli.EXIT_OUTPUT, proc.stderr
-    assert "cannot write /dev/full: No space left on device" in proc.stderr and "Traceback" not in proc.stderr
+    assert "--alerts-out: cannot write /dev/full: No space left on device" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize(("argv", "setting"), [

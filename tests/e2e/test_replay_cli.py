@@ -55,8 +55,16 @@ def test_sweep_runs_the_grid_one_row_per_combination():
     rows, summary = objs[:-1], objs[-1]
     assert [r["settings"] for r in rows] == [{"CRASH_THRESHOLD": c, "MAX_ACTION_FRACTION": f}
                                              for c in ("3", "5", "8") for f in ("0.1", "0.2")]
+    # issue 38 item 4: the least among settings that act; threshold 8 never acts, and says so
+    never = [{"CRASH_THRESHOLD": "8", "MAX_ACTION_FRACTION": f} for f in ("0.1", "0.2")]
     assert summary == {"type": "sweep_summary", "combinations": 6, "keys": ["CRASH_THRESHOLD", "MAX_ACTION_FRACTION"],
-                       "least_watchdog_service_minutes": {"CRASH_THRESHOLD": "8", "MAX_ACTION_FRACTION": "0.1"}}
+                       "least_watchdog_service_minutes": {"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.1"},
+                       "never_act": never,
+                       "trade": [{"settings": s, "watchdog_service_minutes": m, "services_scaled": n,
+                                  "image_pulls": None}
+                                 for s, m, n in [(never[0], 0, 0), (never[1], 0, 0),
+                                                 ({"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.1"}, 20, 1),
+                                                 ({"CRASH_THRESHOLD": "5", "MAX_ACTION_FRACTION": "0.2"}, 20, 1)]]}
     by = {r["settings"]["CRASH_THRESHOLD"]: r for r in rows}
     assert by["5"]["services_scaled"] == 1 and by["5"]["watchdog_service_minutes"] == 20
     assert by["5"]["decisions_by_action"]["scale_to_zero"] == 1

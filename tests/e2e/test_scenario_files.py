@@ -106,7 +106,8 @@ def test_samples_overlap_boundaries():
     assert samples_overlap_warning(None, (t(0), t(3))) is None
 
 
-def test_stops_are_counted_by_task_and_repeats_reported(tmp_path, capsys):
+def test_stops_are_counted_by_task_and_repeats_reported(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the report's text lines wrap at COLUMNS (issue 38): pin it
     # four crashes, each STOPPED event delivered again with a higher version (ECS sends more than one)
     events = [e for i in range(4) for e in (_crash(i, i), _crash(i, i, version=6))]
     folder = _scenario(tmp_path, events)

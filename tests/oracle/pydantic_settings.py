@@ -211,8 +211,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             return cached
         return Settings.model_validate({k: v for k, v in environ.items() if k in SETTING_NAMES})
     except ValidationError as exc:
+        # the message's form follows load_settings' (issue 38: a rule across settings names only them)
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}={err.get('input')!r}: {err['msg']}"
+            f"{'.'.join(str(p) for p in err['loc'])}={err.get('input')!r}: {err['msg']}" if err["loc"]
+            else err["msg"].removeprefix("Value error, ")
             for err in exc.errors()
         )
         raise SettingsError(f"invalid setting: {problems}") from exc

@@ -156,11 +156,16 @@ def _text(run: AuditRun, out: TextIO) -> None:
     s = run.summary
     sev = s["by_severity"]
     n = len(s["clusters"])
-    console.print(f"{s['findings']} findings ({sev['high']} high, {sev['medium']} medium, {sev['low']} low) in "
-                  f"{n} cluster{'' if n == 1 else 's'}, {s['services']} services; --fail-on {s['fail_on']}: exit "
+    console.print(f"{_count(s['findings'], 'finding')} ({sev['high']} high, {sev['medium']} medium, {sev['low']} "
+                  f"low) in {_count(n, 'cluster')}, {_count(s['services'], 'service')}; --fail-on {s['fail_on']}: exit "
                   f"{s['exit_status']}", markup=False)
     if not tty:  # no padding to the console's width in a file or a pipe
         out.write("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()))
+
+
+def _count(n: int, word: str) -> str:
+    """``1 finding``, ``0 findings``, ``2 services``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _by_severity(findings: Sequence[Finding]) -> list[Finding]:
@@ -203,5 +208,5 @@ def _markdown(run: AuditRun) -> str:
         where = f"{f.cluster}/{f.service}" if f.service else f.cluster
         lines.append(f"- **{f.severity.value}** `{f.check}` ({_cell(where)}): {f.message}")
     s = run.summary
-    lines += ["", f"{s['findings']} findings; --fail-on {s['fail_on']}: exit {s['exit_status']}.", ""]
+    lines += ["", f"{_count(s['findings'], 'finding')}; --fail-on {s['fail_on']}: exit {s['exit_status']}.", ""]
     return "\n".join(lines)

@@ -21,10 +21,18 @@ class _Console(Console):
         self.quiet = True
         raise BrokenPipeError
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """A text line keeps to the console's width (wrapped between words) even where the console
+        soft-wraps (a pipe): the banner and tables always did, text lines reached 232 columns
+        (issue 38). Tables and other renderables print as before (their titles are not padded)."""
+        if objects and all(isinstance(o, str) for o in objects) and "soft_wrap" not in kwargs:
+            kwargs["soft_wrap"] = False
+        super().print(*objects, **kwargs)
+
 
 def make_console() -> Console:
     """stdout's console. On a terminal: the terminal's width. Piped or redirected: ``COLUMNS`` when it
-    is set (a number from 40), else 200 columns without wrapping (a pipe has no width to honour)."""
+    is set (a number from 40), else 200 columns; text lines are wrapped to it (:meth:`_Console.print`)."""
     import os
     import sys
 

@@ -162,12 +162,32 @@ def _stops(failures: tuple[Failure, ...]) -> list[str]:
     lines = []
     for f in failures[-5:]:
         codes = ", ".join(f"{n}={'unknown' if c is None else c}" for n, c in f.exit_codes) or "no exit code"
-        reason = _cut((f.reason or "").strip(), 160) or "(no reason)"
+        reason = (f.reason or "").strip()
+        # a job's verdict lists the exit codes itself (core/classify.py): the brackets say them once, and
+        # the cut never falls inside a container's name
+        reason = _cut(reason.replace(f"; exit codes {codes}", "", 1), 160) or "(no reason)"
         if f.cause and f.cause not in reason:
             reason += f" ({f.cause})"
-        lines.append(f"{f.time:%H:%M:%S}Z {f.kind.value} {f.stop_code or '-'}: {reason} [{codes}]"
+        # "container app exited 1 (log-router=137 non-essential)" says every code: no [app=1, ...] after it
+        said = bool(f.exit_codes) and all(c is not None and (f"{n} exited {c}" in reason or f"{n}={c}" in reason)
+                                          for n, c in f.exit_codes)
+        lines.append(f"{f.time:%H:%M:%S}Z {f.kind.value} {f.stop_code or '-'}: {reason}{'' if said else f' [{codes}]'}"
                      + (f" in {f.availability_zone}" if f.availability_zone else ""))
     return lines
+
+
+def _evidence_value(value: object) -> str:
+    """An evidence value as an operator reads it: a list or tuple as ``a, b`` (never a Python repr such
+    as ``['production']``), a dict as ``k=v, ...`` (in parentheses inside a list), a whole float as an
+    integer, anything else as its text."""
+    if isinstance(value, list | tuple | set | frozenset):
+        return ", ".join(f"({_evidence_value(v)})" if isinstance(v, dict) else _evidence_value(v)
+                         for v in value) or "(none)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_evidence_value(v)}" for k, v in value.items()) or "(none)"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a count read as a float (CloudWatch's Sum): 0, not 0.0
+    return str(value)
 
 
 def _minutes(span: timedelta) -> int:
@@ -299,7 +319,7 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     if previous_desired_count is not None:
         fields["Previous desired count"] = str(previous_desired_count)
     if decision.evidence:
-        fields["Evidence"] = "; ".join(f"{k}={v}" for k, v in decision.evidence.items())[:1900]
+        fields["Evidence"] = "; ".join(f"{k}={_evidence_value(v)}" for k, v in decision.evidence.items())[:1900]
     if decision.action is Action.SCALE_TO_ZERO:
         undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
         fields["Undo"] = f"`{undo}`"

@@ -235,3 +235,24 @@ class PlotUnavailableError(GuardrailError):
 
     Raised by :func:`ecs_guardrail.app.plot.plot_timeline` before anything is drawn.
     """
+
+
+class OutputWriteError(GuardrailError):
+    """An output (``--alerts-out``, ``--plot``, the report on stdout) could not be written: the CLI prints
+    one line naming ``target`` (a file, or ``stdout``) and the OS's reason, and exits 74.
+
+    Raised by :func:`ecs_guardrail.cli._writing` around every write and by the check of an output file
+    before a replay (:func:`ecs_guardrail.cli._check_output`).
+    """
+
+    def __init__(self, target: str, exc: OSError, flag: str | None = None) -> None:
+        super().__init__(f"{flag + ': ' if flag else ''}cannot write {target}: {exc.strerror or exc}")
+        self.target = target
+
+
+class HealthJsonError(GuardrailError):
+    """A ``--health-json`` file is no health response this tool reads: too large, not UTF-8, not JSON,
+    nested too deeply, or in none of the formats (one line).
+
+    Raised by :mod:`ecs_guardrail.core.health_json`; ``audit`` turns it into exit 2.
+    """

@@ -26,7 +26,8 @@ from ecs_guardrail.adapters.cloudwatch import ELB_5XX, METRIC, REQUEST_METRICS, 
 from ecs_guardrail.core.errors import ScenarioError
 
 __all__ = ["read_healthy_hosts_csv", "load_into_cloudwatch", "namespace_of", "has_request_columns",
-           "MAX_REPLAY_MINUTES", "HEADER", "REQUEST_COLUMNS"]
+           "MAX_REPLAY_MINUTES", "HEADER", "REQUEST_COLUMNS", "duplicate_minutes_warning", "shifted_samples_warning",
+           "FAR_APART"]
 
 HEADER = ("time", "target_group", "healthy_host_count")
 #: the optional columns of the clients' view (Sum over the minute), in the header's order
@@ -34,6 +35,10 @@ REQUEST_COLUMNS = ("request_count", "target_2xx", "target_5xx", "elb_5xx")
 #: the longest healthy_hosts.csv period a replay samples (one sampler run a minute): about a month
 MAX_REPLAY_MINUTES = 35 * 24 * 60
 _EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
+#: how far a service's first zero of healthy hosts may lie from its nearest failure before the samples
+#: look shifted (a wrong UTC offset moves them by whole hours; a brownout's first zero follows its first
+#: failures by minutes)
+FAR_APART = timedelta(minutes=60)
 
 #: ``(time, target group name, healthy_host_count, {request column: value})``; a column absent from
 #: the dict (an empty cell, or no such column) is a missing datapoint
@@ -170,3 +175,58 @@ def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str
         for i in range(0, len(data), 1000):  # PutMetricData takes at most 1000 metrics a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=data[i:i + 1000])
     return sorted(unknown)
+
+
+def _minute(t: datetime) -> datetime:
+    return t.replace(second=0, microsecond=0)
+
+
+def duplicate_minutes_warning(rows: list[Row]) -> str | None:
+    """One line when two rows or more give the same target group and minute (a hand-written or merged
+    CSV), else None. Both go into CloudWatch, and the sampler reads the minute's Maximum of
+    ``HealthyHostCount`` (:class:`ecs_guardrail.adapters.cloudwatch.HealthyHostCount`): a 2 hides a 0."""
+    values: dict[tuple[str, datetime], list[float]] = defaultdict(list)
+    for t, name, value, _ in rows:
+        values[(name, _minute(t))].append(value)
+    twice = sorted((k, v) for k, v in values.items() if len(v) > 1)
+    if not twice:
+        return None
+    (name, minute), first = twice[0]
+    return (f"healthy_hosts.csv: {len(twice)} target group minute(s) have more than one row (first: {name} at "
+            f"{minute:%Y-%m-%dT%H:%MZ}: {', '.join(f'{v:g}' for v in first)}); the sampler reads each minute's "
+            "maximum, as CloudWatch's Maximum of HealthyHostCount: give one row per target group and minute")
+
+
+def shifted_samples_warning(rows: list[Row], fleet: dict[str, Any],
+                            failures: dict[tuple[str, str], list[datetime]]) -> str | None:
+    """One line when ``healthy_hosts.csv`` looks shifted from the events inside their span, else None.
+
+    ``failures``: per (cluster, service), the times (UTC) of its genuine failures in the events (crashes
+    and health-check kills). For each service with target groups in ``fleet.json`` and failures, the
+    first minute one of its target groups reports 0 healthy hosts is compared with its failures: when
+    every failure is more than :data:`FAR_APART` away (a CSV written in local time, ``+02:00`` where
+    ``Z`` was meant), the availability report measures other minutes than the ones the events
+    describe. The service farthest off is named, with the gap in hours.
+    """
+    first_zero: dict[str, datetime] = {}
+    for t, name, value, _ in rows:
+        if value == 0 and (name not in first_zero or t < first_zero[name]):
+            first_zero[name] = t
+    worst: tuple[timedelta, str, datetime, datetime] | None = None
+    for c in fleet.get("clusters", []):
+        for svc in c.get("services", []):
+            times = failures.get((str(c["name"]), str(svc["name"])))
+            zeros = [first_zero[tg] for tg in svc.get("targetGroups") or [] if tg in first_zero]
+            if not times or not zeros:
+                continue
+            zero = min(zeros)
+            nearest = min(times, key=lambda f: abs(f - zero))
+            gap = abs(nearest - zero)
+            if gap > FAR_APART and (worst is None or gap > worst[0]):
+                worst = (gap, f"{c['name']}/{svc['name']}", zero, nearest)
+    if worst is None:
+        return None
+    gap, name, zero, nearest = worst
+    return (f"healthy_hosts.csv: {name}'s healthy hosts first reach 0 at {zero:%Y-%m-%dT%H:%MZ}, "
+            f"{gap / timedelta(hours=1):.1f} h from its nearest failure in the events ({nearest:%Y-%m-%dT%H:%M:%SZ}): "
+            "are the samples shifted? times are UTC: write them with Z, or with their offset such as +02:00")

@@ -20,14 +20,10 @@ from typing import Any
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.engine import make_aws
+from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
-from ecs_guardrail.replay.scenario import (
-    TABLE,
-    Scenario,
-    alert_only_warnings,
-    opt_out_warnings,
-    samples_overlap_warning,
-)
+from ecs_guardrail.replay.healthy_hosts import shifted_samples_warning
+from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
 
 __all__ = ["ReplayResult", "replay", "quiet_logs"]
 
@@ -190,7 +186,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_warning:
                 on_warning(text if line is None else f"events.jsonl:{line}: {text} (first seen here)")
 
-    for text in fleet_warnings(scenario.fleet) + alert_only_warnings(scenario) + opt_out_warnings(scenario):
+    for text in fleet_warnings(scenario.fleet) + scenario_warnings(scenario):
         warn(text)
     fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
     at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])
@@ -207,6 +203,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
+        for text in sampler.warnings:
+            warn(text)
+        checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
         recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
                     else None)
@@ -265,6 +264,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     continue
                 if out is not None and out.get("stop_kind"):
                     result.count_stop(raw, out["stop_kind"])
+                    checks.stop(raw, out["stop_kind"])
                     if out["stop_kind"] == "crash":
                         warn(_crash_at_zero(raw, at_zero), n)
                 stop_line = _stop_line_kind(raw)
@@ -274,6 +274,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                         result.stopped_to_watchdog.add(_task_arn(raw))
                 if out is not None and out["status"] == "duplicate":
                     result.duplicates += 1
+                    checks.duplicate(raw)
                     if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
                         result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
@@ -291,7 +292,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             restart_clock.finish()
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
-        warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
+        warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None)
+             or shifted_samples_warning(sampler.rows, scenario.fleet, checks.failures))
+        warn(checks.shared_task_warning())
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
             warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "

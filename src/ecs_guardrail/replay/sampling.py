@@ -10,7 +10,6 @@ events, read back from the same store.
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,7 +18,7 @@ from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.core.availability import AvailabilityReport, minute_floor
 from ecs_guardrail.core.timeline import availability_from_items
 from ecs_guardrail.replay.engine import CachedFleet, CachedTargetGroups, make_metrics_source
-from ecs_guardrail.replay.healthy_hosts import has_request_columns, read_healthy_hosts_csv
+from ecs_guardrail.replay.healthy_hosts import duplicate_minutes_warning, has_request_columns, read_healthy_hosts_csv
 
 __all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
 
@@ -44,13 +43,17 @@ class ReplaySampler:
         self.requests = path is not None and bool(self.rows) and has_request_columns(path)
         self.first: datetime | None = None
         self.last: datetime | None = None
+        #: what the CSV earns before the replay (the replay prints each as ``<scenario>: warning: ...``)
+        self.warnings: list[str] = []
         if not self.rows:
             return
+        self.warnings.append(duplicate_minutes_warning(self.rows) or "")
         self.first = minute_floor(min(r[0] for r in self.rows))
         self.last = minute_floor(max(r[0] for r in self.rows))
         self.healthy, unknown = make_metrics_source(engine, aws, self.rows)
-        for name in unknown:
-            print(f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored", file=sys.stderr)
+        self.warnings += [f"healthy_hosts.csv: target group {name!r} is not in fleet.json; rows ignored"
+                          for name in unknown]
+        self.warnings = [w for w in self.warnings if w]
         self._counter = aws.counter
         self._writes_seen = 0
         fleet = EcsFleet(aws.counter.attach(aws.client("ecs")))

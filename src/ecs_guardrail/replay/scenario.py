@@ -17,7 +17,8 @@ from ecs_guardrail.replay.fleet import check_fleet
 from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 
 __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
-           "alert_only_warnings", "opt_out_warnings", "samples_overlap_warning"]
+           "alert_only_warnings", "opt_out_warnings", "samples_overlap_warning", "pretty_printed_runs",
+           "default_warnings", "scenario_warnings"]
 
 #: the replay's history table and alert topic names (in the embedded AWS; a Lambda reads its own settings)
 TABLE = "ecs-guardrail-history"
@@ -71,26 +72,83 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
     """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
 
     ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
-    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored.
+    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored. Messages
+    name the file with its folder (``FOLDER/events.jsonl``), as every per-line message does.
 
     Raises:
-        ScenarioError: no line but blanks (and no samples); or the file is one pretty-printed JSON
-            object or array (its first line is ``{`` or ``[`` alone, as in ``events/ecs/``), with the fix.
+        ScenarioError: no line but blanks (and no samples); a UTF-16 file (its byte order mark, or a
+            NUL byte beside most ASCII characters: what Windows PowerShell 5's ``>`` writes), with the
+            fix; or the file is one pretty-printed JSON object or array (its first line is ``{`` or
+            ``[`` alone, as in ``events/ecs/``), or one JSON array of events on one line, with the fix.
     """
     with path.open("rb") as fh:
         head = fh.read(65536)
+    where = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+    if _utf16(head):
+        raise ScenarioError(f"{where}: this file is UTF-16 (what Windows PowerShell 5's `>` writes), not UTF-8: "
+                            f"`iconv -f UTF-16 -t UTF-8 {path.name} > events.utf8.jsonl` (or PowerShell's "
+                            "`Out-File -Encoding utf8`) and use that file")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
     if first is None:
         if has_samples:
             return
-        raise ScenarioError(f"{path.name}: no events: one EventBridge event per line (copy lines from "
+        raise ScenarioError(f"{where}: no events: one EventBridge event per line (copy lines from "
                             "events/scenarios/*/events.jsonl)")
-    if first in ("{", "["):
+    if first in ("{", "[") or (first.startswith("[") and first[1:].lstrip().startswith("{")):
         shape = "object" if first == "{" else "array"
         fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
-        raise ScenarioError(f"{path.name}: one event per line: this looks like a pretty-printed JSON {shape}; "
+        printed = "a pretty-printed JSON" if first in ("{", "[") else "one JSON"
+        raise ScenarioError(f"{where}: one event per line: this looks like {printed} {shape}; "
                             f"`{fix} > events.one-per-line.jsonl` and use that file")
+
+
+def _utf16(head: bytes) -> bool:
+    """UTF-16 by its byte order mark, or (none written) by NUL bytes in every other position of mostly
+    ASCII text: UTF-8 JSON never holds a NUL byte outside an escape."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = head[:4096]
+    if len(sample) < 16:
+        return False
+    return min(sample[0::2].count(0), sample[1::2].count(0)) == 0 and \
+        max(sample[0::2].count(0), sample[1::2].count(0)) > len(sample) // 4
+
+
+def pretty_printed_runs(path: Path, rejected: list[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive rejected lines of ``path`` that together are one JSON object or array
+    (a pretty-printed event pasted among good lines), as ``(first line, last line)``, 1-based.
+
+    ``rejected``: the rejected line numbers, in order. Blank lines inside a run are part of it. Reads
+    the file once, only when some run has two lines or more.
+    """
+    runs: list[list[int]] = []
+    for n in rejected:
+        if runs and n - runs[-1][-1] <= 2:  # a blank line between two rejected lines keeps the run
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    runs = [r for r in runs if len(r) >= 2]
+    if not runs:
+        return []
+    wanted = {n for r in runs for n in range(r[0], r[-1] + 1)}
+    lines: dict[int, str] = {}
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if n in wanted:
+                lines[n] = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+            if n >= max(wanted):
+                break
+    out = []
+    for r in runs:
+        text = "".join(lines.get(n, "") for n in range(r[0], r[-1] + 1))
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict | list):
+            out.append((r[0], r[-1]))
+    return out
 
 
 @dataclass
@@ -134,7 +192,10 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ScenarioError(f"{folder}: not a scenario folder")
+        hint = ""
+        if folder.is_file() and folder.parent.is_dir() and (folder.parent / "fleet.json").exists():
+            hint = f" (a file of one: replay {folder.parent})"  # `replay X/events.jsonl`
+        raise ScenarioError(f"{folder}: not a scenario folder{hint}")
     fleet_path = folder / "fleet.json"
     if not fleet_path.exists():
         raise ScenarioError(f"{folder}: missing fleet.json")
@@ -146,7 +207,11 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
             raise ScenarioError(f"{folder / name}: not a file")
     try:
         fleet = json.loads(fleet_path.read_text(encoding="utf-8-sig"))  # a byte order mark is no error
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past int_max_str_digits
+    except UnicodeDecodeError as exc:  # a ValueError too: named for what it is, not "not JSON"
+        utf16 = ", a UTF-16 file" if exc.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ScenarioError(f"fleet.json: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+                            f"{utf16}); save it as UTF-8") from None
+    except ValueError as exc:  # JSONDecodeError, an integer past int_max_str_digits
         raise ScenarioError(f"fleet.json: not JSON ({exc})") from None
     except RecursionError:
         raise ScenarioError("fleet.json: not JSON (nested too deeply)") from None
@@ -197,6 +262,33 @@ def opt_out_warnings(scenario: Scenario) -> list[str]:
                 out.append(f"fleet.json: {c['name']}/{svc['name']}: tag {', '.join(mistyped)} is not "
                            "ecs-guardrail:mode=alert-only: read as opted out (alert only, fail safe)")
     return out
+
+
+def default_warnings(scenario: Scenario) -> list[str]:
+    """One warning per value a hand-written ``fleet.json`` leaves to a silent default: a REPLICA service
+    without ``desiredCount`` (built with 1), no ``region`` (us-east-1) or no ``account`` (123456789012,
+    moto's default account). Events of another account or region are then treated as a member
+    account's (alert-only), and a scale-down records 1 as the count to restore."""
+    fleet = scenario.fleet
+    out = []
+    if not fleet.get("region"):
+        out.append(f"fleet.json has no \"region\": the fleet is built in {scenario.region}; set it to the events' "
+                   "region (their \"region\" field)")
+    if not fleet.get("account"):
+        out.append(f"fleet.json has no \"account\": the fleet is built in account {scenario.account} (moto's "
+                   "default); set it to the events' account (their \"account\" field)")
+    for c in fleet.get("clusters", []):
+        for svc in c.get("services", []):
+            if "desiredCount" not in svc and svc.get("schedulingStrategy", "REPLICA") != "DAEMON":
+                out.append(f"fleet.json: {c['name']}/{svc['name']} has no desiredCount: built with 1 (a scale-down "
+                           "would record 1 as the count to restore); give the count it had during the incident")
+    return out
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """The warnings a scenario's own files earn before any event is replayed: :func:`alert_only_warnings`,
+    :func:`opt_out_warnings` and :func:`default_warnings`."""
+    return alert_only_warnings(scenario) + opt_out_warnings(scenario) + default_warnings(scenario)
 
 
 def samples_overlap_warning(events: tuple[datetime, datetime] | None,

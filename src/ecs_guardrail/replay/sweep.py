@@ -27,7 +27,7 @@ def parse_sweep(text: str) -> tuple[str, list[str]]:
     """``"CRASH_THRESHOLD=3,5,8"`` -> ``("CRASH_THRESHOLD", ["3", "5", "8"])``.
 
     Raises:
-        ScenarioError: no ``=`` or no value.
+        ScenarioError: no ``=``, no value, or a value given twice (``3,3``: the same replay twice).
     """
     if "=" not in text:
         raise ScenarioError(f"--sweep: expected KEY=V1,V2,..., got {text!r}")
@@ -35,11 +35,15 @@ def parse_sweep(text: str) -> tuple[str, list[str]]:
     vals = [v.strip() for v in values.split(",") if v.strip()]
     if not key.strip() or not vals:
         raise ScenarioError(f"--sweep: expected KEY=V1,V2,..., got {text!r}")
+    twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+    if twice is not None:  # the same row twice says nothing twice: refused, not silently deduplicated
+        raise ScenarioError(f"--sweep {key.strip()}: value {twice!r} is given twice; give each value once")
     return key.strip(), vals
 
 
 def grid(sweeps: Sequence[tuple[str, list[str]]]) -> list[dict[str, str]]:
-    """Every combination, the first key varying slowest; a key given twice keeps its last values."""
+    """Every combination, the first key varying slowest (the CLI refuses a key given twice, and
+    :func:`parse_sweep` a value given twice)."""
     merged = dict(sweeps)
     keys = list(merged)
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(merged[k] for k in keys))]
@@ -121,12 +125,44 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
 
 
 def summary(rows: list[SweepRow]) -> dict[str, Any]:
-    """The last JSON line: how many combinations, and the ones that scaled least and cost least."""
-    known = [r for r in rows if r.watchdog_service_minutes is not None]
-    best = min(known, key=lambda r: (r.watchdog_service_minutes, r.services_scaled)) if known else None
+    """The last JSON line: how many combinations, and the trade between them.
+
+    Fewer watchdog service-minutes are bought by acting later or never: a combination that scales no
+    service costs 0 minutes and leaves every crash loop running (each crashed task is replaced, and
+    each replacement pulls the image again: ``image_pulls`` with ``RECOVERY=probe``). So:
+
+    - ``least_watchdog_service_minutes``: the settings that cost least *among those that act* (scale a
+      service to 0; more services stopped first on a tie); ``None`` when none acts or without
+      ``healthy_hosts.csv``. "Never act" is never called the best.
+    - ``never_act``: the settings that scale nothing (their 0 minutes are the loops left running).
+    - ``trade``: the combinations no other beats on both sides: watchdog service-minutes against the
+      services left looping (and, where known, image pulls), fewest minutes first, each as
+      ``{"settings", "watchdog_service_minutes", "services_scaled", "image_pulls"}``.
+    """
+    acting = [r for r in rows if r.services_scaled > 0]
+    known = [r for r in acting if r.watchdog_service_minutes is not None]
+    best = min(known, key=lambda r: (r.watchdog_service_minutes, -r.services_scaled)) if known else None
+
+    def pulls(r: SweepRow) -> int | None:
+        return r.image_pulls.get("probe" if r.probes is not None else "manual") if r.image_pulls else None
+
+    def beaten(r: SweepRow, by: SweepRow) -> bool:
+        sides = [(by.watchdog_service_minutes or 0, r.watchdog_service_minutes or 0),
+                 (-by.services_scaled, -r.services_scaled)]
+        if pulls(r) is not None and pulls(by) is not None:
+            sides.append((pulls(by), pulls(r)))  # type: ignore[arg-type]
+        return all(b <= a for b, a in sides) and any(b < a for b, a in sides)
+
+    measured = [r for r in rows if r.watchdog_service_minutes is not None]
+    front = [r for r in measured if not any(beaten(r, o) for o in measured if o is not r)]
+    trade = [{"settings": r.settings, "watchdog_service_minutes": r.watchdog_service_minutes,
+              "services_scaled": r.services_scaled, "image_pulls": pulls(r)}
+             for r in sorted(front, key=lambda r: (r.watchdog_service_minutes or 0, -r.services_scaled))]
     return {"type": "sweep_summary", "combinations": len(rows),
             "keys": sorted({k for r in rows for k in r.settings}),
-            "least_watchdog_service_minutes": best.settings if best else None}
+            "least_watchdog_service_minutes": best.settings if best else None,
+            "never_act": [r.settings for r in rows if r.services_scaled == 0],
+            "trade": trade}
 
 
 def render_rows(rows: list[SweepRow], console: Any) -> None:
@@ -159,3 +195,26 @@ def render_rows(rows: list[SweepRow], console: Any) -> None:
                   str(r.services_scaled), str(r.services_held), n(r.watchdog_service_minutes),
                   n(r.unavailable_service_minutes), *extra)
     console.print(t)
+    for line in trade_lines(rows):
+        console.print(line, highlight=False, markup=False)
+
+
+def trade_lines(rows: list[SweepRow]) -> list[str]:
+    """The trade under the table, in words (:func:`summary`): the cheapest settings that act, and the
+    ones that never act, whose 0 minutes are loops left running. Empty without watchdog minutes."""
+    s = summary(rows)
+
+    def name(settings: dict[str, str]) -> str:
+        return " ".join(f"{k}={v}" for k, v in settings.items())
+
+    out = []
+    if s["least_watchdog_service_minutes"] is not None:
+        best = next(r for r in rows if r.settings == s["least_watchdog_service_minutes"])
+        out.append(f"fewest watchdog service-minutes among settings that act: {name(best.settings)} "
+                   f"({best.watchdog_service_minutes} min, {best.services_scaled} service(s) stopped)")
+    never = s["never_act"]
+    if never and any(r.watchdog_service_minutes is not None for r in rows):
+        more = f" and {len(never) - 3} more" if len(never) > 3 else ""
+        out.append(f"never act: {', '.join(name(x) for x in never[:3])}{more}: 0 watchdog minutes because their "
+                   "crash loops run on (each crashed task is replaced and pulls its image again): not a saving")
+    return out
