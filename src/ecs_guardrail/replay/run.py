@@ -202,10 +202,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         probes = settings.probes()
-        recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
-                    else None)
-        clock = (MinuteClock(sampler.first, sampler.last, sampler.tick) if recovery is None
-                 else MinuteClock(recovery.first, recovery.last, recovery.tick))
+        sweep = SweepTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered)
+        recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary
+        clock = sweep.clock()
         restarts = ReplayRestarts(scenario, aws)
         for name in restarts.unknown:
             warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
@@ -243,7 +242,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
-                t = event_time(raw)
+                # only a line the replay accepts moves its clocks (a rejected one is named, not swept)
+                t = sweep.accepted.get(n)
                 clock.before_event(t)
                 restart_clock.before_event(t)
                 if t is not None:
@@ -339,56 +339,107 @@ def _accepted(raw: Any) -> bool:
     return True
 
 
-class RecoveryTicks:
-    """``RECOVERY=probe`` in a replay (ARCHITECTURE.md, "Recovery"): the minute clock runs the sweep
-    (:func:`ecs_guardrail.handlers.sweep.run_sweep`) every minute from the first event to
-    ``PROBE_PASS_MINUTES`` + 1 after the last one (and over the ``healthy_hosts.csv`` minutes, whose
-    ticks also sample). The recorded stream stands in for the probe: a genuine crash or health-check
-    kill of a probing service is its failure (the watchdog sees it as in production), and a probe
-    with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports: ``probes``
-    (started, passed, failed), the services ``restored`` by a probe, and ``image_pulls``.
+def accepted_times(scenario: Scenario, delivered: dict[int, datetime] | None = None) -> dict[int, datetime]:
+    """``{line number: event time}`` of every line of ``events.jsonl`` that the replay accepts (1-based):
+    a line that is not JSON, that neither the recorder nor the watchdog accepts, or that ``delivered.csv``
+    says was stamped more than 15 minutes after its delivery is left out (it moves no clock)."""
+    from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
+    from ecs_guardrail.replay.clock import event_time
+    from ecs_guardrail.replay.lines import decode_line
+
+    out: dict[int, datetime] = {}
+    with scenario.events_path.open("rb") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                raw = json.loads(decode_line(line)[0]) if line.strip() else None
+                t = event_time(raw) if raw is not None and _accepted(raw) else None
+            except (ValueError, RecursionError):
+                t = None
+            at = (delivered or {}).get(n)
+            if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
+                t = None  # rejected as stamped in the future (delivered.csv)
+            if t is not None:
+                out[n] = t
+    return out
+
+
+class SweepTicks:
+    """The replay's one-minute schedule (ARCHITECTURE.md, "Recovery"; SCENARIOS.md): the sweep
+    (:func:`ecs_guardrail.handlers.sweep.run_sweep`) runs every minute from the first accepted event to
+    one quiet window (``CRASH_WINDOW_MINUTES``) + 1 min past the last one, whatever ``RECOVERY`` says,
+    as production's sweep does; with ``RECOVERY=probe`` at least ``PROBE_PASS_MINUTES`` + 1 past it.
+    The availability sampler's ``healthy_hosts.csv`` minutes tick on the same clock (each tick
+    samples first, then sweeps at minute + 1 min).
+
+    Only minutes in which something can fall due are swept: within :meth:`horizon` of an accepted
+    event (a quiet window's end, a job window's end, and with ``RECOVERY=probe`` the longest probe
+    delay and its pass), and the CSV's minutes. A minute past all of them sweeps an index in which
+    nothing is due, so skipping it changes nothing, and an event stamped years away costs no years.
+    A rejected line (malformed, or stamped in the future by ``delivered.csv``) moves no clock.
+
+    With ``RECOVERY=probe`` the recorded stream stands in for the probe: a genuine crash or
+    health-check kill of a probing service is its failure (the watchdog sees it as in production),
+    and a probe with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports
+    then: ``probes`` (started, passed, failed), the services ``restored`` by a probe, and
+    ``image_pulls``.
+
+    Raises:
+        ScenarioError: the minutes to sweep exceed ``MAX_REPLAY_MINUTES``.
     """
 
     def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any,
                  delivered: dict[int, datetime] | None = None) -> None:
-        from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
         from ecs_guardrail.core.records import iso
-        from ecs_guardrail.replay.clock import event_time
+        from ecs_guardrail.replay.clock import span_minutes
         from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
-        from ecs_guardrail.replay.lines import decode_line
 
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
-        times = []
-        with scenario.events_path.open("rb") as fh:
-            for n, line in enumerate(fh, 1):
-                try:  # only a line the replay accepts moves the clock: a rejected one is named, not swept
-                    raw = json.loads(decode_line(line)[0]) if line.strip() else None
-                    t = event_time(raw) if raw is not None and _accepted(raw) else None
-                except (ValueError, RecursionError):
-                    t = None
-                at = (delivered or {}).get(n)
-                if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
-                    t = None  # rejected as stamped in the future (delivered.csv): it moves no clock
-                if t is not None:
-                    times.append(t)
+        window = rt.settings.policy().window
+        self.accepted = accepted_times(scenario, delivered)
+        times = sorted(self.accepted.values())
+        tail = window + timedelta(minutes=1)
+        if probes is not None:
+            tail = max(tail, timedelta(minutes=probes.pass_minutes + 1))
+        reach = self.horizon(window, probes)
+        spans: list[tuple[datetime, datetime]] = []
         if times:
-            span = (max(times) - min(times)) // timedelta(minutes=1)
-            if span > MAX_REPLAY_MINUTES:  # the sweep runs every minute of it: it would never finish
-                raise ScenarioError(f"events.jsonl: with RECOVERY=probe the sweep runs every minute from the "
-                                    f"first event ({iso(min(times))}) to the last ({iso(max(times))}): {span} "
-                                    f"minutes, a replay runs at most {MAX_REPLAY_MINUTES} (an event stamped in "
-                                    "the future? delivered.csv lets the replay reject it)")
-        firsts = [min(times).replace(second=0, microsecond=0)] if times else []
-        lasts = ([max(times).replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)]
-                 if times else [])
+            last = times[-1].replace(second=0, microsecond=0) + tail
+            spans = [(m, min(m + reach, last)) for m in (t.replace(second=0, microsecond=0) for t in times)]
         if sampler.first is not None and sampler.last is not None:
-            firsts.append(sampler.first)
-            lasts.append(sampler.last)
-        self.first = min(firsts) if firsts else None
-        self.last = max(lasts) if lasts else None
+            spans.append((sampler.first, sampler.last))
+        minutes = span_minutes(spans)
+        if minutes > MAX_REPLAY_MINUTES:  # the sweep runs every one of them: it would never finish
+            raise ScenarioError(f"events.jsonl: the sweep runs every minute from the first event ({iso(times[0])}) "
+                                f"to one quiet window past the last ({iso(times[-1])}): {minutes} minutes, a "
+                                f"replay runs at most {MAX_REPLAY_MINUTES}")
+        self.spans = spans
+        # probes are judged on the recorded stream: none is stepped later than it was before the sweep
+        # ran past the last event (a probe started there would pass on no evidence at all)
+        # (and over the healthy_hosts.csv minutes)
+        ends = [times[-1].replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)] \
+            if times and probes is not None else []
+        if ends and sampler.last is not None:
+            ends.append(sampler.last)
+        self.probe_end = max(ends) if ends else None
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
         self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
+
+    @staticmethod
+    def horizon(window: timedelta, probes: Any) -> timedelta:
+        """How long after an event something it started can still fall due with no further event: one
+        quiet window + 1 min (the episode's quiet end and its recovery, a job window's summary); with
+        ``RECOVERY=probe`` also the longest probe delay, the probe's pass and the restore's minute."""
+        reach = window + timedelta(minutes=1)
+        if probes is not None:
+            reach += timedelta(minutes=probes.max_delay_minutes + probes.pass_minutes + 1)
+        return reach
+
+    def clock(self) -> Any:
+        """The :class:`~ecs_guardrail.replay.clock.MinuteClock` that runs :meth:`tick` over the spans."""
+        from ecs_guardrail.replay.clock import MinuteClock
+
+        return MinuteClock(None, None, self.tick, spans=self.spans)
 
     def tick(self, minute: datetime) -> None:
         """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
@@ -397,7 +448,10 @@ class RecoveryTicks:
         s = self.sampler
         if s.first is not None and s.last is not None and s.first <= minute <= s.last:
             s.tick(minute)
-        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx)
+        probing = self.probe_end is not None and minute <= self.probe_end
+        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
+        if self.probes is None:
+            return
         for k in self.counts:
             self.counts[k] += out["probes"][k]
         self.restored.extend(out.get("restored", []))
