@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from ecs_guardrail.core.events import TaskDetail
@@ -22,6 +23,7 @@ __all__ = [
     "is_stop_event",
     "settle",
     "remembered_per_task",
+    "kind_with_notice",
     "job_failed",
     "COUNTS_AS_FAILURE",
     "JobRun",
@@ -178,6 +180,27 @@ def remembered_per_task(verdict: StopVerdict) -> bool:
     host maintenance; AZ rebalancing). Crashes and health-check kills are remembered as failures
     instead; scheduler, user and unknown stops are not remembered (a later STOPPED event decides)."""
     return verdict.final and verdict.kind in (StopKind.SPOT, StopKind.INFRASTRUCTURE)
+
+
+def kind_with_notice(stop: StopKind, stop_time: datetime, notice: tuple[StopKind, datetime] | None, *,
+                     notice_first: bool) -> StopKind:
+    """The kind a stopped task counts as, given the Spot or termination notice remembered for it
+    (``notice``: its kind and event time; ``None``: none). The watchdog's rules
+    (:func:`ecs_guardrail.core.episode.add_spot`), so that a report classifies each stop exactly as the
+    watchdog counted it (ARCHITECTURE.md, "Stop classification"):
+
+    - a notice delivered before the STOPPED event (``notice_first``) marks it: the stop is of the
+      notice's kind (:func:`settle`: the first final verdict stands);
+    - a notice delivered after it takes back a crash or health-check kill stamped at or after the
+      notice (the task was already going away when it exited); a failure stamped before the notice,
+      or any other kind, stands.
+    """
+    if notice is None:
+        return stop
+    kind, at = notice
+    if notice_first:
+        return kind
+    return kind if stop.counts_as_failure and stop_time >= at else stop
 
 
 def settle(first: StopVerdict | None, new: StopVerdict) -> StopVerdict:

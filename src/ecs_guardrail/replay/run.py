@@ -257,8 +257,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
+                if out is not None and out.get("notice_kind"):
+                    result.note_notice(raw, out["notice_kind"], t)
                 if out is not None and out.get("stop_kind"):
-                    result.count_stop(raw, out["stop_kind"])
+                    result.count_stop(raw, out["stop_kind"], t)
                     if out["stop_kind"] == "crash":
                         warn(_crash_at_zero(raw, at_zero), n)
                 stop_line = _stop_line_kind(raw)
@@ -525,17 +527,48 @@ class ResultBuilder:
         self.rejected: list[tuple[int, str]] = []
         self.duplicates = 0
         self.stops: dict[str, str] = {}  # task ARN -> kind of its first classified STOPPED event
+        self.notices: dict[str, tuple[Any, datetime]] = {}  # task id -> its first Spot/termination notice
+        self.stop_times: dict[str, tuple[str, datetime]] = {}  # task id -> (task ARN, its STOPPED event's time)
         self.stop_events = 0  # classified STOPPED events (a task redelivered under a new id counts again)
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
         self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
         self.probes_on_events = 0  # probes a new task definition revision started (RECOVERY=probe)
 
-    def count_stop(self, raw: Any, kind: str) -> None:
+    def count_stop(self, raw: Any, kind: str, at: datetime | None = None) -> None:
         """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
         ``stop_events``: the summary's kinds are tasks, and ``stop_repeats`` says how many events were
-        the same tasks again (EventBridge delivers at least once)."""
+        the same tasks again (EventBridge delivers at least once). A Spot or termination notice the
+        task got before (:meth:`note_notice`) makes it the notice's kind, as the watchdog counts it
+        (:func:`~ecs_guardrail.core.classify.kind_with_notice`). ``at``: the STOPPED event's time."""
+        from ecs_guardrail.core.classify import StopKind, kind_with_notice
+
         self.stop_events += 1
-        self.stops.setdefault(_task_arn(raw), kind)
+        arn = _task_arn(raw)
+        if arn in self.stops:
+            return
+        tid = arn.rsplit("/", 1)[-1]
+        notice = self.notices.get(tid)
+        if notice is not None and at is not None:
+            kind = kind_with_notice(StopKind(kind), at, notice, notice_first=True).value
+        self.stops[arn] = kind
+        if at is not None:
+            self.stop_times[tid] = (arn, at)
+
+    def note_notice(self, raw: Any, kind: str, at: datetime | None) -> None:
+        """A stopping task's Spot or termination notice (``kind``: spot, infrastructure) at event time
+        ``at``: remembered per task (its first one stands); delivered after the task's STOPPED event, it
+        takes back a crash or health-check kill stamped at or after it, as the watchdog does."""
+        from ecs_guardrail.core.classify import StopKind, kind_with_notice
+
+        tid = _task_arn(raw).rsplit("/", 1)[-1]
+        if at is None or tid in self.notices:
+            return
+        self.notices[tid] = (StopKind(kind), at)
+        stopped = self.stop_times.get(tid)
+        if stopped is not None:
+            arn, t = stopped
+            self.stops[arn] = kind_with_notice(StopKind(self.stops[arn]), t, self.notices[tid],
+                                               notice_first=False).value
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
