@@ -80,10 +80,11 @@ class PolicyConfig:
 
     @property
     def horizon(self) -> timedelta:
-        """How far behind a service's newest failure its per-minute failure counts reach: two windows,
-        so a failure delivered up to one window late still finds every other service's failures of
-        the window it opens (the fleet test). A failure later than that still counts for its own
-        service; the fleet test may then miss another service's failures of that old window."""
+        """How many minutes with failures a service's per-minute failure counts keep: this span / 1 min
+        + 1 (two windows: 61 minutes by default), the newest ones, however old they are
+        (:func:`~ecs_guardrail.core.episode.add_failure`). A failure delivered late finds every other
+        service's failures of the window it opens unless that service has failed in more distinct
+        minutes than that since (the fleet test may then miss its oldest ones)."""
         return 2 * self.window
 
     @property
