@@ -86,20 +86,22 @@ def _clock(t: datetime, day: bool) -> str:
 
 def _when(line: Line, day: bool) -> str:
     if line.end and line.end != line.start:
-        end = line.end.strftime("%H:%M:%S")
+        end = _clock(line.end, day and line.end.date() != line.start.date())
         return f"{_clock(line.start, day)}-{end}"
     return _clock(line.start, day)
 
 
 def _totals(tl: Timeline) -> list[str]:
     r = tl.availability
+    day = tl.since.date() != tl.until.date()
     if r is None:
         return ["availability: no samples in this window (no target group, or the sampler was not running)"]
     c = r.by_cause
     return [
         f"service-minutes lost: {r.unavailable_service_minutes} (no healthy host: {c['down']}, no datapoint: "
         f"{c['no_data']}, scaled to 0 by the watchdog: {c['zero_by_watchdog']})",
-        f"availability {r.availability_pct}% of {r.denominator} service-minutes, {r.start:%H:%M}-{r.end:%H:%M} UTC; "
+        f"availability {r.availability_pct}% of {r.denominator} service-minutes, "
+        f"{_clock(r.start, day)[:-3]}-{_clock(r.end, day)[:-3]} UTC; "
         f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "
         f"{sum(s.minutes[MinuteState.ZERO_BY_OPERATOR] for s in r.services)}",
         f"tasks running but no healthy target: {r.divergent_service_minutes} service-minutes",
@@ -145,7 +147,8 @@ def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
     for ln in tl.lines:
         out.append(f"{_when(ln, day):<{width}}  {ln.title:<{twidth}}  {ln.text}")
     a = tl.attribution
-    out += ["", f"Attribution {a.start:%H:%M:%S}-{a.end:%H:%M:%S}: {a.verdict.value.upper()} - {a.why}"]
+    # a timeline that spans days dates its attribution too (14:02 of which day?)
+    out += ["", f"Attribution {_clock(a.start, day)}-{_clock(a.end, day)}: {a.verdict.value.upper()} - {a.why}"]
     if tl.observers:
         out.append(f"  two observers: {tl.observers}")
     if a.rows:
@@ -172,7 +175,8 @@ def render_markdown(tl: Timeline) -> str:
                                                        "observers", "recovery") else ln.title
         out.append(f"| {_when(ln, day)} | {_md(title)} | {_md(ln.text)} |")
     a = tl.attribution
-    out += ["", f"**Attribution** ({a.start:%H:%M:%S}-{a.end:%H:%M:%S}): **{a.verdict.value}**. {_md(a.why)}.", ""]
+    out += ["", f"**Attribution** ({_clock(a.start, day)}-{_clock(a.end, day)}): **{a.verdict.value}**. "
+            f"{_md(a.why)}.", ""]
     if tl.observers:
         out += [f"**Two observers**: {_md(tl.observers)}.", ""]
     if a.rows:

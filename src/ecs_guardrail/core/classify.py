@@ -53,6 +53,8 @@ COUNTS_AS_FAILURE = frozenset(k for k in StopKind if k.counts_as_failure)
 
 _HEALTH_CHECK_PREFIXES = ("task failed elb health checks", "task failed container health checks")
 _SPOT_PREFIXES = ("your spot task was interrupted",)
+#: the reasons a STOPPED event without a stopCode is a crash by (ARCHITECTURE.md, "Stop classification")
+_CRASH_PREFIXES = ("essential container in task exited", "task failed to start")
 # ServiceSchedulerInitiated stops that are the platform's doing, not a deployment or scale-in
 _INFRA_PREFIXES = (
     "ecs is performing maintenance",
@@ -168,6 +170,10 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
         if _starts(detail.stopped_reason, _INFRA_PREFIXES):
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
+    if not code and stopped and _starts(detail.stopped_reason, _CRASH_PREFIXES):
+        # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
+        # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)
+        return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)
 
