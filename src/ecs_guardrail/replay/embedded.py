@@ -120,11 +120,12 @@ def _moto_service_deployments() -> Iterator[None]:
     from moto.ecs.exceptions import ServiceNotFoundException
     from moto.ecs.responses import EC2ContainerServiceResponse
 
+    from ecs_guardrail.replay.fleet import LISTED
     from ecs_guardrail.replay.memory_aws import service_deployments_of
 
     def _all(backend: Any) -> dict[str, dict[str, Any]]:
         return {sd["serviceDeploymentArn"]: sd for svc in backend.services.values()
-                for sd in service_deployments_of(svc.arn, list(svc.deployments))}
+                for sd in service_deployments_of(svc.arn, list(svc.deployments), getattr(svc, LISTED, ()))}
 
     def list_service_deployments(self: Any) -> Any:
         backend = self.ecs_backend
@@ -137,7 +138,7 @@ def _moto_service_deployments() -> Iterator[None]:
         window = self._get_param("createdAt") or {}
         after, before = _when(window.get("after")), _when(window.get("before"))
         out = []
-        for sd in service_deployments_of(svc.arn, list(svc.deployments)):
+        for sd in service_deployments_of(svc.arn, list(svc.deployments), getattr(svc, LISTED, ())):
             made = _when(sd.get("createdAt"))
             if status and sd["status"] not in status:
                 continue

@@ -127,6 +127,45 @@ def _other_home(raw: Any, account: str, region: str) -> str | None:
             "in fleet.json to the events' own)")
 
 
+_DEPLOYMENT_OPEN = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+_DEPLOYMENT_CLOSED = ("SERVICE_DEPLOYMENT_COMPLETED", "SERVICE_DEPLOYMENT_FAILED")
+
+
+def _deployment_mark(raw: Any) -> tuple[str, str, str] | None:
+    """``(cluster/service, deployment id, eventName)`` of a service's ECS Deployment State Change, else None."""
+    if not isinstance(raw, dict) or raw.get("detail-type") != "ECS Deployment State Change":
+        return None
+    detail, resources = raw.get("detail"), raw.get("resources")
+    if not isinstance(detail, dict) or not isinstance(resources, list) or not resources \
+            or not isinstance(resources[0], str) or ":service/" not in resources[0]:
+        return None
+    did, name = detail.get("deploymentId"), detail.get("eventName")
+    if not isinstance(did, str) or not isinstance(name, str):
+        return None
+    parts = resources[0].split(":service/", 1)[1].split("/")
+    return (f"{parts[0]}/{parts[-1]}" if len(parts) > 1 else parts[0]), did, name
+
+
+def unclosed_deployment_warnings(opened: dict[tuple[str, str], int], closed: set[tuple[str, str]],
+                                 fleet: dict[str, Any]) -> list[str]:
+    """One line per deployment a ``SERVICE_DEPLOYMENT_IN_PROGRESS`` opened (``opened``: ``(cluster/service,
+    id)`` -> its events.jsonl line) that no closing event (``closed``) ends and no row of the service's
+    fleet.json ``deployments`` lists: the watchdog reads it as in progress for the whole replay
+    (ARCHITECTURE.md rule 4: fail safe), which protects the service from a scale-down."""
+    listed = {(f"{c['name']}/{s['name']}", str(r.get("id"))) for c in fleet["clusters"]
+              for s in c.get("services", []) for r in s.get("deployments") or [] if isinstance(r, dict)}
+    # only where something other than the watchdog finishes the deployment (the protection applies)
+    protected = {f"{c['name']}/{s['name']}" for c in fleet["clusters"] for s in c.get("services", [])
+                 if (s.get("deploymentCircuitBreaker") or {}).get("enable")
+                 or (s.get("deploymentController") or "ECS") != "ECS"
+                 or ((s.get("deploymentStrategy") or {}).get("strategy") or "ROLLING") != "ROLLING"}
+    return [f"events.jsonl:{line}: deployment {did} of {svc} has no closing event (SERVICE_DEPLOYMENT_COMPLETED "
+            f"or _FAILED) and fleet.json's deployments does not list it: it is read as in progress throughout "
+            f"(add its row, as capture writes it: {{\"id\": \"{did}\", \"status\": \"SUCCESSFUL\", ...}})"
+            for (svc, did), line in sorted(opened.items(), key=lambda kv: kv[1])
+            if svc in protected and (svc, did) not in closed and (svc, did) not in listed]
+
+
 def _task_arn(raw: Any) -> str:
     """``detail.taskArn`` of a task event ('' when absent: the recorder rejected such lines already)."""
     detail = raw.get("detail") if isinstance(raw, dict) else None
@@ -216,6 +255,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = n = 0
         span: tuple[datetime, datetime] | None = None  # first and last event time
+        opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
+        closed: set[tuple[str, str]] = set()
         # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
         # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
         # object and validated once for the recorder and the watchdog (parsed_once)
@@ -249,6 +290,11 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if t is not None:
                     span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
                 routes = targets(raw)
+                mark = _deployment_mark(raw)
+                if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
+                    opened.setdefault(mark[:2], n)
+                elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
+                    closed.add(mark[:2])
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services), n)
                 warn(_other_home(raw, scenario.account, scenario.region), n)
                 at = delivered.get(n)
@@ -288,6 +334,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
+        for text in unclosed_deployment_warnings(opened, closed, scenario.fleet):
+            warn(text)
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
             warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
