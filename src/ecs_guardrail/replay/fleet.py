@@ -489,7 +489,8 @@ class BuiltFleet:
     ``target_groups``: target group name -> ``{"arn", "lb_arn", "dimension", "lb_dimension",
     "lb_type"}``: ``dimension``/``lb_dimension`` are the CloudWatch dimension values, the ARN suffixes
     (``targetgroup/NAME/ID``, ``app/NAME/ID``), ``lb_type`` is ``application`` or ``network``.
-    moto names a Network Load Balancer's ARN ``loadbalancer/app/...`` (AWS: ``loadbalancer/net/...``);
+    A Network Load Balancer's ARN is ``loadbalancer/net/...`` on both engines, as in AWS (moto's own
+    ``app/`` for every type is corrected by :func:`~ecs_guardrail.replay.embedded.moto_as_aws`);
     ``lb_dimension`` is derived from the ARN as moto returns it, so it matches what a reader of
     DescribeTargetGroups derives, and ``lb_type`` says which kind it really is.
     ``task_definitions``: ``(cluster, service)`` -> the task definition ARN the service runs.

@@ -415,8 +415,11 @@ class _Elbv2(MemoryClient):
 
     def create_load_balancer(self, Name: str, Type: str = "application", **_: Any) -> dict[str, Any]:
         self._call("create_load_balancer")
-        # moto names every load balancer's ARN loadbalancer/app/... (fleet.BuiltFleet says why it matters)
-        arn = self._aws.arn("elasticloadbalancing", f"loadbalancer/app/{Name}/{next(self._aws.ids):016x}")
+        # as AWS: loadbalancer/net/... for a Network Load Balancer (its CloudWatch dimension net/NAME/ID is
+        # read under AWS/NetworkELB), loadbalancer/app/... for an application one (the moto engine's patch,
+        # embedded.moto_as_aws, names them the same way)
+        kind = {"network": "net", "gateway": "gwy"}.get(Type, "app")
+        arn = self._aws.arn("elasticloadbalancing", f"loadbalancer/{kind}/{Name}/{next(self._aws.ids):016x}")
         self._aws.load_balancers[arn] = {"LoadBalancerArn": arn, "LoadBalancerName": Name, "Type": Type}
         return {"LoadBalancers": [dict(self._aws.load_balancers[arn])]}
 
