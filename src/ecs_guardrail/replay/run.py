@@ -320,6 +320,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                         result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
                 if "watchdog" in routes:
+                    result.clock = span[1] if span is not None else None  # when its decisions act
                     outcome = _invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at)
                     if out is None and outcome.get("status") == "rejected":  # the watchdog's alone (restarts)
                         result.reject(n, outcome.get("reason", "rejected"), on_reject)
@@ -349,7 +350,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         res.history = rt_record.history
         if getattr(table, "calls", None):
             res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
-        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None)
+        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None,
+                                          result.acted_at)
         res.summary["unavailable_service_minutes"] = (
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.summary["watchdog_service_minutes"] = (
@@ -581,6 +583,8 @@ class ResultBuilder:
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
         self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
         self.probes_on_events = 0  # probes a new task definition revision started (RECOVERY=probe)
+        self.clock: datetime | None = None  # the replay's event clock when the watchdog last ran
+        self.acted_at: dict[tuple[str, str, datetime], datetime] = {}  # scale-down -> when it acted
 
     def count_stop(self, raw: Any, kind: str, at: datetime | None = None) -> None:
         """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
@@ -624,7 +628,12 @@ class ResultBuilder:
             on_reject(n, reason)
 
     def add(self, outcome: dict[str, Any]) -> None:
-        self.decisions.extend(outcome.get("decisions", []))
+        for d in outcome.get("decisions", []):
+            self.decisions.append(d)
+            if d.get("action") == "scale_to_zero" and self.clock is not None:
+                # acted on at the replay's clock (a late-delivered event's decision acts after its T)
+                t = datetime.fromisoformat(str(d["time"]).replace("Z", "+00:00"))
+                self.acted_at.setdefault((d["cluster"], d["service"], t), max(t, self.clock))
         if outcome.get("probe") == "started":
             self.probes_on_events += 1
         if outcome.get("status") == "job_failed":
