@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.attribution import Attribution
 from ecs_guardrail.core.availability import CLIENT_ERROR_RATIO, AvailabilityReport, MinuteState
@@ -35,13 +37,38 @@ def parse_time(text: str) -> datetime:
     return t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
 
 
+def probe_holds(store: HistoryStore, items: list[dict[str, Any]]) -> dict[tuple[str, str], datetime | None]:
+    """Per ``(cluster, service)`` the watchdog scaled to 0 and then probed (``RECOVERY=probe``), when its own
+    state says the hold ended (the probe that passed restored it), ``None`` while still held: a probe's
+    desired count of 1 and its return to 0 are the watchdog's changes, never an operator's, so the
+    availability keeps the hold's minutes the watchdog's (ARCHITECTURE.md, "Recovery"). One GetItem of
+    the service's summary per service scaled in ``items``; a summary that cannot be read (another
+    account's cluster key, a table without the state) leaves the service to the samples.
+    """
+    from ecs_guardrail.core.episode import ActionStatus
+
+    out: dict[tuple[str, str], datetime | None] = {}
+    scaled = sorted({(str(i["cluster"]), str(i["service"])) for i in items
+                     if i.get("type") == "decision" and i.get("action") == "scale_to_zero" and i.get("service")})
+    for cluster, service in scaled:
+        try:
+            ep = store.state.load(cluster, service, fresh=True).episode
+        except (ClientError, KeyError, ValueError):  # the samples still tell the story: never a failed timeline
+            continue
+        if ep is None or not ep.acted or not ep.probes:
+            continue
+        restored = ep.action_status is ActionStatus.RESTORED
+        out[(cluster, service)] = (ep.ended_at or ep.last_failure) if restored else None
+    return out
+
+
 def load_timeline(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
                   service: str | None = None, config: PolicyConfig | None = None,
                   client_error_ratio: float = CLIENT_ERROR_RATIO) -> Timeline:
     """Read the cluster's timeline items for ``[since, until]`` and build its :class:`Timeline`."""
     items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until))  # blocks reaching into the window
     return build_timeline(items, cluster, since, until, service=service, config=config,
-                          client_error_ratio=client_error_ratio)
+                          client_error_ratio=client_error_ratio, held_until=probe_holds(store, items))
 
 
 def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
@@ -53,7 +80,7 @@ def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: da
     fields = tuple(dict.fromkeys((*HistoryStore.TIMELINE_FIELDS, "account", "region")))
     items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until, fields=fields))
     return build_timelines(items, cluster, since, until, account=account, region=region, service=service,
-                           config=config, client_error_ratio=client_error_ratio)
+                           config=config, client_error_ratio=client_error_ratio, held_until=probe_holds(store, items))
 
 
 def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:

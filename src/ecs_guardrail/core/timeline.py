@@ -518,8 +518,13 @@ def build_timeline(
     account: str | None = None,
     region: str | None = None,
     client_error_ratio: float = CLIENT_ERROR_RATIO,
+    held_until: Mapping[tuple[str, str], datetime | None] | None = None,
 ) -> Timeline:
     """Build the timeline of ``cluster`` from its items in ``[since, until]``.
+
+    ``held_until``: per ``(cluster, service)`` the watchdog's own hold (as
+    :func:`availability_from_items` takes it): a probe's desired count of 1 and its return to 0 are
+    the watchdog's, never an operator's (``RECOVERY=probe``).
 
     ``account``/``region``: keep only that account's and region's items (an item without them is
     taken as theirs); ``None`` keeps all (use :func:`build_timelines` when several may be present).
@@ -571,7 +576,7 @@ def build_timeline(
         return service is None or i.get("service") == service
 
     report = availability_from_items([i for i in items if mine(i)], client_error_ratio=client_error_ratio,
-                                      within=(since, until))
+                                      within=(since, until), held_until=held_until)
     total = services_in_cluster if service is None else 1
     gap = timedelta(minutes=gap_minutes)
     lines = _stop_lines([s for s in stops if mine({"service": s.service})], total, gap)
