@@ -261,6 +261,18 @@ def fleet_view(config: PolicyConfig, service: str, summaries: Iterable[ServiceSu
                      blast_radius_bound(config, services_in_cluster))
 
 
+def _restart_what(trigger: Trigger, window_minutes: int) -> str:
+    """A ``restart_loop`` trigger in words: the container restarts, and the stopped tasks' crashes and
+    health-check kills only when there were any (a restart stops no task: "5 crashes" beside it misled)."""
+    restarts = _plural(trigger.restarts, "container restart", "container restarts")
+    stopped = trigger.crashes - trigger.restarts
+    also = (f"; also {_plural(stopped, 'task crash', 'task crashes')} and "
+            f"{_plural(trigger.health_check_kills, 'health-check kill', 'health-check kills')}"
+            if stopped > 0 or trigger.health_check_kills else "; no task stopped")
+    return (f"restart-policy loop: {restarts} inside running tasks in {window_minutes} min (Container Insights "
+            f"RestartCount){also}")
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -291,8 +303,7 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         "crash_loop": f"crash loop: {counts}",
         "impaired": f"ECS reports SERVICE_TASK_START_IMPAIRED; {counts}",
         "health_check_kills": f"tasks killed by health checks: {counts}",
-        "restart_loop": f"restart-policy loop: {_plural(trigger.restarts, 'container restart', 'container restarts')} "
-                        f"inside running tasks (no task stopped; Container Insights RestartCount); {counts}",
+        "restart_loop": _restart_what(trigger, config.window_minutes),
     }[trigger.kind]
 
     def make(action: Action, reason: Reason, why: str, evidence: dict[str, object] | None = None,
@@ -319,6 +330,6 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         return make(Action.HOLD, Reason.BLAST_RADIUS_CAP,
                     f"held: {_plural(len(held), 'service', 'services')} of {cluster} already held at zero by the "
                     f"watchdog ({', '.join(held)}; bound {fleet.bound}); restore one with `ecs-guardrail restore "
-                    f"--cluster {cluster} --service NAME` to free its slot",
+                    f"--cluster {cluster} --service NAME --table TABLE --region REGION` to free its slot",
                     {"held_at_zero": list(held)})
     return make(Action.SCALE_TO_ZERO, Reason.CRASH_LOOP, "scaled to 0 to stop the crash loop")

@@ -166,6 +166,32 @@ def unclosed_deployment_warnings(opened: dict[tuple[str, str], int], closed: set
             if svc in protected and (svc, did) not in closed and (svc, did) not in listed]
 
 
+#: an event this far past the rest of events.jsonl is named (a wrong clock, without delivered.csv to reject it)
+FAR_PAST_THE_REST = timedelta(hours=24)
+
+
+def far_future_warnings(accepted: dict[int, datetime], delivered: dict[int, datetime]) -> list[str]:
+    """One line per accepted event stamped more than :data:`FAR_PAST_THE_REST` after every earlier-stamped
+    event, when such events are few (at most 3, and under 5 % of the events) and ``delivered.csv`` has no
+    row for them: a wrong clock (2099) that production's time-sanity check would reject; in a replay
+    without delivery times it is taken as the service's newest failure, and the loop detection of its
+    service measures every window from it (its real loop is never seen)."""
+    if len(accepted) < 2:
+        return []
+    order = sorted(accepted.items(), key=lambda kv: kv[1])
+    gap_at = max(range(1, len(order)), key=lambda i: order[i][1] - order[i - 1][1])
+    gap = order[gap_at][1] - order[gap_at - 1][1]
+    late = order[gap_at:]
+    if gap <= FAR_PAST_THE_REST or len(late) > 3 or len(late) * 20 > len(order):
+        return []
+    rest = order[gap_at - 1][1]
+    return [f"events.jsonl:{n}: stamped {t:%Y-%m-%dT%H:%M:%SZ}, {(t - rest) / timedelta(days=1):.0f} day(s) past "
+            f"every other event (the last {rest:%Y-%m-%dT%H:%M:%SZ}): a wrong clock? Without delivered.csv the "
+            "replay cannot reject it, and its service's loop detection measures its windows from it "
+            "(capture writes delivered.csv)"
+            for n, t in late if n not in delivered]
+
+
 def _task_arn(raw: Any) -> str:
     """``detail.taskArn`` of a task event ('' when absent: the recorder rejected such lines already)."""
     detail = raw.get("detail") if isinstance(raw, dict) else None
@@ -335,7 +361,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None))
-        for text in unclosed_deployment_warnings(opened, closed, scenario.fleet):
+        for text in unclosed_deployment_warnings(opened, closed, scenario.fleet) + far_future_warnings(
+                sweep.accepted, delivered):
             warn(text)
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
