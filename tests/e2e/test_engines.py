@@ -36,6 +36,9 @@ MOTO_SUBSET = {
     "alerts-tour": "every alert kind published through SNS",
     "job-beside-loop": "standalone tasks beside a service (DescribeTaskDefinition)",
     "storm-over-one-still-loops": "the fleet test over a cluster (ListServices, DescribeServices in pages)",
+    "nlb-healthy-hosts-only": "a Network Load Balancer (loadbalancer/net/...) sampled from AWS/NetworkELB",
+    "listed-deployment-finished-loop-scaled": "ListServiceDeployments answered from fleet.json's deployments",
+    "job-summary-default-recovery": "the one-minute sweep of a RECOVERY=manual replay (a job window's summary)",
 }
 ALL_ENGINES = os.environ.get("ECS_GUARDRAIL_ALL_ENGINES", "") not in ("", "0")
 
