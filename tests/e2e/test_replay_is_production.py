@@ -46,7 +46,8 @@ def test_the_default_replay_sends_the_job_summary_the_sweep_sends(tmp_path: Path
 def test_the_sweep_clock_skips_minutes_in_which_nothing_can_fall_due() -> None:
     ticks: list[datetime] = []
     far = T0 + timedelta(days=365 * 70)  # an event stamped 2096: no 70 years of ticks
-    clock = MinuteClock(None, None, ticks.append, spans=[(T0, T0 + 3 * MIN), (far, far + MIN), (T0 + 2 * MIN, T0 + 4 * MIN)])
+    clock = MinuteClock(None, None, ticks.append,
+                        spans=[(T0, T0 + 3 * MIN), (far, far + MIN), (T0 + 2 * MIN, T0 + 4 * MIN)])
     clock.before_event(T0 + 2 * MIN)
     assert ticks == [T0, T0 + MIN]
     clock.finish()
@@ -127,7 +128,8 @@ def test_minute_counts_keep_old_failures_behind_a_much_later_one() -> None:
     for n, at in enumerate((T0 + timedelta(minutes=31, seconds=40), T0 + timedelta(minutes=37, seconds=50),
                             T0 + timedelta(minutes=118, seconds=10))):
         s = add_failure(s, fail(n, at), 10, horizon=timedelta(minutes=60)) or s
-    assert failures_between(s.minutes, T0 + timedelta(minutes=12, seconds=45), T0 + timedelta(minutes=42, seconds=45), 2) == 2
+    start, end = T0 + timedelta(minutes=12, seconds=45), T0 + timedelta(minutes=42, seconds=45)
+    assert failures_between(s.minutes, start, end, 2) == 2
 
 
 # ---- item 10: fleet.json deployments, checked, and warned when a deployment is never closed

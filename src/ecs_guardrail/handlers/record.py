@@ -143,7 +143,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     if stop_kind:
         out["stop_kind"] = stop_kind  # one per stopped task: the STOPPED event's classification
     if notice_kind:
-        out["notice_kind"] = notice_kind  # a Spot or termination notice, remembered per task (its STOPPED is not a crash)
+        out["notice_kind"] = notice_kind  # a Spot or termination notice, remembered per task (not a crash)
     return out
 
 

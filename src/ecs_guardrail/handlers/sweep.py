@@ -8,13 +8,16 @@ schedule, role or call exists for it. Each run:
 
 1. reads the bounded index of open work
    (:meth:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState.open_work_items`: one item per
-   cluster naming its services held at zero, never the history);
-2. for each service named there: sends an owed recovery (a ``restore`` run by an operator, whose
+   cluster naming its services held at zero and every service whose episode alerted, never the history);
+2. for each service named there: ends an open episode whose quiet window has passed (rule 2: more than
+   one window with no failure; its recovery becomes owed as on the event path, an alert-only episode's
+   included), sends an owed recovery (a ``restore`` run by an operator, whose
    credentials need no SNS or Slack), retries a recovery whose every channel failed, and with
    ``RECOVERY=probe`` runs the probe step that is due (start, pass and restore, or a step a dead
    invocation left), each through the episode's lease and the machine of
    :mod:`ecs_guardrail.core.lifecycle`;
-3. drops a service from the index once nothing is owed (restored and its recovery sent);
+3. drops a service from the index once nothing is owed (its episode ended, not held at zero, and its
+   recovery sent or never owed);
 4. for each standalone job family named there whose window is over: closes the window and sends its
    summary (when it counted more than the failure that opened it), then drops the family's entry,
    so a job that stops failing (or stops running) still gets its summary on time.

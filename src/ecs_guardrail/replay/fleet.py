@@ -302,7 +302,8 @@ def _check_listed_deployments(where: str, rows: Any) -> None:
             raise ScenarioError(f"{at}: an object {{id, status, startedAt, finishedAt}}")
         unknown = set(row) - _DEPLOYMENT_KEYS
         if unknown:
-            raise ScenarioError(f"{at}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(_DEPLOYMENT_KEYS))})")
+            raise ScenarioError(f"{at}: unknown key {sorted(unknown)[0]!r} "
+                                f"(known: {', '.join(sorted(_DEPLOYMENT_KEYS))})")
         did = row.get("id")
         if not isinstance(did, str) or not re.fullmatch(r"ecs-svc/\d{1,40}", did):
             raise ScenarioError(f"{at}: id {str(did)[:80]!r} is not a deployment id (ecs-svc/DIGITS)")

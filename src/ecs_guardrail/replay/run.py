@@ -230,7 +230,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
-    from ecs_guardrail.replay.clock import MinuteClock, event_time
+    from ecs_guardrail.replay.clock import MinuteClock
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
     from ecs_guardrail.replay.lines import decode_line
