@@ -198,7 +198,7 @@ def test_a_job_failing_every_5_minutes_for_24_hours_sends_83_alerts_not_288(tmp_
     assert [a["kind"] for a in sns] == ["job_failure", "job_summary"] * 41 + ["job_failure"]
     first_summary = json.loads(sns[1]["message"])
     assert "failed 7 times in 30 min, last exit 1" in first_summary["content"]["title"]
-    assert sns[1]["time"] == "2025-08-21T00:30:30Z"  # the replay's event clock when the sweep sent it, not the wall clock
+    assert sns[1]["time"] == "2025-08-21T00:30:30Z"  # the event clock, not the wall clock
     assert result.decisions == []  # a job is never acted on
 
 
