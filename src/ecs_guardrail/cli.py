@@ -188,8 +188,10 @@ def _restore_count(text: str) -> int:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 1 <= n <= 10_000:
-        raise argparse.ArgumentTypeError(f"a desired count to put back is 1 to 10,000, got {n}")
+    from ecs_guardrail.core.restore_count import MAX_RESTORE_COUNT
+
+    if not 1 <= n <= MAX_RESTORE_COUNT:
+        raise argparse.ArgumentTypeError(f"a desired count to put back is 1 to {MAX_RESTORE_COUNT:,}, got {n}")
     return n
 
 
@@ -292,6 +294,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ecs_guardrail.replay.run import replay
     from ecs_guardrail.replay.scenario import check_events_file, load_scenario
 
+    if args.scenario is not None and not args.scenario.strip():
+        # `replay ""` (an unset shell variable) is not "no scenario": never the bundled one in its place
+        raise ScenarioError("replay: the scenario folder is an empty string (an unset variable?); give a folder, "
+                            f"or none for the bundled {DEFAULT_SCENARIO}")
     folder = Path(args.scenario) if args.scenario else _find_default()
     if folder.name in ("", ".."):  # `replay .` or `replay ..`: the folder's own name titles the report
         folder = folder.resolve()

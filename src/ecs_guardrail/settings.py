@@ -76,7 +76,7 @@ class Settings(Model, kw_only=True):
       count as failing in the fleet test.
     - ``CLIENT_ERROR_RATIO`` (0..1, default 0.05): the share of 5xx (targets' and the load balancer's)
       at or above which a minute's clients failed (the clients' view, ARCHITECTURE.md "Two observers");
-      targets answering 2xx under it are ``still_serving``.
+      ``still_serving`` does not read it (any 2xx is serving, whatever the 5xx share: rule 4).
     - ``DRY_RUN`` (bool): decide and alert, change nothing.
 
     Recovery (ARCHITECTURE.md, "Recovery"): ``RECOVERY`` (``manual``, the default: a service held at

@@ -38,6 +38,9 @@ MOTO_SUBSET = {
     "storm-over-one-still-loops": "the fleet test over a cluster (ListServices, DescribeServices in pages)",
     "held-at-zero-no-second-decision": "a held service's late loop: DescribeServices at 0, no second decision "
                                        "(issue 37: must pass on both engines)",
+    "nlb-healthy-hosts-only": "a Network Load Balancer (loadbalancer/net/...) sampled from AWS/NetworkELB",
+    "listed-deployment-finished-loop-scaled": "ListServiceDeployments answered from fleet.json's deployments",
+    "job-summary-default-recovery": "the one-minute sweep of a RECOVERY=manual replay (a job window's summary)",
 }
 ALL_ENGINES = os.environ.get("ECS_GUARDRAIL_ALL_ENGINES", "") not in ("", "0")
 

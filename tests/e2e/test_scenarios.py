@@ -115,7 +115,10 @@ def test_readable_report_and_alerts_out(tmp_path):
     assert proc.returncode == 0
     assert "alert_only_cluster" in proc.stdout and "production/billing" in proc.stdout
     sent = [json.loads(line) for line in alerts.read_text().splitlines()]
-    assert [a["channel"] for a in sent] == ["sns", "slack"]  # what each channel would have received
+    # what each channel would have received: the decision, then its recovery when the quiet window ends
+    # (the replay runs the sweep whatever RECOVERY says, issue 31)
+    assert [(a["kind"], a["channel"]) for a in sent] == [("alert_only", "sns"), ("alert_only", "slack"),
+                                                         ("recovery", "sns"), ("recovery", "slack")]
     assert sent[0]["subject"] == "ecs-guardrail alert only: production/billing"
     assert sent[0]["format"] == "chatbot" and sent[0]["time"] == sent[1]["time"]
     body = json.loads(sent[0]["message"])["content"]["description"]

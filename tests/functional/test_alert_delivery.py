@@ -181,11 +181,12 @@ tour = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(tour)
 
 
-def test_a_job_failing_every_5_minutes_for_24_hours_sends_42_alerts_not_288(tmp_path: Path) -> None:
-    """288 failed runs a day; default window 30 min: a window opens at the first failure, counts the
-    next six (up to and including +30 min), and the run at +35 min closes it: one message per 35 min
-    (the first failure's alert, then each closed window's summary with the news of the next one):
-    ceil(1440 / 35) = 42 a day."""
+def test_a_job_failing_every_5_minutes_for_24_hours_sends_83_alerts_not_288(tmp_path: Path) -> None:
+    """288 failed runs a day; default window 30 min: a window opens at the first failure (its alert) and
+    counts the next six (up to and including +30 min); the sweep closes it on time (+30 min 30 s: its
+    summary, issue 31: the replay runs the sweep as production does), and the run at +35 min opens the
+    next one: two messages per 35 min, ceil(1440 / 35) = 42 windows, the last one's summary past the day:
+    83 a day, never one per task."""
     start = T0.replace(hour=0, minute=0)
     events = tour.job_every(start, timedelta(minutes=5), 288)
     tour.write(tmp_path / "day", events, ["web"], "ALERT_ONLY_CLUSTERS=production\n",
@@ -193,11 +194,11 @@ def test_a_job_failing_every_5_minutes_for_24_hours_sends_42_alerts_not_288(tmp_
     result = replay(load_scenario(tmp_path / "day"))
     assert len(result.job_failures) == 288
     sns = [a for a in result.alerts if a["channel"] == "sns"]
-    assert result.summary["alerts_sent"] == len(sns) == 42
-    assert [a["kind"] for a in sns] == ["job_failure"] + ["job_summary"] * 41
+    assert result.summary["alerts_sent"] == len(sns) == 83
+    assert [a["kind"] for a in sns] == ["job_failure", "job_summary"] * 41 + ["job_failure"]
     first_summary = json.loads(sns[1]["message"])
     assert "failed 7 times in 30 min, last exit 1" in first_summary["content"]["title"]
-    assert sns[1]["time"] == "2025-08-21T00:35:30Z"  # the replay's clock, not the wall clock
+    assert sns[1]["time"] == "2025-08-21T00:30:30Z"  # the event clock, not the wall clock
     assert result.decisions == []  # a job is never acted on
 
 
@@ -246,15 +247,15 @@ def _job_day(tmp_path: Path, failures: int, ok_after: list[timedelta]) -> Any:
 
 
 def test_a_job_that_stops_failing_still_gets_its_last_window_summary(tmp_path: Path) -> None:
-    """3 failures (00:00:30, 00:05:30, 00:10:30), a clean run inside the window (nothing yet), then a
-    clean run after the window closed: one summary, sent then, naming the clean run; later clean runs
+    """3 failures (00:00:30, 00:05:30, 00:10:30), a clean run inside the window (nothing yet); the window
+    closes at 00:30:30 and the sweep sends its one summary then, as production's does (issue 31: the
+    replay runs the sweep whatever RECOVERY says), with no further run needed; the clean runs after it
     send nothing."""
     sns = _job_day(tmp_path, 3, [timedelta(minutes=20), timedelta(minutes=40), timedelta(minutes=60)])
     assert [a["kind"] for a in sns] == ["job_failure", "job_summary"]
     summary = json.loads(sns[1]["message"])
     assert "failed 3 times in 30 min, last exit 1" in summary["content"]["title"]
-    assert "A run finished normally at 00:40:00Z" in summary["content"]["description"]
-    assert sns[1]["time"] == "2025-08-21T00:40:00Z"
+    assert "No failure since: the window closed at 00:30Z" in summary["content"]["description"]
 
 
 def test_a_single_failure_then_clean_runs_sends_only_its_alert(tmp_path: Path) -> None:
@@ -300,5 +301,6 @@ def test_a_job_run_with_a_custom_group_is_alerted_by_its_task_definition_family(
                {"scaled_to_zero": [], "desired_counts": {}})
     result = replay(load_scenario(tmp_path / "day"))
     assert [j["family"] for j in result.job_failures] == [family] * 3
-    assert [a["kind"] for a in result.alerts if a["channel"] == "sns"] == ["job_failure"]
+    # its alert, then the window's summary when the sweep closes it (issue 31: the replay runs the sweep)
+    assert [a["kind"] for a in result.alerts if a["channel"] == "sns"] == ["job_failure", "job_summary"]
     assert result.decisions == []

@@ -200,3 +200,22 @@ def test_capture_keeps_the_clients_view_and_the_replay_its_still_serving(tmp_pat
     shutil.copy(folder / "settings.env", out / "settings.env")
     assert [d[3:] for d in _decisions(out)] == [("alert_only", "still_serving")] == \
         [d[3:] for d in _decisions(folder)]
+
+
+def test_capture_writes_what_list_service_deployments_answers(tmp_path: Path) -> None:
+    """Issue 31 item 10: fleet.json's ``deployments`` (SCENARIOS.md) is written by capture from
+    ListServiceDeployments for a service whose deployments something else finishes, and a replay of the
+    capture knows that the deployment whose closing event was lost had finished."""
+    folder = SCENARIO.parent / "listed-deployment-finished-loop-scaled"
+    out = tmp_path / "captured"
+    with EmbeddedAws(load_scenario(folder)) as aws:
+        capture(aws.client, ["orders-dev"], SINCE, UNTIL, out, log_group=DEFAULT_LOG_GROUP)
+    services = {s["name"]: s for s in json.loads((out / "fleet.json").read_text())["clusters"][0]["services"]}
+    rows = {r["id"]: r for r in services["checkout"]["deployments"]}
+    assert rows["ecs-svc/4406718823409915271"] == {"id": "ecs-svc/4406718823409915271", "status": "SUCCESSFUL",
+                                                    "startedAt": "2026-09-03T03:10:00Z",
+                                                    "finishedAt": "2026-09-03T03:31:00Z"}
+    assert "deployments" not in services["cart"]  # rolling, no breaker: the watchdog finishes nothing there
+    shutil.copy(folder / "events.jsonl", out / "events.jsonl")
+    shutil.copy(folder / "settings.env", out / "settings.env")
+    assert [d[3:] for d in _decisions(out)] == [("scale_to_zero", "crash_loop")]

@@ -333,7 +333,8 @@ def test_blast_radius_cap_names_the_held_services():
     assert (d.action, d.reason) == (Action.HOLD, Reason.BLAST_RADIUS_CAP)
     assert d.evidence == {"held_at_zero": ["b"]}
     assert "already held at zero" in d.message and "(b; bound 1)" in d.message
-    assert "ecs-guardrail restore --cluster development --service NAME" in d.message
+    # the hint is a command that runs (issue 31 item 14: it lacked --table and --region)
+    assert "ecs-guardrail restore --cluster development --service NAME --table TABLE --region REGION" in d.message
 
 
 def test_blast_radius_cap_with_a_larger_bound():

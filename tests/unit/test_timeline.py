@@ -304,3 +304,13 @@ def test_a_standalone_task_with_a_custom_group_is_not_a_failing_service() -> Non
     assert tl.attribution.failing == ("api",)
     assert [r.service for r in tl.attribution.rows] == ["api"]
     assert tl.attribution.verdict is not Verdict.SHARED
+
+
+def test_a_timeline_spanning_days_dates_its_attribution():
+    """Issue 31 item 11: the attribution's times had no date in a timeline over two days (14:02 of which day?)."""
+    text = render(build_timeline(crash_loop_items(), "dev", T0 - timedelta(days=1), T0 + timedelta(hours=1),
+                                 config=CFG), "text")
+    line = next(ln for ln in text.splitlines() if ln.startswith("Attribution "))
+    assert line.startswith(f"Attribution {T0:%Y-%m-%d} ") and line.count(f"{T0:%Y-%m-%d}") == 2, line
+    one_day = render(build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG), "text")
+    assert f"{T0:%Y-%m-%d}" not in next(ln for ln in one_day.splitlines() if ln.startswith("Attribution "))

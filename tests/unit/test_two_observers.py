@@ -170,8 +170,18 @@ def test_still_serving_when_the_checker_fails_but_targets_answer_2xx():
     assert "answered 299 request(s) with 2xx" in v.message and v.evidence["target_2xx"] == 299.0
 
 
+@pytest.mark.parametrize("share", [0.7, 0.6, 0.01])
+def test_still_serving_on_any_2xx_whatever_the_5xx_share(share: float):
+    # ARCHITECTURE.md rule 4: "HTTPCode_Target_2XX_Count > 0, whatever the share of 5xx" (issue 31 item 9:
+    # the README's "2xx under the error ratio" scaled a service that still answered 60 % of its requests)
+    ok = 100.0 * share
+    v = entitlement("crash_loop", _loop_facts(ServingSample("front-stg", at(9), 0.0, 100.0, ok, 100.0 - ok, 0.0)),
+                    at(10) + timedelta(seconds=20))
+    assert not v.entitled and v.reason is EntitlementReason.STILL_SERVING, share
+
+
 @pytest.mark.parametrize("why, sample_", [
-    ("30 % 5xx is not serving", ServingSample("front-stg", at(9), 0.0, 100.0, 70.0, 30.0, 0.0)),
+    ("every request a 5xx is not serving", ServingSample("front-stg", at(9), 0.0, 100.0, 0.0, 100.0, 0.0)),
     ("older than 3 minutes is no evidence", ServingSample("front-stg", at(6), 0.0, 300.0, 300.0, 0.0, 0.0)),
     ("no request is no evidence", ServingSample("front-stg", at(9), 0.0, 0.0, 0.0, 0.0, 0.0)),
     ("the checker alone, without the clients' view", ServingSample("front-stg", at(9), 0.0)),

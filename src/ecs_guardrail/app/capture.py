@@ -11,7 +11,8 @@
 - ``container_restarts.csv`` from GetMetricData: Container Insights ``RestartCount`` (``ECS/ContainerInsights``,
   ClusterName + ServiceName, Maximum, 60 s) of every service, where there are datapoints;
 - in ``fleet.json`` also the deployment keys (``deploymentController``, ``deploymentStrategy`` with its bake
-  time, the circuit breaker's ``thresholdConfiguration`` and ``resetOnHealthyTask``) from DescribeServices
+  time, the circuit breaker's ``thresholdConfiguration`` and ``resetOnHealthyTask``) from DescribeServices,
+  ``deployments`` (where something other than the watchdog finishes them) from ListServiceDeployments,
   and the task definition's family and containers (``essential``, ``restartPolicy``) from
   DescribeTaskDefinition;
 - ``healthy_hosts.csv`` from GetMetricData through the sampler's adapter: HealthyHostCount, Minimum, 60 s,
@@ -162,6 +163,10 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                 if isinstance(config.get("bakeTimeInMinutes"), int):
                     svc["deploymentStrategy"]["bakeTimeInMinutes"] = config["bakeTimeInMinutes"]
             svc.update(_task_definition_keys(ecs, s, families, f"{cluster}/{s['serviceName']}", report))
+            if (breaker or {}).get("enable") or "deploymentController" in svc or "deploymentStrategy" in svc:
+                listed = _read_deployments(ecs, cluster, s["serviceName"], report)
+                if listed:
+                    svc["deployments"] = listed
             if (cluster, s["serviceName"]) in scaling:
                 svc["autoScaling"] = scaling[(cluster, s["serviceName"])]
             types = {tgs[a]["type"] for a in arns if a in tgs and tgs[a]["type"]}
@@ -178,6 +183,31 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                for a in tg_arns}
     report.target_groups = len(by_name)
     return {"clusters": fleet_clusters}, by_name
+
+
+def _read_deployments(ecs: Any, cluster: str, service: str, report: CaptureReport) -> list[dict[str, Any]]:
+    """fleet.json's ``deployments`` of a service whose deployments something other than the watchdog
+    finishes (circuit breaker, another controller or strategy): what ListServiceDeployments (one page,
+    DescribeServiceDeployments for the unfinished) answers, one ``{"id": "ecs-svc/ID", "status",
+    "startedAt", "finishedAt"}`` each, so that a replay knows a deployment finished whose closing event
+    the raw-event log lost (SCENARIOS.md). ``[]`` when ECS would not answer (named in CAPTURE.md)."""
+    from ecs_guardrail.adapters.ecs import EcsService
+
+    found = EcsService(ecs).service_deployments(cluster, service)
+    if found is None:
+        report.problems.append(f"ListServiceDeployments not answered for {cluster}/{service} (a missing "
+                               "ecs:ListServiceDeployments permission?): fleet.json lists none of its deployments")
+        return []
+    rows = []
+    for d in found:
+        row: dict[str, Any] = {"id": f"ecs-svc/{d.arn.rsplit('/', 1)[-1]}", "status": d.status}
+        started = d.started_at or d.created_at
+        if started is not None:
+            row["startedAt"] = _iso(started)
+        if d.finished_at is not None:
+            row["finishedAt"] = _iso(d.finished_at)
+        rows.append(row)
+    return rows
 
 
 def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple[Any, str]], where: str,

@@ -44,9 +44,11 @@ def make_console() -> Console:
     return _Console(width=200, soft_wrap=True)
 
 
-def _why(decisions: list[dict[str, Any]], region: str | None = None) -> list[str]:
+def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: frozenset[str] = frozenset()
+         ) -> list[str]:
     """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services.
-    ``region``: the scenario's, named in each undo command (the decision's own ``region`` first)."""
+    ``region``: the scenario's, named in each undo command (the decision's own ``region`` first);
+    ``restored``: ``cluster/service`` a probe restored (nothing left to undo)."""
     lines: list[str] = []
     held: dict[str, list[int]] = {}
     for i, d in enumerate(decisions, 1):
@@ -55,7 +57,10 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None) -> list[str
             if len(held[d["cluster"]]) > 1:
                 continue
         lines.append(f"  {i}. {d['message']}")
-        if d["action"] == "scale_to_zero":
+        if d["action"] == "scale_to_zero" and f"{d['cluster']}/{d['service']}" in restored:
+            lines.append(f"     previous desired count {d.get('previous_desired_count')}; restored by a probe that "
+                         "passed (RECOVERY=probe): nothing to undo")
+        elif d["action"] == "scale_to_zero":
             lines.append(f"     previous desired count {d.get('previous_desired_count')}; undo: ecs-guardrail "
                          f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE"
                          + (f" --region {d.get('region') or region}" if d.get("region") or region else ""))
@@ -90,7 +95,8 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"[{style}]{d['action']}[/]", d["reason"],
                       f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
         console.print(t)
-        for line in _why(result.decisions, getattr(scenario, "region", None)):
+        restored = frozenset(s.get("restored_by_probe") or ())
+        for line in _why(result.decisions, getattr(scenario, "region", None), restored):
             console.print(line, highlight=False)
     else:
         console.print("No decisions: nothing crossed a threshold.")
@@ -117,7 +123,9 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     console.print(
         f"\nevents read {s['events_read']}, rejected {s['events_rejected']}, duplicates ignored "
         f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}", highlight=False)
-    console.print(f"scaled to zero: {', '.join(s['scaled_to_zero']) or 'none'}", highlight=False)
+    back = set(s.get("restored_by_probe") or ())
+    console.print("scaled to zero: " + (", ".join(f"{x} (restored by a probe)" if x in back else x
+                                                  for x in s["scaled_to_zero"]) or "none"), highlight=False)
     console.print("unavailable service-minutes: "
                   + ("n/a (no healthy_hosts.csv)" if minutes is None else
                      f"{minutes}, of which {s.get('watchdog_service_minutes')} at zero by the watchdog"),
@@ -130,3 +138,31 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"{c['down']} with no healthy host, {c['no_data']} with no datapoint, "
                       f"{c['zero_by_watchdog']} scaled to 0 by the watchdog; tasks running but no healthy target: "
                       f"{avail.divergent_service_minutes} service-minutes", highlight=False)
+    for line in _more_lines(s):
+        console.print(line, highlight=False)
+
+
+def _more_lines(s: dict[str, Any]) -> list[str]:
+    """What the summary adds beyond the checker's minutes, said in words as ``--json`` says it in fields:
+    the clients' view (``served_service_minutes``, ``idle_service_minutes``, ``checker_disagreement_minutes``:
+    a gray failure is clients failing behind healthy hosts; ``healthy_hosts_only``), and with
+    ``RECOVERY=probe`` the ``probes`` and ``image_pulls``."""
+    out = []
+    if "served_service_minutes" in s:
+        d = s.get("checker_disagreement_minutes") or {}
+        out.append(f"clients' view: served {s['served_service_minutes']} service-minutes, idle "
+                   f"{s.get('idle_service_minutes')}; checker down while clients were served "
+                   f"{d.get('checker_down_clients_served', 0)} (the health check, not the service); clients "
+                   f"failing behind healthy hosts {d.get('checker_up_clients_failing', 0)} (a gray failure the "
+                   "checker cannot see)")
+        if s.get("healthy_hosts_only"):
+            out.append(f"healthy hosts only (Network Load Balancer: no request metrics): "
+                       f"{', '.join(s['healthy_hosts_only'])}")
+    p = s.get("probes")
+    if p is not None:
+        q = s.get("image_pulls") or {}
+        out.append(f"probes: {p.get('started', 0)} started, {p.get('passed', 0)} passed, {p.get('failed', 0)} "
+                   f"failed; restored by a probe: {', '.join(s.get('restored_by_probe') or ()) or 'none'}")
+        out.append(f"image pulls: {q.get('unstopped', 0)} if the loop were left alone, {q.get('manual', 0)} with "
+                   f"RECOVERY=manual, {q.get('probe', 0)} with the probes")
+    return out

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.attribution import Attribution
 from ecs_guardrail.core.availability import CLIENT_ERROR_RATIO, AvailabilityReport, MinuteState
@@ -35,13 +37,38 @@ def parse_time(text: str) -> datetime:
     return t.astimezone(UTC) if t.tzinfo else t.replace(tzinfo=UTC)
 
 
+def probe_holds(store: HistoryStore, items: list[dict[str, Any]]) -> dict[tuple[str, str], datetime | None]:
+    """Per ``(cluster, service)`` the watchdog scaled to 0 and then probed (``RECOVERY=probe``), when its own
+    state says the hold ended (the probe that passed restored it), ``None`` while still held: a probe's
+    desired count of 1 and its return to 0 are the watchdog's changes, never an operator's, so the
+    availability keeps the hold's minutes the watchdog's (ARCHITECTURE.md, "Recovery"). One GetItem of
+    the service's summary per service scaled in ``items``; a summary that cannot be read (another
+    account's cluster key, a table without the state) leaves the service to the samples.
+    """
+    from ecs_guardrail.core.episode import ActionStatus
+
+    out: dict[tuple[str, str], datetime | None] = {}
+    scaled = sorted({(str(i["cluster"]), str(i["service"])) for i in items
+                     if i.get("type") == "decision" and i.get("action") == "scale_to_zero" and i.get("service")})
+    for cluster, service in scaled:
+        try:
+            ep = store.state.load(cluster, service, fresh=True).episode
+        except (ClientError, KeyError, ValueError):  # the samples still tell the story: never a failed timeline
+            continue
+        if ep is None or not ep.acted or not ep.probes:
+            continue
+        restored = ep.action_status is ActionStatus.RESTORED
+        out[(cluster, service)] = (ep.ended_at or ep.last_failure) if restored else None
+    return out
+
+
 def load_timeline(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
                   service: str | None = None, config: PolicyConfig | None = None,
                   client_error_ratio: float = CLIENT_ERROR_RATIO) -> Timeline:
     """Read the cluster's timeline items for ``[since, until]`` and build its :class:`Timeline`."""
     items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until))  # blocks reaching into the window
     return build_timeline(items, cluster, since, until, service=service, config=config,
-                          client_error_ratio=client_error_ratio)
+                          client_error_ratio=client_error_ratio, held_until=probe_holds(store, items))
 
 
 def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: datetime, *,
@@ -53,7 +80,7 @@ def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: da
     fields = tuple(dict.fromkeys((*HistoryStore.TIMELINE_FIELDS, "account", "region")))
     items = list(store.timeline_brief(cluster, since - LOOKBEHIND, until, fields=fields))
     return build_timelines(items, cluster, since, until, account=account, region=region, service=service,
-                           config=config, client_error_ratio=client_error_ratio)
+                           config=config, client_error_ratio=client_error_ratio, held_until=probe_holds(store, items))
 
 
 def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:
@@ -86,20 +113,22 @@ def _clock(t: datetime, day: bool) -> str:
 
 def _when(line: Line, day: bool) -> str:
     if line.end and line.end != line.start:
-        end = line.end.strftime("%H:%M:%S")
+        end = _clock(line.end, day and line.end.date() != line.start.date())
         return f"{_clock(line.start, day)}-{end}"
     return _clock(line.start, day)
 
 
 def _totals(tl: Timeline) -> list[str]:
     r = tl.availability
+    day = tl.since.date() != tl.until.date()
     if r is None:
         return ["availability: no samples in this window (no target group, or the sampler was not running)"]
     c = r.by_cause
     return [
         f"service-minutes lost: {r.unavailable_service_minutes} (no healthy host: {c['down']}, no datapoint: "
         f"{c['no_data']}, scaled to 0 by the watchdog: {c['zero_by_watchdog']})",
-        f"availability {r.availability_pct}% of {r.denominator} service-minutes, {r.start:%H:%M}-{r.end:%H:%M} UTC; "
+        f"availability {r.availability_pct}% of {r.denominator} service-minutes, "
+        f"{_clock(r.start, day)[:-3]}-{_clock(r.end, day)[:-3]} UTC; "
         f"coverage {r.coverage_pct}%; set to 0 by an operator (not counted): "
         f"{sum(s.minutes[MinuteState.ZERO_BY_OPERATOR] for s in r.services)}",
         f"tasks running but no healthy target: {r.divergent_service_minutes} service-minutes",
@@ -145,7 +174,8 @@ def render_text(tl: Timeline, max_attribution_rows: int = 12) -> str:
     for ln in tl.lines:
         out.append(f"{_when(ln, day):<{width}}  {ln.title:<{twidth}}  {ln.text}")
     a = tl.attribution
-    out += ["", f"Attribution {a.start:%H:%M:%S}-{a.end:%H:%M:%S}: {a.verdict.value.upper()} - {a.why}"]
+    # a timeline that spans days dates its attribution too (14:02 of which day?)
+    out += ["", f"Attribution {_clock(a.start, day)}-{_clock(a.end, day)}: {a.verdict.value.upper()} - {a.why}"]
     if tl.observers:
         out.append(f"  two observers: {tl.observers}")
     if a.rows:
@@ -172,7 +202,8 @@ def render_markdown(tl: Timeline) -> str:
                                                        "observers", "recovery") else ln.title
         out.append(f"| {_when(ln, day)} | {_md(title)} | {_md(ln.text)} |")
     a = tl.attribution
-    out += ["", f"**Attribution** ({a.start:%H:%M:%S}-{a.end:%H:%M:%S}): **{a.verdict.value}**. {_md(a.why)}.", ""]
+    out += ["", f"**Attribution** ({_clock(a.start, day)}-{_clock(a.end, day)}): **{a.verdict.value}**. "
+            f"{_md(a.why)}.", ""]
     if tl.observers:
         out += [f"**Two observers**: {_md(tl.observers)}.", ""]
     if a.rows:

@@ -310,7 +310,9 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     fields = {
         "Action": decision.action.value,
         "Reason (rule)": decision.reason.value,
-        "Crashes in window": str(decision.crashes_in_window),
+        # a restart-policy loop stops no task: its failures are container restarts inside running tasks
+        ("Container restarts in window" if decision.trigger == "restart_loop" else "Crashes in window"):
+            str(decision.crashes_in_window),
         "Health-check kills in window": str(decision.health_check_kills_in_window),
         "Failing services in cluster": f"{decision.failing_services} of {decision.services_in_cluster} "
                                        f"(bound {decision.bound})",

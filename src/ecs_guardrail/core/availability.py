@@ -222,7 +222,9 @@ class ScaleDown:
 
     ``held``: the watchdog's own state says how long it held the service (``RECOVERY=probe``: a probe's
     desired count of 1 is not a restore, so the samples cannot tell); it held it until ``until`` (its
-    probe restored it), or to the end when ``until`` is ``None``.
+    probe restored it), or to the end when ``until`` is ``None``. ``acted_at``: when the scale-down was
+    made (delivered and acted on; ``None``: at ``time``): a decision on a late-delivered event owns its
+    minutes from ``time``, and no desired count observed before ``acted_at`` can show its 0 or end it.
     """
 
     cluster: str
@@ -230,6 +232,7 @@ class ScaleDown:
     time: datetime
     held: bool = False
     until: datetime | None = None
+    acted_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +297,8 @@ def _watchdog_periods(scale_downs: Iterable[ScaleDown],
         if d.held:
             out[key].append((minute_floor(d.time), minute_floor(d.until) if d.until else None))
             continue
-        later = [x for x in points.get(key, []) if x[0] > d.time]
+        since = max(d.time, d.acted_at) if d.acted_at is not None else d.time
+        later = [x for x in points.get(key, []) if x[0] > since]
         zero = next((i for i, x in enumerate(later) if x[1] == 0), None)
         back = next((x for x in later[(zero or 0):] if x[1] > 0), None)
         end = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from ecs_guardrail.core.events import TaskDetail
@@ -22,6 +23,7 @@ __all__ = [
     "is_stop_event",
     "settle",
     "remembered_per_task",
+    "kind_with_notice",
     "job_failed",
     "COUNTS_AS_FAILURE",
     "JobRun",
@@ -51,6 +53,8 @@ COUNTS_AS_FAILURE = frozenset(k for k in StopKind if k.counts_as_failure)
 
 _HEALTH_CHECK_PREFIXES = ("task failed elb health checks", "task failed container health checks")
 _SPOT_PREFIXES = ("your spot task was interrupted",)
+#: the reasons a STOPPED event without a stopCode is a crash by (ARCHITECTURE.md, "Stop classification")
+_CRASH_PREFIXES = ("essential container in task exited", "task failed to start")
 # ServiceSchedulerInitiated stops that are the platform's doing, not a deployment or scale-in
 _INFRA_PREFIXES = (
     "ecs is performing maintenance",
@@ -166,6 +170,10 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
         if _starts(detail.stopped_reason, _INFRA_PREFIXES):
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
+    if not code and stopped and _starts(detail.stopped_reason, _CRASH_PREFIXES):
+        # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
+        # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)
+        return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)
 
@@ -178,6 +186,27 @@ def remembered_per_task(verdict: StopVerdict) -> bool:
     host maintenance; AZ rebalancing). Crashes and health-check kills are remembered as failures
     instead; scheduler, user and unknown stops are not remembered (a later STOPPED event decides)."""
     return verdict.final and verdict.kind in (StopKind.SPOT, StopKind.INFRASTRUCTURE)
+
+
+def kind_with_notice(stop: StopKind, stop_time: datetime, notice: tuple[StopKind, datetime] | None, *,
+                     notice_first: bool) -> StopKind:
+    """The kind a stopped task counts as, given the Spot or termination notice remembered for it
+    (``notice``: its kind and event time; ``None``: none). The watchdog's rules
+    (:func:`ecs_guardrail.core.episode.add_spot`), so that a report classifies each stop exactly as the
+    watchdog counted it (ARCHITECTURE.md, "Stop classification"):
+
+    - a notice delivered before the STOPPED event (``notice_first``) marks it: the stop is of the
+      notice's kind (:func:`settle`: the first final verdict stands);
+    - a notice delivered after it takes back a crash or health-check kill stamped at or after the
+      notice (the task was already going away when it exited); a failure stamped before the notice,
+      or any other kind, stands.
+    """
+    if notice is None:
+        return stop
+    kind, at = notice
+    if notice_first:
+        return kind
+    return kind if stop.counts_as_failure and stop_time >= at else stop
 
 
 def settle(first: StopVerdict | None, new: StopVerdict) -> StopVerdict:

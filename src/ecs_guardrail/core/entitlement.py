@@ -251,11 +251,18 @@ class ServingSample:
     elb_5xx: float | None = None
 
     def answering(self, client_error_ratio: float) -> bool:
-        """The targets answered successfully: at least one 2xx, and 5xx (targets' and the load
-        balancer's) under ``client_error_ratio`` of the requests (ARCHITECTURE.md, "Two observers")."""
+        """The clients' view of the minute (ARCHITECTURE.md, "Two observers"): served, with at least one
+        2xx and 5xx (targets' and the load balancer's) under ``client_error_ratio`` of the requests."""
         requests = (self.request_count or 0.0) + (self.elb_5xx or 0.0)
         errors = (self.target_5xx or 0.0) + (self.elb_5xx or 0.0)
         return (self.target_2xx or 0.0) >= 1 and requests > 0 and errors / requests < client_error_ratio
+
+    @property
+    def answered_2xx(self) -> bool:
+        """``still_serving``'s clients' evidence (ARCHITECTURE.md rule 4): the targets answered any
+        request with 2xx in the minute (``HTTPCode_Target_2XX_Count`` > 0), whatever the share of 5xx.
+        Fail safe: a service that answers 60 % of its requests loses those 60 % if it is stopped."""
+        return (self.target_2xx or 0.0) > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +369,6 @@ class EntitlementFacts:
     service_deployments: tuple[ServiceDeployment, ...] | None = None
     task_sets: tuple[TaskSet, ...] = ()
     acting_at: datetime | None = None
-    client_error_ratio: float = 0.05  # CLIENT_ERROR_RATIO: a sample answering 2xx under it is serving
 
     @property
     def name(self) -> str:
@@ -499,11 +505,11 @@ def deployment_status(facts: EntitlementFacts, at: datetime) -> DeploymentStatus
 
 
 def serving_evidence(samples: tuple[ServingSample, ...], at: datetime,
-                     max_age: timedelta = SAMPLE_MAX_AGE, client_error_ratio: float = 0.05) -> list[ServingSample]:
+                     max_age: timedelta = SAMPLE_MAX_AGE) -> list[ServingSample]:
     """Target groups still serving at ``at``: newest sample per target group with ``minute`` in
-    ``[at - max_age, at]`` and ``healthy_host_count`` >= 1, or targets answering successfully
-    (:meth:`ServingSample.answering`: a service failing its health checks while serving pages), sorted
-    by target group.
+    ``[at - max_age, at]`` and ``healthy_host_count`` >= 1, or any 2xx answered
+    (:attr:`ServingSample.answered_2xx`, whatever the share of 5xx: a service failing its health checks
+    while serving pages), sorted by target group.
 
     An older sample (or one after ``at``) is no evidence; so is a sample without a datapoint (``None``).
     """
@@ -515,7 +521,7 @@ def serving_evidence(samples: tuple[ServingSample, ...], at: datetime,
         if cur is None or s.minute >= cur.minute:
             newest[s.target_group] = s
     return [s for tg, s in sorted(newest.items())
-            if (s.healthy_host_count is not None and s.healthy_host_count >= 1) or s.answering(client_error_ratio)]
+            if (s.healthy_host_count is not None and s.healthy_host_count >= 1) or s.answered_2xx]
 
 
 # --- the rules, in ARCHITECTURE.md's order -----------------------------------------------------------
@@ -786,8 +792,9 @@ def rule_deployment_in_progress(trigger_kind: str, facts: EntitlementFacts, at: 
 
 def rule_still_serving(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                        max_age: timedelta) -> Verdict | None:
-    """A target group reported ``HealthyHostCount`` >= 1 in its newest sample, at most ``max_age`` old."""
-    serving = serving_evidence(facts.serving, at, max_age, facts.client_error_ratio)
+    """A target group reported ``HealthyHostCount`` >= 1 in its newest sample, at most ``max_age`` old, or
+    its targets answered any request with 2xx in it (``HTTPCode_Target_2XX_Count`` > 0)."""
+    serving = serving_evidence(facts.serving, at, max_age)
     if not serving:
         return None
     first = serving[0]

@@ -371,8 +371,15 @@ def _minute_of(t: datetime) -> datetime:
 
 def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
                      horizon: timedelta) -> tuple[MinuteCount, ...]:
-    """``minutes`` with one more failure at ``t``; minutes more than ``horizon`` before the newest
-    minute are forgotten (so is ``t`` itself when that old)."""
+    """``minutes`` with one more failure at ``t``; at most ``horizon`` / 1 min + 1 minutes with failures
+    are kept, the newest ones (so is ``t`` itself forgotten when it is older than all of those).
+
+    A bound on the *number* of failing minutes, not on their age: the fleet test counts another
+    service's failures in a window "however long ago that service's newest failure was"
+    (ARCHITECTURE.md, rule 3), so a service that failed twice at 08:31 and once at 09:58 still shows
+    its 08:31 failures to a crash of another service stamped 08:42 and delivered after 09:58. Only a
+    service that failed in more distinct minutes than that since forgets its oldest ones (the item
+    stays as small as before: a loop failing every minute keeps the same 61 minutes)."""
     m = _minute_of(t)
     offset = (t.astimezone(UTC) - m).total_seconds()
     by_minute = {mc.minute: mc for mc in minutes}
@@ -382,8 +389,8 @@ def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
     if count > 2 * edge:
         secs = secs[:edge] + secs[-edge:]
     by_minute[m] = MinuteCount(m, count, tuple(secs))
-    oldest = max(by_minute) - horizon
-    return tuple(by_minute[k] for k in sorted(by_minute) if k >= oldest)
+    kept = int(horizon // _MINUTE) + 1
+    return tuple(by_minute[k] for k in sorted(by_minute)[-kept:])
 
 
 def count_minutes(failures: Iterable[Failure], edge: int = 2,

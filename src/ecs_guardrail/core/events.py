@@ -418,6 +418,14 @@ def canonical_json(raw: Any) -> str:
         return json.dumps(raw, default=str)
 
 
+#: ECS detail-types this tool knows and does not read (an instance's state decides nothing here: its
+#: tasks' own events do), with why; AWS documents them ("Amazon ECS container instance state change
+#: events", in the events reference since 2016)
+KNOWN_UNREAD = {
+    "ECS Container Instance State Change": "an EC2 container instance's state (its tasks' own events are read)",
+}
+
+
 def parse_event(raw: Any) -> EcsEvent:
     """Parse one EventBridge event (a decoded JSON object) into its typed model.
 
@@ -460,6 +468,8 @@ def parse_event(raw: Any) -> EcsEvent:
         if not isinstance(detail_type, str) or not detail_type.strip():
             shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
             raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
+        if detail_type in KNOWN_UNREAD:
+            return _other(raw, f"{detail_type}: {KNOWN_UNREAD[detail_type]}: recorded, not read")
         return _other(raw, f"detail-type {detail_type[:80]!r} is new to this tool: recorded, not read")
     if model is DeploymentStateChange and raw.get("resources") and isinstance(raw["resources"], list) \
             and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \

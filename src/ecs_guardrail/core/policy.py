@@ -119,10 +119,11 @@ class PolicyConfig:
 
     @property
     def horizon(self) -> timedelta:
-        """How far behind a service's newest failure its per-minute failure counts reach: two windows,
-        so a failure delivered up to one window late still finds every other service's failures of
-        the window it opens (the fleet test). A failure later than that still counts for its own
-        service; the fleet test may then miss another service's failures of that old window."""
+        """How many minutes with failures a service's per-minute failure counts keep: this span / 1 min
+        + 1 (two windows: 61 minutes by default), the newest ones, however old they are
+        (:func:`~ecs_guardrail.core.episode.add_failure`). A failure delivered late finds every other
+        service's failures of the window it opens unless that service has failed in more distinct
+        minutes than that since (the fleet test may then miss its oldest ones)."""
         return 2 * self.window
 
     @property
@@ -299,6 +300,18 @@ def fleet_view(config: PolicyConfig, service: str, summaries: Iterable[ServiceSu
                      blast_radius_bound(config, services_in_cluster))
 
 
+def _restart_what(trigger: Trigger, window_minutes: int) -> str:
+    """A ``restart_loop`` trigger in words: the container restarts, and the stopped tasks' crashes and
+    health-check kills only when there were any (a restart stops no task: "5 crashes" beside it misled)."""
+    restarts = _plural(trigger.restarts, "container restart", "container restarts")
+    stopped = trigger.crashes - trigger.restarts
+    also = (f"; also {_plural(stopped, 'task crash', 'task crashes')} and "
+            f"{_plural(trigger.health_check_kills, 'health-check kill', 'health-check kills')}"
+            if stopped > 0 or trigger.health_check_kills else "; no task stopped")
+    return (f"restart-policy loop: {restarts} inside running tasks in {window_minutes} min (Container Insights "
+            f"RestartCount){also}")
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
@@ -329,8 +342,7 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         "crash_loop": f"crash loop: {counts}",
         "impaired": f"ECS reports SERVICE_TASK_START_IMPAIRED; {counts}",
         "health_check_kills": f"tasks killed by health checks: {counts}",
-        "restart_loop": f"restart-policy loop: {_plural(trigger.restarts, 'container restart', 'container restarts')} "
-                        f"inside running tasks (no task stopped; Container Insights RestartCount); {counts}",
+        "restart_loop": _restart_what(trigger, config.window_minutes),
     }[trigger.kind]
 
     def make(action: Action, reason: Reason, why: str, evidence: dict[str, object] | None = None,
@@ -357,6 +369,6 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         return make(Action.HOLD, Reason.BLAST_RADIUS_CAP,
                     f"held: {_plural(len(held), 'service', 'services')} of {cluster} already held at zero by the "
                     f"watchdog ({', '.join(held)}; bound {fleet.bound}); restore one with `ecs-guardrail restore "
-                    f"--cluster {cluster} --service NAME` to free its slot",
+                    f"--cluster {cluster} --service NAME --table TABLE --region REGION` to free its slot",
                     {"held_at_zero": list(held)})
     return make(Action.SCALE_TO_ZERO, Reason.CRASH_LOOP, "scaled to 0 to stop the crash loop")

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 
 from ecs_guardrail.core.errors import RestoreError
 
-__all__ = ["TrustedCount", "choose_restore_count"]
+__all__ = ["TrustedCount", "choose_restore_count", "MAX_RESTORE_COUNT"]
+
+#: the largest count ``restore --count`` takes (the CLI's parser refuses more; fleet.json's bound is the same)
+MAX_RESTORE_COUNT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,8 @@ def choose_restore_count(where: str, *, recorded: int | None, tag: str | None, c
             raise RestoreError(f"{where}: --count {count} is negative")
         if max_capacity is not None and count > max_capacity:
             raise RestoreError(f"{where}: --count {count} is above {cap}; Application Auto Scaling would not "
-                               f"keep it (raise MaxCapacity first, or give a count up to {max_capacity})")
+                               f"keep it (raise MaxCapacity first, or give a count up to "
+                               f"{min(max_capacity, MAX_RESTORE_COUNT)})")
         said = [f"table {recorded}" if recorded is not None else None, f"tag {tag!r}" if tag is not None else None]
         others = ", ".join(s for s in said if s)
         return TrustedCount(count, "--count (the operator's word" + (f"; {others}" if others else "") + ")")
@@ -72,12 +76,17 @@ def choose_restore_count(where: str, *, recorded: int | None, tag: str | None, c
         if value <= max_capacity:
             return TrustedCount(value, f"{source}; trusted within {cap}")
         raise RestoreError(f"{where}: tag {tag_key} says {value}, above {cap}: not trusted (anyone who may tag "
-                           f"the service can write it); run restore again with --count N (N <= {max_capacity})")
+                           f"the service can write it); run restore again with --count N "
+                           f"(N <= {min(max_capacity, MAX_RESTORE_COUNT)})")
     if history_max is not None and value <= history_max:
         return TrustedCount(value, f"{source}; trusted within the highest desired count recorded for the "
                                    f"service ({history_max}); it has no scalable target")
     recorded_text = (f"the highest desired count recorded for it is {history_max}" if history_max is not None
                      else "the history table recorded no desired count for it")
+    confirm = (f"run restore again with --count {value} to confirm it, or with the count you want"
+               if 1 <= value <= MAX_RESTORE_COUNT else
+               f"run restore again with --count N, the count you want (1 to {MAX_RESTORE_COUNT:,}; {value} is "
+               "not one restore sets)")
     raise RestoreError(f"{where}: tag {tag_key} says {value}, but the service has no scalable target and "
                        f"{recorded_text}: the tag is not trusted (anyone who may tag the service can write it); "
-                       f"run restore again with --count {value} to confirm it, or with the count you want")
+                       f"{confirm}")

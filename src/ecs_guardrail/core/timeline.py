@@ -394,14 +394,17 @@ def observers_verdict(report: AvailabilityReport | None) -> str | None:
 def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | None = None,
                             end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
                             within: tuple[datetime, datetime] | None = None,
-                            held_until: Mapping[tuple[str, str], datetime | None] | None = None
+                            held_until: Mapping[tuple[str, str], datetime | None] | None = None,
+                            acted_at: Mapping[tuple[str, str, datetime], datetime] | None = None
                             ) -> AvailabilityReport | None:
     """The availability report from timeline items: ``healthy_hosts`` samples (blocks of minutes),
     ``service_counts``, ``scale_to_zero`` decisions and task events (running tasks). ``start``/``end``
     default to the first and last sampled minute (of those ``within`` the span given, when given);
     ``None`` when there is no sample at all. ``client_error_ratio``: ``CLIENT_ERROR_RATIO`` for the
     clients' view. ``held_until``: per ``(cluster, service)``, when the watchdog's own state says its
-    hold ended (``None``: still held), for services probed under ``RECOVERY=probe``
+    hold ended (``None``: still held), for services probed under ``RECOVERY=probe``; ``acted_at``: per
+    ``(cluster, service, T)`` of a scale-down, when it was delivered and acted on (a replay's event clock
+    then: a decision on a late-delivered event acts after samples that still show the old count)
     (:attr:`~ecs_guardrail.core.availability.ScaleDown.held`).
 
     ``items`` is read once, as it comes (a store's reads can stream): what is kept of it is the blocks
@@ -447,7 +450,9 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     elif not any(isinstance(s, Sample) or s.minutes for s in sources):
         return None
     held_until = held_until or {}
-    downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)))
+    acted_at = acted_at or {}
+    downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)),
+                       acted_at.get((cluster, service, t)))
              for cluster, service, t in decisions]
     running = running_tasks_by_minute(task_states, start, end)
     del task_states, shared
@@ -513,8 +518,13 @@ def build_timeline(
     account: str | None = None,
     region: str | None = None,
     client_error_ratio: float = CLIENT_ERROR_RATIO,
+    held_until: Mapping[tuple[str, str], datetime | None] | None = None,
 ) -> Timeline:
     """Build the timeline of ``cluster`` from its items in ``[since, until]``.
+
+    ``held_until``: per ``(cluster, service)`` the watchdog's own hold (as
+    :func:`availability_from_items` takes it): a probe's desired count of 1 and its return to 0 are
+    the watchdog's, never an operator's (``RECOVERY=probe``).
 
     ``account``/``region``: keep only that account's and region's items (an item without them is
     taken as theirs); ``None`` keeps all (use :func:`build_timelines` when several may be present).
@@ -566,7 +576,7 @@ def build_timeline(
         return service is None or i.get("service") == service
 
     report = availability_from_items([i for i in items if mine(i)], client_error_ratio=client_error_ratio,
-                                      within=(since, until))
+                                      within=(since, until), held_until=held_until)
     total = services_in_cluster if service is None else 1
     gap = timedelta(minutes=gap_minutes)
     lines = _stop_lines([s for s in stops if mine({"service": s.service})], total, gap)

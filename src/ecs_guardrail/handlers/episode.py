@@ -344,6 +344,9 @@ class Episodes:
                 self.state.open_work(ck, cluster, service)
             return self._scale(ck, cluster, service, effect.previous_desired_count, known)
         if isinstance(effect, lc.SendAlert):
+            # named in the sweep's index before the alert goes out: whatever ends the episode (a quiet
+            # window with no further event of the service included), the sweep finds its owed recovery
+            self.state.open_work(ck, cluster, service)
             return self._alert(ck, claim, ep.cluster_alert_owner)
         raise lc.IllegalTransitionError(f"effect {effect!r} is not performed by drive")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.adapters.store.event_log import EventLog
-from ecs_guardrail.core.classify import classify_stop, is_stop_event
+from ecs_guardrail.core.classify import classify_stop, is_stop_event, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import (
@@ -83,12 +83,14 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     a state change (:func:`~ecs_guardrail.core.delivery.check_delivery`).
 
     Returns ``{"status": "recorded" | "duplicate" | "rejected", ...}``; ``rejected`` carries
-    ``reason``; a STOPPED task event carries ``stop_kind`` (crash, spot, scheduler, ...).
+    ``reason``; a STOPPED task event carries ``stop_kind`` (crash, spot, scheduler, ...), a stopping
+    task's Spot or termination notice ``notice_kind`` (spot, infrastructure: remembered per task,
+    :func:`~ecs_guardrail.core.classify.remembered_per_task`).
     Raises botocore errors other than a failed condition (Lambda retries, then the on-failure
     destination keeps the event).
     """
     received = received or delivered_at or datetime.now(UTC)
-    stop_kind = None
+    stop_kind = notice_kind = None
     try:
         event: EcsEvent = parse_event(raw)
         check_delivery(event.time, delivered_at)
@@ -99,6 +101,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                                           cluster=d.cluster, time=event.time, attrs=attrs)
             if new and d.last_status.upper() == "STOPPED":
                 stop_kind = attrs.get("kind")
+            elif new and is_stop_event(d) and remembered_per_task(classify_stop(d)):
+                notice_kind = attrs.get("kind")
         elif isinstance(event, OtherEcsEvent):
             # a detail-type ECS added, or a daemon's deployment: kept with its note, never rejected
             cluster, subject = event.cluster or "-", event.subject
@@ -140,6 +144,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     out = {"status": "recorded", "id": event.id}
     if stop_kind:
         out["stop_kind"] = stop_kind  # one per stopped task: the STOPPED event's classification
+    if notice_kind:
+        out["notice_kind"] = notice_kind  # a Spot or termination notice, remembered per task (not a crash)
     return out
 
 

@@ -8,13 +8,16 @@ schedule, role or call exists for it. Each run:
 
 1. reads the bounded index of open work
    (:meth:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState.open_work_items`: one item per
-   cluster naming its services held at zero, never the history);
-2. for each service named there: sends an owed recovery (a ``restore`` run by an operator, whose
+   cluster naming its services held at zero and every service whose episode alerted, never the history);
+2. for each service named there: ends an open episode whose quiet window has passed (rule 2: more than
+   one window with no failure; its recovery becomes owed as on the event path, an alert-only episode's
+   included), sends an owed recovery (a ``restore`` run by an operator, whose
    credentials need no SNS or Slack), retries a recovery whose every channel failed, and with
    ``RECOVERY=probe`` runs the probe step that is due (start, pass and restore, or a step a dead
    invocation left), each through the episode's lease and the machine of
    :mod:`ecs_guardrail.core.lifecycle`;
-3. drops a service from the index once nothing is owed (restored and its recovery sent);
+3. drops a service from the index once nothing is owed (its episode ended, not held at zero, and its
+   recovery sent or never owed);
 4. for each standalone job family named there whose window is over: closes the window and sends its
    summary (when it counted more than the failure that opened it), then drops the family's entry,
    so a job that stops failing (or stops running) still gets its summary on time.
@@ -37,6 +40,7 @@ from ecs_guardrail.core.episode import (
     ServiceSummary,
     close_job_window,
     move_recovery,
+    note_activity,
 )
 from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.handlers.episode import Episodes
@@ -60,16 +64,17 @@ class Sweep:
         self.episodes = Episodes(rt, context)
         self.state = rt.history.state
 
-    def run(self, now: datetime) -> dict[str, Any]:
+    def run(self, now: datetime, *, probes: bool = True) -> dict[str, Any]:
         """One pass at ``now`` (the schedule's time). Returns counts: ``services`` in the index, ``probes``
         (started, passed, failed), ``recoveries`` sent and ``retried``, ``closed`` index entries, and the
-        services a passed probe ``restored`` (``cluster/service``)."""
+        services a passed probe ``restored`` (``cluster/service``). ``probes=False`` runs no probe step
+        (a replay past its recorded stream, where nothing says how a probe would end)."""
         out: dict[str, Any] = {"status": "swept", "services": 0, "recoveries": 0, "retried": 0, "closed": 0,
                                "summaries": 0, "restored": []}
         for ck, cluster, service in self.state.open_work_items():
             out["services"] += 1
             try:
-                self._service(ck, cluster, service, now, out)
+                self._service(ck, cluster, service, now, out, probes)
             except LeaseLostError as exc:  # the new holder finishes; the next sweep looks again
                 logger.warning("sweep lost a lease", extra={"service": service, "error": str(exc)})
             except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
@@ -86,8 +91,10 @@ class Sweep:
         metrics.add_metric(name="SweepServices", unit="Count", value=out["services"])
         return out
 
-    def _service(self, ck: str, cluster: str, service: str, now: datetime, out: dict[str, Any]) -> None:
+    def _service(self, ck: str, cluster: str, service: str, now: datetime, out: dict[str, Any],
+                 probes: bool = True) -> None:
         s = self.state.load(ck, service, fresh=True)
+        s = self._quiet_end(ck, s, now)
         if self._retry_failed_recovery(ck, s):
             out["retried"] += 1
             s = self.state.load(ck, service)
@@ -97,7 +104,7 @@ class Sweep:
                 out["recoveries"] += 1
             s = self.state.load(ck, service)
             ep = s.episode
-        probed = self.episodes.probe(ck, cluster, service, now)
+        probed = self.episodes.probe(ck, cluster, service, now) if probes else None
         if probed == "passed":
             out["restored"].append(f"{cluster}/{service}")
         if probed is not None:
@@ -106,7 +113,7 @@ class Sweep:
             if ep is not None and ep.recovery is RecoveryStatus.SENT:
                 out["recoveries"] += 1
         if ep is None or (ep.action_status is not ActionStatus.RESTORED and ep.held_at_zero) \
-                or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED):
+                or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED) or s.episode_end is None:
             return
         self.state.close_work(ck, service)
         out["closed"] += 1
@@ -132,6 +139,23 @@ class Sweep:
         self.state.close_job(ck, family, due)
         return 1 if filing is not None and filing.closed is not None else 0
 
+    def _quiet_end(self, ck: str, s: ServiceSummary, now: datetime) -> ServiceSummary:
+        """Rule 2's quiet window, on time: an open episode whose last failure is more than one window
+        before ``now`` ended then, and its recovery is owed when :func:`~ecs_guardrail.core.episode.
+        recovery_owed` says so (an alert-only episode whose alert went out), with no further event of the
+        service needed. An episode still being acted on (its lease) or a service held at zero (its
+        recovery is owed at its restore; a probe runs over it) is left as it is. Returns the summary as
+        stored afterwards."""
+        ep = s.episode
+        window = self.episodes.config.window
+        if ep is None or s.episode_end is not None or ep.unfinished or ep.held_at_zero \
+                or now <= ep.last_failure + window:
+            return s
+        s, _ = self.state.update(ck, s.service, lambda x: note_activity(x, now, window)
+                                 if x.episode is not None and not x.episode.unfinished
+                                 and not x.episode.held_at_zero else None)
+        return s
+
     def _retry_failed_recovery(self, ck: str, s: ServiceSummary) -> bool:
         """A recovery whose every channel failed is owed again (one conditional write: FAILED -> PENDING)."""
         ep = s.episode
@@ -143,6 +167,6 @@ class Sweep:
         return changed
 
 
-def run_sweep(rt: Runtime, now: datetime, context: Any = None) -> dict[str, Any]:
+def run_sweep(rt: Runtime, now: datetime, context: Any = None, *, probes: bool = True) -> dict[str, Any]:
     """One sweep (Lambda and ``replay`` share it): :meth:`Sweep.run` at ``now``."""
-    return Sweep(rt, context).run(now)
+    return Sweep(rt, context).run(now, probes=probes)

@@ -216,9 +216,12 @@ class Watchdog:
             closed = changed and s.episode_end is EpisodeEnd.STEADY_STATE and s.counted_after == event.time
             if not closed:  # a restore (another process) may have made a recovery owed since this cache
                 s = self.state.load(ck, service, fresh=True)
-            recovered = self.episodes.recover_if_owed(ck, event.cluster, s) is not s
-            return {"status": "episode_closed" if closed else "ignored", "why": STEADY,
-                    **({"recovered": True} if recovered else {})}
+            after = self.episodes.recover_if_owed(ck, event.cluster, s)
+            recovered = after is not s
+            out = {"status": "episode_closed" if closed else "ignored", "why": STEADY,
+                   **({"recovered": True} if recovered else {})}
+            later = self._after_steady(ck, event, arn, after, foreign) if closed else None
+            return {**later, "why": STEADY, **({"recovered": True} if recovered else {})} if later else out
         if name != IMPAIRED:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
         # a service-level failure of a held service is the probe's verdict (or a straggler): never a new
@@ -235,6 +238,19 @@ class Watchdog:
             return {"status": "ignored", "why": f"{IMPAIRED} stamped before the probe passed"}
         s = self.episodes.recover_if_owed(ck, event.cluster, s)
         return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
+
+    def _after_steady(self, ck: str, event: ServiceAction, arn: str, s: ServiceSummary,
+                      foreign: str | None) -> dict[str, Any] | None:
+        """Rule 2: an episode that a ``SERVICE_STEADY_STATE`` ended takes none of the failures stamped
+        after it, and those are evaluated at once for the next episode, also when they were delivered
+        before the steady state (a late steady state never swallows a loop). The evaluation's ``T`` is
+        the newest failure known. ``None`` when no failure is stamped after the steady state, or the
+        service is held at zero by the watchdog's own scale-down (its failures open no decision)."""
+        newest = s.newest_failure
+        if newest is None or newest <= event.time or (s.episode is not None and s.episode.held_at_zero):
+            return None
+        out = self._evaluate(ck, event.cluster, arn, event.service, s, newest, impaired=False, foreign=foreign)
+        return out if out.get("status") == "decided" else None
 
     def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
         """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
@@ -445,7 +461,7 @@ class Watchdog:
             serving=serving, service_deployments=self._service_deployments(cluster, s, facts),
             alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
             alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
-            scalable_target=scalable, client_error_ratio=self.rt.settings.CLIENT_ERROR_RATIO,
+            scalable_target=scalable,
         )
         v = entitlement(trigger.kind, ef, trigger.time)
         if v.entitled:

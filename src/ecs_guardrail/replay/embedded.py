@@ -66,9 +66,12 @@ def moto_as_aws() -> Iterator[None]:
     ``CLUSTER:SERVICE`` and tests ``"prod:" in key``, so ``prod`` also listed ``preprod``'s services (and
     ``ig`` those of ``big``): every decision in ``prod`` counted them in its cluster's size.
     DescribeTaskDefinition of a revision that is not a positive integer (``job:1.0``) is ClientException,
-    as in AWS and the fast engine (moto raised ValueError: a traceback)."""
+    as in AWS and the fast engine (moto raised ValueError: a traceback). A Network Load Balancer's ARN is
+    ``loadbalancer/net/NAME/ID`` as in AWS (moto wrote ``app/`` for every type, so an NLB's series went to
+    ``AWS/ApplicationELB`` with request metrics it does not have)."""
     from unittest import mock
 
+    import moto.elbv2.models as elbv2_models
     from moto.ecs.exceptions import TaskDefinitionNotFoundException
     from moto.ecs.models import EC2ContainerServiceBackend
 
@@ -88,8 +91,22 @@ def moto_as_aws() -> Iterator[None]:
         own = {s.arn for key, s in self.services.items() if key.split(":", 1)[0] == name}
         return [arn for arn in original(self, cluster_str, *args, **kwargs) if arn in own]
 
+    original_lb = elbv2_models.ELBv2Backend.create_load_balancer
+    make_arn = elbv2_models.make_arn_for_load_balancer
+
+    def create_load_balancer(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kind = {"network": "net", "gateway": "gwy"}.get(str(kwargs.get("loadbalancer_type") or ""), "app")
+
+        def arn(account_id: str, lb_id: str, name: str, region_name: str) -> str:
+            return str(make_arn(account_id, lb_id, name, region_name)).replace(":loadbalancer/app/",
+                                                                               f":loadbalancer/{kind}/", 1)
+
+        with mock.patch.object(elbv2_models, "make_arn_for_load_balancer", arn):
+            return original_lb(self, *args, **kwargs)
+
     with mock.patch.object(EC2ContainerServiceBackend, "list_services", list_services), \
             mock.patch.object(EC2ContainerServiceBackend, "describe_task_definition", describe_task_definition), \
+            mock.patch.object(elbv2_models.ELBv2Backend, "create_load_balancer", create_load_balancer), \
             _moto_service_deployments():
         yield
 
@@ -120,11 +137,12 @@ def _moto_service_deployments() -> Iterator[None]:
     from moto.ecs.exceptions import ServiceNotFoundException
     from moto.ecs.responses import EC2ContainerServiceResponse
 
+    from ecs_guardrail.replay.fleet import LISTED
     from ecs_guardrail.replay.memory_aws import service_deployments_of
 
     def _all(backend: Any) -> dict[str, dict[str, Any]]:
         return {sd["serviceDeploymentArn"]: sd for svc in backend.services.values()
-                for sd in service_deployments_of(svc.arn, list(svc.deployments))}
+                for sd in service_deployments_of(svc.arn, list(svc.deployments), getattr(svc, LISTED, ()))}
 
     def list_service_deployments(self: Any) -> Any:
         backend = self.ecs_backend
@@ -137,7 +155,7 @@ def _moto_service_deployments() -> Iterator[None]:
         window = self._get_param("createdAt") or {}
         after, before = _when(window.get("after")), _when(window.get("before"))
         out = []
-        for sd in service_deployments_of(svc.arn, list(svc.deployments)):
+        for sd in service_deployments_of(svc.arn, list(svc.deployments), getattr(svc, LISTED, ())):
             made = _when(sd.get("createdAt"))
             if status and sd["status"] not in status:
                 continue

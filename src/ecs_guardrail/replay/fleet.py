@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,16 @@ _SERVICE_KEYS = {
     "name", "desiredCount", "targetGroups", "tags",
     "schedulingStrategy", "deploymentCircuitBreaker", "autoScaling", "loadBalancerType", "healthCheck",
     "healthCheckGracePeriodSeconds", "containerHealthCheck", "containers",
-    "deploymentStrategy", "deploymentController", "taskDefinitionFamily",
+    "deploymentStrategy", "deploymentController", "taskDefinitionFamily", "deployments",
 }
+#: ListServiceDeployments ``status`` values (ECS API reference, ``ServiceDeployment``)
+DEPLOYMENT_STATUSES = frozenset({"PENDING", "SUCCESSFUL", "STOPPED", "STOP_REQUESTED", "IN_PROGRESS",
+                                 "ROLLBACK_REQUESTED", "ROLLBACK_IN_PROGRESS", "ROLLBACK_SUCCESSFUL",
+                                 "ROLLBACK_FAILED"})
+_DEPLOYMENT_KEYS = {"id", "status", "startedAt", "finishedAt", "statusReason"}
+#: the attribute of a moto service object that holds its fleet.json ``deployments`` rows (the moto
+#: engine's ListServiceDeployments patch answers from it, as the fast engine from its own copy)
+LISTED = "guardrail_listed_deployments"
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # ECS cluster, service, container and family names
 _TARGET_GROUP = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?")  # ELB: 32, no hyphen at the ends
@@ -194,6 +203,7 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
     if cb is not None:
         _check_breaker(where, cb)
     _check_deployment(where, s)
+    _check_listed_deployments(where, s.get("deployments"))
 
     scaling = s.get("autoScaling")
     if scaling is not None and (
@@ -276,6 +286,39 @@ def _check_deployment(where: str, s: dict[str, Any]) -> None:
     family = s.get("taskDefinitionFamily")
     if family is not None and (not isinstance(family, str) or not _NAME.fullmatch(family)):
         raise ScenarioError(f"{where}: taskDefinitionFamily {str(family)[:80]!r}: [A-Za-z0-9_-], at most 255")
+
+
+def _check_listed_deployments(where: str, rows: Any) -> None:
+    """``deployments`` (SCENARIOS.md): what ListServiceDeployments answers for the service, a list of
+    ``{"id": "ecs-svc/DIGITS", "status": STATUS, "startedAt": ISO, "finishedAt": ISO}`` (``statusReason``
+    optional)."""
+    if rows is None:
+        return
+    if not isinstance(rows, list):
+        raise ScenarioError(f"{where}: deployments is a list of {{id, status, startedAt, finishedAt}}")
+    for i, row in enumerate(rows):
+        at = f"{where}: deployments[{i}]"
+        if not isinstance(row, dict):
+            raise ScenarioError(f"{at}: an object {{id, status, startedAt, finishedAt}}")
+        unknown = set(row) - _DEPLOYMENT_KEYS
+        if unknown:
+            raise ScenarioError(f"{at}: unknown key {sorted(unknown)[0]!r} "
+                                f"(known: {', '.join(sorted(_DEPLOYMENT_KEYS))})")
+        did = row.get("id")
+        if not isinstance(did, str) or not re.fullmatch(r"ecs-svc/\d{1,40}", did):
+            raise ScenarioError(f"{at}: id {str(did)[:80]!r} is not a deployment id (ecs-svc/DIGITS)")
+        if row.get("status") not in DEPLOYMENT_STATUSES:
+            raise ScenarioError(f"{at}: status {str(row.get('status'))[:40]!r}: one of "
+                                f"{', '.join(sorted(DEPLOYMENT_STATUSES))}")
+        for key in ("startedAt", "finishedAt"):
+            if row.get(key) is None:
+                continue
+            try:
+                t = datetime.fromisoformat(str(row[key]).replace("Z", "+00:00")) if isinstance(row[key], str) else None
+            except ValueError:
+                t = None
+            if t is None or t.tzinfo is None:
+                raise ScenarioError(f"{at}: {key} {str(row[key])[:40]!r} is not an ISO 8601 UTC time (…Z)")
 
 
 def _family(s: dict[str, Any]) -> str:
@@ -447,7 +490,8 @@ class BuiltFleet:
     ``target_groups``: target group name -> ``{"arn", "lb_arn", "dimension", "lb_dimension",
     "lb_type"}``: ``dimension``/``lb_dimension`` are the CloudWatch dimension values, the ARN suffixes
     (``targetgroup/NAME/ID``, ``app/NAME/ID``), ``lb_type`` is ``application`` or ``network``.
-    moto names a Network Load Balancer's ARN ``loadbalancer/app/...`` (AWS: ``loadbalancer/net/...``);
+    A Network Load Balancer's ARN is ``loadbalancer/net/...`` on both engines, as in AWS (moto's own
+    ``app/`` for every type is corrected by :func:`~ecs_guardrail.replay.embedded.moto_as_aws`);
     ``lb_dimension`` is derived from the ARN as moto returns it, so it matches what a reader of
     DescribeTargetGroups derives, and ``lb_type`` says which kind it really is.
     ``task_definitions``: ``(cluster, service)`` -> the task definition ARN the service runs.
@@ -557,6 +601,20 @@ def _settle_service(ecs: Any, account: str, region: str, cluster: str, service: 
         d.update(settled_deployment(deployment_id(cluster, service), found.desired_count))
 
 
+def _list_deployments(ecs: Any, account: str, region: str, cluster: str, service: str,
+                      rows: list[dict[str, Any]]) -> None:
+    """Give the embedded ECS the service's ``deployments`` rows to answer ListServiceDeployments from: on
+    moto as an attribute of its service object (:data:`LISTED`), on the fast engine through its
+    ``list_deployments_from``."""
+    if not _is_botocore_client(ecs):
+        ecs.list_deployments_from(cluster, service, rows)
+        return
+    backend = _moto_ecs_backend(ecs, account, region)
+    found = getattr(backend, "services", {}).get(f"{cluster}:{service}") if backend is not None else None
+    if found is not None:
+        setattr(found, LISTED, [dict(r) for r in rows])
+
+
 def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], account: str, region: str, *,
                 event_task_definitions: Mapping[str, Iterable[str]] | None = None,
                 container_insights: Iterable[str] = ()) -> BuiltFleet:
@@ -637,6 +695,8 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
                 kwargs["deploymentController"] = {"type": s["deploymentController"]}
             ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
             _settle_service(ecs, account, region, c["name"], s["name"])
+            if s.get("deployments"):
+                _list_deployments(ecs, account, region, c["name"], s["name"], s["deployments"])
             update: dict[str, Any] = {}
             # a key given as null is a key omitted (as check_fleet reads it)
             if s.get("healthCheckGracePeriodSeconds") is not None:

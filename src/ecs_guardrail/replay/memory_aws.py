@@ -74,14 +74,35 @@ def settled_deployment(did: str, desired: int) -> dict[str, Any]:
             "updatedAt": FLEET_EPOCH}
 
 
-def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _listed_deployment(service_arn: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A ``ServiceDeployment`` from one row of a fleet.json service's ``deployments`` (SCENARIOS.md:
+    ``{"id": "ecs-svc/123", "status": "SUCCESSFUL", "startedAt": "...Z", "finishedAt": "...Z"}``,
+    as ``capture`` writes what ListServiceDeployments answered)."""
+    did = str(row.get("id", ""))
+    sd: dict[str, Any] = {
+        "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
+                                f"{did.rsplit('/', 1)[-1]}",
+        "serviceArn": service_arn, "clusterArn": service_arn.replace(":service/", ":cluster/", 1).rsplit("/", 1)[0],
+        "status": str(row.get("status") or "IN_PROGRESS").upper(), "statusReason": row.get("statusReason"),
+    }
+    for key, field in (("startedAt", "startedAt"), ("startedAt", "createdAt"), ("finishedAt", "finishedAt")):
+        if isinstance(row.get(key), str):
+            sd[field] = datetime.fromisoformat(row[key].replace("Z", "+00:00"))
+    return sd
+
+
+def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]],
+                           listed: list[dict[str, Any]] | tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]]:
     """The service deployments (ECS API reference, ``ServiceDeployment``) an embedded ECS answers for a
     service whose DescribeServices ``deployments[]`` is ``deployments``: one per deployment,
     ``serviceDeploymentArn`` ``...:service-deployment/CLUSTER/SERVICE/ID`` (ID: the digits of
     ``ecs-svc/ID``), ``status`` from ``rolloutState`` (COMPLETED -> SUCCESSFUL, IN_PROGRESS ->
     IN_PROGRESS, FAILED -> STOPPED), ``createdAt``/``startedAt`` its ``createdAt`` and, once finished,
-    ``finishedAt`` its ``updatedAt``. Newest first (ListServiceDeployments' order)."""
-    out = []
+    ``finishedAt`` its ``updatedAt``; and one per row of the fleet.json service's ``deployments``
+    (``listed``: what ListServiceDeployments answered when the scenario was captured; a row replaces a
+    deployment of the same ID). Newest first (ListServiceDeployments' order)."""
+    rows = {sd["serviceDeploymentArn"]: sd for sd in (_listed_deployment(service_arn, r) for r in listed)}
+    out = list(rows.values())
     for d in deployments:
         did = str(d.get("id", ""))
         status = _ROLLOUT_TO_STATUS.get(str(d.get("rolloutState") or "IN_PROGRESS").upper(), "IN_PROGRESS")
@@ -95,7 +116,8 @@ def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]]) 
             sd["createdAt"] = sd["startedAt"] = d["createdAt"]
         if status != "IN_PROGRESS" and d.get("updatedAt") is not None:
             sd["finishedAt"] = d["updatedAt"]
-        out.append(sd)
+        if sd["serviceDeploymentArn"] not in rows:
+            out.append(sd)
     return sorted(out, key=lambda x: x.get("createdAt") or FLEET_EPOCH, reverse=True)
 
 
@@ -315,9 +337,16 @@ class _Ecs(MemoryClient):
         for d in s["deployments"]:
             d.update(settled_deployment(d["id"], s["desiredCount"]))
 
+    def list_deployments_from(self, cluster: str, service: str, rows: list[dict[str, Any]]) -> None:
+        """Not an AWS operation: the fleet build's step that gives ListServiceDeployments and
+        DescribeServiceDeployments the fleet.json service's ``deployments`` rows to answer from
+        (:func:`service_deployments_of`; the moto engine's patch reads the same rows)."""
+        self._cluster("CreateService", cluster)["services"][service]["listed"] = copy.deepcopy(rows)
+
     @staticmethod
     def _public(service: dict[str, Any], *, tags: bool) -> dict[str, Any]:
         out = copy.deepcopy(service)
+        out.pop("listed", None)  # not a DescribeServices field: ListServiceDeployments' rows
         if not tags:
             out.pop("tags", None)
         return out
@@ -367,7 +396,7 @@ class _Ecs(MemoryClient):
             raise _error("ListServiceDeployments", "ServiceNotFoundException", "Service not found.")
         after, before = (createdAt or {}).get("after"), (createdAt or {}).get("before")
         out = []
-        for sd in service_deployments_of(s["serviceArn"], s["deployments"]):
+        for sd in service_deployments_of(s["serviceArn"], s["deployments"], s.get("listed", ())):
             made = sd.get("createdAt")
             if status and sd["status"] not in status:
                 continue
@@ -381,7 +410,8 @@ class _Ecs(MemoryClient):
         """Each ARN's service deployment; an unknown ARN is a ``failures`` entry (reason ``MISSING``)."""
         self._call("describe_service_deployments")
         known = {sd["serviceDeploymentArn"]: sd for c in self._aws.ecs_clusters.values()
-                 for s in c["services"].values() for sd in service_deployments_of(s["serviceArn"], s["deployments"])}
+                 for s in c["services"].values()
+                 for sd in service_deployments_of(s["serviceArn"], s["deployments"], s.get("listed", ()))}
         found = [copy.deepcopy(known[a]) for a in serviceDeploymentArns if a in known]
         failures = [{"arn": a, "reason": "MISSING"} for a in serviceDeploymentArns if a not in known]
         return {"serviceDeployments": found, "failures": failures}
@@ -417,8 +447,11 @@ class _Elbv2(MemoryClient):
 
     def create_load_balancer(self, Name: str, Type: str = "application", **_: Any) -> dict[str, Any]:
         self._call("create_load_balancer")
-        # moto names every load balancer's ARN loadbalancer/app/... (fleet.BuiltFleet says why it matters)
-        arn = self._aws.arn("elasticloadbalancing", f"loadbalancer/app/{Name}/{next(self._aws.ids):016x}")
+        # as AWS: loadbalancer/net/... for a Network Load Balancer (its CloudWatch dimension net/NAME/ID is
+        # read under AWS/NetworkELB), loadbalancer/app/... for an application one (the moto engine's patch,
+        # embedded.moto_as_aws, names them the same way)
+        kind = {"network": "net", "gateway": "gwy"}.get(Type, "app")
+        arn = self._aws.arn("elasticloadbalancing", f"loadbalancer/{kind}/{Name}/{next(self._aws.ids):016x}")
         self._aws.load_balancers[arn] = {"LoadBalancerArn": arn, "LoadBalancerName": Name, "Type": Type}
         return {"LoadBalancers": [dict(self._aws.load_balancers[arn])]}
 

@@ -129,6 +129,71 @@ def _other_home(raw: Any, account: str, region: str) -> str | None:
             "in fleet.json to the events' own)")
 
 
+_DEPLOYMENT_OPEN = "SERVICE_DEPLOYMENT_IN_PROGRESS"
+_DEPLOYMENT_CLOSED = ("SERVICE_DEPLOYMENT_COMPLETED", "SERVICE_DEPLOYMENT_FAILED")
+
+
+def _deployment_mark(raw: Any) -> tuple[str, str, str] | None:
+    """``(cluster/service, deployment id, eventName)`` of a service's ECS Deployment State Change, else None."""
+    if not isinstance(raw, dict) or raw.get("detail-type") != "ECS Deployment State Change":
+        return None
+    detail, resources = raw.get("detail"), raw.get("resources")
+    if not isinstance(detail, dict) or not isinstance(resources, list) or not resources \
+            or not isinstance(resources[0], str) or ":service/" not in resources[0]:
+        return None
+    did, name = detail.get("deploymentId"), detail.get("eventName")
+    if not isinstance(did, str) or not isinstance(name, str):
+        return None
+    parts = resources[0].split(":service/", 1)[1].split("/")
+    return (f"{parts[0]}/{parts[-1]}" if len(parts) > 1 else parts[0]), did, name
+
+
+def unclosed_deployment_warnings(opened: dict[tuple[str, str], int], closed: set[tuple[str, str]],
+                                 fleet: dict[str, Any]) -> list[str]:
+    """One line per deployment a ``SERVICE_DEPLOYMENT_IN_PROGRESS`` opened (``opened``: ``(cluster/service,
+    id)`` -> its events.jsonl line) that no closing event (``closed``) ends and no row of the service's
+    fleet.json ``deployments`` lists: the watchdog reads it as in progress for the whole replay
+    (ARCHITECTURE.md rule 4: fail safe), which protects the service from a scale-down."""
+    listed = {(f"{c['name']}/{s['name']}", str(r.get("id"))) for c in fleet["clusters"]
+              for s in c.get("services", []) for r in s.get("deployments") or [] if isinstance(r, dict)}
+    # only where something other than the watchdog finishes the deployment (the protection applies)
+    protected = {f"{c['name']}/{s['name']}" for c in fleet["clusters"] for s in c.get("services", [])
+                 if (s.get("deploymentCircuitBreaker") or {}).get("enable")
+                 or (s.get("deploymentController") or "ECS") != "ECS"
+                 or ((s.get("deploymentStrategy") or {}).get("strategy") or "ROLLING") != "ROLLING"}
+    return [f"events.jsonl:{line}: deployment {did} of {svc} has no closing event (SERVICE_DEPLOYMENT_COMPLETED "
+            f"or _FAILED) and fleet.json's deployments does not list it: it is read as in progress throughout "
+            f"(add its row, as capture writes it: {{\"id\": \"{did}\", \"status\": \"SUCCESSFUL\", ...}})"
+            for (svc, did), line in sorted(opened.items(), key=lambda kv: kv[1])
+            if svc in protected and (svc, did) not in closed and (svc, did) not in listed]
+
+
+#: an event this far past the rest of events.jsonl is named (a wrong clock, without delivered.csv to reject it)
+FAR_PAST_THE_REST = timedelta(hours=24)
+
+
+def far_future_warnings(accepted: dict[int, datetime], delivered: dict[int, datetime]) -> list[str]:
+    """One line per accepted event stamped more than :data:`FAR_PAST_THE_REST` after every earlier-stamped
+    event, when such events are few (at most 3, and under 5 % of the events) and ``delivered.csv`` has no
+    row for them: a wrong clock (2099) that production's time-sanity check would reject; in a replay
+    without delivery times it is taken as the service's newest failure, and the loop detection of its
+    service measures every window from it (its real loop is never seen)."""
+    if len(accepted) < 2:
+        return []
+    order = sorted(accepted.items(), key=lambda kv: kv[1])
+    gap_at = max(range(1, len(order)), key=lambda i: order[i][1] - order[i - 1][1])
+    gap = order[gap_at][1] - order[gap_at - 1][1]
+    late = order[gap_at:]
+    if gap <= FAR_PAST_THE_REST or len(late) > 3 or len(late) * 20 > len(order):
+        return []
+    rest = order[gap_at - 1][1]
+    return [f"events.jsonl:{n}: stamped {t:%Y-%m-%dT%H:%M:%SZ}, {(t - rest) / timedelta(days=1):.0f} day(s) past "
+            f"every other event (the last {rest:%Y-%m-%dT%H:%M:%SZ}): a wrong clock? Without delivered.csv the "
+            "replay cannot reject it, and its service's loop detection measures its windows from it "
+            "(capture writes delivered.csv)"
+            for n, t in late if n not in delivered]
+
+
 def _task_arn(raw: Any) -> str:
     """``detail.taskArn`` of a task event ('' when absent: the recorder rejected such lines already)."""
     detail = raw.get("detail") if isinstance(raw, dict) else None
@@ -167,7 +232,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
-    from ecs_guardrail.replay.clock import MinuteClock, event_time
+    from ecs_guardrail.replay.clock import MinuteClock
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
     from ecs_guardrail.replay.lines import decode_line
@@ -207,10 +272,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             warn(text)
         checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
-        recovery = (RecoveryTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered) if probes is not None
-                    else None)
-        clock = (MinuteClock(sampler.first, sampler.last, sampler.tick) if recovery is None
-                 else MinuteClock(recovery.first, recovery.last, recovery.tick))
+        sweep = SweepTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered)
+        recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary
+        clock = sweep.clock()
         restarts = ReplayRestarts(scenario, aws)
         for name in restarts.unknown:
             warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
@@ -222,6 +286,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = n = 0
         span: tuple[datetime, datetime] | None = None  # first and last event time
+        opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
+        closed: set[tuple[str, str]] = set()
         # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
         # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
         # object and validated once for the recorder and the watchdog (parsed_once)
@@ -248,12 +314,18 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
-                t = event_time(raw)
+                # only a line the replay accepts moves its clocks (a rejected one is named, not swept)
+                t = sweep.accepted.get(n)
                 clock.before_event(t)
                 restart_clock.before_event(t)
                 if t is not None:
                     span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
                 routes = targets(raw, scenario.account)
+                mark = _deployment_mark(raw)
+                if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
+                    opened.setdefault(mark[:2], n)
+                elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
+                    closed.add(mark[:2])
                 warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services), n)
                 warn(_other_home(raw, scenario.account, scenario.region), n)
                 at = delivered.get(n)
@@ -262,8 +334,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
+                if out is not None and out.get("notice_kind"):
+                    result.note_notice(raw, out["notice_kind"], t)
                 if out is not None and out.get("stop_kind"):
-                    result.count_stop(raw, out["stop_kind"])
+                    result.count_stop(raw, out["stop_kind"], t)
                     checks.stop(raw, out["stop_kind"])
                     if out["stop_kind"] == "crash":
                         warn(_crash_at_zero(raw, at_zero), n)
@@ -279,6 +353,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                         result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
                     continue
                 if "watchdog" in routes:
+                    result.clock = span[1] if span is not None else None  # when its decisions act
                     outcome = _invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at)
                     if out is None and outcome.get("status") == "rejected":  # the watchdog's alone (restarts)
                         result.reject(n, outcome.get("reason", "rejected"), on_reject)
@@ -295,6 +370,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None)
              or shifted_samples_warning(sampler.rows, scenario.fleet, checks.failures))
         warn(checks.shared_task_warning())
+        for text in unclosed_deployment_warnings(opened, closed, scenario.fleet) + far_future_warnings(
+                sweep.accepted, delivered):
+            warn(text)
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
             warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
@@ -308,7 +386,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         res.history = rt_record.history
         if getattr(table, "calls", None):
             res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
-        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None)
+        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None,
+                                          result.acted_at)
         res.summary["unavailable_service_minutes"] = (
             res.availability.unavailable_service_minutes if res.availability is not None else None)
         res.summary["watchdog_service_minutes"] = (
@@ -349,56 +428,107 @@ def _accepted(raw: Any, account: str | None = None) -> bool:
     return True
 
 
-class RecoveryTicks:
-    """``RECOVERY=probe`` in a replay (ARCHITECTURE.md, "Recovery"): the minute clock runs the sweep
-    (:func:`ecs_guardrail.handlers.sweep.run_sweep`) every minute from the first event to
-    ``PROBE_PASS_MINUTES`` + 1 after the last one (and over the ``healthy_hosts.csv`` minutes, whose
-    ticks also sample). The recorded stream stands in for the probe: a genuine crash or health-check
-    kill of a probing service is its failure (the watchdog sees it as in production), and a probe
-    with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports: ``probes``
-    (started, passed, failed), the services ``restored`` by a probe, and ``image_pulls``.
+def accepted_times(scenario: Scenario, delivered: dict[int, datetime] | None = None) -> dict[int, datetime]:
+    """``{line number: event time}`` of every line of ``events.jsonl`` that the replay accepts (1-based):
+    a line that is not JSON, that neither the recorder nor the watchdog accepts, or that ``delivered.csv``
+    says was stamped more than 15 minutes after its delivery is left out (it moves no clock)."""
+    from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
+    from ecs_guardrail.replay.clock import event_time
+    from ecs_guardrail.replay.lines import decode_line
+
+    out: dict[int, datetime] = {}
+    with scenario.events_path.open("rb") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                raw = json.loads(decode_line(line)[0]) if line.strip() else None
+                t = event_time(raw) if raw is not None and _accepted(raw, scenario.account) else None
+            except (ValueError, RecursionError):
+                t = None
+            at = (delivered or {}).get(n)
+            if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
+                t = None  # rejected as stamped in the future (delivered.csv)
+            if t is not None:
+                out[n] = t
+    return out
+
+
+class SweepTicks:
+    """The replay's one-minute schedule (ARCHITECTURE.md, "Recovery"; SCENARIOS.md): the sweep
+    (:func:`ecs_guardrail.handlers.sweep.run_sweep`) runs every minute from the first accepted event to
+    one quiet window (``CRASH_WINDOW_MINUTES``) + 1 min past the last one, whatever ``RECOVERY`` says,
+    as production's sweep does; with ``RECOVERY=probe`` at least ``PROBE_PASS_MINUTES`` + 1 past it.
+    The availability sampler's ``healthy_hosts.csv`` minutes tick on the same clock (each tick
+    samples first, then sweeps at minute + 1 min).
+
+    Only minutes in which something can fall due are swept: within :meth:`horizon` of an accepted
+    event (a quiet window's end, a job window's end, and with ``RECOVERY=probe`` the longest probe
+    delay and its pass), and the CSV's minutes. A minute past all of them sweeps an index in which
+    nothing is due, so skipping it changes nothing, and an event stamped years away costs no years.
+    A rejected line (malformed, or stamped in the future by ``delivered.csv``) moves no clock.
+
+    With ``RECOVERY=probe`` the recorded stream stands in for the probe: a genuine crash or
+    health-check kill of a probing service is its failure (the watchdog sees it as in production),
+    and a probe with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports
+    then: ``probes`` (started, passed, failed), the services ``restored`` by a probe, and
+    ``image_pulls``.
+
+    Raises:
+        ScenarioError: the minutes to sweep exceed ``MAX_REPLAY_MINUTES``.
     """
 
     def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any,
                  delivered: dict[int, datetime] | None = None) -> None:
-        from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
         from ecs_guardrail.core.records import iso
-        from ecs_guardrail.replay.clock import event_time
+        from ecs_guardrail.replay.clock import span_minutes
         from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
-        from ecs_guardrail.replay.lines import decode_line
 
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
-        times = []
-        with scenario.events_path.open("rb") as fh:
-            for n, line in enumerate(fh, 1):
-                try:  # only a line the replay accepts moves the clock: a rejected one is named, not swept
-                    raw = json.loads(decode_line(line)[0]) if line.strip() else None
-                    t = event_time(raw) if raw is not None and _accepted(raw, scenario.account) else None
-                except (ValueError, RecursionError):
-                    t = None
-                at = (delivered or {}).get(n)
-                if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
-                    t = None  # rejected as stamped in the future (delivered.csv): it moves no clock
-                if t is not None:
-                    times.append(t)
+        window = rt.settings.policy().window
+        self.accepted = accepted_times(scenario, delivered)
+        times = sorted(self.accepted.values())
+        tail = window + timedelta(minutes=1)
+        if probes is not None:
+            tail = max(tail, timedelta(minutes=probes.pass_minutes + 1))
+        reach = self.horizon(window, probes)
+        spans: list[tuple[datetime, datetime]] = []
         if times:
-            span = (max(times) - min(times)) // timedelta(minutes=1)
-            if span > MAX_REPLAY_MINUTES:  # the sweep runs every minute of it: it would never finish
-                raise ScenarioError(f"events.jsonl: with RECOVERY=probe the sweep runs every minute from the "
-                                    f"first event ({iso(min(times))}) to the last ({iso(max(times))}): {span} "
-                                    f"minutes, a replay runs at most {MAX_REPLAY_MINUTES} (an event stamped in "
-                                    "the future? delivered.csv lets the replay reject it)")
-        firsts = [min(times).replace(second=0, microsecond=0)] if times else []
-        lasts = ([max(times).replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)]
-                 if times else [])
+            last = times[-1].replace(second=0, microsecond=0) + tail
+            spans = [(m, min(m + reach, last)) for m in (t.replace(second=0, microsecond=0) for t in times)]
         if sampler.first is not None and sampler.last is not None:
-            firsts.append(sampler.first)
-            lasts.append(sampler.last)
-        self.first = min(firsts) if firsts else None
-        self.last = max(lasts) if lasts else None
+            spans.append((sampler.first, sampler.last))
+        minutes = span_minutes(spans)
+        if minutes > MAX_REPLAY_MINUTES:  # the sweep runs every one of them: it would never finish
+            raise ScenarioError(f"events.jsonl: the sweep runs every minute from the first event ({iso(times[0])}) "
+                                f"to one quiet window past the last ({iso(times[-1])}): {minutes} minutes, a "
+                                f"replay runs at most {MAX_REPLAY_MINUTES}")
+        self.spans = spans
+        # probes are judged on the recorded stream: none is stepped later than it was before the sweep
+        # ran past the last event (a probe started there would pass on no evidence at all)
+        # (and over the healthy_hosts.csv minutes)
+        ends = [times[-1].replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)] \
+            if times and probes is not None else []
+        if ends and sampler.last is not None:
+            ends.append(sampler.last)
+        self.probe_end = max(ends) if ends else None
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
         self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
+
+    @staticmethod
+    def horizon(window: timedelta, probes: Any) -> timedelta:
+        """How long after an event something it started can still fall due with no further event: one
+        quiet window + 1 min (the episode's quiet end and its recovery, a job window's summary); with
+        ``RECOVERY=probe`` also the longest probe delay, the probe's pass and the restore's minute."""
+        reach = window + timedelta(minutes=1)
+        if probes is not None:
+            reach += timedelta(minutes=probes.max_delay_minutes + probes.pass_minutes + 1)
+        return reach
+
+    def clock(self) -> Any:
+        """The :class:`~ecs_guardrail.replay.clock.MinuteClock` that runs :meth:`tick` over the spans."""
+        from ecs_guardrail.replay.clock import MinuteClock
+
+        return MinuteClock(None, None, self.tick, spans=self.spans)
 
     def tick(self, minute: datetime) -> None:
         """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
@@ -407,7 +537,10 @@ class RecoveryTicks:
         s = self.sampler
         if s.first is not None and s.last is not None and s.first <= minute <= s.last:
             s.tick(minute)
-        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx)
+        probing = self.probe_end is not None and minute <= self.probe_end
+        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
+        if self.probes is None:
+            return
         for k in self.counts:
             self.counts[k] += out["probes"][k]
         self.restored.extend(out.get("restored", []))
@@ -481,17 +614,50 @@ class ResultBuilder:
         self.rejected: list[tuple[int, str]] = []
         self.duplicates = 0
         self.stops: dict[str, str] = {}  # task ARN -> kind of its first classified STOPPED event
+        self.notices: dict[str, tuple[Any, datetime]] = {}  # task id -> its first Spot/termination notice
+        self.stop_times: dict[str, tuple[str, datetime]] = {}  # task id -> (task ARN, its STOPPED event's time)
         self.stop_events = 0  # classified STOPPED events (a task redelivered under a new id counts again)
         self.stop_lines: Counter[str] = Counter()  # lastStatus of events of stopping tasks
         self.stopped_to_watchdog: set[str] = set()  # task ARNs whose STOPPED event reached the watchdog
         self.probes_on_events = 0  # probes a new task definition revision started (RECOVERY=probe)
+        self.clock: datetime | None = None  # the replay's event clock when the watchdog last ran
+        self.acted_at: dict[tuple[str, str, datetime], datetime] = {}  # scale-down -> when it acted
 
-    def count_stop(self, raw: Any, kind: str) -> None:
+    def count_stop(self, raw: Any, kind: str, at: datetime | None = None) -> None:
         """Count a stopped task once by ``detail.taskArn`` (its first kind stands), every event in
         ``stop_events``: the summary's kinds are tasks, and ``stop_repeats`` says how many events were
-        the same tasks again (EventBridge delivers at least once)."""
+        the same tasks again (EventBridge delivers at least once). A Spot or termination notice the
+        task got before (:meth:`note_notice`) makes it the notice's kind, as the watchdog counts it
+        (:func:`~ecs_guardrail.core.classify.kind_with_notice`). ``at``: the STOPPED event's time."""
+        from ecs_guardrail.core.classify import StopKind, kind_with_notice
+
         self.stop_events += 1
-        self.stops.setdefault(_task_arn(raw), kind)
+        arn = _task_arn(raw)
+        if arn in self.stops:
+            return
+        tid = arn.rsplit("/", 1)[-1]
+        notice = self.notices.get(tid)
+        if notice is not None and at is not None:
+            kind = kind_with_notice(StopKind(kind), at, notice, notice_first=True).value
+        self.stops[arn] = kind
+        if at is not None:
+            self.stop_times[tid] = (arn, at)
+
+    def note_notice(self, raw: Any, kind: str, at: datetime | None) -> None:
+        """A stopping task's Spot or termination notice (``kind``: spot, infrastructure) at event time
+        ``at``: remembered per task (its first one stands); delivered after the task's STOPPED event, it
+        takes back a crash or health-check kill stamped at or after it, as the watchdog does."""
+        from ecs_guardrail.core.classify import StopKind, kind_with_notice
+
+        tid = _task_arn(raw).rsplit("/", 1)[-1]
+        if at is None or tid in self.notices:
+            return
+        self.notices[tid] = (StopKind(kind), at)
+        stopped = self.stop_times.get(tid)
+        if stopped is not None:
+            arn, t = stopped
+            self.stops[arn] = kind_with_notice(StopKind(self.stops[arn]), t, self.notices[tid],
+                                               notice_first=False).value
 
     def reject(self, n: int, reason: str, on_reject: Callable[[int, str], None] | None) -> None:
         self.rejected.append((n, reason))
@@ -499,7 +665,12 @@ class ResultBuilder:
             on_reject(n, reason)
 
     def add(self, outcome: dict[str, Any]) -> None:
-        self.decisions.extend(outcome.get("decisions", []))
+        for d in outcome.get("decisions", []):
+            self.decisions.append(d)
+            if d.get("action") == "scale_to_zero" and self.clock is not None:
+                # acted on at the replay's clock (a late-delivered event's decision acts after its T)
+                t = datetime.fromisoformat(str(d["time"]).replace("Z", "+00:00"))
+                self.acted_at.setdefault((d["cluster"], d["service"], t), max(t, self.clock))
         if outcome.get("probe") == "started":
             self.probes_on_events += 1
         if outcome.get("status") == "job_failed":

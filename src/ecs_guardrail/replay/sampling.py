@@ -88,9 +88,10 @@ class ReplaySampler:
         return (item.get("account") in (None, self.scenario.account)
                 and item.get("region") in (None, self.scenario.region))
 
-    def report(self, held_until: dict[tuple[str, str], datetime | None] | None = None) -> AvailabilityReport | None:
-        """The availability report over the CSV's minutes (None without rows); ``held_until`` as
-        :func:`~ecs_guardrail.core.timeline.availability_from_items` takes it (``RECOVERY=probe``)."""
+    def report(self, held_until: dict[tuple[str, str], datetime | None] | None = None,
+               acted_at: dict[tuple[str, str, datetime], datetime] | None = None) -> AvailabilityReport | None:
+        """The availability report over the CSV's minutes (None without rows); ``held_until`` and
+        ``acted_at`` as :func:`~ecs_guardrail.core.timeline.availability_from_items` takes them."""
         if self.first is None or self.last is None:
             return None
         # task events from before the period tell which tasks were running at its start; streamed, one
@@ -100,4 +101,4 @@ class ReplaySampler:
                                                     self.last + timedelta(seconds=59), fields=AVAILABILITY_FIELDS)
                  if self._own(i))
         return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio,
-                                       held_until=held_until)
+                                       held_until=held_until, acted_at=acted_at)

@@ -362,7 +362,8 @@ class WatchdogState:
     # -------------------------------------------------------------- the sweep's index of open work
     def open_work(self, ck: str, cluster: str, service: str) -> None:
         """Name ``service`` (of cluster ``cluster``, key ``ck``) in the sweep's index of open work: a
-        service held at zero whose probe or recovery message is still owed. One item per cluster
+        service held at zero whose probe or recovery message is still owed, or one whose episode alerted
+        (its quiet window's end and recovery are the sweep's to find). One item per cluster
         (``OPEN#work`` / cluster key), a map of at most the cluster's held services; written with a
         version condition, so two writers never lose each other's entry. Idempotent."""
         self._index_change(ck, lambda svcs: None if svcs.get(service) == cluster else {**svcs, service: cluster})
