@@ -133,6 +133,40 @@ class MemoryTable:
         for item in copies:
             self._store(item)
 
+    def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
+                   expires_at: int | None = None) -> bool:
+        self._count("UpdateItem")
+        _check_members(members)
+        stored = self._items.get(pk, {}).get(sk)
+        item: dict[str, Any] = self._shapes.load(stored) if stored is not None else {"pk": pk, "sk": sk}
+        old = item.get(attribute)
+        if old is not None and type(old) is not list:
+            raise TypeError(f"{attribute} is not a string set")
+        if max_size is not None and old is not None and len(old) >= max_size:
+            return False
+        item[attribute] = sorted(set(old or ()) | set(members))
+        if expires_at is not None:
+            item["expires_at"] = expires_at
+        self._store(_json_safe(item))
+        return True
+
+    def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
+        self._count("UpdateItem")
+        _check_members(members)
+        stored = self._items.get(pk, {}).get(sk)
+        if stored is None:
+            return
+        item = self._shapes.load(stored)
+        old = item.get(attribute)
+        if old is None:
+            return
+        left = sorted(set(old) - set(members))
+        if left:
+            item[attribute] = left
+        else:
+            del item[attribute]  # DynamoDB holds no empty set: the attribute goes
+        self._store(_json_safe(item))
+
     # ------------------------------------------------------------------ reads
     def scan(self) -> Iterator[dict[str, Any]]:
         """Every stored item, as fresh objects, in no promised order (DynamoDB's Scan; for tests and
@@ -176,6 +210,12 @@ class MemoryTable:
                 item = {k: v for k, v in item.items() if k in self._projected}
             out.append(item)
         return iter(out)
+
+
+def _check_members(members: list[str]) -> None:
+    """DynamoDB refuses an empty set and an empty string in a set (ValidationException)."""
+    if not members or any(type(m) is not str or not m for m in members):
+        raise ValueError("a string set update needs at least one member, each a non-empty string")
 
 
 def _json_safe(item: dict[str, Any]) -> dict[str, Any]:

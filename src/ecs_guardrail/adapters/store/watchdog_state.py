@@ -45,8 +45,21 @@ from ecs_guardrail.core.episode import (
     close_job_window,
     count_minutes,
     file_job_failure,
+    scale_down_times,
 )
 from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.fleet_minutes import (
+    MEMBERS_KEPT,
+    SHARDS,
+    FleetMinute,
+    FleetSignals,
+    fleet_signals,
+    member,
+    minute_of,
+    minutes_spanned,
+    offset_of,
+    shard_of,
+)
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
 __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
@@ -182,6 +195,23 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
     )
 
 
+def _fleet_minute(item: dict[str, Any]) -> FleetMinute:
+    """One stored fleet minute (``f#``, ``o#`` and ``z#`` attributes per service) as the typed record."""
+    failures: dict[str, tuple[int, ...]] = {}
+    overflow, scaled = set(), {}
+    for name, value in item.items():
+        kind, _, service = name.partition("#")
+        if not service:
+            continue
+        if kind == "f":
+            failures[service] = tuple(sorted(offset_of(m) for m in value))
+        elif kind == "o":
+            overflow.add(service)
+        elif kind == "z":
+            scaled[service] = tuple(parse_time(t) for t in value)
+    return FleetMinute(parse_time(item["sk"]), failures, frozenset(overflow), scaled)
+
+
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
 
@@ -205,7 +235,8 @@ class WatchdogState:
     """
 
     IAM_ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"}),
+        "history_table": frozenset({"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query",
+                                    "dynamodb:UpdateItem"}),
     }
 
     def __init__(self, table: Table, ttl_days: int = 90,
@@ -242,6 +273,7 @@ class WatchdogState:
         winner's item when another writer got there first (the cache then holds the winner).
         """
         stored = replace(new, seq=current.seq + 1)
+        gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
         except ConditionFailedError as exc:
@@ -251,6 +283,7 @@ class WatchdogState:
                 self._cache.pop((ck, current.service), None)
             raise
         self._cache[(ck, current.service)] = stored
+        self._unmark_scale_downs(ck, current.service, gone)
         return stored
 
     def update(self, ck: str, service: str,
@@ -292,6 +325,78 @@ class WatchdogState:
                 mass_last = parse_time(item["last"])
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
+    # -------------------------------------------------------------- fleet minutes (rule 3, core/fleet_minutes.py)
+    def count_failures(self, ck: str, service: str, failures: list[Failure], need: int = 2) -> None:
+        """Add each filed failure's member to its minute of the service's shard: one UpdateItem per
+        minute (ADD to the string set ``f#<service>``; a member already there changes nothing, so a
+        retry or a redelivery is harmless). Past :data:`MEMBERS_KEPT` (or ``need``) members the
+        service-minute is marked overflowed instead (``o#<service>``). Call it after the summary write
+        that filed the failures (the summary's verdict decides what counts)."""
+        shard = shard_of(service)
+        by_minute: dict[datetime, list[str]] = {}
+        for f in failures:
+            by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
+        for minute, members in sorted(by_minute.items()):
+            pk, sk = keys.fleet_minute(ck, shard, minute)
+            ttl = self._log.expires(minute)
+            if not self.table.add_to_set(pk, sk, f"f#{service}", members, max_size=max(MEMBERS_KEPT, need),
+                                         expires_at=ttl):
+                self.table.add_to_set(pk, sk, f"o#{service}", ["1"], expires_at=ttl)
+
+    def uncount_failures(self, ck: str, service: str, failures: list[Failure]) -> None:
+        """Take the members of ``failures`` out of their minutes again (a notice delivered after its
+        task's STOPPED event: core/episode.py :func:`~ecs_guardrail.core.episode.add_spot`)."""
+        shard = shard_of(service)
+        for f in failures:
+            self.table.delete_from_set(*keys.fleet_minute(ck, shard, minute_of(f.time)), f"f#{service}",
+                                       [member(f.time, f.task_arn)])
+
+    def _mark_scale_downs(self, ck: str, current: ServiceSummary, new: ServiceSummary) -> tuple[datetime, ...]:
+        """Before a summary write: mark each scale-down ``new`` adds (``z#<service>``, its decision time,
+        in its minute), so no concurrent fleet test misses it. Returns the scale-downs ``new`` drops,
+        unmarked after the write (:meth:`_unmark_scale_downs`)."""
+        before, after = scale_down_times(current), scale_down_times(new)
+        if before == after:
+            return ()
+        shard = shard_of(new.service)
+        for t in sorted(set(after) - set(before)):
+            self.table.add_to_set(*keys.fleet_minute(ck, shard, minute_of(t)), f"z#{new.service}", [iso(t)],
+                                  expires_at=self._log.expires(t))
+        return tuple(sorted(set(before) - set(after)))
+
+    def _unmark_scale_downs(self, ck: str, service: str, gone: tuple[datetime, ...]) -> None:
+        shard = shard_of(service)
+        for t in gone:
+            self.table.delete_from_set(*keys.fleet_minute(ck, shard, minute_of(t)), f"z#{service}", [iso(t)])
+
+    def fleet_minutes(self, ck: str, start: datetime, end: datetime) -> list[FleetMinute]:
+        """Every shard's minutes that ``[start, end]`` touches: :data:`SHARDS` Queries of at most
+        ``window + 1`` items each, whatever the cluster's size (strongly consistent)."""
+        first, last = minutes_spanned(start, end)
+        out = []
+        for shard in range(SHARDS):
+            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=iso(first), hi=iso(last)):
+                out.append(_fleet_minute(item))
+        return out
+
+    def fleet(self, ck: str, start: datetime, end: datetime, need: int) -> FleetSignals:
+        """Rule 3's evidence for the window ``[start, end]``
+        (:func:`~ecs_guardrail.core.fleet_minutes.fleet_signals` over :meth:`fleet_minutes`)."""
+        return fleet_signals(self.fleet_minutes(ck, start, end), start, end, need)
+
+    def service_names(self, ck: str) -> set[str]:
+        """The services of the cluster with a summary (one Query of the summaries' keys): the fleet
+        test's denominator when ListServices cannot say (a cluster in another account)."""
+        return {item["sk"][2:] for item in self.table.query(keys.summaries(ck), prefix="S#", fields=("sk",))}
+
+    def slots_view(self, ck: str) -> ClusterView:
+        """The cluster's held-at-zero slots (one Query of ``H#``: at most the largest bound ever used),
+        without the summaries: what a decision reads for the cap (rule 5)."""
+        pk, prefix = keys.slots(ck)
+        slots = tuple(Slot(int(item["sk"][2:]), item["service"], parse_time(item["time"]), bool(item.get("released")))
+                      for item in self.table.query(pk, prefix=prefix))
+        return ClusterView((), slots, None)
+
     # -------------------------------------------------------------- episode claim and decision records
     def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any]) -> ServiceSummary:
         """Open (or escalate) the episode in ``new`` and write the decision record, in ONE transaction.
@@ -310,6 +415,7 @@ class WatchdogState:
                "reason": record["reason"], "message": record["message"],
                "previous_desired_count": record.get("previous_desired_count"),
                "decision": json.dumps(record, sort_keys=True), "expires_at": self._log.expires(t)}
+        gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.transact_put([(self._item(ck, stored, stored.seq), self._cond(current)),
                                      (dec, Cond(absent=True))])
@@ -317,6 +423,7 @@ class WatchdogState:
             self._cache.pop((ck, current.service), None)
             raise
         self._cache[(ck, current.service)] = stored
+        self._unmark_scale_downs(ck, current.service, gone)
         return stored
 
     def decision(self, ck: str, service: str, t: datetime) -> dict[str, Any] | None:
