@@ -235,6 +235,44 @@ def test_transact_put_index_attributes(table):
     assert sks(table.query("TL#c", index=True)) == ["DEC#1"]
 
 
+# ---------------------------------------------------------------- string sets (UpdateItem ADD / DELETE)
+def test_add_to_set_creates_merges_and_is_idempotent(table):
+    assert table.add_to_set("F", "m1", "f#api", ["2|aaaa", "1|bbbb"], expires_at=1_900_000_000) == 2
+    assert table.add_to_set("F", "m1", "f#api", ["1|bbbb", "3|cccc"]) == 3  # a member again: nothing new
+    assert table.add_to_set("F", "m1", "f#api", ["3|cccc"]) == 3
+    assert table.add_to_set("F", "m1", "f#web service", ["9|dddd"]) == 1  # any name: placeholders, not text
+    assert table.get("F", "m1") == {"pk": "F", "sk": "m1", "expires_at": 1_900_000_000,
+                                    "f#api": ["1|bbbb", "2|aaaa", "3|cccc"], "f#web service": ["9|dddd"]}
+    assert [i["sk"] for i in table.query("F", lo="m0", hi="m1")] == ["m1"]
+
+
+def test_add_to_set_max_size_refuses_a_full_set_and_writes_nothing(table):
+    assert table.add_to_set("F", "m", "f#a", ["1", "2"], max_size=2) == 2  # fewer than 2 before: written
+    assert table.add_to_set("F", "m", "f#a", ["3"], max_size=2) is None
+    assert table.add_to_set("F", "m", "f#b", ["1"], max_size=2) == 1  # an absent set is never full
+    assert table.get("F", "m")["f#a"] == ["1", "2"] and table.get("F", "m")["f#b"] == ["1"]
+
+
+def test_delete_from_set_removes_members_and_drops_an_empty_set(table):
+    table.add_to_set("F", "m", "f#a", ["1", "2"])
+    table.add_to_set("F", "m", "o#a", ["1"])
+    table.delete_from_set("F", "m", "f#a", ["1", "7"])  # an absent member changes nothing
+    assert table.get("F", "m")["f#a"] == ["2"]
+    table.delete_from_set("F", "m", "f#a", ["2"])
+    assert table.get("F", "m") == {"pk": "F", "sk": "m", "o#a": ["1"]}  # DynamoDB keeps no empty set
+    table.delete_from_set("F", "absent", "f#a", ["1"])
+    assert table.get("F", "absent") is None  # never created by a delete
+
+
+def test_set_updates_refuse_empty_members(table):
+    with pytest.raises(ValueError):
+        table.add_to_set("F", "m", "f#a", [])
+    with pytest.raises(ValueError):
+        table.add_to_set("F", "m", "f#a", [""])
+    with pytest.raises(ValueError):
+        table.delete_from_set("F", "m", "f#a", [])
+
+
 # ================================================================ the adapters through both engines
 def store_on(table) -> HistoryStore:
     return HistoryStore.on(table, cache={})

@@ -33,7 +33,8 @@ other service's failures of its window, however long ago that service's newest f
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -83,14 +84,23 @@ def offset_of(text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class FleetMinute:
-    """One shard's minute as stored: ``failures`` maps a service to its members' offsets
-    (microseconds into the minute, ascending); ``overflow``: services past :data:`MEMBERS_KEPT`
-    members in the minute; ``scaled``: a service to the times the watchdog scaled it to zero in it."""
+    """One shard's minute as stored. Services are named by the adapter's key for them (any string,
+    one per service, the same in every field; the adapter maps the answer back to names):
+
+    - ``members``: a service's members (:func:`member`) in the minute; their offsets are read only
+      where the window cuts the minute (a whole minute needs only who failed in it);
+    - ``twice``: the services with at least two members in the minute, overflowed ones included
+      (kept by the writer, which sees the set's size after its write), so a whole minute is set
+      algebra, not a loop over its services;
+    - ``overflow``: services past :data:`MEMBERS_KEPT` members in the minute;
+    - ``scaled``: a service to the times the watchdog scaled it to zero in the minute.
+    """
 
     minute: datetime
-    failures: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    overflow: frozenset[str] = frozenset()
-    scaled: dict[str, tuple[datetime, ...]] = field(default_factory=dict)
+    members: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    twice: AbstractSet[str] = frozenset()
+    overflow: AbstractSet[str] = frozenset()
+    scaled: Mapping[str, tuple[datetime, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +108,7 @@ class FleetSignals:
     """Rule 3's evidence from the minutes of one window: ``failing`` (services with enough failures in
     it), ``scaled_down`` (services scaled to zero in it), and ``uncertain`` (services that are not in
     ``failing`` and whose overflowed minute the window cuts: the caller decides them from their
-    summaries)."""
+    summaries). Named by the adapter's keys (:class:`FleetMinute`)."""
 
     failing: frozenset[str]
     scaled_down: frozenset[str]
@@ -115,11 +125,13 @@ def fleet_signals(minutes: Iterable[FleetMinute], start: datetime, end: datetime
     scaled to zero in it, from the minutes of every shard (minutes outside the window are ignored).
 
     Exact: a whole minute counts all its members, a cut minute those on the right side of the cut.
+    With ``need`` 2 (the default ``FLEET_SIGNAL_MIN_FAILURES``) the whole minutes are set algebra
+    (a service fails with two members in one minute, or members in two minutes), so a decision costs
+    C-speed set operations over the window's services plus a loop over the two cut minutes only.
     """
-    counts: dict[str, int] = {}
-    failing: set[str] = set()
     down: set[str] = set()
-    uncertain: set[str] = set()
+    whole: list[FleetMinute] = []
+    cut: list[FleetMinute] = []
     for fm in minutes:
         lo = fm.minute
         if lo + _MINUTE <= start or lo > end:
@@ -127,20 +139,35 @@ def fleet_signals(minutes: Iterable[FleetMinute], start: datetime, end: datetime
         for svc, times in fm.scaled.items():
             if any(start <= t <= end for t in times):
                 down.add(svc)
-        if lo >= start and lo + _MINUTE <= end:  # the whole minute is inside
-            for svc, offsets in fm.failures.items():
-                n = counts.get(svc, 0) + len(offsets)
+        (whole if lo >= start and lo + _MINUTE <= end else cut).append(fm)
+    counts: dict[str, int] = {}
+    failing: set[str] = set()
+    if need == 2:
+        seen: set[str] = set()
+        for fm in whole:
+            names = fm.members.keys() | fm.overflow
+            failing |= fm.twice
+            failing |= seen & names
+            seen |= names
+        for svc in seen - failing:
+            counts[svc] = 1
+    else:
+        for fm in whole:
+            for svc, members in fm.members.items():
+                n = counts.get(svc, 0) + len(members)
                 counts[svc] = n
                 if n >= need:
                     failing.add(svc)
-            for svc in fm.overflow:  # at least MEMBERS_KEPT there, and need is at most that
-                counts[svc] = counts.get(svc, 0) + max(need, MEMBERS_KEPT)
+            for svc in fm.overflow:  # at least MEMBERS_KEPT (or need) members there
                 failing.add(svc)
-            continue
-        s_off = max(0, (start - lo) // _US)
-        e_off = (end - lo) // _US
-        for svc, offsets in fm.failures.items():
-            n = counts.get(svc, 0) + sum(1 for x in offsets if s_off <= x <= e_off)
+    uncertain: set[str] = set()
+    for fm in cut:
+        s_off = max(0, (start - fm.minute) // _US)
+        e_off = (end - fm.minute) // _US
+        for svc, members in fm.members.items():
+            if svc in failing:
+                continue
+            n = counts.get(svc, 0) + sum(1 for x in members if s_off <= offset_of(x) <= e_off)
             counts[svc] = n
             if n >= need:
                 failing.add(svc)

@@ -140,7 +140,7 @@ class DynamoTable:
             raise ConditionFailedError(None) from exc
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
-                   expires_at: int | None = None) -> bool:
+                   expires_at: int | None = None) -> int | None:
         if not members or any(not isinstance(m, str) or not m for m in members):
             raise ValueError("a string set update needs at least one member, each a non-empty string")
         kwargs: dict[str, Any] = {
@@ -149,17 +149,21 @@ class DynamoTable:
             "ExpressionAttributeNames": {"#a": attribute, **({"#e": "expires_at"} if expires_at is not None else {})},
             "ExpressionAttributeValues": {":m": {"SS": sorted(set(members))},
                                           **({":e": {"N": str(int(expires_at))}} if expires_at is not None else {})},
+            "ReturnValues": "UPDATED_NEW",
         }
         if max_size is not None:
             kwargs["ConditionExpression"] = "attribute_not_exists(#a) OR size(#a) < :n"
             kwargs["ExpressionAttributeValues"][":n"] = {"N": str(int(max_size))}
         try:
-            self._ddb.update_item(**kwargs)
+            resp = self._ddb.update_item(**kwargs)
         except ClientError as exc:
             if not _is_condition_failure(exc):
                 raise
-            return False
-        return True
+            return None
+        got = resp.get("Attributes", {}).get(attribute)
+        if got is None:  # an ADD of members already there may return nothing (moto does): read the set
+            got = {"SS": (self.get(pk, sk) or {}).get(attribute) or ()}
+        return len(got.get("SS", ()))
 
     def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
         if not members or any(not isinstance(m, str) or not m for m in members):

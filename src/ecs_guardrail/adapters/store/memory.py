@@ -55,7 +55,13 @@ class _Shapes:
         self._names: list[tuple[str, ...]] = []
         self._numbers: dict[tuple[str, ...], int] = {}
 
+    #: items with more attributes than this are stored with their names (a fleet minute has one attribute
+    #: per failing service: each write of it would otherwise be a new shape, kept for ever)
+    WIDE = 24
+
     def dump(self, item: dict[str, Any]) -> bytes:
+        if len(item) > self.WIDE:
+            return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
         names = tuple(item)
         n = self._numbers.get(names)
         if n is None:
@@ -66,6 +72,8 @@ class _Shapes:
     def load(self, stored: bytes) -> dict[str, Any]:
         """A stored item, as fresh objects (the names are shared: text is immutable)."""
         n, values = pickle.loads(stored)  # noqa: S301 - bytes this table pickled itself, in process
+        if n < 0:
+            return values  # type: ignore[no-any-return]
         return dict(zip(self._names[n], values, strict=True))
 
 
@@ -134,7 +142,7 @@ class MemoryTable:
             self._store(item)
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
-                   expires_at: int | None = None) -> bool:
+                   expires_at: int | None = None) -> int | None:
         self._count("UpdateItem")
         _check_members(members)
         stored = self._items.get(pk, {}).get(sk)
@@ -143,12 +151,13 @@ class MemoryTable:
         if old is not None and type(old) is not list:
             raise TypeError(f"{attribute} is not a string set")
         if max_size is not None and old is not None and len(old) >= max_size:
-            return False
-        item[attribute] = sorted(set(old or ()) | set(members))
+            return None
+        merged = sorted(set(old or ()) | set(members))
+        item[attribute] = merged
         if expires_at is not None:
             item["expires_at"] = expires_at
         self._store(_json_safe(item))
-        return True
+        return len(merged)
 
     def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
         self._count("UpdateItem")

@@ -78,13 +78,14 @@ class Table(Protocol):
         ``None``) when any condition fails."""
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
-                   expires_at: int | None = None) -> bool:
+                   expires_at: int | None = None) -> int | None:
         """Add ``members`` (non-empty strings) to the string-set ``attribute`` of the item, creating the
         item or the set as needed (UpdateItem ``ADD``), and set ``expires_at`` when given. With
         ``max_size``, only when the set holds fewer than ``max_size`` members before the write.
 
-        Returns False (nothing written) when ``max_size`` refused it, else True.
-        Raises ``ValueError`` for an empty ``members`` or an empty member."""
+        Returns the set's size after the write (``ReturnValues=UPDATED_NEW``), or ``None`` (nothing
+        written) when ``max_size`` refused it. Raises ``ValueError`` for an empty ``members`` or an
+        empty member."""
 
     def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
         """Remove ``members`` from the string-set ``attribute`` (UpdateItem ``DELETE``); absent members,
