@@ -493,3 +493,36 @@ def test_adapters_give_identical_results_on_both_engines(both):
     assert len(on_mem) == len(on_ddb)
     for i, (m, d) in enumerate(zip(on_mem, on_ddb, strict=True)):
         assert m == d, f"step {i}"
+
+
+# ---------------------------------------------------------------- the fleet minutes (core/fleet_minutes.py)
+def test_fleet_minutes_count_uncount_overflow_and_scale_downs(table):
+    state = store_on(table).state
+    at = T0 + timedelta(minutes=10)
+    state.count_failures("c", "a", [_failure(1, 1, "a")])
+    state.count_failures("c", "a", [_failure(1, 1, "a")])  # a redelivery: the same member
+    state.count_failures("c", "b", [_failure(2, 2, "b"), _failure(3, 2.5, "b")])  # twice in one minute
+    state.count_failures("c", "d", [_failure(4, 3, "d"), _failure(5, 40, "d")])  # the second after the window
+    got = state.fleet("c", at - W, at, 2)
+    assert got.failing == {"b"} and got.uncertain == frozenset()
+    state.count_failures("c", "a", [_failure(6, 9.5, "a")])
+    assert state.fleet("c", at - W, at, 2).failing == {"a", "b"}
+    # a notice delivered after b's STOPPED takes one of its failures back: b no longer has two
+    state.uncount_failures("c", "b", [_failure(3, 2.5, "b")])
+    assert state.fleet("c", at - W, at, 2).failing == {"a"}
+    # a service past MEMBERS_KEPT in one minute: whole, it fails; cut by the window, it is uncertain
+    many = [_failure(100 + i, 5 + i / 100, "e") for i in range(70)]  # 0.6 s apart from 03:05:00
+    state.count_failures("c", "e", many[:64])
+    state.count_failures("c", "e", many[64:])  # refused: the minute is marked overflowed instead
+    assert "e" in state.fleet("c", at - W, at, 2).failing
+    cut = T0 + timedelta(minutes=5, seconds=0.5)  # one known member before the cut: the rest unknown
+    assert "e" in state.fleet("c", cut - W, cut, 2).uncertain
+    # a scale-down written with a summary is marked in its minute, and unmarked when a write drops it
+    ep = Episode(decision_time=T0 + timedelta(minutes=4), last_failure=T0 + timedelta(minutes=4),
+                 action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP, trigger="crash_loop",
+                 action_status=ActionStatus.PENDING, alert_status=AlertStatus.PENDING)
+    s = state.save("c", ServiceSummary("f"), ServiceSummary("f", episode=ep))
+    assert state.fleet("c", at - W, at, 2).scaled_down == {"f"}
+    state.save("c", s, replace(s, episode=replace(ep, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
+                                                   action_status=ActionStatus.NONE)))
+    assert state.fleet("c", at - W, at, 2).scaled_down == frozenset()

@@ -196,14 +196,14 @@ class MemoryTable:
         if index:
             entries = self._index.get(pk, [])
             keys = [e[0] for e in entries]
-            rows = [(e[1], e[2]) for e in entries]
-        else:
+            start = bisect.bisect_left(keys, lo) if lo is not None else 0
+            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
+            selected = [(e[0], (e[1], e[2])) for e in entries[start:end] if prefix is None or e[0].startswith(prefix)]
+        else:  # the partition's sorted keys, sliced before anything is built (a Query reads its range only)
             keys = self._keys.get(pk, [])
-            rows = [(pk, k) for k in keys]
-        start = bisect.bisect_left(keys, lo) if lo is not None else 0
-        end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
-        selected = [(k, r) for k, r in zip(keys[start:end], rows[start:end], strict=True)
-                    if prefix is None or k.startswith(prefix)]
+            start = bisect.bisect_left(keys, lo) if lo is not None else 0
+            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
+            selected = [(k, (pk, k)) for k in keys[start:end] if prefix is None or k.startswith(prefix)]
         if descending:
             selected.reverse()
         if limit is not None:
