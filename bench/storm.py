@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import math
+import os
 import random
+import statistics
 import sys
 import tempfile
 from collections import Counter
@@ -65,80 +66,104 @@ def _cli() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "ecs_guardrail.cli"]
 
 
-class Reads:
-    """Wraps a table port: counts the items each read returned and the writes per partition key."""
+def profile(services: int) -> dict[str, Any]:
+    """Replay the storm in process on the fast engine, instrumented:
 
-    def __init__(self, table: Any) -> None:
-        self.table = table
-        self.name, self.region = table.name, table.region
-        self.items_read = 0
-        self.writes: Counter[str] = Counter()
+    - per watchdog invocation: its CPU (``time.process_time``), whether it decided, the history
+      table's items read (GetItem answers and Query rows) and its table calls (reads, writes);
+    - writes per partition key over the whole storm, the recorder's and the timeline index's keys
+      included (every item stored counts once for its ``pk`` and once for its ``gsi1pk``);
+    - AWS calls other than DynamoDB per decision (ECS, Application Auto Scaling, CloudWatch, SNS).
+    """
+    import time
 
-    def __getattr__(self, name: str) -> Any:
-        inner = getattr(self.table, name)
-        if not callable(inner) or name.startswith("_"):
-            return inner
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if name == "get":
-                out = inner(*args, **kwargs)
-                self.items_read += out is not None
-                return out
-            if name == "query":
-                rows = list(inner(*args, **kwargs))
-                self.items_read += len(rows)
-                return iter(rows)
-            if name == "put":
-                self.writes[args[0]["pk"]] += 1
-            elif name == "transact_put":
-                for item, _ in args[0]:
-                    self.writes[item["pk"]] += 1
-            elif name in ("add_to_set", "delete_from_set"):
-                self.writes[args[0]] += 1
-            return inner(*args, **kwargs)
-
-        return call
-
-
-def items_per_decision(services: int) -> dict[str, Any]:
-    """Replay the storm in process on the fast engine, counting the history table's items read during
-    each invocation that recorded a decision, and the writes per partition key over the whole storm."""
+    from ecs_guardrail.adapters.store.memory import MemoryTable
     from ecs_guardrail.handlers import watchdog
     from ecs_guardrail.replay import run as replay_run
     from ecs_guardrail.replay.scenario import load_scenario
 
-    per_decision: list[int] = []
-    counter: dict[str, Reads] = {}
+    tally = {"items": 0, "reads": 0, "writes": 0}
+    writes: Counter[str] = Counter()
+    index_writes: Counter[str] = Counter()
+    saved = {n: getattr(MemoryTable, n) for n in ("get", "query", "put", "transact_put", "add_to_set",
+                                                    "delete_from_set", "_store")}
+
+    def get(self: Any, *a: Any, **k: Any) -> Any:
+        out = saved["get"](self, *a, **k)
+        tally["items"] += out is not None
+        tally["reads"] += 1
+        return out
+
+    def query(self: Any, *a: Any, **k: Any) -> Any:
+        rows = list(saved["query"](self, *a, **k))
+        tally["items"] += len(rows)
+        tally["reads"] += 1
+        return iter(rows)
+
+    def writer(name: str) -> Any:
+        def call(self: Any, *a: Any, **k: Any) -> Any:
+            tally["writes"] += 1
+            return saved[name](self, *a, **k)
+        return call
+
+    def store(self: Any, item: dict[str, Any]) -> None:
+        writes[item["pk"]] += 1
+        if "gsi1pk" in item:
+            index_writes[item["gsi1pk"]] += 1
+        saved["_store"](self, item)
+
+    rows: list[tuple[bool, float, int, int, int]] = []  # decided, cpu s, items, reads, writes
     original = watchdog.process
 
     def counted(raw: Any, rt: Any, context: Any = None, **kw: Any) -> Any:
-        table = rt.history.state.table
-        if not isinstance(table, Reads):
-            wrapped = counter.setdefault("t", Reads(table))
-            wrapped.table = table
-            rt.history.state.table = wrapped
-            table = wrapped
-        before = table.items_read
+        before = dict(tally)
+        t = time.process_time()
         outcome, wd = original(raw, rt, context, **kw)
-        if wd.decisions or outcome.get("status") == "re_evaluated":
-            per_decision.append(table.items_read - before)
+        cpu_s = time.process_time() - t
+        decided = bool(wd.decisions) or outcome.get("status") == "re_evaluated"
+        rows.append((decided, cpu_s, tally["items"] - before["items"], tally["reads"] - before["reads"],
+                     tally["writes"] - before["writes"]))
         return outcome, wd
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = scenario(Path(tmp) / f"storm-{services}", services)
         watchdog.process = counted  # type: ignore[assignment]
+        MemoryTable.get, MemoryTable.query, MemoryTable._store = get, query, store  # type: ignore[method-assign]
+        for name in ("put", "transact_put", "add_to_set", "delete_from_set"):
+            setattr(MemoryTable, name, writer(name))
         try:
             with contextlib.redirect_stdout(io.StringIO()), replay_run.quiet_logs():
                 result = replay_run.replay(load_scenario(folder))
         finally:
             watchdog.process = original  # type: ignore[assignment]
-    reads = counter.get("t")
-    writes = reads.writes if reads else Counter()
-    actions = Counter(d["action"] for d in result.decisions)
-    return {"services": services, "decisions": len(result.decisions), "actions": dict(actions),
-            "items_per_decision": (min(per_decision), max(per_decision),
-                                   sorted(per_decision)[len(per_decision) // 2]) if per_decision else (0, 0, 0),
-            "writes_by_key": writes.most_common(3), "events": services * CRASHES}
+            for name, f in saved.items():
+                setattr(MemoryTable, name, f)
+    dec = [r for r in rows if r[0]]
+    filing = [r for r in rows if not r[0]]
+    other = sum(n for (svc, _), n in result.calls.items() if svc != "dynamodb")
+
+    def stats(values: list[float]) -> tuple[float, float, float]:
+        v = sorted(values)
+        return (v[0], v[len(v) // 2], v[-1]) if v else (0.0, 0.0, 0.0)
+
+    return {"services": services, "events": services * CRASHES, "decisions": len(result.decisions),
+            "actions": dict(Counter(d["action"] for d in result.decisions)),
+            "items_per_decision": stats([r[2] for r in dec]),
+            "items_per_filing": stats([r[2] for r in filing]),
+            "cpu_decision_s": statistics.mean(r[1] for r in dec) if dec else 0.0,
+            "cpu_filing_s": statistics.mean(r[1] for r in filing) if filing else 0.0,
+            "reads_decision": statistics.mean(r[3] for r in dec) if dec else 0.0,
+            "writes_decision": statistics.mean(r[4] for r in dec) if dec else 0.0,
+            "reads_filing": statistics.mean(r[3] for r in filing) if filing else 0.0,
+            "writes_filing": statistics.mean(r[4] for r in filing) if filing else 0.0,
+            "aws_calls_decision": other / max(1, len(dec)),
+            "writes_by_key": writes.most_common(4), "index_writes_by_key": index_writes.most_common(2),
+            "failures": services * CRASHES}
+
+
+def items_per_decision(services: int) -> dict[str, Any]:
+    """:func:`profile`'s figures (the tests' entry point)."""
+    return profile(services)
 
 
 def cpu_of(sizes: list[int], rounds: int) -> dict[int, cpu.Runs]:
@@ -155,85 +180,182 @@ def cpu_of(sizes: list[int], rounds: int) -> dict[int, cpu.Runs]:
 
 
 # ------------------------------------------------------------------ the latency model
-#: the model's assumptions (stated in docs/benchmarks.md)
+#: the model's assumptions (stated in docs/benchmarks.md with the figures)
 ASSUME = {
-    "lambda_overhead_ms": 20.0,   # Lambda invoke + EventBridge async delivery overhead per invocation, warm
-    "ddb_read_ms": 5.0,           # one GetItem / Query page, strongly consistent, same region
-    "ddb_write_ms": 8.0,          # one PutItem / UpdateItem; TransactWriteItems counts as two
-    "ecs_call_ms": 40.0,          # DescribeServices, ListServices, Application Auto Scaling, CloudWatch
-    "alert_ms": 150.0,            # SNS Publish / Slack webhook (only the first hold of a mass event sends one)
-    "cpu_speed": 1.0,             # Lambda's CPU at 1,769 MB (one vCPU) against this machine's: taken as equal
+    "lambda_overhead_ms": 25.0,  # warm async invocation: Lambda's queue to the handler and back, per event
+    "ddb_ms": 6.0,               # one DynamoDB call (GetItem, Query page, PutItem, UpdateItem), same region
+    "aws_call_ms": 40.0,         # one ECS / Application Auto Scaling / CloudWatch / SNS call
+    "cpu_factor": 1.0,           # Lambda's CPU at 1,769 MB (one vCPU) against this machine's: taken as equal
+    "decision_share": 0.2,       # decisions per stopped task in a storm: one per CRASH_THRESHOLD (5) crashes
+    "storm_minutes": 30.0,       # how long the overload lasts (p95 of a backlog is read at 95 % of it)
 }
+#: the settings compared: (label, reserved concurrency of one watchdog, share of the organisation's
+#: stopped tasks that one watchdog sees)
+SETTINGS = (("default: one central watchdog, reserved concurrency 5", 5, 1.0),
+            ("recommended: one stack per account (StackSets), reserved concurrency 20, busiest account "
+             "25 % of the organisation", 20, 0.25))
 
 
-def invocation_ms(cpu_s_per_event: float, reads: float, writes: float, aws_calls: float) -> float:
-    """Service time of one watchdog invocation (ms): its CPU plus its serial API round trips."""
+def service_times(fig: dict[str, Any]) -> tuple[float, float]:
+    """Service time (s) of a filing invocation and of a deciding one, from :func:`profile`'s figures:
+    the measured CPU plus each call's round trip (calls are serial in one invocation). A filing in a
+    cold execution environment adds one GetItem (the summary is not cached): counted here."""
     a = ASSUME
-    return (a["lambda_overhead_ms"] + cpu_s_per_event * 1000 / a["cpu_speed"] + reads * a["ddb_read_ms"]
-            + writes * a["ddb_write_ms"] + aws_calls * a["ecs_call_ms"])
+    filing = (a["lambda_overhead_ms"] / 1000 + fig["cpu_filing_s"] * a["cpu_factor"]
+              + (fig["reads_filing"] + 1 + fig["writes_filing"]) * a["ddb_ms"] / 1000)
+    decision = (a["lambda_overhead_ms"] / 1000 + fig["cpu_decision_s"] * a["cpu_factor"]
+                + (fig["reads_decision"] + fig["writes_decision"]) * a["ddb_ms"] / 1000
+                + fig["aws_calls_decision"] * a["aws_call_ms"] / 1000)
+    return filing, decision
 
 
-def p95_wait_s(rate_per_s: float, service_s: float, servers: int) -> float:
-    """p95 of the time from delivery to the end of an invocation in an M/D/c-like queue, approximated
-    as M/M/c (Erlang C) waiting plus the service time; ``inf`` at or past saturation.
-
-    EventBridge retries a throttled asynchronous invocation (Lambda's own queue) for up to 24 hours,
-    so an overloaded watchdog decides late rather than never: the backlog grows by ``rate - capacity``
-    a second, and a storm of ``D`` seconds ends with ``(rate - capacity) * D`` events queued.
-    """
-    if rate_per_s <= 0:
-        return service_s
-    a = rate_per_s * service_s  # offered load (Erlangs)
-    if a >= servers:
-        return math.inf
-    # Erlang C: probability of waiting
-    s = sum(a ** k / math.factorial(k) for k in range(servers))
-    top = a ** servers / math.factorial(servers) * servers / (servers - a)
-    pw = top / (s + top)
-    mu = 1 / service_s
-    if pw <= 0.05:
-        return service_s
-    # P(W > t) = pw * exp(-(c mu - lambda) t): the t at which it falls to 5 %
-    t = math.log(pw / 0.05) / (servers * mu - rate_per_s)
-    return t + service_s
+def _erlang_c(servers: int, load: float) -> float:
+    """Probability that an arrival waits in M/M/c (``load`` = arrival rate x mean service time < c)."""
+    term, total = 1.0, 1.0
+    for k in range(1, servers):
+        term *= load / k
+        total += term
+    top = term * load / servers * servers / (servers - load)
+    return top / (total + top)
 
 
-def backlog_p95_s(rate_per_s: float, service_s: float, servers: int, storm_s: float) -> float:
-    """p95 decision latency (s) over a storm of ``storm_s`` seconds: the queueing figure below
-    saturation; past it, the backlog's wait of the event delivered at 95 % of the storm."""
-    steady = p95_wait_s(rate_per_s, service_s, servers)
-    if math.isfinite(steady):
-        return steady
-    capacity = servers / service_s
-    return (rate_per_s - capacity) * 0.95 * storm_s / capacity + service_s
+def p95_latency_s(per_min: float, filing_s: float, decision_s: float, servers: int) -> float:
+    """p95 of a decision's latency (s: delivery to the decision's end) when ``per_min`` stopped tasks a
+    minute reach one watchdog of ``servers`` reserved concurrency: M/M/c with the mean service time
+    below saturation (the 95th percentile of the wait, plus a decision's service time); past it, the
+    backlog a FIFO queue holds at 95 % of :data:`ASSUME`'s storm, drained at the watchdog's capacity.
+    Lambda's asynchronous queue is taken as FIFO (its retries of throttled events back off, so this is
+    a lower bound of the lateness past saturation)."""
+    share = ASSUME["decision_share"]
+    mean = (1 - share) * filing_s + share * decision_s
+    rate = per_min / 60
+    load = rate * mean
+    if load < servers:
+        pw = _erlang_c(servers, load)
+        wait = 0.0 if pw <= 0.05 else math.log(pw / 0.05) / (servers / mean - rate)
+        return wait + decision_s
+    capacity = servers / mean
+    backlog = (rate - capacity) * 0.95 * ASSUME["storm_minutes"] * 60
+    return backlog / capacity + decision_s
 
 
-def threshold(service_s: float, servers: int, storm_s: float, limit_s: float = 60.0) -> float:
-    """Stopped tasks per minute at which p95 decision latency passes ``limit_s`` (bisection)."""
-    lo, hi = 1.0, 1e7
-    for _ in range(80):
+def minute_threshold(filing_s: float, decision_s: float, servers: int, share: float) -> float:
+    """The organisation's stopped tasks a minute at which p95 decision latency passes 60 s."""
+    lo, hi = 1.0, 1e8
+    for _ in range(100):
         mid = (lo + hi) / 2
-        if backlog_p95_s(mid / 60, service_s, servers, storm_s) > limit_s:
+        if p95_latency_s(mid * share, filing_s, decision_s, servers) > 60:
             hi = mid
         else:
             lo = mid
     return lo
 
 
+def _fit(points: list[tuple[int, float]], n: int) -> float:
+    """Least-squares line through ``(services, value)`` points, read at ``n`` (CPU per decision grows
+    with the failing services a decision names)."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs) or 1.0
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return max(ys[0], my + slope * (n - mx))
+
+
+def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list[int]) -> list[str]:
+    """The storm's section of docs/benchmarks.md."""
+    lines = ["## Storm: one cluster whose services all crash-loop at once (issue 32)", "",
+             f"`python bench/storm.py` (`make bench` runs it). Each service crashes {CRASHES} times, once a minute, "
+             "the services shuffled within each minute; each gets one decision, a hold (`mass_unhealthy`). "
+             "CPU: fresh `ecs-guardrail replay DIR --json` processes, user + system, min / median / max of "
+             f"paired, alternated rounds (`bench/cpu.py`); load average {os.getloadavg()[0]:.1f} at the end. "
+             "Items and calls: the same replay in process, counted at the table port.", "",
+             "| services | replay CPU (s) | CPU per decision (ms, in process) | items read per decision "
+             "(min / median / max) | table calls per decision (reads, writes) | other AWS calls per decision |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    by_n = {f["services"]: f for f in figs}
+    for n in sorted(set(by_n) | set(cpu_runs)):
+        f, r = by_n.get(n), cpu_runs.get(n)
+        cpu_text = r.spread() if r else "-"
+        if f is None:
+            lines.append(f"| {n:,} | {cpu_text} | - | - | - | - |")
+            continue
+        lo, med, hi = f["items_per_decision"]
+        lines.append(f"| {n:,} | {cpu_text} | {f['cpu_decision_s'] * 1000:.2f} | {lo} / {med} / {hi} | "
+                     f"{f['reads_decision']:.1f}, {f['writes_decision']:.1f} | {f['aws_calls_decision']:.1f} |")
+    if len(pair) == 2 and all(n in cpu_runs for n in pair):
+        small, large = (cpu_runs[n].median for n in pair)
+        ratio = large / small
+        lines += ["", f"Paired measurement: {pair[1]:,} services cost {ratio:.1f}x what {pair[0]:,} cost "
+                  f"({large:.2f} s against {small:.2f} s; target at most 12x; before this change 40x, "
+                  f"0.87 s and 35 s): {'met' if ratio <= 12 else 'MISSED'}."]
+    big = max(figs, key=lambda f: f["services"])
+    rate_note = ("writes per stopped task of the storm (the share of one key), and at 10,000 stopped tasks "
+                 "a minute in this one cluster")
+    lines += ["", f"Writes per partition key, {big['services']:,}-service storm ({big['failures']:,} stopped tasks; "
+              f"{rate_note}):", "", "| key | writes | per stopped task | writes/s at 10,000 stopped tasks/min |",
+              "| --- | --- | --- | --- |"]
+    for key, n in big["writes_by_key"] + [(f"{k} (index gsi1)", n) for k, n in big["index_writes_by_key"]]:
+        per = n / big["failures"]
+        lines.append(f"| `{key}` | {n:,} | {per:.3f} | {per * 10_000 / 60:.0f} |")
+    a = ASSUME
+    lines += ["", "Decision latency model (`bench/storm.py`: M/M/c below saturation, the backlog past it), from "
+              "the measured CPU per invocation and these assumptions: warm Lambda invocation "
+              f"{a['lambda_overhead_ms']:.0f} ms, each DynamoDB call {a['ddb_ms']:.0f} ms, each ECS / Auto Scaling / "
+              f"CloudWatch / SNS call {a['aws_call_ms']:.0f} ms, calls serial within an invocation, Lambda CPU equal "
+              f"to this machine's, {a['decision_share']:.0%} of stopped tasks are decisions (one per "
+              f"`CRASH_THRESHOLD`), an overload lasting {a['storm_minutes']:.0f} minutes, Lambda's async queue "
+              "FIFO (its backoff on throttles only makes it later). One stopped task is one watchdog "
+              "invocation (rule B); the recorder is unreserved and not in this queue.", "",
+              "| settings | cluster size | filing / decision service time (ms) | stopped tasks/min (organisation) "
+              "at which p95 decision latency passes 1 minute |", "| --- | --- | --- | --- |"]
+    points = [(f["services"], f["cpu_decision_s"]) for f in figs]
+    for label, servers, share in SETTINGS:
+        for n in (100, 1000):
+            ref = dict(min(figs, key=lambda f: abs(f["services"] - n)))
+            ref["cpu_decision_s"] = _fit(points, n)
+            ref["aws_calls_decision"] = ref["aws_calls_decision"] - math.ceil(ref["services"] / 100) \
+                + math.ceil(n / 100)  # ListServices: one page per 100 services
+            filing, decision = service_times(ref)
+            t = minute_threshold(filing, decision, servers, share)
+            lines.append(f"| {label} | {n:,} services | {filing * 1000:.0f} / {decision * 1000:.0f} | {t:,.0f} |")
+    lines.append("")
+    return lines
+
+
+def write_section(lines: list[str], out: Path) -> None:
+    """Replace (or append) the storm's section of ``out`` (from its heading to the next ``## ``)."""
+    text = out.read_text() if out.exists() else "# Benchmarks\n"
+    head = lines[0]
+    start = text.find(head)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
+    else:
+        end = text.find("\n## ", start + len(head))
+        text = text[:start] + "\n".join(lines) + ("\n" + text[end + 1:] if end >= 0 else "")
+    out.write_text(text if text.endswith("\n") else text + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--services", default="100,400,1600", help="storm sizes (services in one cluster)")
-    ap.add_argument("--reads", default="20,100,400,2000", help="sizes for items read per decision")
+    ap.add_argument("--services", default="100,400,1600", help="storm sizes: CPU and items (services in a cluster)")
+    ap.add_argument("--reads", default="20,2000", help="further sizes for items read per decision only")
     ap.add_argument("--pair", default="100,800", help="the paired measurement (two sizes)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    ap.add_argument("--write", action="store_true", help="also write the section into --out")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.services.split(",") if x]
     pair = [int(x) for x in args.pair.split(",") if x]
-    out: dict[str, Any] = {"reads": [items_per_decision(n) for n in (int(x) for x in args.reads.split(",") if x)]}
+    extra = [int(x) for x in args.reads.split(",") if x]
+    figs = []
+    for n in sorted(set(sizes) | set(extra)):
+        print(f"storm: {n} services in process (items, calls, CPU per invocation)", file=sys.stderr, flush=True)
+        figs.append(profile(n))
     runs = cpu_of(sorted(set(sizes) | set(pair)), args.rounds)
-    out["cpu"] = {n: r.cpu_s for n, r in runs.items()}
-    print(json.dumps(out, indent=1, default=str))
+    lines = report(figs, runs, pair)
+    print("\n".join(lines))
+    if args.write:
+        write_section(lines, args.out)
     return 0
 
 

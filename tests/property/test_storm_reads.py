@@ -18,7 +18,7 @@ def test_items_read_per_decision_do_not_grow_with_the_cluster():
     for r in (small, large):
         assert r["decisions"] == r["services"] and r["actions"] == {"hold": r["services"]}
     assert small["items_per_decision"] == large["items_per_decision"], (small, large)
-    low, high, median = large["items_per_decision"]
+    low, median, high = large["items_per_decision"]
     # the fleet minutes of the window (SHARDS Queries), the mass event, and once per storm the rows of
     # the one cluster alert (the MASS_LINES services it shows): never the cluster's 150 summaries
     assert high <= SHARDS * 6 + MASS_LINES and median < 150 / 3
