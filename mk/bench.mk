@@ -3,12 +3,15 @@ BENCH_ARGS ?= --test-suite
 
 ## benchmark: issue 23's figures against their targets (cold start, replay / reference model, the 100,000-event
 ## fleet-day, make test's CPU: about 10 minutes; BENCH_ARGS= leaves the test suite out), then the availability
-## sampler's monthly cost model (bench/sampler_cost.py); prints only (see bench/run.py for flags)
+## sampler's monthly cost model (bench/sampler_cost.py) and the storm of issue 32 (bench/storm.py: a few
+## minutes); prints only (see bench/run.py for flags)
 .PHONY: bench bench-docs
 bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/sampler_cost.py
+	$(PY) bench/storm.py
 
 ## the same, and rewrite the tracked docs/benchmarks.md with the figures
 bench-docs: setup
 	$(PY) bench/run.py --write $(BENCH_ARGS)
+	$(PY) bench/storm.py --write

@@ -467,3 +467,23 @@ def test_restored_service_that_loops_again_with_event_times_in_the_past(qa: Aws)
     # ARCHITECTURE.md rule 1: time is the events' own time, never the wall clock (replays, late delivery)
     [d] = _loop_again_after_restore(qa, T0)
     assert (d["action"], d["reason"]) == ("scale_to_zero", "crash_loop")
+
+
+# ---------------------------------------------------------------- e. the fleet minutes' overflow
+def test_fleet_test_reads_an_overflowed_minute_from_the_services_summary(aws: Aws) -> None:
+    """A service past MEMBERS_KEPT failures in one minute whose minute the window cuts: the fleet
+    minutes cannot say which side of the cut its unkept failures fall on, so the decision asks that
+    service's summary (its per-minute counts keep the minute's edge offsets)."""
+    rt = aws.runtime(CRASH_THRESHOLD="1000")
+    late = [crash(100 + i, T0 + timedelta(seconds=10 + i // 2), "web") for i in range(64)]
+    early = [crash(1, T0, "web"), crash(2, T0 + timedelta(seconds=1), "web")]  # delivered last: not kept
+    for raw in late + early:
+        assert deliver(raw, rt)["status"] == "counted"
+    at = T0 + timedelta(seconds=1)  # the window [09:30:01, 10:00:01] holds web's two early failures only
+    state = rt.history.state
+    raw = state.fleet("dev", at - timedelta(minutes=30), at, 2)
+    assert "web" in raw.uncertain and "web" not in raw.failing
+    view = watchdog.Watchdog(rt)._fleet("dev", "api", at, 5)
+    assert view.failing == {"api", "web"}
+    later = T0 + timedelta(minutes=1)  # a window that holds the whole minute: failing without the summary
+    assert "web" in state.fleet("dev", later - timedelta(minutes=30), later, 2).failing

@@ -12,7 +12,7 @@ Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``),
 | held-at-zero slot | ``WD#<cluster key>`` | ``H#<n>`` (``n < bound``) | watchdog, restore |
 | mass event | ``WD#<cluster key>`` | ``M#mass`` | watchdog |
 | job family | ``JOB#<cluster key>`` | ``J#<family>`` | watchdog |
-| fleet minute (rule 3's evidence) | ``FM#<cluster key>#<shard>`` (``shard < 8``) | ``<minute>`` | watchdog |
+| fleet minute (rule 3) | ``FM#<cluster key>#<shard>`` (< 8) | ``<minute>`` (and ``#2``, ``#o``, ``#z``) | watchdog |
 | availability sample block | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<block start>`` | sampler |
 | service task counts | ``HC#<cluster>#<service>`` | ``<sampled at>`` | sampler, when they change |
 
