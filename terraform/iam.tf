@@ -64,7 +64,7 @@ data "aws_iam_policy_document" "watchdog" {
   # the table only: the watchdog queries no index
   statement {
     sid       = "HistoryTable"
-    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
     resources = [local.history_table_arn]
   }
   statement {

@@ -235,6 +235,44 @@ def test_transact_put_index_attributes(table):
     assert sks(table.query("TL#c", index=True)) == ["DEC#1"]
 
 
+# ---------------------------------------------------------------- string sets (UpdateItem ADD / DELETE)
+def test_add_to_set_creates_merges_and_is_idempotent(table):
+    assert table.add_to_set("F", "m1", "f#api", ["2|aaaa", "1|bbbb"], expires_at=1_900_000_000) == 2
+    assert table.add_to_set("F", "m1", "f#api", ["1|bbbb", "3|cccc"]) == 3  # a member again: nothing new
+    assert table.add_to_set("F", "m1", "f#api", ["3|cccc"]) == 3
+    assert table.add_to_set("F", "m1", "f#web service", ["9|dddd"]) == 1  # any name: placeholders, not text
+    assert table.get("F", "m1") == {"pk": "F", "sk": "m1", "expires_at": 1_900_000_000,
+                                    "f#api": ["1|bbbb", "2|aaaa", "3|cccc"], "f#web service": ["9|dddd"]}
+    assert [i["sk"] for i in table.query("F", lo="m0", hi="m1")] == ["m1"]
+
+
+def test_add_to_set_max_size_refuses_a_full_set_and_writes_nothing(table):
+    assert table.add_to_set("F", "m", "f#a", ["1", "2"], max_size=2) == 2  # fewer than 2 before: written
+    assert table.add_to_set("F", "m", "f#a", ["3"], max_size=2) is None
+    assert table.add_to_set("F", "m", "f#b", ["1"], max_size=2) == 1  # an absent set is never full
+    assert table.get("F", "m")["f#a"] == ["1", "2"] and table.get("F", "m")["f#b"] == ["1"]
+
+
+def test_delete_from_set_removes_members_and_drops_an_empty_set(table):
+    table.add_to_set("F", "m", "f#a", ["1", "2"])
+    table.add_to_set("F", "m", "o#a", ["1"])
+    table.delete_from_set("F", "m", "f#a", ["1", "7"])  # an absent member changes nothing
+    assert table.get("F", "m")["f#a"] == ["2"]
+    table.delete_from_set("F", "m", "f#a", ["2"])
+    assert table.get("F", "m") == {"pk": "F", "sk": "m", "o#a": ["1"]}  # DynamoDB keeps no empty set
+    table.delete_from_set("F", "absent", "f#a", ["1"])
+    assert table.get("F", "absent") is None  # never created by a delete
+
+
+def test_set_updates_refuse_empty_members(table):
+    with pytest.raises(ValueError):
+        table.add_to_set("F", "m", "f#a", [])
+    with pytest.raises(ValueError):
+        table.add_to_set("F", "m", "f#a", [""])
+    with pytest.raises(ValueError):
+        table.delete_from_set("F", "m", "f#a", [])
+
+
 # ================================================================ the adapters through both engines
 def store_on(table) -> HistoryStore:
     return HistoryStore.on(table, cache={})
@@ -455,3 +493,36 @@ def test_adapters_give_identical_results_on_both_engines(both):
     assert len(on_mem) == len(on_ddb)
     for i, (m, d) in enumerate(zip(on_mem, on_ddb, strict=True)):
         assert m == d, f"step {i}"
+
+
+# ---------------------------------------------------------------- the fleet minutes (core/fleet_minutes.py)
+def test_fleet_minutes_count_uncount_overflow_and_scale_downs(table):
+    state = store_on(table).state
+    at = T0 + timedelta(minutes=10)
+    state.count_failures("c", "a", [_failure(1, 1, "a")])
+    state.count_failures("c", "a", [_failure(1, 1, "a")])  # a redelivery: the same member
+    state.count_failures("c", "b", [_failure(2, 2, "b"), _failure(3, 2.5, "b")])  # twice in one minute
+    state.count_failures("c", "d", [_failure(4, 3, "d"), _failure(5, 40, "d")])  # the second after the window
+    got = state.fleet("c", at - W, at, 2)
+    assert got.failing == {"b"} and got.uncertain == frozenset()
+    state.count_failures("c", "a", [_failure(6, 9.5, "a")])
+    assert state.fleet("c", at - W, at, 2).failing == {"a", "b"}
+    # a notice delivered after b's STOPPED takes one of its failures back: b no longer has two
+    state.uncount_failures("c", "b", [_failure(3, 2.5, "b")])
+    assert state.fleet("c", at - W, at, 2).failing == {"a"}
+    # a service past MEMBERS_KEPT in one minute: whole, it fails; cut by the window, it is uncertain
+    many = [_failure(100 + i, 5 + i / 100, "e") for i in range(70)]  # 0.6 s apart from 03:05:00
+    state.count_failures("c", "e", many[:64])
+    state.count_failures("c", "e", many[64:])  # refused: the minute is marked overflowed instead
+    assert "e" in state.fleet("c", at - W, at, 2).failing
+    cut = T0 + timedelta(minutes=5, seconds=0.5)  # one known member before the cut: the rest unknown
+    assert "e" in state.fleet("c", cut - W, cut, 2).uncertain
+    # a scale-down written with a summary is marked in its minute, and unmarked when a write drops it
+    ep = Episode(decision_time=T0 + timedelta(minutes=4), last_failure=T0 + timedelta(minutes=4),
+                 action=Action.SCALE_TO_ZERO, reason=Reason.CRASH_LOOP, trigger="crash_loop",
+                 action_status=ActionStatus.PENDING, alert_status=AlertStatus.PENDING)
+    s = state.save("c", ServiceSummary("f"), ServiceSummary("f", episode=ep))
+    assert state.fleet("c", at - W, at, 2).scaled_down == {"f"}
+    state.save("c", s, replace(s, episode=replace(ep, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
+                                                   action_status=ActionStatus.NONE)))
+    assert state.fleet("c", at - W, at, 2).scaled_down == frozenset()

@@ -377,10 +377,12 @@ def test_calls_per_below_threshold_crash_warm_and_cold(aws: Aws) -> None:
         deliver(crash(i, T0 + timedelta(minutes=i)), fresh)
         cold.append(dict(aws.calls))
     print(f"\nwatchdog AWS calls per below-threshold crash: warm {warm[-1]}, cold {cold[-1]}", file=sys.stderr)
-    assert all(c == {("dynamodb", "PutItem"): 1} for c in warm), warm  # one conditional PutItem of the summary
+    # one conditional PutItem of the summary, one UpdateItem of its fleet minute (core/fleet_minutes.py)
+    assert all(c == {("dynamodb", "PutItem"): 1, ("dynamodb", "UpdateItem"): 1} for c in warm), warm
     # a cold summary costs one more call: a GetItem, or a conditional PutItem presuming no summary whose
     # failure returns the stored one (ALL_OLD)
-    assert all(sum(c.values()) <= 2 and set(c) <= {("dynamodb", "GetItem"), ("dynamodb", "PutItem")}
+    assert all(sum(c.values()) <= 3 and c.get(("dynamodb", "UpdateItem")) == 1
+               and set(c) <= {("dynamodb", "GetItem"), ("dynamodb", "PutItem"), ("dynamodb", "UpdateItem")}
                for c in cold), cold
 
 
@@ -483,3 +485,23 @@ def test_events_replayed_from_the_archive_never_act(aws: Aws) -> None:
     for e in replayed:
         e.pop("replay-name")
     assert any(deliver(e, rt)["decisions"] for e in replayed) and aws.desired("api") == 0
+
+
+# ---------------------------------------------------------------- e. the fleet minutes' overflow
+def test_fleet_test_reads_an_overflowed_minute_from_the_services_summary(aws: Aws) -> None:
+    """A service past MEMBERS_KEPT failures in one minute whose minute the window cuts: the fleet
+    minutes cannot say which side of the cut its unkept failures fall on, so the decision asks that
+    service's summary (its per-minute counts keep the minute's edge offsets)."""
+    rt = aws.runtime(CRASH_THRESHOLD="1000")
+    late = [crash(100 + i, T0 + timedelta(seconds=10 + i // 2), "web") for i in range(64)]
+    early = [crash(1, T0, "web"), crash(2, T0 + timedelta(seconds=1), "web")]  # delivered last: not kept
+    for raw in late + early:
+        assert deliver(raw, rt)["status"] == "counted"
+    at = T0 + timedelta(seconds=1)  # the window [09:30:01, 10:00:01] holds web's two early failures only
+    state = rt.history.state
+    raw = state.fleet("dev", at - timedelta(minutes=30), at, 2)
+    assert "web" in raw.uncertain and "web" not in raw.failing
+    view = watchdog.Watchdog(rt)._fleet("dev", "api", at, 5)
+    assert view.failing == {"api", "web"}
+    later = T0 + timedelta(minutes=1)  # a window that holds the whole minute: failing without the summary
+    assert "web" in state.fleet("dev", later - timedelta(minutes=30), later, 2).failing

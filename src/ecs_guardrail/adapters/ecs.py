@@ -282,7 +282,9 @@ class EcsService:
 
     @permissions(any=["ecs:ListServices"])
     def count_services(self, cluster: str) -> int:
-        """Number of services in the cluster (ListServices, all pages).
+        """Number of services in the cluster (ListServices, all pages of 100: the API's default page is
+        10 services, which made a 2,000-service cluster 200 calls per decision; ECS API Reference,
+        ListServices ``maxResults``, 1 to 100).
 
         Raises:
             ClusterNotFoundError: ECS answered ``ClusterNotFoundException``.
@@ -291,7 +293,8 @@ class EcsService:
         """
         paginator = self._ecs.get_paginator("list_services")
         try:
-            return sum(len(page.get("serviceArns", [])) for page in paginator.paginate(cluster=cluster))
+            return sum(len(page.get("serviceArns", []))
+                       for page in paginator.paginate(cluster=cluster, PaginationConfig={"PageSize": 100}))
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code == "ClusterNotFoundException":

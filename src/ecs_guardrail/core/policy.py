@@ -43,6 +43,7 @@ __all__ = [
     "detect",
     "blast_radius_bound",
     "fleet_view",
+    "fleet_view_of",
     "decide",
     "is_alert_only_cluster",
     "OPT_OUT_TAG",
@@ -310,6 +311,17 @@ def _restart_what(trigger: Trigger, window_minutes: int) -> str:
             if stopped > 0 or trigger.health_check_kills else "; no task stopped")
     return (f"restart-policy loop: {restarts} inside running tasks in {window_minutes} min (Container Insights "
             f"RestartCount){also}")
+
+
+def fleet_view_of(config: PolicyConfig, service: str, failing: Iterable[str], scaled_down: Iterable[str],
+                  services_in_cluster: int) -> FleetView:
+    """Rule 3's count from evidence read per cluster and minute (:mod:`ecs_guardrail.core.fleet_minutes`)
+    rather than from every summary: ``failing``, the other services with ``fleet_signal_min_failures``
+    failures in the window; ``scaled_down``, the services the watchdog scaled to zero in it. The
+    deciding ``service`` always counts. Gives the :class:`FleetView` that :func:`fleet_view` gives over
+    the same failures."""
+    return FleetView(frozenset(failing) | {service}, frozenset(scaled_down) - {service}, services_in_cluster,
+                     blast_radius_bound(config, services_in_cluster))
 
 
 def _plural(n: int, one: str, many: str) -> str:

@@ -32,6 +32,7 @@ from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogSta
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import (
+    MASS_LINES,
     Alert,
     Where,
     alert_links,
@@ -454,14 +455,17 @@ class Episodes:
         return lc.AlertDelivered() if ok else lc.AlertFailed()
 
     def _mass_rows(self, ck: str, decision: Decision) -> list[tuple[str, int, int, Failure | None]]:
-        """Per failing service of a mass event (one Query of the cluster's summaries, bounded by its
-        services): crashes and health-check kills in the window ending at the decision, and its last
-        failure, for the cluster alert's one line per service."""
-        by_name = {x.service: x for x in self.state.cluster(ck).summaries}
+        """Per failing service of a mass event: crashes and health-check kills in the window ending at
+        the decision, and its last failure, for the cluster alert's one line per service. The alert
+        shows the first :data:`~ecs_guardrail.core.alert.MASS_LINES` names (sorted) and counts the rest,
+        so only those are read (one GetItem each, whatever the cluster's size); the rest are rows of
+        their name alone."""
+        names = list(decision.failing or (decision.service,))
+        shown = set(sorted(names)[:MASS_LINES])
         rows: list[tuple[str, int, int, Failure | None]] = []
-        for name in decision.failing or (decision.service,):
-            s = by_name.get(name)
-            if s is None:
+        for name in names:
+            s = self.state.load(ck, name, fresh=True) if name in shown else None
+            if s is None or s.seq == 0:
                 rows.append((name, 0, 0, None))
                 continue
             crashes = s.counted(StopKind.CRASH, decision.time, self.config.window)
@@ -497,7 +501,7 @@ class Episodes:
         held = tuple(h for h in view.held() if h != service)
         if len(held) + 1 <= bound or self.rt.ecs is None:
             return held
-        episodes = {x.service: x.episode for x in view.summaries}
+        episodes = {x: self.state.load(ck, x, fresh=True).episode for x in held}  # at most the bound
         still = []
         for other in held:
             ep = episodes.get(other)

@@ -49,6 +49,7 @@ from ecs_guardrail.core.episode import (
     ServiceSummary,
     add_deployment,
     add_spot,
+    failures_between,
     file_service_failure,
     note_activity,
     note_steady,
@@ -68,11 +69,12 @@ from ecs_guardrail.core.links import parse_arn
 from ecs_guardrail.core.policy import (
     Entitlement,
     Failure,
+    FleetView,
     Reason,
     Trigger,
     decide,
     detect,
-    fleet_view,
+    fleet_view_of,
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
@@ -158,7 +160,16 @@ class Watchdog:
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
         if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
-            _, new = self.state.update(ck, service, lambda s: add_spot(s, d.task_arn, event.time))
+            taken: list[Failure] = []
+
+            def notice(s: ServiceSummary) -> ServiceSummary | None:
+                out = add_spot(s, d.task_arn, event.time)
+                taken[:] = [f for f in s.crashes + s.kills if out is not None and f not in out.crashes + out.kills]
+                return out
+
+            _, new = self.state.update(ck, service, notice)
+            if new and taken:  # its STOPPED came first and was counted: out of the fleet minutes too
+                self.state.uncount_failures(ck, service, taken)
             return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
@@ -169,6 +180,10 @@ class Watchdog:
         config = self.config
         s, new = self.state.update(ck, service, lambda s: file_service_failure(
             s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures, horizon=config.horizon))
+        if new or failure in s.crashes + s.kills:
+            # counted in its minute after the summary filed it (a redelivery of a failure the summary
+            # holds adds it again, which changes nothing: the write before it may have been lost)
+            self.state.count_failures(ck, service, [failure], config.fleet_signal_min_failures)
         s = self.episodes.recover_if_owed(ck, d.cluster, s)
         if new:
             metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
@@ -259,16 +274,23 @@ class Watchdog:
         keep, window = self.config.keep, self.config.window
         failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
 
+        filed: list[Failure] = []
+
         def file(s: ServiceSummary) -> ServiceSummary | None:
             out = None
+            filed.clear()
             for f in failures:  # as on_task files a stop (core/episode.py), one restart at a time
-                out = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
-                                           horizon=self.config.horizon) or out
+                step = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
+                                            horizon=self.config.horizon)
+                if step is not None:
+                    out = step
+                    filed.append(f)
             return out
 
         s, new = self.state.update(ck, obs.service, file)
         if not new:
             return {"status": "duplicate"}
+        self.state.count_failures(ck, obs.service, filed, self.config.fleet_signal_min_failures)
         metrics.add_metric(name="ContainerRestartsCounted", unit="Count", value=obs.restarts)
         return self._evaluate(ck, obs.cluster, obs.cluster_arn, obs.service, s, obs.minute, impaired=False,
                               foreign=foreign)
@@ -481,14 +503,29 @@ class Watchdog:
             return None
         return self.rt.ecs.service_deployments(cluster, s.service)
 
+    def _fleet(self, ck: str, service: str, at: datetime, count: int) -> FleetView:
+        """Rule 3 at event time ``at`` from the cluster's fleet minutes (core/fleet_minutes.py): a
+        bounded read whatever the cluster's size. A service whose overflowed minute the window cuts is
+        decided from its own summary's per-minute counts (their edge offsets are exact there).
+        ``count``: ListServices' answer; 0 (unreadable, another account) counts the services the
+        watchdog keeps a summary of, this one included."""
+        config = self.config
+        need, start = config.fleet_signal_min_failures, at - config.window
+        signals = self.state.fleet(ck, start, at, need)
+        failing = set(signals.failing)
+        for other in sorted(signals.uncertain - {service}):
+            if failures_between(self.state.load(ck, other, fresh=True).minutes, start, at, need) >= need:
+                failing.add(other)
+        if not count:
+            count = len(self.state.service_names(ck) | {service})
+        return fleet_view_of(config, service, failing, signals.scaled_down, count)
+
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
         service = s.service
         facts, why, count = self._facts(cluster, service, foreign)
-        view = self.state.cluster(ck)
-        summaries = [x for x in view.summaries if x.service != service] + [s]
-        count = count or len(summaries)
-        fleet = fleet_view(self.config, service, summaries, trigger.time, count)
+        fleet = self._fleet(ck, service, trigger.time, count)
+        view = self.state.slots_view(ck)
         ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
         held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
                 if ent.reason is None else view.held())

@@ -33,12 +33,15 @@ def _codec() -> tuple[Any, Any]:
 
 
 def plain(value: Any) -> Any:
-    """Deserialised DynamoDB values back to plain JSON types (Decimal -> int/float, sets -> lists)."""
+    """Deserialised DynamoDB values back to plain JSON types (Decimal -> int/float, sets -> sorted lists,
+    as :class:`~ecs_guardrail.adapters.store.memory.MemoryTable` returns them)."""
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | set | tuple):
+    if isinstance(value, set | frozenset):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
 
@@ -96,8 +99,6 @@ class DynamoTable:
     large): those propagate to Lambda's retry and dead-letter path.
     """
 
-    #: the calls this adapter can make, by resource (walked by the IAM parity test)
-
     def __init__(self, client: Any, name: str) -> None:
         self._ddb = client
         self.name = name
@@ -131,6 +132,44 @@ class DynamoTable:
             if reasons and not any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
                 raise  # cancelled for another reason (a conflict, throttling): retried by the caller's path
             raise ConditionFailedError(None) from exc
+
+    def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
+                   expires_at: int | None = None) -> int | None:
+        if not members or any(not isinstance(m, str) or not m for m in members):
+            raise ValueError("a string set update needs at least one member, each a non-empty string")
+        kwargs: dict[str, Any] = {
+            "TableName": self.name, "Key": _to_item({"pk": pk, "sk": sk}),
+            "UpdateExpression": "ADD #a :m" + (" SET #e = :e" if expires_at is not None else ""),
+            "ExpressionAttributeNames": {"#a": attribute, **({"#e": "expires_at"} if expires_at is not None else {})},
+            "ExpressionAttributeValues": {":m": {"SS": sorted(set(members))},
+                                          **({":e": {"N": str(int(expires_at))}} if expires_at is not None else {})},
+            "ReturnValues": "UPDATED_NEW",
+        }
+        if max_size is not None:
+            kwargs["ConditionExpression"] = "attribute_not_exists(#a) OR size(#a) < :n"
+            kwargs["ExpressionAttributeValues"][":n"] = {"N": str(int(max_size))}
+        try:
+            resp = self._ddb.update_item(**kwargs)
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            return None
+        got = resp.get("Attributes", {}).get(attribute)
+        if got is None:  # an ADD of members already there may return nothing (moto does): read the set
+            got = {"SS": (self.get(pk, sk) or {}).get(attribute) or ()}
+        return len(got.get("SS", ()))
+
+    def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
+        if not members or any(not isinstance(m, str) or not m for m in members):
+            raise ValueError("a string set update needs at least one member, each a non-empty string")
+        try:  # attribute_exists(pk): UpdateItem would otherwise create the absent item with its keys
+            self._ddb.update_item(TableName=self.name, Key=_to_item({"pk": pk, "sk": sk}),
+                                  UpdateExpression="DELETE #a :m", ConditionExpression="attribute_exists(pk)",
+                                  ExpressionAttributeNames={"#a": attribute},
+                                  ExpressionAttributeValues={":m": {"SS": sorted(set(members))}})
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         resp = self._ddb.get_item(TableName=self.name, Key=_to_item({"pk": pk, "sk": sk}), ConsistentRead=True)

@@ -12,6 +12,7 @@ Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``),
 | held-at-zero slot | ``WD#<cluster key>`` | ``H#<n>`` (``n < bound``) | watchdog, restore |
 | mass event | ``WD#<cluster key>`` | ``M#mass`` | watchdog |
 | job family | ``JOB#<cluster key>`` | ``J#<family>`` | watchdog |
+| fleet minute (rule 3) | ``FM#<cluster key>#<shard>`` (< 8) | ``<minute>`` (and ``#2``, ``#o``, ``#z``) | watchdog |
 | availability sample block | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<block start>`` | sampler |
 | service task counts | ``HC#<cluster>#<service>`` | ``<sampled at>`` | sampler, when they change |
 
@@ -33,7 +34,8 @@ from ecs_guardrail.core.records import iso
 
 __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
-    "sample", "service_counts", "timeline_partition", "timeline_sort", "cluster_key",
+    "sample", "service_counts", "timeline_partition", "timeline_sort", "cluster_key", "fleet_minutes",
+    "fleet_minute",
 ]
 
 
@@ -78,6 +80,17 @@ def slot(ck: str, n: int) -> tuple[str, str]:
 
 def mass(ck: str) -> tuple[str, str]:
     return summaries(ck), "M#mass"
+
+
+def fleet_minutes(ck: str, shard: int) -> str:
+    """The partition of one shard of a cluster's fleet minutes (core/fleet_minutes.py): a service's
+    shard is fixed (:func:`~ecs_guardrail.core.fleet_minutes.shard_of`), so a storm's writes spread
+    over the shards and a decision reads each shard's window in one Query."""
+    return f"FM#{ck}#{shard}"
+
+
+def fleet_minute(ck: str, shard: int, minute: datetime) -> tuple[str, str]:
+    return fleet_minutes(ck, shard), iso(minute)
 
 
 def job(ck: str, family: str) -> tuple[str, str]:

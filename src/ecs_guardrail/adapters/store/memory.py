@@ -55,7 +55,13 @@ class _Shapes:
         self._names: list[tuple[str, ...]] = []
         self._numbers: dict[tuple[str, ...], int] = {}
 
+    #: items with more attributes than this are stored with their names (a fleet minute has one attribute
+    #: per failing service: each write of it would otherwise be a new shape, kept for ever)
+    WIDE = 24
+
     def dump(self, item: dict[str, Any]) -> bytes:
+        if len(item) > self.WIDE:
+            return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
         names = tuple(item)
         n = self._numbers.get(names)
         if n is None:
@@ -66,6 +72,8 @@ class _Shapes:
     def load(self, stored: bytes) -> dict[str, Any]:
         """A stored item, as fresh objects (the names are shared: text is immutable)."""
         n, values = pickle.loads(stored)  # noqa: S301 - bytes this table pickled itself, in process
+        if n < 0:
+            return values  # type: ignore[no-any-return]
         return dict(zip(self._names[n], values, strict=True))
 
 
@@ -133,6 +141,41 @@ class MemoryTable:
         for item in copies:
             self._store(item)
 
+    def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
+                   expires_at: int | None = None) -> int | None:
+        self._count("UpdateItem")
+        _check_members(members)
+        stored = self._items.get(pk, {}).get(sk)
+        item: dict[str, Any] = self._shapes.load(stored) if stored is not None else {"pk": pk, "sk": sk}
+        old = item.get(attribute)
+        if old is not None and type(old) is not list:
+            raise TypeError(f"{attribute} is not a string set")
+        if max_size is not None and old is not None and len(old) >= max_size:
+            return None
+        merged = sorted(set(old or ()) | set(members))
+        item[attribute] = merged
+        if expires_at is not None:
+            item["expires_at"] = expires_at
+        self._store(_json_safe(item))
+        return len(merged)
+
+    def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
+        self._count("UpdateItem")
+        _check_members(members)
+        stored = self._items.get(pk, {}).get(sk)
+        if stored is None:
+            return
+        item = self._shapes.load(stored)
+        old = item.get(attribute)
+        if old is None:
+            return
+        left = sorted(set(old) - set(members))
+        if left:
+            item[attribute] = left
+        else:
+            del item[attribute]  # DynamoDB holds no empty set: the attribute goes
+        self._store(_json_safe(item))
+
     # ------------------------------------------------------------------ reads
     def scan(self) -> Iterator[dict[str, Any]]:
         """Every stored item, as fresh objects, in no promised order (DynamoDB's Scan; for tests and
@@ -153,14 +196,14 @@ class MemoryTable:
         if index:
             entries = self._index.get(pk, [])
             keys = [e[0] for e in entries]
-            rows = [(e[1], e[2]) for e in entries]
-        else:
+            start = bisect.bisect_left(keys, lo) if lo is not None else 0
+            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
+            selected = [(e[0], (e[1], e[2])) for e in entries[start:end] if prefix is None or e[0].startswith(prefix)]
+        else:  # the partition's sorted keys, sliced before anything is built (a Query reads its range only)
             keys = self._keys.get(pk, [])
-            rows = [(pk, k) for k in keys]
-        start = bisect.bisect_left(keys, lo) if lo is not None else 0
-        end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
-        selected = [(k, r) for k, r in zip(keys[start:end], rows[start:end], strict=True)
-                    if prefix is None or k.startswith(prefix)]
+            start = bisect.bisect_left(keys, lo) if lo is not None else 0
+            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
+            selected = [(k, (pk, k)) for k in keys[start:end] if prefix is None or k.startswith(prefix)]
         if descending:
             selected.reverse()
         if limit is not None:
@@ -176,6 +219,12 @@ class MemoryTable:
                 item = {k: v for k, v in item.items() if k in self._projected}
             out.append(item)
         return iter(out)
+
+
+def _check_members(members: list[str]) -> None:
+    """DynamoDB refuses an empty set and an empty string in a set (ValidationException)."""
+    if not members or any(type(m) is not str or not m for m in members):
+        raise ValueError("a string set update needs at least one member, each a non-empty string")
 
 
 def _json_safe(item: dict[str, Any]) -> dict[str, Any]:

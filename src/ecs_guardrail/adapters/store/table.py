@@ -5,14 +5,18 @@ boto3 client; production and ``replay --engine moto``) and
 :class:`~ecs_guardrail.adapters.store.memory.MemoryTable` (in process; ``replay``'s fast engine).
 ``tests/contract`` runs the same suite against both, so the fast engine can never decide differently.
 
-The port is deliberately small: DynamoDB's semantics for the five operations the adapters need.
+The port is deliberately small: DynamoDB's semantics for the seven operations the adapters need.
 
 - items are plain JSON values (``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``); ``None``
   and empty strings, lists and maps are not stored (DynamoDB's behaviour for our writes);
 - keys: ``pk`` (partition) and ``sk`` (sort, compared as strings); index ``gsi1`` on
   ``gsi1pk``/``gsi1sk`` holds the items that carry both attributes;
 - a :class:`Cond` is ``attribute_not_exists(pk)`` and/or equality on a few attributes, which is all
-  the state layer's conditional writes need (DynamoDB Developer Guide, "Condition expressions").
+  the state layer's conditional writes need (DynamoDB Developer Guide, "Condition expressions");
+- string sets (``add_to_set`` / ``delete_from_set``: UpdateItem's ``ADD`` and ``DELETE`` actions on a
+  string set, DynamoDB Developer Guide, "Update expressions") are read back as sorted lists of
+  strings; adding a member twice or deleting an absent one changes nothing, so a retried or
+  concurrent write needs no read and no condition (the fleet test's per-minute items).
 """
 
 from __future__ import annotations
@@ -72,3 +76,17 @@ class Table(Protocol):
     def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
         """All the puts or none (TransactWriteItems). Raises :class:`ConditionFailedError` (``old``
         ``None``) when any condition fails."""
+
+    def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
+                   expires_at: int | None = None) -> int | None:
+        """Add ``members`` (non-empty strings) to the string-set ``attribute`` of the item, creating the
+        item or the set as needed (UpdateItem ``ADD``), and set ``expires_at`` when given. With
+        ``max_size``, only when the set holds fewer than ``max_size`` members before the write.
+
+        Returns the set's size after the write (``ReturnValues=UPDATED_NEW``), or ``None`` (nothing
+        written) when ``max_size`` refused it. Raises ``ValueError`` for an empty ``members`` or an
+        empty member."""
+
+    def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
+        """Remove ``members`` from the string-set ``attribute`` (UpdateItem ``DELETE``); absent members,
+        attributes and items change nothing (an absent item is not created)."""

@@ -45,8 +45,20 @@ from ecs_guardrail.core.episode import (
     close_job_window,
     count_minutes,
     file_job_failure,
+    scale_down_times,
 )
 from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.fleet_minutes import (
+    MEMBERS_KEPT,
+    SHARDS,
+    FleetMinute,
+    FleetSignals,
+    fleet_signals,
+    member,
+    minute_of,
+    minutes_spanned,
+    shard_of,
+)
 from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
@@ -183,6 +195,10 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
     )
 
 
+#: attributes of a fleet minute item that name no service
+_RESERVED = ("pk", "expires_at")
+
+
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
 
@@ -242,6 +258,7 @@ class WatchdogState:
         winner's item when another writer got there first (the cache then holds the winner).
         """
         stored = replace(new, seq=current.seq + 1)
+        gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
         except ConditionFailedError as exc:
@@ -251,6 +268,7 @@ class WatchdogState:
                 self._cache.pop((ck, current.service), None)
             raise
         self._cache[(ck, current.service)] = stored
+        self._unmark_scale_downs(ck, current.service, gone)
         return stored
 
     def update(self, ck: str, service: str,
@@ -293,6 +311,112 @@ class WatchdogState:
                 mass_last = parse_time(item["last"])
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
+    # -------------------------------------------------------------- fleet minutes (rule 3, core/fleet_minutes.py)
+    # Per shard and minute, three items (sort keys ``<minute>``, ``<minute>#2``, ``<minute>#o`` and
+    # ``<minute>#z``): the members of each service (``f#<service>``), the services with two or more
+    # members in the minute (``f#<service>`` = {"1"}), the overflowed ones (``o#<service>``) and the
+    # scale-downs (``z#<service>``: decision times). A decision Queries each shard's window once.
+    @permissions(history_table=["dynamodb:UpdateItem"])
+    def count_failures(self, ck: str, service: str, failures: list[Failure], need: int = 2) -> None:
+        """Add each filed failure's member to its minute of the service's shard: one UpdateItem per
+        minute (ADD to the string set ``f#<service>``; a member already there changes nothing, so a
+        retry or a redelivery is harmless), and one more when the service's set reaches two members
+        (its name in the minute's ``#2`` item). Past :data:`MEMBERS_KEPT` (or ``need``) members the
+        service-minute is marked overflowed instead (``#o``). Call it after the summary write that
+        filed the failures (the summary's verdict decides what counts)."""
+        shard = shard_of(service)
+        key = f"f#{service}"
+        by_minute: dict[datetime, list[str]] = {}
+        for f in failures:
+            by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
+        for minute, members in sorted(by_minute.items()):
+            pk, sk = keys.fleet_minute(ck, shard, minute)
+            ttl = self._log.expires(minute)
+            size = self.table.add_to_set(pk, sk, key, members, max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
+            if size is None:
+                self.table.add_to_set(pk, f"{sk}#o", f"o#{service}", ["1"], expires_at=ttl)
+            if size is None or (size >= 2 and size - len(members) < 2):
+                self.table.add_to_set(pk, f"{sk}#2", key, ["1"], expires_at=ttl)
+
+    @permissions(history_table=["dynamodb:UpdateItem", "dynamodb:GetItem"])
+    def uncount_failures(self, ck: str, service: str, failures: list[Failure]) -> None:
+        """Take the members of ``failures`` out of their minutes again (a notice delivered after its
+        task's STOPPED event: core/episode.py :func:`~ecs_guardrail.core.episode.add_spot`); a minute
+        left with fewer than two members leaves the ``#2`` item too."""
+        shard = shard_of(service)
+        key = f"f#{service}"
+        for f in failures:
+            pk, sk = keys.fleet_minute(ck, shard, minute_of(f.time))
+            self.table.delete_from_set(pk, sk, key, [member(f.time, f.task_arn)])
+            left = (self.table.get(pk, sk) or {}).get(key) or []
+            if len(left) < 2:
+                self.table.delete_from_set(pk, f"{sk}#2", key, ["1"])
+
+    @permissions(history_table=["dynamodb:UpdateItem"])
+    def _mark_scale_downs(self, ck: str, current: ServiceSummary, new: ServiceSummary) -> tuple[datetime, ...]:
+        """Before a summary write: mark each scale-down ``new`` adds (``z#<service>``, its decision time,
+        in its minute's ``#z`` item), so no concurrent fleet test misses it. Returns the scale-downs
+        ``new`` drops, unmarked after the write (:meth:`_unmark_scale_downs`)."""
+        before, after = scale_down_times(current), scale_down_times(new)
+        if before == after:
+            return ()
+        shard = shard_of(new.service)
+        for t in sorted(set(after) - set(before)):
+            pk, sk = keys.fleet_minute(ck, shard, minute_of(t))
+            self.table.add_to_set(pk, f"{sk}#z", f"z#{new.service}", [iso(t)], expires_at=self._log.expires(t))
+        return tuple(sorted(set(before) - set(after)))
+
+    @permissions(history_table=["dynamodb:UpdateItem"])
+    def _unmark_scale_downs(self, ck: str, service: str, gone: tuple[datetime, ...]) -> None:
+        shard = shard_of(service)
+        for t in gone:
+            pk, sk = keys.fleet_minute(ck, shard, minute_of(t))
+            self.table.delete_from_set(pk, f"{sk}#z", f"z#{service}", [iso(t)])
+
+    @permissions(history_table=["dynamodb:Query"])
+    def fleet_minutes(self, ck: str, start: datetime, end: datetime) -> list[FleetMinute]:
+        """Every shard's minutes that ``[start, end]`` touches: :data:`SHARDS` Queries of at most
+        ``window + 1`` minutes each (a minute is one item, and one or two more while a service failed
+        twice in it), whatever the cluster's size (strongly consistent). Services are keyed
+        ``f#<service>`` (the items' own attribute names: no loop over the services to rename them)."""
+        first, last = minutes_spanned(start, end)
+        out = []
+        for shard in range(SHARDS):
+            parts: dict[str, dict[str, dict[str, Any]]] = {}
+            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=iso(first), hi=iso(last) + "#~"):
+                minute, _, part = item.pop("sk").partition("#")
+                for k in _RESERVED:
+                    item.pop(k, None)
+                parts.setdefault(minute, {})[part] = item
+            for minute, got in parts.items():
+                overflow = {f"f{k[1:]}" for k in got.get("o", {})}
+                scaled = {f"f{k[1:]}": tuple(parse_time(t) for t in v) for k, v in got.get("z", {}).items()}
+                out.append(FleetMinute(parse_time(minute), got.get("", {}), got.get("2", {}).keys(), overflow,
+                                       scaled))
+        return out
+
+    def fleet(self, ck: str, start: datetime, end: datetime, need: int) -> FleetSignals:
+        """Rule 3's evidence for the window ``[start, end]``, by service name
+        (:func:`~ecs_guardrail.core.fleet_minutes.fleet_signals` over :meth:`fleet_minutes`)."""
+        got = fleet_signals(self.fleet_minutes(ck, start, end), start, end, need)
+        return FleetSignals(frozenset(k[2:] for k in got.failing), frozenset(k[2:] for k in got.scaled_down),
+                            frozenset(k[2:] for k in got.uncertain))
+
+    @permissions(history_table=["dynamodb:Query"])
+    def service_names(self, ck: str) -> set[str]:
+        """The services of the cluster with a summary (one Query of the summaries' keys): the fleet
+        test's denominator when ListServices cannot say (a cluster in another account)."""
+        return {item["sk"][2:] for item in self.table.query(keys.summaries(ck), prefix="S#", fields=("sk",))}
+
+    @permissions(history_table=["dynamodb:Query"])
+    def slots_view(self, ck: str) -> ClusterView:
+        """The cluster's held-at-zero slots (one Query of ``H#``: at most the largest bound ever used),
+        without the summaries: what a decision reads for the cap (rule 5)."""
+        pk, prefix = keys.slots(ck)
+        slots = tuple(Slot(int(item["sk"][2:]), item["service"], parse_time(item["time"]), bool(item.get("released")))
+                      for item in self.table.query(pk, prefix=prefix))
+        return ClusterView((), slots, None)
+
     # -------------------------------------------------------------- episode claim and decision records
     @permissions(history_table=["dynamodb:PutItem"])
     def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any]) -> ServiceSummary:
@@ -312,6 +436,7 @@ class WatchdogState:
                "reason": record["reason"], "message": record["message"],
                "previous_desired_count": record.get("previous_desired_count"),
                "decision": json.dumps(record, sort_keys=True), "expires_at": self._log.expires(t)}
+        gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.transact_put([(self._item(ck, stored, stored.seq), self._cond(current)),
                                      (dec, Cond(absent=True))])
@@ -319,6 +444,7 @@ class WatchdogState:
             self._cache.pop((ck, current.service), None)
             raise
         self._cache[(ck, current.service)] = stored
+        self._unmark_scale_downs(ck, current.service, gone)
         return stored
 
     @permissions(history_table=["dynamodb:GetItem"])

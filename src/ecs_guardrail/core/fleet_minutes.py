@@ -1,0 +1,175 @@
+"""The fleet test's evidence per cluster and minute (ARCHITECTURE.md, decision policy rule 3, and
+"Scale (beyond one account)"): a decision reads a bounded number of items whatever the cluster's size.
+
+Rule 3 asks, at a decision's time ``T``: which other services of the cluster had at least
+``FLEET_SIGNAL_MIN_FAILURES`` failures (crashes, health-check kills, container restarts) with event
+time in ``[T - window, T]`` (both ends included), whatever happened to them since and however long ago
+their newest failure was; and which services the watchdog scaled to zero in that window. Reading
+every service's summary answers it, but costs a read of every service per decision: a storm of N
+services then costs N x N reads.
+
+Here the answer is kept per *cluster, shard and minute* instead: one :class:`FleetMinute` per
+``(shard, minute)`` holds, for each service of the shard with a failure stamped in that minute, one
+member per failure (:func:`member`: its offset into the minute and the task's short id), and the
+times of the shard's scale-downs stamped in it. A decision reads the ``window + 1`` minutes of every
+shard (:data:`SHARDS` x 31 items with the defaults, whatever the cluster's size) and counts:
+
+- a minute wholly inside the window counts all its members;
+- the minute cut by ``T - window`` counts the members at or after the cut, the minute cut by ``T``
+  those at or before it (offsets are kept to the microsecond, so both ends are exact).
+
+Members are a set: filing the same failure twice adds nothing (a retried write needs no read), and a
+Spot or termination notice delivered after its task's STOPPED event takes that failure's member out
+again, as it takes the failure out of the service's summary. A service-minute keeps at most
+:data:`MEMBERS_KEPT` members; past that it is marked *overflowed*: a whole minute then counts at least
+that many, and a cut minute is :attr:`FleetSignals.uncertain` (the caller asks that service's summary,
+whose per-minute counts keep each minute's edge offsets).
+
+Nothing here forgets by age: the items live until the table's TTL, so a late decision finds every
+other service's failures of its window, however long ago that service's newest failure was (issue
+31 item 7 names the older ring that forgot them).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["SHARDS", "MEMBERS_KEPT", "FleetMinute", "FleetSignals", "shard_of", "minute_of", "member",
+           "offset_of", "fleet_signals", "minutes_spanned"]
+
+#: shards per cluster (partition keys ``FM#<cluster key>#<shard>``): a storm's writes spread over them,
+#: and a decision reads each shard's minutes of the window in one Query (docs/benchmarks.md, "Storm")
+SHARDS = 8
+#: members kept per service and minute before the service-minute is marked overflowed (about 1 KB)
+MEMBERS_KEPT = 64
+
+_MINUTE = timedelta(minutes=1)
+_US = timedelta(microseconds=1)
+
+
+def shard_of(service: str) -> int:
+    """The service's shard, ``0 <= n < SHARDS`` (CRC-32 of its UTF-8 name: stable across processes,
+    unlike :func:`hash`)."""
+    return zlib.crc32(service.encode("utf-8", "surrogatepass")) % SHARDS
+
+
+def minute_of(t: datetime) -> datetime:
+    """The UTC minute ``t`` falls in (its start)."""
+    return t.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def member(t: datetime, task_arn: str) -> str:
+    """One failure's member in its minute: ``"<offset>|<task>"``, the offset in seconds (with six
+    decimals when not whole) and the last 8 characters of the task id (as the summary's ``recent``)."""
+    us = (t.astimezone(UTC) - minute_of(t)) // _US
+    sec, frac = divmod(us, 1_000_000)
+    offset = f"{sec}" if not frac else f"{sec}.{frac:06d}"
+    return f"{offset}|{task_arn.rsplit('/', 1)[-1][-8:]}"
+
+
+def offset_of(text: str) -> int:
+    """A member's offset into its minute, in microseconds.
+
+    Raises:
+        ValueError: not a :func:`member`.
+    """
+    offset = text.split("|", 1)[0]
+    sec, _, frac = offset.partition(".")
+    return int(sec) * 1_000_000 + (int(frac.ljust(6, "0")[:6]) if frac else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetMinute:
+    """One shard's minute as stored. Services are named by the adapter's key for them (any string,
+    one per service, the same in every field; the adapter maps the answer back to names):
+
+    - ``members``: a service's members (:func:`member`) in the minute; their offsets are read only
+      where the window cuts the minute (a whole minute needs only who failed in it);
+    - ``twice``: the services with at least two members in the minute, overflowed ones included
+      (kept by the writer, which sees the set's size after its write), so a whole minute is set
+      algebra, not a loop over its services;
+    - ``overflow``: services past :data:`MEMBERS_KEPT` members in the minute;
+    - ``scaled``: a service to the times the watchdog scaled it to zero in the minute.
+    """
+
+    minute: datetime
+    members: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    twice: AbstractSet[str] = frozenset()
+    overflow: AbstractSet[str] = frozenset()
+    scaled: Mapping[str, tuple[datetime, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSignals:
+    """Rule 3's evidence from the minutes of one window: ``failing`` (services with enough failures in
+    it), ``scaled_down`` (services scaled to zero in it), and ``uncertain`` (services that are not in
+    ``failing`` and whose overflowed minute the window cuts: the caller decides them from their
+    summaries). Named by the adapter's keys (:class:`FleetMinute`)."""
+
+    failing: frozenset[str]
+    scaled_down: frozenset[str]
+    uncertain: frozenset[str] = frozenset()
+
+
+def minutes_spanned(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """The first and the last minute a window ``[start, end]`` touches (the items to read)."""
+    return minute_of(start), minute_of(end)
+
+
+def fleet_signals(minutes: Iterable[FleetMinute], start: datetime, end: datetime, need: int) -> FleetSignals:
+    """Which services had at least ``need`` failures with ``start <= time <= end``, and which were
+    scaled to zero in it, from the minutes of every shard (minutes outside the window are ignored).
+
+    Exact: a whole minute counts all its members, a cut minute those on the right side of the cut.
+    With ``need`` 2 (the default ``FLEET_SIGNAL_MIN_FAILURES``) the whole minutes are set algebra
+    (a service fails with two members in one minute, or members in two minutes), so a decision costs
+    C-speed set operations over the window's services plus a loop over the two cut minutes only.
+    """
+    down: set[str] = set()
+    whole: list[FleetMinute] = []
+    cut: list[FleetMinute] = []
+    for fm in minutes:
+        lo = fm.minute
+        if lo + _MINUTE <= start or lo > end:
+            continue
+        for svc, times in fm.scaled.items():
+            if any(start <= t <= end for t in times):
+                down.add(svc)
+        (whole if lo >= start and lo + _MINUTE <= end else cut).append(fm)
+    counts: dict[str, int] = {}
+    failing: set[str] = set()
+    if need == 2:
+        seen: set[str] = set()
+        for fm in whole:
+            names = fm.members.keys() | fm.overflow
+            failing |= fm.twice
+            failing |= seen & names
+            seen |= names
+        for svc in seen - failing:
+            counts[svc] = 1
+    else:
+        for fm in whole:
+            for svc, members in fm.members.items():
+                n = counts.get(svc, 0) + len(members)
+                counts[svc] = n
+                if n >= need:
+                    failing.add(svc)
+            for svc in fm.overflow:  # at least MEMBERS_KEPT (or need) members there
+                failing.add(svc)
+    uncertain: set[str] = set()
+    for fm in cut:
+        s_off = max(0, (start - fm.minute) // _US)
+        e_off = (end - fm.minute) // _US
+        for svc, members in fm.members.items():
+            if svc in failing:
+                continue
+            n = counts.get(svc, 0) + sum(1 for x in members if s_off <= offset_of(x) <= e_off)
+            counts[svc] = n
+            if n >= need:
+                failing.add(svc)
+        uncertain.update(fm.overflow)
+    return FleetSignals(frozenset(failing), frozenset(down), frozenset(uncertain - failing))
