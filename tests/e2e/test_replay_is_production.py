@@ -17,9 +17,7 @@ from ecs_guardrail.core.availability import ScaleDown, _watchdog_periods
 from ecs_guardrail.core.classify import StopKind, kind_with_notice
 from ecs_guardrail.core.errors import RestoreError
 from ecs_guardrail.core.restore_count import MAX_RESTORE_COUNT, choose_restore_count
-from ecs_guardrail.replay.clock import MinuteClock, merge_spans
-from ecs_guardrail.replay.delivered import read_delivered
-from ecs_guardrail.replay.run import accepted_times, far_future_warnings, replay
+from ecs_guardrail.replay.run import far_future_warnings, replay
 from ecs_guardrail.replay.scenario import load_scenario
 from tests.conftest import SCENARIOS, cli_in_process
 
@@ -44,15 +42,28 @@ def test_the_default_replay_sends_the_job_summary_the_sweep_sends(tmp_path: Path
 
 
 def test_the_sweep_clock_skips_minutes_in_which_nothing_can_fall_due() -> None:
+    from types import SimpleNamespace
+
+    from ecs_guardrail.core.policy import PolicyConfig
+    from ecs_guardrail.replay.run import SweepTicks
+
     ticks: list[datetime] = []
+
+    class Clock(SweepTicks):
+        def tick(self, minute: datetime) -> None:
+            ticks.append(minute)
+
+    rt = SimpleNamespace(settings=SimpleNamespace(policy=lambda: PolicyConfig(window_minutes=3)))
+    clock = Clock(SimpleNamespace(first=None, last=None), rt, None, None)  # reach: window + 1 = 4 min
     far = T0 + timedelta(days=365 * 70)  # an event stamped 2096: no 70 years of ticks
-    clock = MinuteClock(None, None, ticks.append,
-                        spans=[(T0, T0 + 3 * MIN), (far, far + MIN), (T0 + 2 * MIN, T0 + 4 * MIN)])
-    clock.before_event(T0 + 2 * MIN)
-    assert ticks == [T0, T0 + MIN]
+    clock.before_event(T0)
+    clock.before_event(T0 + 2 * MIN + timedelta(seconds=30))
+    assert ticks == [T0, T0 + MIN]  # each minute before the first event stamped after its end
+    clock.before_event(T0 + MIN)  # late: no tick, the clock never goes back
+    clock.before_event(far)
+    assert ticks == [T0 + i * MIN for i in range(7)]  # to 4 min past 10:02:30; 10:07 to 2096 skipped
     clock.finish()
-    assert ticks == [T0 + i * MIN for i in range(5)] + [far, far + MIN]
-    assert merge_spans([(T0, T0), (T0 + MIN, T0 + MIN)]) == [(T0, T0 + MIN)]  # touching minutes merge
+    assert ticks[7:] == [far + i * MIN for i in range(5)]  # one quiet window + 1 min past the last event
 
 
 # ---- item 2: an owed recovery after a quiet-window end, with no later event of the service
@@ -97,12 +108,12 @@ def test_rejected_lines_move_no_clock(tmp_path: Path) -> None:
     lines = (folder / "events.jsonl").read_text().splitlines()
     junk = dict(json.loads(lines[0]), time="2030-01-01T00:00:00Z", detail={})  # JSON, stamped, malformed
     (folder / "events.jsonl").write_text("\n".join([*lines, "{not json", json.dumps(junk)]) + "\n")
-    scenario = load_scenario(folder)
-    times = accepted_times(scenario, read_delivered(scenario.delivered_path))
-    n = len(lines)
-    assert 3 not in times  # stamped 49 min after its delivery (delivered.csv): rejected
-    assert n + 1 not in times and n + 2 not in times
-    assert max(times.values()) < datetime(2026, 1, 1, tzinfo=UTC)
+    res = replay(load_scenario(folder))
+    assert res.summary["events_rejected"] == 3  # line 3 (49 min after its delivery: delivered.csv), 2 junk
+    assert res.clock_span is not None
+    stamps = sorted(datetime.fromisoformat(json.loads(x)["time"].replace("Z", "+00:00")) for x in lines)
+    assert res.clock_span[1] == stamps[-2]  # neither the future stamp (the newest) nor 2030 moved the clock
+    assert res.summary["watchdog_service_minutes"] == 31
 
 
 # ---- item 6: a decision owns its minutes from T, even delivered after the samples end

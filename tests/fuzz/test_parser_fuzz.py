@@ -100,7 +100,13 @@ def test_unknown_stop_codes_parse_and_never_read_as_crash(code):
     else:
         raw["detail"]["stopCode"] = code
     kind = classify_stop(parse_event(raw).detail).kind
-    assert kind is (StopKind.CRASH if code == "essentialcontainerexited " else StopKind.UNKNOWN)
+    # with no stop code, the reason decides (ARCHITECTURE.md's crash row: events from before stopCode)
+    by_reason = not code and str(raw["detail"].get("stoppedReason", "")).lower().startswith(
+        ("essential container in task exited", "task failed to start"))
+    assert kind is (StopKind.CRASH if code == "essentialcontainerexited " or by_reason else StopKind.UNKNOWN)
+    raw["detail"]["stoppedReason"] = "Scaling activity initiated by (deployment ecs-svc/1)"
+    if code != "essentialcontainerexited ":
+        assert classify_stop(parse_event(raw).detail).kind is StopKind.UNKNOWN
 
 
 # ---------------------------------------------------------------- recorder and watchdog on moto

@@ -21,9 +21,7 @@ Placement, the rule the tests pin:
 - an event without a readable ``time`` moves no clock;
 - after the last event, the remaining ticks run up to the last minute of ``healthy_hosts.csv``.
 
-Ticks cover the minutes from the first to the last CSV row only (no CSV, no ticks). A clock given
-``spans`` ticks only the minutes inside them (a replay's sweep: minutes in which nothing can fall due
-are skipped, so an event stamped years away costs no years of ticks).
+Ticks cover the minutes from the first to the last CSV row only (no CSV, no ticks).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["MinuteClock", "event_time", "merge_spans", "span_minutes"]
+__all__ = ["MinuteClock", "event_time"]
 
 MINUTE = timedelta(minutes=1)
 
@@ -51,18 +49,9 @@ def event_time(raw: Any) -> datetime | None:
 
 class MinuteClock:
     """Runs ``tick(minute)`` once for every minute from ``first`` to ``last`` (whole minutes, UTC,
-    both included), each at the place the module docstring defines.
+    both included), each at the place the module docstring defines."""
 
-    ``spans``: ``(first, last)`` minute pairs (both included, any order, may overlap); when given, only
-    the minutes inside one of them tick (``first`` and ``last`` are then their outer bounds).
-    """
-
-    def __init__(self, first: datetime | None, last: datetime | None, tick: Callable[[datetime], None],
-                 spans: list[tuple[datetime, datetime]] | None = None) -> None:
-        self._spans = merge_spans(spans) if spans is not None else None
-        if self._spans is not None:
-            first = self._spans[0][0] if self._spans else None
-            last = self._spans[-1][1] if self._spans else None
+    def __init__(self, first: datetime | None, last: datetime | None, tick: Callable[[datetime], None]) -> None:
         self._next = first
         self._last = last
         self._tick = tick
@@ -85,26 +74,5 @@ class MinuteClock:
         assert self._next is not None
         m = self._next
         self._next = m + MINUTE
-        if self._spans:
-            while self._spans and self._spans[0][1] < self._next:  # past this span: on to the next one
-                self._spans.pop(0)
-            if self._spans and self._next < self._spans[0][0]:
-                self._next = self._spans[0][0]
         self.ticks += 1
         self._tick(m)
-
-
-def merge_spans(spans: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
-    """``spans`` (``(first, last)`` minutes, both included) sorted and merged where they overlap or touch."""
-    out: list[tuple[datetime, datetime]] = []
-    for first, last in sorted(spans):
-        if out and first <= out[-1][1] + MINUTE:
-            out[-1] = (out[-1][0], max(out[-1][1], last))
-        else:
-            out.append((first, last))
-    return out
-
-
-def span_minutes(spans: list[tuple[datetime, datetime]]) -> int:
-    """How many minutes the merged ``spans`` tick."""
-    return sum((last - first) // MINUTE + 1 for first, last in merge_spans(spans))

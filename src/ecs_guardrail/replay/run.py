@@ -47,6 +47,8 @@ class ReplayResult:
     timeline: Any = None
     #: the replay's history store (read the timeline from it inside ``keep_open``)
     history: Any = None
+    #: first and last event time of the lines that moved the replay's clocks (accepted lines only)
+    clock_span: tuple[datetime, datetime] | None = None
 
 
 @contextlib.contextmanager
@@ -232,7 +234,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
-    from ecs_guardrail.replay.clock import MinuteClock
+    from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
     from ecs_guardrail.replay.engine import make_table
     from ecs_guardrail.replay.lines import decode_line
@@ -272,9 +274,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             warn(text)
         checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
-        sweep = SweepTicks(scenario, sampler, rt_watchdog, ctx, probes, delivered)
+        sweep = SweepTicks(sampler, rt_watchdog, ctx, probes)
         recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary
-        clock = sweep.clock()
+        clock = sweep
         restarts = ReplayRestarts(scenario, aws)
         for name in restarts.unknown:
             warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
@@ -286,6 +288,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
         read = n = 0
         span: tuple[datetime, datetime] | None = None  # first and last event time
+        accepted: dict[int, datetime] = {}  # events.jsonl line -> event time, of the lines accepted
         opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
         closed: set[tuple[str, str]] = set()
         # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
@@ -314,12 +317,6 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
-                # only a line the replay accepts moves its clocks (a rejected one is named, not swept)
-                t = sweep.accepted.get(n)
-                clock.before_event(t)
-                restart_clock.before_event(t)
-                if t is not None:
-                    span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
                 routes = targets(raw, scenario.account)
                 mark = _deployment_mark(raw)
                 if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
@@ -334,6 +331,14 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 if out is not None and out["status"] == "rejected":
                     result.reject(n, out["reason"], on_reject)
                     continue
+                # only a line the replay accepts moves its clocks (a rejected one is named, not swept): the
+                # recorder's verdict, or for a line only the watchdog reads (a restart observation) its own
+                t = event_time(raw) if out is not None or _accepted(raw, scenario.account) else None
+                clock.before_event(t)
+                restart_clock.before_event(t)
+                if t is not None:
+                    span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
+                    accepted[n] = t
                 if out is not None and out.get("notice_kind"):
                     result.note_notice(raw, out["notice_kind"], t)
                 if out is not None and out.get("stop_kind"):
@@ -371,7 +376,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
              or shifted_samples_warning(sampler.rows, scenario.fleet, checks.failures))
         warn(checks.shared_task_warning())
         for text in unclosed_deployment_warnings(opened, closed, scenario.fleet) + far_future_warnings(
-                sweep.accepted, delivered):
+                accepted, delivered):
             warn(text)
         beyond = sorted(k for k in delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
@@ -382,6 +387,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                  f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
                  "event reaches the watchdog, so no stop was counted")
         res = result.build(read)
+        res.clock_span = span
         res.calls = aws.counter.calls
         res.history = rt_record.history
         if getattr(table, "calls", None):
@@ -410,6 +416,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
 
 
 _FAILURE_KINDS = ("crash", "health_check_kill")
+MINUTE = timedelta(minutes=1)
 
 
 def _accepted(raw: Any, account: str | None = None) -> bool:
@@ -428,88 +435,46 @@ def _accepted(raw: Any, account: str | None = None) -> bool:
     return True
 
 
-def accepted_times(scenario: Scenario, delivered: dict[int, datetime] | None = None) -> dict[int, datetime]:
-    """``{line number: event time}`` of every line of ``events.jsonl`` that the replay accepts (1-based):
-    a line that is not JSON, that neither the recorder nor the watchdog accepts, or that ``delivered.csv``
-    says was stamped more than 15 minutes after its delivery is left out (it moves no clock)."""
-    from ecs_guardrail.core.delivery import MAX_FUTURE_SKEW
-    from ecs_guardrail.replay.clock import event_time
-    from ecs_guardrail.replay.lines import decode_line
-
-    out: dict[int, datetime] = {}
-    with scenario.events_path.open("rb") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                raw = json.loads(decode_line(line)[0]) if line.strip() else None
-                t = event_time(raw) if raw is not None and _accepted(raw, scenario.account) else None
-            except (ValueError, RecursionError):
-                t = None
-            at = (delivered or {}).get(n)
-            if t is not None and at is not None and t - at > MAX_FUTURE_SKEW:
-                t = None  # rejected as stamped in the future (delivered.csv)
-            if t is not None:
-                out[n] = t
-    return out
-
-
 class SweepTicks:
     """The replay's one-minute schedule (ARCHITECTURE.md, "Recovery"; SCENARIOS.md): the sweep
     (:func:`ecs_guardrail.handlers.sweep.run_sweep`) runs every minute from the first accepted event to
     one quiet window (``CRASH_WINDOW_MINUTES``) + 1 min past the last one, whatever ``RECOVERY`` says,
     as production's sweep does; with ``RECOVERY=probe`` at least ``PROBE_PASS_MINUTES`` + 1 past it.
-    The availability sampler's ``healthy_hosts.csv`` minutes tick on the same clock (each tick
-    samples first, then sweeps at minute + 1 min).
+    The availability sampler's ``healthy_hosts.csv`` minutes tick on the same clock (each tick samples
+    first, then sweeps at minute + 1 min), placed as :class:`~ecs_guardrail.replay.clock.MinuteClock`
+    places its ticks (the tick of minute M before the first event stamped M + 1 min or later).
 
-    Only minutes in which something can fall due are swept: within :meth:`horizon` of an accepted
-    event (a quiet window's end, a job window's end, and with ``RECOVERY=probe`` the longest probe
-    delay and its pass), and the CSV's minutes. A minute past all of them sweeps an index in which
-    nothing is due, so skipping it changes nothing, and an event stamped years away costs no years.
-    A rejected line (malformed, or stamped in the future by ``delivered.csv``) moves no clock.
+    Only minutes in which something can fall due are swept: within :meth:`horizon` of an accepted event
+    (a quiet window's end, a job window's end, and with ``RECOVERY=probe`` the longest probe delay and
+    its pass), and the CSV's minutes. A minute past all of them sweeps an index in which nothing is due,
+    so skipping it changes nothing, and an event stamped years away costs no years of ticks. The caller
+    gives only accepted events to :meth:`before_event`: a rejected line (malformed, or stamped in the
+    future by ``delivered.csv``) moves no clock.
 
     With ``RECOVERY=probe`` the recorded stream stands in for the probe: a genuine crash or
     health-check kill of a probing service is its failure (the watchdog sees it as in production),
-    and a probe with none for ``PROBE_PASS_MINUTES`` passes. Also counts what the summary reports
-    then: ``probes`` (started, passed, failed), the services ``restored`` by a probe, and
-    ``image_pulls``.
+    and a probe with none for ``PROBE_PASS_MINUTES`` passes; no probe is stepped later than
+    ``PROBE_PASS_MINUTES`` + 1 past the last event (nor the CSV's last minute): nothing recorded says how
+    it would end. Also counts what the summary reports then: ``probes`` (started, passed, failed), the
+    services ``restored`` by a probe, and ``image_pulls``.
 
     Raises:
-        ScenarioError: the minutes to sweep exceed ``MAX_REPLAY_MINUTES``.
+        ScenarioError: (from :meth:`before_event` or :meth:`finish`) more than ``MAX_REPLAY_MINUTES``
+            minutes swept.
     """
 
-    def __init__(self, scenario: Scenario, sampler: Any, rt: Any, ctx: Any, probes: Any,
-                 delivered: dict[int, datetime] | None = None) -> None:
-        from ecs_guardrail.core.records import iso
-        from ecs_guardrail.replay.clock import span_minutes
-        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
-
+    def __init__(self, sampler: Any, rt: Any, ctx: Any, probes: Any) -> None:
         self.sampler, self.rt, self.ctx, self.probes = sampler, rt, ctx, probes
         window = rt.settings.policy().window
-        self.accepted = accepted_times(scenario, delivered)
-        times = sorted(self.accepted.values())
-        tail = window + timedelta(minutes=1)
+        self.tail = window + MINUTE
         if probes is not None:
-            tail = max(tail, timedelta(minutes=probes.pass_minutes + 1))
-        reach = self.horizon(window, probes)
-        spans: list[tuple[datetime, datetime]] = []
-        if times:
-            last = times[-1].replace(second=0, microsecond=0) + tail
-            spans = [(m, min(m + reach, last)) for m in (t.replace(second=0, microsecond=0) for t in times)]
-        if sampler.first is not None and sampler.last is not None:
-            spans.append((sampler.first, sampler.last))
-        minutes = span_minutes(spans)
-        if minutes > MAX_REPLAY_MINUTES:  # the sweep runs every one of them: it would never finish
-            raise ScenarioError(f"events.jsonl: the sweep runs every minute from the first event ({iso(times[0])}) "
-                                f"to one quiet window past the last ({iso(times[-1])}): {minutes} minutes, a "
-                                f"replay runs at most {MAX_REPLAY_MINUTES}")
-        self.spans = spans
-        # probes are judged on the recorded stream: none is stepped later than it was before the sweep
-        # ran past the last event (a probe started there would pass on no evidence at all)
-        # (and over the healthy_hosts.csv minutes)
-        ends = [times[-1].replace(second=0, microsecond=0) + timedelta(minutes=probes.pass_minutes + 1)] \
-            if times and probes is not None else []
-        if ends and sampler.last is not None:
-            ends.append(sampler.last)
-        self.probe_end = max(ends) if ends else None
+            self.tail = max(self.tail, timedelta(minutes=probes.pass_minutes + 1))
+        self.reach = self.horizon(window, probes)
+        self.csv = (sampler.first, sampler.last) if sampler.first is not None and sampler.last is not None else None
+        self._next: datetime | None = None  # the next minute to tick
+        self._until: datetime | None = None  # the last minute an accepted event so far reaches
+        self._newest: datetime | None = None  # the newest accepted event's minute
+        self.ticks = 0
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
         self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
@@ -519,16 +484,78 @@ class SweepTicks:
         """How long after an event something it started can still fall due with no further event: one
         quiet window + 1 min (the episode's quiet end and its recovery, a job window's summary); with
         ``RECOVERY=probe`` also the longest probe delay, the probe's pass and the restore's minute."""
-        reach = window + timedelta(minutes=1)
+        reach = window + MINUTE
         if probes is not None:
             reach += timedelta(minutes=probes.max_delay_minutes + probes.pass_minutes + 1)
         return reach
 
-    def clock(self) -> Any:
-        """The :class:`~ecs_guardrail.replay.clock.MinuteClock` that runs :meth:`tick` over the spans."""
-        from ecs_guardrail.replay.clock import MinuteClock
+    def _active(self, m: datetime) -> bool:
+        return ((self._until is not None and m <= self._until)
+                or (self.csv is not None and self.csv[0] <= m <= self.csv[1]))
 
-        return MinuteClock(None, None, self.tick, spans=self.spans)
+    def _upcoming(self, m: datetime) -> datetime | None:
+        """The first minute at or after ``m`` that ticks as far as known now (``None``: none yet)."""
+        if self._active(m):
+            return m
+        if self.csv is not None and m < self.csv[0]:
+            return self.csv[0]
+        return None
+
+    def _run_until(self, before: datetime | None, last: datetime | None) -> None:
+        """Tick every known minute ``m`` with ``m + 1 min <= before`` (``None``: no bound) and ``m <= last``."""
+        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
+
+        while self._next is not None:
+            m = self._upcoming(self._next)
+            if m is None or (before is not None and m + MINUTE > before) or (last is not None and m > last):
+                return
+            self._next = m + MINUTE
+            self.ticks += 1
+            if self.ticks > MAX_REPLAY_MINUTES:  # the sweep runs every one of them: it would never finish
+                raise ScenarioError(f"events.jsonl: the sweep runs every minute within one quiet window of an "
+                                    f"event: more than {MAX_REPLAY_MINUTES} minutes, the most a replay runs")
+            self.tick(m)
+
+    def before_event(self, t: datetime | None) -> None:
+        """Call before delivering an accepted event of time ``t``: runs every minute that ended by ``t``,
+        then lets the minutes within :meth:`horizon` of ``t`` tick. A late event (older than minutes
+        already ticked) runs none; the clock never goes back."""
+        if t is None:
+            return
+        m = t.replace(second=0, microsecond=0)
+        if self._next is None:
+            self._next = m if self.csv is None else min(m, self.csv[0])
+        else:
+            ahead = self._upcoming(self._next)
+            if ahead is None or ahead > m:  # the minutes before this event's own are ones nothing falls due in
+                self._next = max(self._next, m)
+        self._run_until(t, None)
+        ahead = self._upcoming(self._next) if self._next is not None else None
+        if self._next is not None and (ahead is None or ahead > m):
+            self._next = max(self._next, m)  # the minutes up to this event's own: nothing falls due in them
+        self._until = m + self.reach if self._until is None else max(self._until, m + self.reach)
+        self._newest = m if self._newest is None else max(self._newest, m)
+
+    def finish(self) -> None:
+        """Runs the minutes left: to one quiet window past the newest event, and the CSV's last minute."""
+        if self._next is None:
+            if self.csv is None:
+                return
+            self._next = self.csv[0]
+        last = self._newest + self.tail if self._newest is not None else None
+        if self._until is not None and last is not None:
+            self._until = min(self._until, last)
+        end = max(x for x in (last, self.csv[1] if self.csv is not None else None) if x is not None)
+        self._run_until(None, end)
+
+    @property
+    def probe_end(self) -> datetime | None:
+        """The last minute a probe is stepped: ``PROBE_PASS_MINUTES`` + 1 past the newest event (and the
+        CSV's minutes); ``None`` without ``RECOVERY=probe`` or before any event."""
+        if self.probes is None or self._newest is None:
+            return None
+        end = self._newest + timedelta(minutes=self.probes.pass_minutes + 1)
+        return max(end, self.csv[1]) if self.csv is not None else end
 
     def tick(self, minute: datetime) -> None:
         """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
