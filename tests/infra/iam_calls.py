@@ -139,6 +139,7 @@ class RecordingClient:
 class RecordingTable:
     """The history table port (:class:`~ecs_guardrail.adapters.store.table.Table`) with its DynamoDB
     operations recorded: ``put`` PutItem, ``get`` GetItem, ``query`` Query (on the index when asked),
+    ``add_to_set`` and ``delete_from_set`` UpdateItem,
     ``transact_put`` TransactWriteItems (a PutItem per write, as IAM authorises it)."""
 
     def __init__(self, table: Any, recorder: Recorder) -> None:
@@ -162,6 +163,14 @@ class RecordingTable:
             params["IndexName"] = "gsi1"
         self._recorder.record("dynamodb", "Query", params)
         return self._table.query(pk, **kwargs)
+
+    def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], **kwargs: Any) -> Any:
+        self._recorder.record("dynamodb", "UpdateItem", {"TableName": self._table.name})
+        return self._table.add_to_set(pk, sk, attribute, members, **kwargs)
+
+    def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
+        self._recorder.record("dynamodb", "UpdateItem", {"TableName": self._table.name})
+        self._table.delete_from_set(pk, sk, attribute, members)
 
     def transact_put(self, writes: list[Any]) -> None:
         self._recorder.record("dynamodb", "TransactWriteItems",
@@ -216,7 +225,7 @@ def requests_of(call: Call) -> list[Request]:  # noqa: C901 - one branch per ope
         table = f"arn:aws:dynamodb:{region}:{account}:table/"
         if op == "TransactWriteItems":  # authorised per item: dynamodb:PutItem for a Put
             return [Request(f, "dynamodb:PutItem", table + item["Put"]["TableName"]) for item in p["TransactItems"]]
-        if op in ("PutItem", "GetItem", "Query"):
+        if op in ("PutItem", "GetItem", "Query", "UpdateItem"):
             index = f"/index/{p['IndexName']}" if p.get("IndexName") else ""
             return [one(table + p["TableName"] + index)]
     if call.service == "ecs":
@@ -270,7 +279,7 @@ def kind_of(request: Request) -> str:
     if ":ecs:" in r and ":service/" in r:
         return "ecs_service"
     if ":ecs:" in r and ":cluster/" in r:
-        return "ecs_cluster"
+        return "any"  # the sampler's DescribeClusters: granted on every cluster ("*")
     if ":sns:" in r:
         return "alert_topic"
     if ":event-bus/" in r:

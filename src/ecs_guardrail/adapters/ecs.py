@@ -431,7 +431,7 @@ class EcsFleet:
                                                int(s.get("runningCount", 0)), tgs))
         return out
 
-    @permissions(ecs_cluster=["ecs:DescribeClusters"])
+    @permissions(any=["ecs:DescribeClusters"])  # granted on every cluster: the sampler reads them all
     def container_insights(self) -> dict[str, bool | None]:
         """``{cluster ARN: has Container Insights}`` of every cluster: DescribeClusters with
         ``include=["SETTINGS"]``, 100 clusters a call (ECS API Reference, DescribeClusters ``clusters``),

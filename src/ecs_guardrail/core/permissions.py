@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 __all__ = ["RESOURCE_KINDS", "Permissions", "permissions", "permissions_of", "declared_by_code", "declared_functions"]
 
-RESOURCE_KINDS = frozenset({"history_table", "history_index", "ecs_service", "ecs_service_deployment", "ecs_cluster",
-                            "alert_topic", "default_bus", "webhook_secret", "scalable_target", "any"})
+RESOURCE_KINDS = frozenset({"history_table", "history_index", "ecs_service", "ecs_service_deployment", "alert_topic",
+                            "default_bus", "webhook_secret", "scalable_target", "any"})
 
 #: resource kind -> IAM actions (``service:Action``)
 Permissions = Mapping[str, frozenset[str]]
