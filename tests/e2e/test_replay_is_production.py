@@ -213,10 +213,11 @@ def test_the_probe_timeline_blames_no_operator() -> None:
 
 # ---- item 14: the readable report and warnings
 def test_the_report_says_what_only_json_said() -> None:
-    probed = cli_in_process("replay", str(SCENARIOS / "probe-bad-image-fixed")).stdout
+    # the report wraps its text lines at the width (COLUMNS, else 200): read it as words
+    probed = " ".join(cli_in_process("replay", str(SCENARIOS / "probe-bad-image-fixed")).stdout.split())
     assert "restored by a probe" in probed and "undo: ecs-guardrail restore" not in probed
     assert "probes: 2 started, 1 passed, 1 failed" in probed and "image pulls: 24" in probed
-    gray = cli_in_process("replay", str(SCENARIOS / "gray-failure-5xx")).stdout
+    gray = " ".join(cli_in_process("replay", str(SCENARIOS / "gray-failure-5xx")).stdout.split())
     assert "clients failing behind healthy hosts 20 (a gray failure" in gray
 
 

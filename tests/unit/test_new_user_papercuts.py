@@ -107,6 +107,7 @@ def test_the_audit_summary_line_says_one_service_and_one_finding(monkeypatch):
     class Run:  # the summary _text reads: one cluster, no services table, one finding
         clusters: list[object] = []
         findings: list[object] = []
+        warnings: list[object] = []
         config = load_settings({}).audit()
         summary = {"findings": 1, "by_severity": {"high": 1, "medium": 0, "low": 0}, "clusters": ["dev"],
                    "services": 1, "fail_on": "high", "exit_status": 1}
