@@ -31,6 +31,6 @@ gen-alarms:
 check-iac:
 	PY=$(DEPLOY_PYTHON) bash scripts/check_iac.sh
 
-## both deployments on a local emulator (moto server, 127.0.0.1 only): terraform apply, apply again, a second region, destroy; SAM translate and create; the parity table
+## both deployments on a local emulator (moto server, 127.0.0.1 only): terraform apply, apply again, a second region, destroy; the real sam build, sam package and sam deploy (and --guided); the parity table; broken copies that must fail
 check-deploy:
 	bash scripts/check_deploy.sh

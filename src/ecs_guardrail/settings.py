@@ -248,6 +248,19 @@ def _read(values: Mapping[str, object]) -> Settings:
     return settings
 
 
+#: msgspec's words for a value of the wrong type, which read oddly for an environment variable (always text):
+#: what the setting accepts instead
+_TYPE_WORDS = {"Expected `int`, got `str`": "expected a whole number written in digits (5, not 5.0, five or 1_000)",
+               "Expected `bool`, got `str`": "expected true or false (or 1 or 0, any case)",
+               "Expected `float`, got `str`": "expected a number written in digits (0.5)"}
+
+
+def _accepts(msg: str) -> str:
+    """``msg`` (msgspec's reason) in words that say what the setting accepts, where msgspec names only the
+    types (every environment variable is text, so "got `str`" says nothing)."""
+    return _TYPE_WORDS.get(msg, msg)
+
+
 _CACHE: dict[tuple[str | None, ...], Settings] = {}
 _ORDER = tuple(sorted(SETTING_NAMES))
 
@@ -281,4 +294,4 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         shown = ".".join(str(p) for p in exc.loc)
         value = repr(exc.input)
         value = value if len(value) <= 200 else f"{value[:200]}... ({len(value)} characters)"
-        raise SettingsError(f"invalid setting: {shown}={value}: {exc.msg}") from exc
+        raise SettingsError(f"invalid setting: {shown}={value}: {_accepts(exc.msg)}") from exc
