@@ -115,9 +115,9 @@ def test_container_restarts_rows_spanning_centuries_are_refused(tmp_path) -> Non
     ("restartCount", float("nan"), "restartCount must be a number"),
     ("minute", "9999-12-31T23:59:00Z", "out of range"),
     ("minute", "yesterday", "minute"),
-    ("serviceName", "api\udcff", "lone surrogate"),
-    ("serviceName", 7, "a cluster ARN and a service name"),
-    ("clusterArn", None, "a cluster ARN and a service name"),
+    ("serviceName", "api\udcff", "service name"),
+    ("serviceName", 7, "clusterArn must be an ECS cluster ARN"),
+    ("clusterArn", None, "clusterArn must be an ECS cluster ARN"),
 ])
 def test_a_malformed_observation_is_rejected_with_its_reason_never_a_crash(field, value, reason) -> None:
     """Break-it findings: a huge count grew the process to 12 GB; a null total, an out-of-range minute

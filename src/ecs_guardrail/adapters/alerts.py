@@ -52,6 +52,24 @@ def control_characters(text: str) -> list[int]:
     return [i for i, c in enumerate(text) if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
 
 
+def _webhook_shaped(url: str) -> bool:
+    """``url`` is a scheme, a host (and port) and a ``/path``, nothing else: the shape of an incoming
+    webhook (Slack API, "Sending messages using incoming webhooks": ``https://hooks.slack.com/services/...``),
+    so its secret is the path :func:`_secret_parts` hides. A backslash or ``;`` (which some clients read as
+    separators), credentials, a query or a fragment would put the token where no redaction looks."""
+    from urllib.parse import urlsplit
+
+    if "\\" in url or ";" in url:
+        return False
+    try:
+        u = urlsplit(url)
+        u.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return bool(u.hostname) and u.path.startswith("/") and len(u.path) > 1 and not (
+        u.username or u.password or u.query or u.fragment or "@" in u.netloc)
+
+
 def _secret_parts(url: str) -> tuple[str, ...]:
     """The parts of ``url`` to hide, longest first: everything after the host (the path: the secret of
     an incoming webhook) as given and as each escape would write it (percent-encoded, ``repr``,
@@ -301,4 +319,7 @@ class WebhookUrl:
             raise ValueError("the Slack webhook URL in the secret contains whitespace or a control character "
                              "(a mis-pasted URL?); "
                              "store the URL exactly as Slack shows it")
+        if not _webhook_shaped(text):  # the redaction hides what follows the host: nothing may hide elsewhere
+            raise ValueError("the Slack webhook URL in the secret is not a host and a /path (a backslash, ';', "
+                             "credentials, a query or a fragment in it); store the URL exactly as Slack shows it")
         return text

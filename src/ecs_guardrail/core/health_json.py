@@ -166,8 +166,8 @@ def read_health_json(data: bytes) -> Any:
     """``data`` (a file's bytes) decoded as JSON.
 
     Raises:
-        HealthJsonError: larger than :data:`MAX_BYTES`, not UTF-8, not JSON, or nested too deeply for
-            the decoder (a line each).
+        HealthJsonError: larger than :data:`MAX_BYTES`, not UTF-8, not JSON, a lone surrogate escaped in
+            it, or nested too deeply for the decoder (a line each).
     """
     if len(data) > MAX_BYTES:
         raise HealthJsonError(f"{len(data)} bytes: a health response is kilobytes (at most {MAX_BYTES} read)")
@@ -176,11 +176,16 @@ def read_health_json(data: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise HealthJsonError(f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
     try:
-        return json.loads(text)
+        doc = json.loads(text)
+        # a \ud800 escape decodes to a lone surrogate, which no report can print: refused here, in one line
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
     except RecursionError:
         raise HealthJsonError("not a health response: JSON nested too deeply to decode") from None
+    except UnicodeEncodeError:
+        raise HealthJsonError("text that is not valid Unicode (a \\ud800-style escape of a lone surrogate)") from None
     except ValueError as exc:
         raise HealthJsonError(f"not JSON ({str(exc)[:120]})") from None
+    return doc
 
 
 def _kind(path: str) -> str:

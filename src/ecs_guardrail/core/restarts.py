@@ -17,6 +17,7 @@ Pure functions: no I/O, no clock.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -82,6 +83,11 @@ MAX_RESTARTS_PER_MINUTE = 10_000
 OBSERVATION_SOURCE = "ecs-guardrail"
 OBSERVATION_TYPE = "Container Restarts"
 
+
+#: the names ECS allows (ECS API Reference: CreateCluster ``clusterName``, CreateService ``serviceName``: up to
+#: 255 letters, numbers, hyphens and underscores), as core/events.py checks them on task events
+_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9_-]{1,255}", re.ASCII)
+_SERVICE_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}", re.ASCII)
 
 @dataclass(frozen=True, slots=True)
 class RestartObservation:
@@ -159,12 +165,14 @@ class RestartObservation:
         if not isinstance(restarts, int) or isinstance(restarts, bool) or not 1 <= restarts <= MAX_RESTARTS_PER_MINUTE:
             raise ValueError(f"{OBSERVATION_TYPE}: restarts must be a count from 1 to {MAX_RESTARTS_PER_MINUTE} "
                              "(restarts of one service in one minute)")
-        if isinstance(total, bool) or not isinstance(total, int | float) or not math.isfinite(total) or total < 0:
+        try:  # an integer past a float's range (10**400) is not a count the sampler writes
+            finite = isinstance(total, int | float) and not isinstance(total, bool) and math.isfinite(total)
+        except OverflowError:
+            finite = False
+        if not finite or total < 0:
             raise ValueError(f"{OBSERVATION_TYPE}: restartCount must be a number >= 0")
-        if not isinstance(arn, str) or ":cluster/" not in arn or not isinstance(service, str) or not service:
-            raise ValueError(f"{OBSERVATION_TYPE}: a cluster ARN and a service name are required")
-        try:
-            (arn + service).encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{OBSERVATION_TYPE}: text that is not valid Unicode (a lone surrogate)") from None
+        if not isinstance(arn, str) or not isinstance(service, str) or not _CLUSTER_ARN.fullmatch(arn) \
+                or not _SERVICE_NAME.fullmatch(service):
+            raise ValueError(f"{OBSERVATION_TYPE}: clusterArn must be an ECS cluster ARN and serviceName a service "
+                             "name (1-255 of A-Za-z0-9_-, ECS API Reference, CreateService serviceName)")
         return cls(arn, service, minute, restarts, float(total))
