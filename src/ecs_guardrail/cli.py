@@ -16,7 +16,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--sweep", action="append", type=_sweep, default=[], metavar="KEY=V1,V2",
                    help="replay once per combination of these settings' values (repeatable) and print one row "
                         "per combination: decisions by action, services scaled, held, watchdog service-minutes")
+    r.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                   help="replay the events' partitions by account and cluster (and --sweep's combinations) in N "
+                        "processes; the output is the serial replay's, byte for byte (default 1)")
+    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the same partitions on the Dask cluster whose scheduler is at ADDRESS "
+                        "(tcp://HOST:PORT; needs the [dist] extra; workers read the scenario at the same path)")
 
     c = sub.add_parser("capture", help="write a scenario folder from a real account: fleet.json, events.jsonl "
                                        "(the raw-event log group), healthy_hosts.csv")
@@ -310,6 +316,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         gc.set_threshold(*before)
 
 
+def _jobs(text: str) -> int:
+    """``--jobs``: an integer (its range is checked with the command, as one line and exit 2)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of processes") from None
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     from ecs_guardrail.replay.run import replay
     from ecs_guardrail.replay.scenario import check_events_file, load_scenario
@@ -323,6 +337,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         folder = folder.resolve()
     _check_output(args.plot, "--plot")
     _check_output(args.alerts_out, "--alerts-out")
+    from ecs_guardrail.replay.parallel import check_jobs
+
+    check_jobs(getattr(args, "jobs", 1), getattr(args, "scheduler", None))  # --jobs/--scheduler (issue 32.6)
     if args.sweep:
         return cmd_sweep(args, folder)
     scenario = load_scenario(folder, _overrides(args.overrides))
@@ -360,9 +377,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     shown = progress_enabled(json_output=args.json)
     lines = _count_lines(scenario.events_path) if shown else None
     with progress(f"replay {folder.name} ({args.engine})", lines, enabled=shown) as advance:
-        result = replay(scenario, on_reject=on_reject, on_warning=on_warning,
-                        keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
-                        on_progress=advance if shown else None)
+        def serial() -> Any:
+            return replay(scenario, on_reject=on_reject, on_warning=on_warning,
+                          keep_open=keep_open if args.timeline or args.plot else None, engine=args.engine,
+                          on_progress=advance if shown else None)
+
+        result = _replay_jobs(args, scenario, serial, on_reject, on_warning)
     _pretty_printed_hint(folder, scenario.events_path, result.rejected)
     refused = _none_accepted(folder, result.summary)
     if refused:  # a refused run prints no report, as every other exit-2 case: stdout stays empty
@@ -425,6 +445,21 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _replay_jobs(args: argparse.Namespace, scenario: Any, serial: Callable[[], Any],
+                 on_reject: Callable[[int, str], None], on_warning: Callable[[str], None]) -> Any:
+    """``serial()``, or with ``--jobs`` > 1 or ``--scheduler`` the same result from partitions by account and
+    cluster (:mod:`ecs_guardrail.replay.parallel`)."""
+    jobs, scheduler = getattr(args, "jobs", 1), getattr(args, "scheduler", None)
+    if jobs <= 1 and scheduler is None:
+        return serial()
+    from ecs_guardrail.replay.parallel import replay_parallel
+
+    single = [flag for flag, on in (("--calls", args.calls), ("--timeline", args.timeline), ("--plot", args.plot))
+              if on]
+    return replay_parallel(scenario, _overrides(args.overrides), jobs=jobs, scheduler=scheduler, engine=args.engine,
+                           single_process_outputs=single, on_reject=on_reject, on_warning=on_warning, serial=serial)
+
+
 def _pretty_printed_hint(folder: Path, path: Path, rejected: list[tuple[int, str]]) -> None:
     """One line, once, when rejected lines in a row are together one JSON object or array (a
     pretty-printed event among good lines): the first such run, and how many there are."""
@@ -484,8 +519,13 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
 
     shown = progress_enabled(json_output=args.json)
     with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:
+        fan = None
+        if getattr(args, "jobs", 1) > 1 or getattr(args, "scheduler", None) is not None:
+            from ecs_guardrail.replay.parallel import sweep_replays
+
+            fan = sweep_replays(args.jobs, args.scheduler)  # the combinations in parallel (issue 32.6)
         rows = run_sweep(folder, _overrides(args.overrides), args.sweep, engine=args.engine, on_warning=on_warning,
-                         on_row=lambda _done, _total: advance(1))
+                         on_row=lambda _done, _total: advance(1), fan_out=fan)
     if args.json:
         for r in rows:
             sys.stdout.write(json.dumps(r.to_dict()) + "\n")

@@ -217,7 +217,8 @@ def _stop_line_kind(raw: Any) -> str | None:
 def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
            keep_open: Callable[[EmbeddedAws, ReplayResult], None] | None = None,
            on_warning: Callable[[str], None] | None = None, engine: str = "fast",
-           on_progress: Callable[[int], None] | None = None) -> ReplayResult:
+           on_progress: Callable[[int], None] | None = None,
+           on_stage: Callable[[tuple[Any, ...], int, int, int], None] | None = None) -> ReplayResult:
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS, with the
     availability sampler's minute ticks on the same clock (:mod:`ecs_guardrail.replay.clock`).
 
@@ -227,6 +228,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     timeline is read there). ``engine``: ``fast`` or ``moto`` (:mod:`ecs_guardrail.replay.engine`).
     ``on_progress(lines)``: called with the number of lines of ``events.jsonl`` read since its last
     call, every 100 lines and at the end (:mod:`ecs_guardrail.app.progress` draws it).
+    ``on_stage(stage, decisions, alerts, job failures)``: ``replay --jobs``'s hook
+    (:mod:`ecs_guardrail.replay.parallel`), called as each stage starts (``("line", n, accepted time or
+    None)``, ``("tick", minute)``, ``("end",)``) with how many decisions, alert previews and job failures
+    came before it.
 
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
@@ -275,6 +280,12 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
         sweep = SweepTicks(sampler, rt_watchdog, ctx, probes)
+
+        def stage(key: tuple[Any, ...]) -> None:  # --jobs: where each decision and alert was made
+            if on_stage is not None:
+                on_stage(key, len(result.decisions), len(rt_watchdog.previews), len(result.job_failures))
+
+        sweep.on_stage = stage if on_stage is not None else None
         recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary
         clock = sweep
         restarts = ReplayRestarts(scenario, aws)
@@ -336,6 +347,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 t = event_time(raw) if out is not None or _accepted(raw, scenario.account) else None
                 clock.before_event(t)
                 restart_clock.before_event(t)
+                stage(("line", n, t))
                 if t is not None:
                     span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
                     accepted[n] = t
@@ -370,6 +382,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                         recovery.counts["failed"] += 1  # a SERVICE_TASK_START_IMPAIRED failed the probe
             clock.finish()
             restart_clock.finish()
+            stage(("end",))
             if on_progress is not None and n % 100:
                 on_progress(n % 100)
         warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None)
@@ -478,6 +491,7 @@ class SweepTicks:
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
         self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
+        self.on_stage: Callable[[tuple[Any, ...]], None] | None = None  # replay's stage hook (--jobs)
 
     @staticmethod
     def horizon(window: timedelta, probes: Any) -> timedelta:
@@ -561,6 +575,8 @@ class SweepTicks:
         """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
         from ecs_guardrail.handlers.sweep import run_sweep
 
+        if self.on_stage is not None:
+            self.on_stage(("tick", minute))
         s = self.sampler
         if s.first is not None and s.last is not None and s.first <= minute <= s.last:
             s.tick(minute)

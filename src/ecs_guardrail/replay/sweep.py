@@ -85,10 +85,14 @@ def row_of(settings: dict[str, str], result: Any) -> SweepRow:
 
 def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, list[str]]], *, engine: str = "fast",
               on_warning: Callable[[str], None] | None = None,
-              on_row: Callable[[int, int], None] | None = None) -> list[SweepRow]:
+              on_row: Callable[[int, int], None] | None = None,
+              fan_out: Callable[[Path, list[dict[str, str]], str], Sequence[Any]] | None = None) -> list[SweepRow]:
     """Replay ``folder`` once per combination of ``sweeps`` on top of ``base`` (``--set``).
 
     ``on_row(done, total)``: called after each combination's replay (the CLI's progress bar).
+    ``fan_out(folder, settings per combination, engine)``: replays every combination elsewhere (``--jobs``,
+    ``--scheduler``: :func:`ecs_guardrail.replay.parallel.sweep_replays`), each result with its
+    ``decisions``, ``summary`` and ``warnings``, in order.
 
     Every combination is validated before the first replay runs.
 
@@ -117,6 +121,14 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
             warned.add(text)
             on_warning(text)
 
+    if fan_out is not None:
+        for combo, res in zip(combos, fan_out(folder, [{**base, **c} for c in combos], engine), strict=True):
+            for text in res.warnings:
+                warn_once(text)
+            rows.append(row_of(combo, res))
+            if on_row is not None:
+                on_row(len(rows), len(combos))
+        return rows
     for combo, scenario in zip(combos, scenarios, strict=True):
         rows.append(row_of(combo, replay(scenario, engine=engine, on_warning=warn_once)))
         if on_row is not None:

@@ -1,0 +1,471 @@
+"""``replay --jobs N`` and ``--scheduler ADDRESS`` (issue 32 item 6): a scenario's events partitioned by
+account and cluster, the partitions replayed in parallel processes (or on a Dask cluster), and the results
+merged into the serial replay's, byte for byte.
+
+Clusters are independent by the spec (ARCHITECTURE.md: the fleet test, the blast-radius cap and the
+alerts are per cluster), so each partition replays the whole scenario folder with only its own lines of
+``events.jsonl`` (the others blanked: line numbers, ``delivered.csv`` rows and the minute clock's
+placement stay those of the file). What is NOT per cluster is computed from the merged results:
+
+- order: every decision, job failure and alert is tagged with the stage that made it (an events.jsonl
+  line, or a minute tick of the sweep and sampler, through :func:`~ecs_guardrail.replay.run.replay`'s
+  ``on_stage`` hook); the serial order is rebuilt from the whole file's clock: minute M's tick runs before
+  the first line whose running newest accepted time reaches M + 1 min. Alerts of one tick from several
+  clusters go in the sweep's order (services, then job summaries; each by cluster key, the index's sort);
+- counters and totals (events read and rejected, duplicates, alerts sent, stops by kind) are summed;
+  ``scaled_to_zero`` and ``decisions`` are recomputed; ``desired_counts`` and the availability report's
+  services come from the partition owning each cluster (the others' are the same in every partition);
+- warnings: each once, in the order of the stage that first gave it.
+
+A scenario is replayed serially instead, with a warning saying why, when its partitions could differ
+from the serial replay: one partition only (nothing to split; no warning), ``RECOVERY=probe`` (the probe's
+last minute is the newest event of the whole file), ``container_restarts.csv`` (its clock is separate),
+a JSON event naming no cluster, ``--calls``/``--timeline``/``--plot`` (the calls of one process, the
+timeline of one store), or after the run: a line replayed at another clock than in the serial replay (an
+event older than another cluster's newest, so the minutes ticked before it differ), or more minutes swept
+in all than one replay may sweep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ecs_guardrail.core.errors import ScenarioError
+
+__all__ = ["check_jobs", "partition_lines", "replay_parallel", "pool_map", "sweep_replays", "PartitionResult"]
+
+#: seconds to wait for a Dask scheduler to answer before the replay gives up with one line
+SCHEDULER_TIMEOUT_S = 10
+_EARLIEST = datetime.min.replace(tzinfo=None)
+
+
+def check_jobs(jobs: int | None, scheduler: str | None) -> None:
+    """Validate ``--jobs``/``--scheduler`` before anything runs.
+
+    Raises:
+        ScenarioError: ``--jobs`` under 1, or an empty ``--scheduler``.
+    """
+    if jobs is not None and jobs < 1:
+        raise ScenarioError(f"--jobs {jobs}: give a number of processes of at least 1 (1: the serial replay)")
+    if scheduler is not None and not scheduler.strip():
+        raise ScenarioError("--scheduler: give the Dask scheduler's address (tcp://HOST:PORT)")
+
+
+def _key_of(raw: Any) -> tuple[str, str] | None:
+    """``(account, cluster)`` an event belongs to: its ``detail.clusterArn``, else the first ARN of
+    ``resources`` naming a cluster or service (ECS Deployment/Service Action events); None: none."""
+    if not isinstance(raw, dict):
+        return None
+    detail = raw.get("detail")
+    arn = detail.get("clusterArn") if isinstance(detail, dict) else None
+    if not isinstance(arn, str) or not arn:
+        arn = None
+        resources = raw.get("resources")
+        for r in resources if isinstance(resources, list) else []:
+            if isinstance(r, str) and (":cluster/" in r or ":service/" in r):
+                arn = r
+                break
+    if arn is None:
+        return None
+    parts = arn.split(":", 5)
+    account = parts[4] if len(parts) > 5 else str(raw.get("account") or "")
+    tail = parts[5] if len(parts) > 5 else arn
+    if tail.startswith("service/"):
+        names = tail.split("/")
+        cluster = names[1] if len(names) > 2 else ""
+        if not cluster:
+            return None  # an old-style service ARN names no cluster
+    else:
+        cluster = tail.rsplit("/", 1)[-1]
+    return account, cluster
+
+
+def partition_lines(events: Path) -> tuple[dict[tuple[str, str], list[int]], int | None]:
+    """Line numbers of ``events`` (1-based, blank lines left out) by ``(account, cluster)``, in the order
+    first seen. Lines that are no JSON object go to the first partition (each replay rejects them alike).
+    Returns ``(partitions, line)``: ``line`` is the first JSON event naming no cluster (then the scenario
+    is replayed serially), else None."""
+    from ecs_guardrail.replay.lines import decode_line
+
+    parts: dict[tuple[str, str], list[int]] = {}
+    unkeyed: list[int] = []
+    with events.open("rb") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(decode_line(line)[0])
+            except (ValueError, RecursionError):
+                unkeyed.append(n)
+                continue
+            key = _key_of(raw)
+            if key is None:
+                if isinstance(raw, dict):
+                    return parts, n
+                unkeyed.append(n)
+                continue
+            parts.setdefault(key, []).append(n)
+    if unkeyed:
+        if not parts:
+            parts[("", "")] = []
+        first = next(iter(parts))
+        parts[first] = sorted(parts[first] + unkeyed)
+    return parts, None
+
+
+@dataclass
+class PartitionResult:
+    """What one partition's replay gives back to the merge (picklable: it crosses processes)."""
+
+    key: tuple[str, str]
+    decisions: list[dict[str, Any]]
+    job_failures: list[dict[str, Any]]
+    alerts: list[dict[str, Any]]
+    rejected: list[tuple[int, str]]
+    summary: dict[str, Any]
+    availability: Any
+    clock_span: tuple[datetime, datetime] | None
+    #: ``(stage, decisions, alerts, job failures before it)`` in the order the stages ran
+    stages: list[tuple[tuple[Any, ...], int, int, int]] = field(default_factory=list)
+    #: ``(stages run before it, text)`` in the order given
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
+class PartitionSpec:
+    """One partition to replay: the scenario ``folder`` with ``overrides``, and its own ``lines``."""
+
+    folder: str
+    overrides: dict[str, str]
+    engine: str
+    key: tuple[str, str]
+    lines: list[int]
+
+
+def run_partition(spec: PartitionSpec) -> PartitionResult:
+    """Replay one partition (a worker process or a Dask worker: it reads ``spec.folder`` itself, so the
+    folder must be at the same path there). A copy of the folder in a temporary directory holds the
+    partition's ``events.jsonl``: the other lines blank, so every line keeps its number.
+
+    Raises:
+        ScenarioError: as :func:`~ecs_guardrail.replay.run.replay` raises it.
+    """
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import load_scenario
+
+    src = Path(spec.folder)
+    mine = set(spec.lines)
+    with tempfile.TemporaryDirectory(prefix="ecs-guardrail-part-") as tmp:
+        folder = Path(tmp) / src.name
+        folder.mkdir()
+        for f in src.iterdir():
+            if f.name != "events.jsonl":
+                (folder / f.name).symlink_to(f.resolve())
+        with (src / "events.jsonl").open("rb") as fh, (folder / "events.jsonl").open("wb") as out:
+            for n, line in enumerate(fh, 1):
+                out.write(line if n in mine else b"\n")
+        scenario = load_scenario(folder, spec.overrides)
+        stages: list[tuple[tuple[Any, ...], int, int, int]] = []
+        warnings: list[tuple[int, str]] = []
+        res = replay(scenario, engine=spec.engine, on_warning=lambda text: warnings.append((len(stages), text)),
+                     on_stage=lambda key, d, a, j: stages.append((key, d, a, j)))
+    return PartitionResult(key=spec.key, decisions=res.decisions, job_failures=res.job_failures, alerts=res.alerts,
+                           rejected=res.rejected, summary=res.summary, availability=res.availability,
+                           clock_span=res.clock_span, stages=stages, warnings=warnings)
+
+
+@contextlib.contextmanager
+def pool_map(jobs: int, scheduler: str | None) -> Iterator[Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]]:
+    """A ``map(fn, items) -> results in order`` over ``jobs`` worker processes (the standard library's
+    pool, started by spawn: no fork of a process that may hold threads), or over the Dask cluster at
+    ``scheduler`` (``dask.distributed.Client``; imported only then).
+
+    Raises:
+        ScenarioError: the scheduler does not answer within :data:`SCHEDULER_TIMEOUT_S` seconds, or
+            ``dask[distributed]`` is not installed (the ``dist`` extra).
+    """
+    if scheduler is not None:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ScenarioError("--scheduler needs dask[distributed]: pip install 'ecs-guardrail[dist]'") from None
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ScenarioError(f"--scheduler {scheduler}: no Dask scheduler answered ({reason[:160]})") from None
+        try:
+            def dask_map(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+                return list(client.gather(client.map(fn, list(items), pure=False)))
+
+            yield dask_map
+        finally:
+            client.close()
+        return
+    if jobs <= 1:
+        yield lambda fn, items: [fn(i) for i in items]
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+        yield lambda fn, items: list(ex.map(fn, items))
+
+
+def serial_reason(scenario: Any, parts: dict[tuple[str, str], list[int]], unkeyed: int | None,
+                  single_process_outputs: Sequence[str]) -> str | None:
+    """Why ``scenario`` is replayed serially before anything runs (None: it is partitioned)."""
+    if unkeyed is not None:
+        return f"events.jsonl:{unkeyed} names no cluster (no detail.clusterArn nor a cluster in resources)"
+    if len(parts) < 2:
+        return None
+    if scenario.settings.probes() is not None:
+        return "RECOVERY=probe steps probes up to the newest event of the whole file"
+    if (scenario.folder / "container_restarts.csv").exists():
+        return "container_restarts.csv ticks on its own clock beside the sweep's"
+    if single_process_outputs:
+        return f"{', '.join(single_process_outputs)} report one process's calls or store"
+    return None
+
+
+def replay_parallel(scenario: Any, overrides: dict[str, str], *, jobs: int, scheduler: str | None,
+                    engine: str = "fast", single_process_outputs: Sequence[str] = (),
+                    on_reject: Callable[[int, str], None] | None = None,
+                    on_warning: Callable[[str], None] | None = None,
+                    serial: Callable[[], Any]) -> Any:
+    """The serial replay's :class:`~ecs_guardrail.replay.run.ReplayResult`, computed from partitions by
+    account and cluster on ``jobs`` processes or the Dask ``scheduler`` (module docstring). ``serial()``
+    runs the serial replay (the fallback; its warnings and rejections go where the caller sends them).
+
+    Raises:
+        ScenarioError: as the serial replay; a scheduler that does not answer.
+    """
+    parts, unkeyed = partition_lines(scenario.events_path)
+    reason = serial_reason(scenario, parts, unkeyed, single_process_outputs)
+    if reason is None and len(parts) < 2:
+        return serial()
+    if reason is not None:
+        if on_warning:
+            on_warning(f"replayed in one process, not partitioned by cluster: {reason}")
+        return serial()
+    specs = [PartitionSpec(str(scenario.folder), overrides, engine, key, lines) for key, lines in parts.items()]
+    with pool_map(jobs, scheduler) as pmap:
+        results: list[PartitionResult] = pmap(run_partition, specs)
+    merged = merge(scenario, results)
+    if isinstance(merged, str):
+        if on_warning:
+            on_warning(f"replayed in one process, not partitioned by cluster: {merged}")
+        return serial()
+    res, warnings = merged
+    for n, why in res.rejected:
+        if on_reject:
+            on_reject(n, why)
+    for text in warnings:
+        if on_warning:
+            on_warning(text)
+    return res
+
+
+def _newest_by_line(results: Sequence[PartitionResult]) -> tuple[dict[int, datetime | None], str | None]:
+    """Per accepted line, the newest accepted event time up to it in the whole file; and why the
+    partitions' clocks differ from it (None: they agree at every line, to the minute)."""
+    lines: dict[int, tuple[int, datetime | None]] = {}
+    for p, r in enumerate(results):
+        for key, *_ in r.stages:
+            if key[0] == "line":
+                lines[key[1]] = (p, key[2])
+    newest: datetime | None = None
+    own: dict[int, datetime | None] = {}
+    out: dict[int, datetime | None] = {}
+    for n in sorted(lines):
+        p, t = lines[n]
+        if t is not None:
+            newest = t if newest is None else max(newest, t)
+            mine = own.get(p)
+            own[p] = t if mine is None else max(mine, t)
+            if _minute(own[p]) != _minute(newest):
+                return out, (f"events.jsonl:{n} is older than another cluster's newest event "
+                             f"({newest:%Y-%m-%dT%H:%M:%SZ}): the minutes swept before it differ")
+        out[n] = newest
+    return out, None
+
+
+def _minute(t: datetime | None) -> datetime | None:
+    return t.replace(second=0, microsecond=0) if t is not None else None
+
+
+def _stage_key(stage: tuple[Any, ...], newest: dict[int, datetime | None]) -> tuple[Any, ...]:
+    """Where a stage ran in the serial replay: line n after every tick of minute M with M + 1 min <= the
+    newest accepted time up to n; ticks by minute; the end last."""
+    if stage[0] == "line":
+        t = newest.get(stage[1])
+        return (0, t.replace(tzinfo=None) if t is not None else _EARLIEST, 1, stage[1])
+    if stage[0] == "tick":
+        m: datetime = stage[1]
+        return (0, (m + timedelta(minutes=1)).replace(tzinfo=None), 0, 0)
+    return (1, _EARLIEST, 0, 0)
+
+
+def _tagged(r: PartitionResult, newest: dict[int, datetime | None], index: int) -> Iterator[tuple[str, Any, Any]]:
+    """``(list name, sort key, item)`` for every decision, alert and job failure of partition ``r``."""
+    bounds = r.stages + [(("end-of-results",), len(r.decisions), len(r.alerts), len(r.job_failures))]
+    ck = _cluster_key(r.key)
+    prev_key: tuple[Any, ...] = (-1,)  # what came before the first stage
+    prev = (0, 0, 0)
+    for key, d, a, j in bounds:  # the items between two stages were made in the first of them
+        for name, lo, hi, items in (("decisions", prev[0], d, r.decisions), ("alerts", prev[1], a, r.alerts),
+                                    ("job_failures", prev[2], j, r.job_failures)):
+            for i in range(lo, hi):
+                item = items[i]
+                phase = 1 if name == "alerts" and item.get("kind") == "job_summary" else 0
+                yield name, (prev_key, phase, ck, index, i), item
+        prev_key = _stage_key(key, newest) if key[0] != "end-of-results" else (2,)
+        prev = (d, a, j)
+
+
+def _cluster_key(key: tuple[str, str]) -> str:
+    """The sweep index's sort key of a partition's cluster (its name: the index's ``sk`` starts with it)."""
+    return key[1]
+
+
+def merge(scenario: Any, results: Sequence[PartitionResult]) -> tuple[Any, list[str]] | str:
+    """The serial replay's result and warnings from the partitions' (module docstring); a string says
+    why they cannot be merged (the caller replays serially)."""
+    from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
+    from ecs_guardrail.replay.run import ReplayResult
+
+    newest, differ = _newest_by_line(results)
+    if differ is not None:
+        return differ
+    ticks = {s[0][1] for r in results for s in r.stages if s[0][0] == "tick"}
+    if len(ticks) > MAX_REPLAY_MINUTES:
+        return "more minutes swept than one replay sweeps"
+    lists: dict[str, list[tuple[Any, Any]]] = {"decisions": [], "alerts": [], "job_failures": []}
+    for p, r in enumerate(results):
+        for name, key, item in _tagged(r, newest, p):
+            lists[name].append((key, item))
+    for name in lists:
+        lists[name].sort(key=lambda kv: kv[0])
+    owner = {r.key[1]: r for r in results}
+    first = results[0]
+    decisions = [d for _, d in lists["decisions"]]
+    summary = dict(first.summary)
+    for k in ("events_read", "events_rejected", "duplicates_ignored", "alerts_sent", "stopped_tasks_to_watchdog",
+              "stop_repeats"):
+        if k in summary:
+            summary[k] = sum(r.summary[k] for r in results)
+    summary["decisions"] = len(decisions)
+    summary["scaled_to_zero"] = sorted({f"{d['cluster']}/{d['service']}" for d in decisions
+                                        if d["action"] == "scale_to_zero"})
+    kinds: Counter[str] = Counter()
+    for r in results:
+        kinds.update(r.summary.get("stops_by_kind", {}))
+    summary["stops_by_kind"] = dict(sorted(kinds.items()))
+    summary["desired_counts"] = {k: owner.get(k.split("/", 1)[0], first).summary["desired_counts"][k]
+                                 for k in first.summary["desired_counts"]}
+    availability = first.availability
+    if availability is not None:
+        availability = _merged_availability(results, owner)
+        if isinstance(availability, str):
+            return availability
+        summary["unavailable_service_minutes"] = availability.unavailable_service_minutes
+        summary["watchdog_service_minutes"] = availability.by_cause["zero_by_watchdog"]
+        if availability.clients_view:
+            summary["served_service_minutes"] = availability.served_service_minutes
+            summary["idle_service_minutes"] = availability.idle_service_minutes
+            summary["checker_disagreement_minutes"] = availability.checker_disagreement_minutes
+            if availability.healthy_hosts_only:
+                summary["healthy_hosts_only"] = availability.healthy_hosts_only
+    spans = [r.clock_span for r in results if r.clock_span is not None]
+    res = ReplayResult(decisions=decisions, job_failures=[j for _, j in lists["job_failures"]], summary=summary,
+                       alerts=[a for _, a in lists["alerts"]],
+                       rejected=sorted((x for r in results for x in r.rejected), key=lambda x: x[0]),
+                       availability=availability,
+                       clock_span=(min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None)
+    return res, _merged_warnings(results, newest)
+
+
+def _merged_availability(results: Sequence[PartitionResult], owner: dict[str, PartitionResult]) -> Any:
+    """The availability report with each cluster's services and minutes from the partition that replayed
+    its events (a cluster without events: the first partition's, the same in every one)."""
+    import copy
+
+    first = results[0].availability
+    if any(r.availability is None or len(r.availability.services) != len(first.services)
+           or len(r.availability.minutes) != len(first.minutes) for r in results):
+        return "the partitions' availability reports differ in shape"
+    out = copy.copy(first)
+    out.services = [(owner[s.cluster].availability if s.cluster in owner else first).services[i]
+                    for i, s in enumerate(first.services)]
+    out.minutes = [(owner[m.cluster].availability if m.cluster in owner else first).minutes[i]
+                   for i, m in enumerate(first.minutes)]
+    if any((a.cluster, a.service) != (b.cluster, b.service) for a, b in zip(out.services, first.services, strict=True)):
+        return "the partitions' availability reports list services in another order"
+    return out
+
+
+def _merged_warnings(results: Sequence[PartitionResult], newest: dict[int, datetime | None]) -> list[str]:
+    """Each partition warning once, in the order of the stage that first gave it."""
+    keyed: list[tuple[Any, str]] = []
+    for p, r in enumerate(results):
+        for i, (stages_before, text) in enumerate(r.warnings):
+            stage = _stage_key(r.stages[stages_before - 1][0], newest) if stages_before else (-1,)
+            keyed.append(((stage, p, i), text))
+    seen: set[str] = set()
+    out = []
+    for _, text in sorted(keyed, key=lambda kv: kv[0]):
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+@dataclass
+class SweepReplay:
+    """What ``--sweep``'s row needs of one combination's replay (picklable)."""
+
+    decisions: list[dict[str, Any]]
+    summary: dict[str, Any]
+    warnings: list[str]
+
+
+@dataclass
+class SweepSpec:
+    folder: str
+    settings: dict[str, str]
+    engine: str
+
+
+def _sweep_one(spec: SweepSpec) -> SweepReplay:
+    """One ``--sweep`` combination, replayed in a worker."""
+    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.scenario import load_scenario
+
+    warnings: list[str] = []
+    res = replay(load_scenario(Path(spec.folder), spec.settings), engine=spec.engine, on_warning=warnings.append)
+    return SweepReplay(decisions=res.decisions, summary=res.summary, warnings=warnings)
+
+
+def sweep_replays(jobs: int, scheduler: str | None) -> Callable[[Path, list[dict[str, str]], str], list[SweepReplay]]:
+    """``--sweep``'s fan-out: ``fan(folder, settings per combination, engine)`` replays every combination on
+    ``jobs`` processes or the Dask ``scheduler``, results in the combinations' order."""
+
+    def fan(folder: Path, combos: list[dict[str, str]], engine: str) -> list[SweepReplay]:
+        with pool_map(jobs, scheduler) as pmap:
+            return list(pmap(_sweep_one, [SweepSpec(str(folder), c, engine) for c in combos]))
+
+    return fan
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use (``--jobs`` without a number is not offered: this is for docs/bench)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
