@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -138,6 +139,8 @@ class PartitionResult:
     stages: list[tuple[tuple[Any, ...], int, int, int]] = field(default_factory=list)
     #: ``(stages run before it, text)`` in the order given
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    #: ``lastStatus`` of the accepted events of stopping tasks (the serial replay's end-of-file warning)
+    stop_lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,11 +162,13 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
     Raises:
         ScenarioError: as :func:`~ecs_guardrail.replay.run.replay` raises it.
     """
-    from ecs_guardrail.replay.run import replay
+    from ecs_guardrail.replay.lines import decode_line
+    from ecs_guardrail.replay.run import _stop_line_kind, replay
     from ecs_guardrail.replay.scenario import load_scenario
 
     src = Path(spec.folder)
     mine = set(spec.lines)
+    stopping: dict[int, str] = {}  # line -> lastStatus of a stopping task's event
     with tempfile.TemporaryDirectory(prefix="ecs-guardrail-part-") as tmp:
         folder = Path(tmp) / src.name
         folder.mkdir()
@@ -173,14 +178,21 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
         with (src / "events.jsonl").open("rb") as fh, (folder / "events.jsonl").open("wb") as out:
             for n, line in enumerate(fh, 1):
                 out.write(line if n in mine else b"\n")
+                if n in mine and b"STOPPED" in line:
+                    with contextlib.suppress(ValueError, RecursionError):
+                        kind = _stop_line_kind(json.loads(decode_line(line)[0]))
+                        if kind is not None:
+                            stopping[n] = kind
         scenario = load_scenario(folder, spec.overrides)
         stages: list[tuple[tuple[Any, ...], int, int, int]] = []
         warnings: list[tuple[int, str]] = []
         res = replay(scenario, engine=spec.engine, on_warning=lambda text: warnings.append((len(stages), text)),
                      on_stage=lambda key, d, a, j: stages.append((key, d, a, j)))
+    rejected = {n for n, _ in res.rejected}
     return PartitionResult(key=spec.key, decisions=res.decisions, job_failures=res.job_failures, alerts=res.alerts,
                            rejected=res.rejected, summary=res.summary, availability=res.availability,
-                           clock_span=res.clock_span, stages=stages, warnings=warnings)
+                           clock_span=res.clock_span, stages=stages, warnings=warnings,
+                           stop_lines=dict(Counter(k for n, k in stopping.items() if n not in rejected)))
 
 
 @contextlib.contextmanager
@@ -391,7 +403,7 @@ def merge(scenario: Any, results: Sequence[PartitionResult]) -> tuple[Any, list[
                        rejected=sorted((x for r in results for x in r.rejected), key=lambda x: x[0]),
                        availability=availability,
                        clock_span=(min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None)
-    return res, _merged_warnings(results, newest)
+    return res, _merged_warnings(scenario, results, newest, res.clock_span)
 
 
 def _merged_availability(results: Sequence[PartitionResult], owner: dict[str, PartitionResult]) -> Any:
@@ -413,13 +425,55 @@ def _merged_availability(results: Sequence[PartitionResult], owner: dict[str, Pa
     return out
 
 
-def _merged_warnings(results: Sequence[PartitionResult], newest: dict[int, datetime | None]) -> list[str]:
-    """Each partition warning once, in the order of the stage that first gave it."""
+_SHARED_TASK = re.compile(r"^task .*: events stamped at (\d+) different times were ignored as duplicates")
+_NO_STOPPED = re.compile(r"^\d+ task event\(s\) of stopping tasks \(.*\) and none with lastStatus STOPPED")
+_FAR_FUTURE = re.compile(r"^events\.jsonl:\d+: stamped .* day\(s\) past every other event")
+_OVERLAP = re.compile(r"^healthy_hosts\.csv covers .* and the events .*: no overlap")
+_LINE = re.compile(r"^events\.jsonl:(\d+): ")
+
+
+def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: dict[int, datetime | None],
+                     span: tuple[datetime, datetime] | None) -> list[str]:
+    """Each partition warning once, in the order of the stage that first gave it; those the serial replay
+    gives at the end from the whole file (the CSV's overlap with the events, a task's duplicates at other
+    times, events far past the rest, no STOPPED event) computed again from every partition's, in its order."""
+    from ecs_guardrail.replay.delivered import read_delivered
+    from ecs_guardrail.replay.run import far_future_warnings
+
     keyed: list[tuple[Any, str]] = []
+    shared: list[tuple[int, int, str]] = []
     for p, r in enumerate(results):
         for i, (stages_before, text) in enumerate(r.warnings):
-            stage = _stage_key(r.stages[stages_before - 1][0], newest) if stages_before else (-1,)
-            keyed.append(((stage, p, i), text))
+            stage = r.stages[stages_before - 1][0] if stages_before else None
+            if stage is not None and stage[0] == "end":
+                m = _SHARED_TASK.match(text)
+                if m:
+                    shared.append((-int(m.group(1)), p, text))
+                if m or _NO_STOPPED.match(text) or _FAR_FUTURE.match(text) or _OVERLAP.match(text):
+                    continue
+                line = _LINE.match(text)  # unclosed deployments by line; then delivered.csv's rows past the end
+                keyed.append(((1, 2, int(line.group(1)), p, i) if line else (1, 4, 0, p, i), text))
+                continue
+            keyed.append(((_stage_key(stage, newest) if stage is not None else (-1,), p, i), text))
+    ends: list[str] = []
+    if any(_OVERLAP.match(t) for r in results for _, t in r.warnings) and span is not None:
+        overlap = _csv_overlap(scenario, span)
+        if overlap:
+            ends.append(overlap)
+    if shared:
+        ends.append(min(shared)[2])
+    for k, text in enumerate(ends):
+        keyed.append(((1, 0, k, 0, 0), text))
+    accepted = {key[1]: key[2] for r in results for key, *_ in r.stages if key[0] == "line" and key[2] is not None}
+    for k, text in enumerate(far_future_warnings(accepted, read_delivered(scenario.delivered_path))):
+        keyed.append(((1, 3, k, 0, 0), text))
+    stops: Counter[str] = Counter()
+    for r in results:
+        stops.update(r.stop_lines)
+    if stops and not stops.get("STOPPED"):
+        keyed.append(((1, 5, 0, 0, 0), f"{sum(stops.values())} task event(s) of stopping tasks "
+                                         f"({', '.join(sorted(stops))}) and none with lastStatus STOPPED: only the "
+                                         "STOPPED event reaches the watchdog, so no stop was counted"))
     seen: set[str] = set()
     out = []
     for _, text in sorted(keyed, key=lambda kv: kv[0]):
@@ -427,6 +481,18 @@ def _merged_warnings(results: Sequence[PartitionResult], newest: dict[int, datet
             seen.add(text)
             out.append(text)
     return out
+
+
+def _csv_overlap(scenario: Any, span: tuple[datetime, datetime]) -> str | None:
+    from ecs_guardrail.core.availability import minute_floor
+    from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+    from ecs_guardrail.replay.scenario import samples_overlap_warning
+
+    path = scenario.healthy_hosts_path
+    rows = read_healthy_hosts_csv(path) if path is not None else []
+    if not rows:
+        return None
+    return samples_overlap_warning(span, (minute_floor(min(r[0] for r in rows)), minute_floor(max(r[0] for r in rows))))
 
 
 @dataclass

@@ -273,7 +273,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         home = (scenario.account, scenario.region)
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
-        rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
+        previews: list[dict[str, Any]] = []
+        rt_watchdog.previews = previews  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         for text in sampler.warnings:
             warn(text)
@@ -283,7 +284,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
 
         def stage(key: tuple[Any, ...]) -> None:  # --jobs: where each decision and alert was made
             if on_stage is not None:
-                on_stage(key, len(result.decisions), len(rt_watchdog.previews), len(result.job_failures))
+                on_stage(key, len(result.decisions), len(previews), len(result.job_failures))
 
         sweep.on_stage = stage if on_stage is not None else None
         recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary

@@ -1,0 +1,172 @@
+"""``replay --jobs N`` and ``--scheduler ADDRESS`` (issue 32 item 6): the partitioned replay's outputs are the
+serial replay's, byte for byte, on every bundled and shared scenario (and a generated four-cluster day); the
+Dask path on a local cluster (127.0.0.1, threads); bad input as one line and exit 2.
+
+CPU: the every-scenario test maps the partitions in this process (``pool_map`` stood in for): the partition,
+the merge and the fallbacks are the code under test, the pool only carries them; real worker processes run
+in :func:`test_worker_processes_give_the_serial_bytes` and Dask in the ``dask`` tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecs_guardrail.replay import parallel
+from tests.conftest import ROOT, cli_in_process
+from tests.e2e.test_engines import _folders
+
+#: multi-cluster scenarios the merge must partition (not fall back): the test is not vacuous
+PARTITIONED = {"bad-image-dev", "fargate-maintenance-wave"}
+
+
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
+
+@contextlib.contextmanager
+def _in_process(jobs: int, scheduler: str | None) -> Iterator[Mapper]:
+    del jobs, scheduler
+    yield lambda fn, items: [fn(i) for i in items]
+
+
+def _outputs(folder: Path, tmp: Path, *flags: str) -> dict[str, Any]:
+    """stdout of ``--json`` with its ``--alerts-out`` file, and the text report, of one replay setting."""
+    alerts = tmp / f"alerts-{len(list(tmp.iterdir()))}.jsonl"
+    js = cli_in_process("replay", str(folder), "--json", "--alerts-out", str(alerts), *flags)
+    report = cli_in_process("replay", str(folder), *flags)
+    return {"codes": (js.returncode, report.returncode), "json": js.stdout, "alerts": alerts.read_bytes(),
+            "report": report.stdout, "stderr": js.stderr}
+
+
+@pytest.mark.parametrize("folder", _folders(), ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_jobs_2_gives_the_serial_bytes(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parts, _ = parallel.partition_lines(folder / "events.jsonl")
+    serial = _outputs(folder, tmp_path)
+    monkeypatch.setattr(parallel, "pool_map", _in_process)
+    if len(parts) < 2:  # one cluster: --jobs runs the serial replay itself (its --json is enough to show it)
+        js = cli_in_process("replay", str(folder), "--json", "--jobs", "2")
+        assert (js.returncode, js.stdout) == (serial["codes"][0], serial["json"])
+        return
+    jobs = _outputs(folder, tmp_path, "--jobs", "2")
+    assert jobs["codes"] == serial["codes"]
+    assert jobs["json"] == serial["json"]
+    assert jobs["alerts"] == serial["alerts"]
+    assert jobs["report"] == serial["report"]
+    fell_back = "not partitioned by cluster" in jobs["stderr"]
+    assert not (folder.name in PARTITIONED and fell_back), jobs["stderr"]
+
+
+@pytest.fixture(scope="module")
+def fleet_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated two-hour day: four clusters, 3,000 task events, healthy_hosts.csv, one alert-only cluster."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import ecsgen
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return Path(ecsgen.fleet_day(tmp_path_factory.mktemp("day") / "fleet-day", events=3000, hours=2))
+
+
+def test_generated_day_is_partitioned_and_identical(fleet_day: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    serial = _outputs(fleet_day, tmp_path)
+    monkeypatch.setattr(parallel, "pool_map", _in_process)
+    jobs = _outputs(fleet_day, tmp_path, "--jobs", "2")
+    assert "not partitioned" not in jobs["stderr"]
+    assert len(parallel.partition_lines(fleet_day / "events.jsonl")[0]) == 4
+    for k in ("codes", "json", "alerts", "report"):
+        assert jobs[k] == serial[k], k
+    assert json.loads(serial["json"].splitlines()[-1])["unavailable_service_minutes"] is not None
+
+
+def test_worker_processes_give_the_serial_bytes(tmp_path: Path) -> None:
+    """Real worker processes (spawned), in a child interpreter that must never import dask without
+    --scheduler."""
+    folder = ROOT / "events" / "scenarios" / "bad-image-dev"
+    code = ("import sys; from ecs_guardrail.cli import main; rc = main(sys.argv[1:]); "
+            "assert 'dask' not in sys.modules and 'distributed' not in sys.modules; sys.exit(rc)")
+    out = {}
+    for jobs in ("1", "2"):
+        alerts = tmp_path / f"a{jobs}.jsonl"
+        run = subprocess.run([sys.executable, "-c", code, "replay", str(folder), "--json", "--jobs", jobs,
+                              "--alerts-out", str(alerts)], capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stderr
+        out[jobs] = (run.stdout, alerts.read_bytes())
+    assert out["1"] == out["2"]
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--jobs", "-1"]])
+def test_jobs_below_one_is_one_line(argv: list[str]) -> None:
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), *argv)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "--jobs" in run.stderr and "at least 1" in run.stderr
+
+
+def test_jobs_not_a_number_is_a_usage_error() -> None:
+    run = cli_in_process("replay", "--jobs", "two")
+    assert run.returncode == 2 and "not a whole number" in run.stderr
+
+
+def test_scheduler_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(parallel, "SCHEDULER_TIMEOUT_S", 2)
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--json",
+                         "--scheduler", f"tcp://127.0.0.1:{port}")
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("ecs-guardrail:")]
+    assert len(lines) == 1 and f"--scheduler tcp://127.0.0.1:{port}: no Dask scheduler answered" in lines[0]
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler() -> Iterator[str]:
+    """A local Dask cluster on 127.0.0.1: one worker thread in this process (a replay redirects the
+    process's stdout while it runs, so two at once in one process would mix them), no dashboard."""
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
+                      dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        yield cluster.scheduler_address
+
+
+@pytest.mark.parametrize("name", ["bad-image-dev", "fargate-maintenance-wave", "dev-loop-redelivered"])
+def test_dask_gives_the_serial_bytes(name: str, dask_scheduler: str, tmp_path: Path) -> None:
+    folder = ROOT / "events" / "scenarios" / name
+    serial = _outputs(folder, tmp_path)
+    dask = _outputs(folder, tmp_path, "--scheduler", dask_scheduler)
+    for k in ("codes", "json", "alerts", "report"):
+        assert dask[k] == serial[k], k
+
+
+def test_dask_generated_day(fleet_day: Path, dask_scheduler: str) -> None:
+    serial = cli_in_process("replay", str(fleet_day), "--json")
+    dask = cli_in_process("replay", str(fleet_day), "--json", "--scheduler", dask_scheduler)
+    assert "not partitioned" not in dask.stderr
+    assert (dask.returncode, dask.stdout) == (serial.returncode, serial.stdout)
+
+
+def test_sweep_fans_out(dask_scheduler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = str(ROOT / "events" / "scenarios" / "bad-image-dev")
+    sweep = ("--sweep", "CRASH_THRESHOLD=3,5")
+    serial = cli_in_process("replay", folder, "--json", *sweep)
+    dask = cli_in_process("replay", folder, "--json", *sweep, "--scheduler", dask_scheduler)
+    assert serial.returncode == dask.returncode == 0
+    assert dask.stdout == serial.stdout
+    monkeypatch.setattr(parallel, "pool_map", _in_process)
+    jobs = cli_in_process("replay", folder, "--json", *sweep, "--jobs", "2")
+    assert (jobs.returncode, jobs.stdout) == (0, serial.stdout)
