@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +22,7 @@ import pytest
 
 from ecs_guardrail.replay import parallel
 from tests.conftest import ROOT, cli_in_process
-from tests.e2e.test_engines import _folders
+from tests.e2e.test_engines import SHARED, _folders
 
 #: multi-cluster scenarios the merge must partition (not fall back): the test is not vacuous
 PARTITIONED = {"bad-image-dev", "fargate-maintenance-wave"}
@@ -65,13 +66,56 @@ def test_jobs_2_gives_the_serial_bytes(folder: Path, tmp_path: Path, monkeypatch
 
 @pytest.fixture(scope="module")
 def fleet_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A generated two-hour day: four clusters, 3,000 task events, healthy_hosts.csv, one alert-only cluster."""
+    """A generated hour: four clusters of 50 services, 8,000 task events, healthy_hosts.csv, one alert-only
+    cluster; a loop in each, mass holds in two clusters and their recoveries from the sweep."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import ecsgen
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    return Path(ecsgen.fleet_day(tmp_path_factory.mktemp("day") / "fleet-day", events=3000, hours=2))
+    return Path(ecsgen.fleet_day(tmp_path_factory.mktemp("day") / "fleet-day", events=8000, hours=1))
+
+
+def _twin(src: Path, dst: Path, other: str) -> Path:
+    """``src``'s one cluster and a copy named ``other``, each line followed by its copy (same times), both
+    alert-only: the two clusters' alerts fall in the same lines' times and the same sweep minutes, where the
+    serial order is the sweep index's (by cluster key), not the partitions'."""
+    fleet = json.loads((src / "fleet.json").read_text())
+    name = fleet["clusters"][0]["name"]
+
+    def sub(text: str) -> str:
+        return re.sub(rf"\b{re.escape(name)}\b", other, text)
+
+    dst.mkdir(parents=True)
+    fleet["clusters"].append(json.loads(sub(json.dumps(fleet["clusters"][0]))))
+    (dst / "fleet.json").write_text(json.dumps(fleet))
+    env = re.sub(r"ALERT_ONLY_CLUSTERS=.*", "", (src / "settings.env").read_text())
+    (dst / "settings.env").write_text(env + f"\nALERT_ONLY_CLUSTERS={name},{other}\n")
+    with (src / "events.jsonl").open() as fh, (dst / "events.jsonl").open("w") as out:
+        for line in fh:
+            out.write(line + sub(line))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("twins")
+    jobs = SHARED / "job-beside-loop"  # a loop and a job: alerts, recoveries and job summaries at once
+    return [_twin(ROOT / "events" / "scenarios" / "oom-loop-production", tmp / "oom-twin", "alpha"),
+            _twin(jobs if jobs.is_dir() else ROOT / "events" / "scenarios" / "job-summary-default-recovery",
+                  tmp / "job-twin", "aardvark")]
+
+
+def test_same_minute_in_two_clusters(twins: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in twins:
+        serial = _outputs(folder, tmp_path)
+        assert serial["alerts"].count(b"\n") >= 8  # alerts of both clusters, some in one sweep minute
+        with monkeypatch.context() as mp:
+            mp.setattr(parallel, "pool_map", _in_process)
+            jobs = _outputs(folder, tmp_path, "--jobs", "2")
+        assert "not partitioned" not in jobs["stderr"]
+        for k in ("codes", "json", "alerts", "report"):
+            assert jobs[k] == serial[k], (folder.name, k)
 
 
 def test_generated_day_is_partitioned_and_identical(fleet_day: Path, tmp_path: Path,
@@ -83,7 +127,8 @@ def test_generated_day_is_partitioned_and_identical(fleet_day: Path, tmp_path: P
     assert len(parallel.partition_lines(fleet_day / "events.jsonl")[0]) == 4
     for k in ("codes", "json", "alerts", "report"):
         assert jobs[k] == serial[k], k
-    assert json.loads(serial["json"].splitlines()[-1])["unavailable_service_minutes"] is not None
+    summary = json.loads(serial["json"].splitlines()[-1])
+    assert summary["unavailable_service_minutes"] is not None and summary["decisions"] >= 4
 
 
 def test_worker_processes_give_the_serial_bytes(tmp_path: Path) -> None:
@@ -153,11 +198,12 @@ def test_dask_gives_the_serial_bytes(name: str, dask_scheduler: str, tmp_path: P
         assert dask[k] == serial[k], k
 
 
-def test_dask_generated_day(fleet_day: Path, dask_scheduler: str) -> None:
-    serial = cli_in_process("replay", str(fleet_day), "--json")
-    dask = cli_in_process("replay", str(fleet_day), "--json", "--scheduler", dask_scheduler)
-    assert "not partitioned" not in dask.stderr
-    assert (dask.returncode, dask.stdout) == (serial.returncode, serial.stdout)
+def test_dask_generated_day_and_twins(fleet_day: Path, twins: list[Path], dask_scheduler: str) -> None:
+    for folder in [fleet_day, *twins]:
+        serial = cli_in_process("replay", str(folder), "--json")
+        dask = cli_in_process("replay", str(folder), "--json", "--scheduler", dask_scheduler)
+        assert "not partitioned" not in dask.stderr
+        assert (dask.returncode, dask.stdout) == (serial.returncode, serial.stdout)
 
 
 def test_sweep_fans_out(dask_scheduler: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -92,13 +92,15 @@ def _key_of(raw: Any) -> tuple[str, str] | None:
 
 def partition_lines(events: Path) -> tuple[dict[tuple[str, str], list[int]], int | None]:
     """Line numbers of ``events`` (1-based, blank lines left out) by ``(account, cluster)``, in the order
-    first seen. Lines that are no JSON object go to the first partition (each replay rejects them alike).
+    first seen (a cluster name seen in two accounts is one partition, under its first account). Lines
+    that are no JSON object go to the first partition (each replay rejects them alike).
     Returns ``(partitions, line)``: ``line`` is the first JSON event naming no cluster (then the scenario
     is replayed serially), else None."""
     from ecs_guardrail.replay.lines import decode_line
 
     parts: dict[tuple[str, str], list[int]] = {}
-    unkeyed: list[int] = []
+    by_name: dict[str, tuple[str, str]] = {}  # a cluster name in two accounts: one partition (the store keys
+    unkeyed: list[int] = []                  # service events and the timeline by the cluster's name)
     with events.open("rb") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -114,7 +116,7 @@ def partition_lines(events: Path) -> tuple[dict[tuple[str, str], list[int]], int
                     return parts, n
                 unkeyed.append(n)
                 continue
-            parts.setdefault(key, []).append(n)
+            parts.setdefault(by_name.setdefault(key[1], key), []).append(n)
     if unkeyed:
         if not parts:
             parts[("", "")] = []
@@ -152,6 +154,9 @@ class PartitionSpec:
     engine: str
     key: tuple[str, str]
     lines: list[int]
+    #: the cluster names every partition replays (``healthy_hosts.csv``'s rows of the others go to the first)
+    owned: list[str] = field(default_factory=list)
+    first: bool = True
 
 
 def run_partition(spec: PartitionSpec) -> PartitionResult:
@@ -173,7 +178,9 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
         folder = Path(tmp) / src.name
         folder.mkdir()
         for f in src.iterdir():
-            if f.name != "events.jsonl":
+            if f.name == "healthy_hosts.csv" and f.is_file():
+                _partition_csv(f, folder / f.name, spec)
+            elif f.name != "events.jsonl":
                 (folder / f.name).symlink_to(f.resolve())
         with (src / "events.jsonl").open("rb") as fh, (folder / "events.jsonl").open("wb") as out:
             for n, line in enumerate(fh, 1):
@@ -193,6 +200,49 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
                            rejected=res.rejected, summary=res.summary, availability=res.availability,
                            clock_span=res.clock_span, stages=stages, warnings=warnings,
                            stop_lines=dict(Counter(k for n, k in stopping.items() if n not in rejected)))
+
+
+def _partition_csv(src: Path, dst: Path, spec: PartitionSpec) -> None:
+    """``healthy_hosts.csv`` for one partition: the header, the rows of its own clusters' target groups, in
+    the first partition also those of clusters no partition replays and of target groups no service names,
+    and in every partition the file's first row at its earliest and at its latest minute (the sampler's
+    minutes, its clock and its last block are the whole file's). Each partition then samples only its own
+    services; the merge takes each cluster's availability from its own partition."""
+    import csv
+
+    from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+    from ecs_guardrail.replay.scenario import load_scenario
+
+    rows = read_healthy_hosts_csv(src)  # ScenarioError as the serial replay raises it
+    fleet = load_scenario(src.parent, spec.overrides).fleet
+    clusters_of: dict[str, set[str]] = {}
+    for c in fleet["clusters"]:
+        for svc in c.get("services", []):
+            for tg in svc.get("targetGroups") or []:
+                clusters_of.setdefault(str(tg), set()).add(str(c["name"]))
+    mine, owned = {spec.key[1]}, set(spec.owned)
+    with open(src, newline="", encoding="utf-8-sig") as fh:
+        lines = list(fh)
+    reader = csv.DictReader(iter(lines))
+    reader.fieldnames  # noqa: B018 - reads the header: line_num is then the header's last line
+    header_end = prev = reader.line_num
+    spans: list[tuple[int, int]] = []  # each row's lines (0-based, end excluded), as the reader read them
+    for _ in reader:
+        spans.append((prev, reader.line_num))
+        prev = reader.line_num
+    if len(spans) != len(rows) or not rows:
+        dst.symlink_to(src.resolve())  # nothing to filter by (or an unexpected shape): the whole file
+        return
+    earliest, latest = min(r[0] for r in rows), max(r[0] for r in rows)
+    bounds = {next(i for i, r in enumerate(rows) if r[0] == earliest), next(i for i, r in enumerate(rows)
+                                                                             if r[0] == latest)}
+    keep: list[str] = lines[:header_end]
+    for i, r in enumerate(rows):
+        of = clusters_of.get(r[1], set())
+        if of & mine or i in bounds or (spec.first and not of <= owned) or (spec.first and not of):
+            keep.extend(lines[spans[i][0]:spans[i][1]])
+    with open(dst, "w", newline="", encoding="utf-8") as out:
+        out.writelines(keep)
 
 
 @contextlib.contextmanager
@@ -269,7 +319,9 @@ def replay_parallel(scenario: Any, overrides: dict[str, str], *, jobs: int, sche
         if on_warning:
             on_warning(f"replayed in one process, not partitioned by cluster: {reason}")
         return serial()
-    specs = [PartitionSpec(str(scenario.folder), overrides, engine, key, lines) for key, lines in parts.items()]
+    owned = [key[1] for key in parts]
+    specs = [PartitionSpec(str(scenario.folder), overrides, engine, key, lines, owned, i == 0)
+             for i, (key, lines) in enumerate(parts.items())]
     with pool_map(jobs, scheduler) as pmap:
         results: list[PartitionResult] = pmap(run_partition, specs)
     merged = merge(scenario, results)
@@ -304,15 +356,11 @@ def _newest_by_line(results: Sequence[PartitionResult]) -> tuple[dict[int, datet
             newest = t if newest is None else max(newest, t)
             mine = own.get(p)
             own[p] = t if mine is None else max(mine, t)
-            if _minute(own[p]) != _minute(newest):
+            if own[p] != newest:  # the sweep's minutes and the time a scale-down acts
                 return out, (f"events.jsonl:{n} is older than another cluster's newest event "
                              f"({newest:%Y-%m-%dT%H:%M:%SZ}): the minutes swept before it differ")
         out[n] = newest
     return out, None
-
-
-def _minute(t: datetime | None) -> datetime | None:
-    return t.replace(second=0, microsecond=0) if t is not None else None
 
 
 def _stage_key(stage: tuple[Any, ...], newest: dict[int, datetime | None]) -> tuple[Any, ...]:
@@ -408,26 +456,28 @@ def merge(scenario: Any, results: Sequence[PartitionResult]) -> tuple[Any, list[
 
 def _merged_availability(results: Sequence[PartitionResult], owner: dict[str, PartitionResult]) -> Any:
     """The availability report with each cluster's services and minutes from the partition that replayed
-    its events (a cluster without events: the first partition's, the same in every one)."""
+    its events (a cluster without events: the first partition's, which sampled it), in the report's order
+    (by cluster and service; minutes then by time)."""
     import copy
 
     first = results[0].availability
-    if any(r.availability is None or len(r.availability.services) != len(first.services)
-           or len(r.availability.minutes) != len(first.minutes) for r in results):
-        return "the partitions' availability reports differ in shape"
+    if any(r.availability is None or (r.availability.start, r.availability.end) != (first.start, first.end)
+           for r in results):
+        return "the partitions' availability reports cover other minutes"
     out = copy.copy(first)
-    out.services = [(owner[s.cluster].availability if s.cluster in owner else first).services[i]
-                    for i, s in enumerate(first.services)]
-    out.minutes = [(owner[m.cluster].availability if m.cluster in owner else first).minutes[i]
-                   for i, m in enumerate(first.minutes)]
-    if any((a.cluster, a.service) != (b.cluster, b.service) for a, b in zip(out.services, first.services, strict=True)):
-        return "the partitions' availability reports list services in another order"
+    out.services = sorted((s for r in results for s in r.availability.services
+                           if owner.get(s.cluster, results[0]) is r), key=lambda s: (s.cluster, s.service))
+    out.minutes = sorted((m for r in results for m in r.availability.minutes
+                          if owner.get(m.cluster, results[0]) is r), key=lambda m: (m.cluster, m.service))
     return out
 
 
 _SHARED_TASK = re.compile(r"^task .*: events stamped at (\d+) different times were ignored as duplicates")
 _NO_STOPPED = re.compile(r"^\d+ task event\(s\) of stopping tasks \(.*\) and none with lastStatus STOPPED")
 _FAR_FUTURE = re.compile(r"^events\.jsonl:\d+: stamped .* day\(s\) past every other event")
+_DUPLICATE_MINUTES = re.compile(r"^healthy_hosts\.csv: \d+ target group minute\(s\) have more than one row")
+_SHIFTED = re.compile(r"^healthy_hosts\.csv: (.+?)'s healthy hosts first reach 0 at .*, "
+                      r"(\d+(?:\.\d+)?) h from its nearest")
 _OVERLAP = re.compile(r"^healthy_hosts\.csv covers .* and the events .*: no overlap")
 _LINE = re.compile(r"^events\.jsonl:(\d+): ")
 
@@ -438,28 +488,44 @@ def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: 
     gives at the end from the whole file (the CSV's overlap with the events, a task's duplicates at other
     times, events far past the rest, no STOPPED event) computed again from every partition's, in its order."""
     from ecs_guardrail.replay.delivered import read_delivered
+    from ecs_guardrail.replay.fleet import fleet_warnings
+    from ecs_guardrail.replay.healthy_hosts import duplicate_minutes_warning, read_healthy_hosts_csv
     from ecs_guardrail.replay.run import far_future_warnings
+    from ecs_guardrail.replay.scenario import scenario_warnings
 
     keyed: list[tuple[Any, str]] = []
     shared: list[tuple[int, int, str]] = []
+    shifted: list[tuple[float, int, str]] = []
+    order = {str(c["name"]): i for i, c in enumerate(scenario.fleet["clusters"])}
     for p, r in enumerate(results):
         for i, (stages_before, text) in enumerate(r.warnings):
             stage = r.stages[stages_before - 1][0] if stages_before else None
+            if stage is None and _DUPLICATE_MINUTES.match(text):
+                continue  # each partition read part of the CSV: the whole file's is below
             if stage is not None and stage[0] == "end":
                 m = _SHARED_TASK.match(text)
                 if m:
                     shared.append((-int(m.group(1)), p, text))
-                if m or _NO_STOPPED.match(text) or _FAR_FUTURE.match(text) or _OVERLAP.match(text):
+                s = _SHIFTED.match(text)
+                if s and s.group(1).split("/", 1)[0] == r.key[1]:  # its own service (the others' it barely saw)
+                    shifted.append((-float(s.group(2)), order.get(r.key[1], 0), text))
+                if m or s or _NO_STOPPED.match(text) or _FAR_FUTURE.match(text) or _OVERLAP.match(text):
                     continue
                 line = _LINE.match(text)  # unclosed deployments by line; then delivered.csv's rows past the end
                 keyed.append(((1, 2, int(line.group(1)), p, i) if line else (1, 4, 0, p, i), text))
                 continue
             keyed.append(((_stage_key(stage, newest) if stage is not None else (-1,), p, i), text))
+    if scenario.healthy_hosts_path is not None:  # before any line: after fleet.json's and settings' own
+        before = list(dict.fromkeys(w for w in fleet_warnings(scenario.fleet) + scenario_warnings(scenario) if w))
+        dup = duplicate_minutes_warning(read_healthy_hosts_csv(scenario.healthy_hosts_path))
+        if dup:
+            keyed.append(((-1, 0, len(before) - 0.5), dup))
     ends: list[str] = []
-    if any(_OVERLAP.match(t) for r in results for _, t in r.warnings) and span is not None:
-        overlap = _csv_overlap(scenario, span)
-        if overlap:
-            ends.append(overlap)
+    overlap = _csv_overlap(scenario, span) if span is not None else None
+    if overlap:
+        ends.append(overlap)
+    elif shifted:
+        ends.append(min(shifted)[2])
     if shared:
         ends.append(min(shared)[2])
     for k, text in enumerate(ends):
