@@ -43,7 +43,13 @@ def _outputs(folder: Path, tmp: Path, *flags: str) -> dict[str, Any]:
     js = cli_in_process("replay", str(folder), "--json", "--alerts-out", str(alerts), *flags)
     report = cli_in_process("replay", str(folder), *flags)
     return {"codes": (js.returncode, report.returncode), "json": js.stdout, "alerts": alerts.read_bytes(),
-            "report": report.stdout, "stderr": js.stderr}
+            "report": report.stdout, "stderr": js.stderr, "warnings": _warnings(js.stderr)}
+
+
+def _warnings(stderr: str) -> list[str]:
+    """stderr's warnings and rejections, in order (not the line naming the --alerts-out file, nor the one
+    saying a scenario was replayed in one process)."""
+    return [ln for ln in stderr.splitlines() if not ln.startswith("wrote ") and "not partitioned" not in ln]
 
 
 @pytest.mark.parametrize("folder", _folders(), ids=lambda p: f"{p.parent.parent.name}/{p.name}")
@@ -60,6 +66,7 @@ def test_jobs_2_gives_the_serial_bytes(folder: Path, tmp_path: Path, monkeypatch
     assert jobs["json"] == serial["json"]
     assert jobs["alerts"] == serial["alerts"]
     assert jobs["report"] == serial["report"]
+    assert jobs["warnings"] == serial["warnings"]
     fell_back = "not partitioned by cluster" in jobs["stderr"]
     assert not (folder.name in PARTITIONED and fell_back), jobs["stderr"]
 
@@ -114,7 +121,7 @@ def test_same_minute_in_two_clusters(twins: list[Path], tmp_path: Path, monkeypa
             mp.setattr(parallel, "pool_map", _in_process)
             jobs = _outputs(folder, tmp_path, "--jobs", "2")
         assert "not partitioned" not in jobs["stderr"]
-        for k in ("codes", "json", "alerts", "report"):
+        for k in ("codes", "json", "alerts", "report", "warnings"):
             assert jobs[k] == serial[k], (folder.name, k)
 
 
@@ -125,7 +132,7 @@ def test_generated_day_is_partitioned_and_identical(fleet_day: Path, tmp_path: P
     jobs = _outputs(fleet_day, tmp_path, "--jobs", "2")
     assert "not partitioned" not in jobs["stderr"]
     assert len(parallel.partition_lines(fleet_day / "events.jsonl")[0]) == 4
-    for k in ("codes", "json", "alerts", "report"):
+    for k in ("codes", "json", "alerts", "report", "warnings"):
         assert jobs[k] == serial[k], k
     summary = json.loads(serial["json"].splitlines()[-1])
     assert summary["unavailable_service_minutes"] is not None and summary["decisions"] >= 4

@@ -143,6 +143,8 @@ class PartitionResult:
     warnings: list[tuple[int, str]] = field(default_factory=list)
     #: ``lastStatus`` of the accepted events of stopping tasks (the serial replay's end-of-file warning)
     stop_lines: dict[str, int] = field(default_factory=dict)
+    #: the warnings its own fleet.json and settings earn (the merge gives the whole fleet's instead)
+    preamble: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -162,14 +164,17 @@ class PartitionSpec:
 def run_partition(spec: PartitionSpec) -> PartitionResult:
     """Replay one partition (a worker process or a Dask worker: it reads ``spec.folder`` itself, so the
     folder must be at the same path there). A copy of the folder in a temporary directory holds the
-    partition's ``events.jsonl``: the other lines blank, so every line keeps its number.
+    partition's ``events.jsonl`` (the other lines blank, so every line keeps its number), its
+    ``fleet.json`` (its own clusters; the first partition also those no partition replays) and its
+    ``healthy_hosts.csv`` (:func:`_partition_csv`): it builds, samples and reports only its own clusters.
 
     Raises:
         ScenarioError: as :func:`~ecs_guardrail.replay.run.replay` raises it.
     """
+    from ecs_guardrail.replay.fleet import fleet_warnings
     from ecs_guardrail.replay.lines import decode_line
     from ecs_guardrail.replay.run import _stop_line_kind, replay
-    from ecs_guardrail.replay.scenario import load_scenario
+    from ecs_guardrail.replay.scenario import load_scenario, scenario_warnings
 
     src = Path(spec.folder)
     mine = set(spec.lines)
@@ -180,6 +185,8 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
         for f in src.iterdir():
             if f.name == "healthy_hosts.csv" and f.is_file():
                 _partition_csv(f, folder / f.name, spec)
+            elif f.name == "fleet.json" and f.is_file():
+                _partition_fleet(f, folder / f.name, spec)
             elif f.name != "events.jsonl":
                 (folder / f.name).symlink_to(f.resolve())
         with (src / "events.jsonl").open("rb") as fh, (folder / "events.jsonl").open("wb") as out:
@@ -195,11 +202,25 @@ def run_partition(spec: PartitionSpec) -> PartitionResult:
         warnings: list[tuple[int, str]] = []
         res = replay(scenario, engine=spec.engine, on_warning=lambda text: warnings.append((len(stages), text)),
                      on_stage=lambda key, d, a, j: stages.append((key, d, a, j)))
+        preamble = fleet_warnings(scenario.fleet) + scenario_warnings(scenario)
     rejected = {n for n, _ in res.rejected}
     return PartitionResult(key=spec.key, decisions=res.decisions, job_failures=res.job_failures, alerts=res.alerts,
-                           rejected=res.rejected, summary=res.summary, availability=res.availability,
+                           rejected=res.rejected, preamble=preamble, summary=res.summary, availability=res.availability,
                            clock_span=res.clock_span, stages=stages, warnings=warnings,
                            stop_lines=dict(Counter(k for n, k in stopping.items() if n not in rejected)))
+
+
+def _partition_fleet(src: Path, dst: Path, spec: PartitionSpec) -> None:
+    """``fleet.json`` with the partition's own clusters (the first partition: also those no partition
+    replays); the whole file when that would leave none (events of a cluster fleet.json lacks)."""
+    fleet = json.loads(src.read_text(encoding="utf-8"))
+    owned = set(spec.owned)
+    keep = [c for c in fleet["clusters"]
+            if c.get("name") == spec.key[1] or (spec.first and c.get("name") not in owned)]
+    if not keep or len(keep) == len(fleet["clusters"]):
+        dst.symlink_to(src.resolve())
+        return
+    dst.write_text(json.dumps({**fleet, "clusters": keep}), encoding="utf-8")
 
 
 def _partition_csv(src: Path, dst: Path, spec: PartitionSpec) -> None:
@@ -430,8 +451,12 @@ def merge(scenario: Any, results: Sequence[PartitionResult]) -> tuple[Any, list[
     for r in results:
         kinds.update(r.summary.get("stops_by_kind", {}))
     summary["stops_by_kind"] = dict(sorted(kinds.items()))
-    summary["desired_counts"] = {k: owner.get(k.split("/", 1)[0], first).summary["desired_counts"][k]
-                                 for k in first.summary["desired_counts"]}
+    desired: dict[str, int] = {}
+    for c in scenario.fleet["clusters"]:  # the serial replay reads them back cluster by cluster, in fleet order
+        prefix = f"{c['name']}/"
+        counts = owner.get(str(c["name"]), first).summary["desired_counts"]
+        desired.update((k, v) for k, v in counts.items() if k.startswith(prefix))
+    summary["desired_counts"] = desired
     availability = first.availability
     if availability is not None:
         availability = _merged_availability(results, owner)
@@ -475,11 +500,22 @@ def _merged_availability(results: Sequence[PartitionResult], owner: dict[str, Pa
 _SHARED_TASK = re.compile(r"^task .*: events stamped at (\d+) different times were ignored as duplicates")
 _NO_STOPPED = re.compile(r"^\d+ task event\(s\) of stopping tasks \(.*\) and none with lastStatus STOPPED")
 _FAR_FUTURE = re.compile(r"^events\.jsonl:\d+: stamped .* day\(s\) past every other event")
+_UNKNOWN_TG = re.compile(r"^healthy_hosts\.csv: target group '(.*)' is not in fleet\.json; rows ignored$")
 _DUPLICATE_MINUTES = re.compile(r"^healthy_hosts\.csv: \d+ target group minute\(s\) have more than one row")
 _SHIFTED = re.compile(r"^healthy_hosts\.csv: (.+?)'s healthy hosts first reach 0 at .*, "
                       r"(\d+(?:\.\d+)?) h from its nearest")
 _OVERLAP = re.compile(r"^healthy_hosts\.csv covers .* and the events .*: no overlap")
 _LINE = re.compile(r"^events\.jsonl:(\d+): ")
+_FIRST_SEEN = re.compile(r"^events\.jsonl:(\d+): .* \(first seen here\)$", re.DOTALL)
+
+
+def _newest_before(lines: list[int], newest: dict[int, datetime | None], n: int) -> datetime:
+    """The newest accepted event time of the lines before line ``n`` (the earliest time: none)."""
+    import bisect
+
+    i = bisect.bisect_left(lines, n)
+    t = newest[lines[i - 1]] if i else None
+    return t.replace(tzinfo=None) if t is not None else _EARLIEST
 
 
 def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: dict[int, datetime | None],
@@ -493,15 +529,21 @@ def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: 
     from ecs_guardrail.replay.run import far_future_warnings
     from ecs_guardrail.replay.scenario import scenario_warnings
 
-    keyed: list[tuple[Any, str]] = []
+    keyed: list[tuple[Any, str]] = []  # ((where, partition, index), text)
+    lines = sorted(newest)
     shared: list[tuple[int, int, str]] = []
     shifted: list[tuple[float, int, str]] = []
     order = {str(c["name"]): i for i, c in enumerate(scenario.fleet["clusters"])}
+    known = {str(tg) for c in scenario.fleet["clusters"] for svc in c.get("services", [])
+             for tg in svc.get("targetGroups") or []}
     for p, r in enumerate(results):
         for i, (stages_before, text) in enumerate(r.warnings):
             stage = r.stages[stages_before - 1][0] if stages_before else None
-            if stage is None and _DUPLICATE_MINUTES.match(text):
-                continue  # each partition read part of the CSV: the whole file's is below
+            if stage is None and (_DUPLICATE_MINUTES.match(text) or text in r.preamble):
+                continue  # each partition read part of the CSV and of fleet.json: the whole files' are below
+            unknown = _UNKNOWN_TG.match(text)
+            if stage is None and unknown and unknown.group(1) in known:
+                continue  # another partition's target group (a row kept for the CSV's first or last minute)
             if stage is not None and stage[0] == "end":
                 m = _SHARED_TASK.match(text)
                 if m:
@@ -512,14 +554,21 @@ def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: 
                 if m or s or _NO_STOPPED.match(text) or _FAR_FUTURE.match(text) or _OVERLAP.match(text):
                     continue
                 line = _LINE.match(text)  # unclosed deployments by line; then delivered.csv's rows past the end
-                keyed.append(((1, 2, int(line.group(1)), p, i) if line else (1, 4, 0, p, i), text))
+                keyed.append((((1, 2, int(line.group(1))), p, i) if line else ((1, 4, 0), p, i), text))
+                continue
+            at = _FIRST_SEEN.match(text)
+            if at is not None:  # given while its line was read, before the minutes swept at that line
+                n = int(at.group(1))
+                keyed.append((((0, _newest_before(lines, newest, n), 1, n - 0.5), p, i), text))
                 continue
             keyed.append(((_stage_key(stage, newest) if stage is not None else (-1,), p, i), text))
-    if scenario.healthy_hosts_path is not None:  # before any line: after fleet.json's and settings' own
-        before = list(dict.fromkeys(w for w in fleet_warnings(scenario.fleet) + scenario_warnings(scenario) if w))
+    before = list(dict.fromkeys(w for w in fleet_warnings(scenario.fleet) + scenario_warnings(scenario) if w))
+    for k, text in enumerate(before):  # the whole fleet's, first, as the serial replay gives them
+        keyed.append((((-1,), -1, k), text))
+    if scenario.healthy_hosts_path is not None:  # then the CSV's own, before the rows of unknown target groups
         dup = duplicate_minutes_warning(read_healthy_hosts_csv(scenario.healthy_hosts_path))
         if dup:
-            keyed.append(((-1, 0, len(before) - 0.5), dup))
+            keyed.append((((-1,), -1, len(before)), dup))
     ends: list[str] = []
     overlap = _csv_overlap(scenario, span) if span is not None else None
     if overlap:
@@ -529,15 +578,15 @@ def _merged_warnings(scenario: Any, results: Sequence[PartitionResult], newest: 
     if shared:
         ends.append(min(shared)[2])
     for k, text in enumerate(ends):
-        keyed.append(((1, 0, k, 0, 0), text))
+        keyed.append((((1, 0, k), 0, 0), text))
     accepted = {key[1]: key[2] for r in results for key, *_ in r.stages if key[0] == "line" and key[2] is not None}
     for k, text in enumerate(far_future_warnings(accepted, read_delivered(scenario.delivered_path))):
-        keyed.append(((1, 3, k, 0, 0), text))
+        keyed.append((((1, 3, k), 0, 0), text))
     stops: Counter[str] = Counter()
     for r in results:
         stops.update(r.stop_lines)
     if stops and not stops.get("STOPPED"):
-        keyed.append(((1, 5, 0, 0, 0), f"{sum(stops.values())} task event(s) of stopping tasks "
+        keyed.append((((1, 5, 0), 0, 0), f"{sum(stops.values())} task event(s) of stopping tasks "
                                          f"({', '.join(sorted(stops))}) and none with lastStatus STOPPED: only the "
                                          "STOPPED event reaches the watchdog, so no stop was counted"))
     seen: set[str] = set()
