@@ -3,9 +3,11 @@ account and cluster, the partitions replayed in parallel processes (or on a Dask
 merged into the serial replay's, byte for byte.
 
 Clusters are independent by the spec (ARCHITECTURE.md: the fleet test, the blast-radius cap and the
-alerts are per cluster), so each partition replays the whole scenario folder with only its own lines of
-``events.jsonl`` (the others blanked: line numbers, ``delivered.csv`` rows and the minute clock's
-placement stay those of the file). What is NOT per cluster is computed from the merged results:
+alerts are per cluster), so each partition replays a copy of the scenario folder with only its own lines
+of ``events.jsonl`` (the others blanked: line numbers, ``delivered.csv`` rows and the minute clock's
+placement stay those of the file), its own clusters of ``fleet.json`` and its own target groups' rows of
+``healthy_hosts.csv`` (plus the file's first and last minute: the sampler's minutes are the whole file's).
+What is NOT per cluster is computed from the merged results:
 
 - order: every decision, job failure and alert is tagged with the stage that made it (an events.jsonl
   line, or a minute tick of the sweep and sampler, through :func:`~ecs_guardrail.replay.run.replay`'s
@@ -14,8 +16,10 @@ placement stay those of the file). What is NOT per cluster is computed from the 
   clusters go in the sweep's order (services, then job summaries; each by cluster key, the index's sort);
 - counters and totals (events read and rejected, duplicates, alerts sent, stops by kind) are summed;
   ``scaled_to_zero`` and ``decisions`` are recomputed; ``desired_counts`` and the availability report's
-  services come from the partition owning each cluster (the others' are the same in every partition);
-- warnings: each once, in the order of the stage that first gave it.
+  services and minutes come from the partition owning each cluster (the first partition holds the
+  clusters without events), in the serial order (fleet order; by cluster and service);
+- warnings: each once, in the order of the stage that first gave it; those of the whole fleet.json and
+  CSV, and those the serial replay gives at the end from the whole file, computed again.
 
 A scenario is replayed serially instead, with a warning saying why, when its partitions could differ
 from the serial replay: one partition only (nothing to split; no warning), ``RECOVERY=probe`` (the probe's
@@ -30,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import tempfile
 from collections import Counter
@@ -645,8 +648,3 @@ def sweep_replays(jobs: int, scheduler: str | None) -> Callable[[Path, list[dict
             return list(pmap(_sweep_one, [SweepSpec(str(folder), c, engine) for c in combos]))
 
     return fan
-
-
-def default_jobs() -> int:
-    """The CPUs this process may use (``--jobs`` without a number is not offered: this is for docs/bench)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
