@@ -224,3 +224,14 @@ def test_sweep_fans_out(dask_scheduler: str, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(parallel, "pool_map", _in_process)
     jobs = cli_in_process("replay", folder, "--json", *sweep, "--jobs", "2")
     assert (jobs.returncode, jobs.stdout) == (0, serial.stdout)
+
+
+def test_one_process_outputs_fall_back_with_a_warning() -> None:
+    """--calls counts one process's AWS calls: the scenario is replayed serially, and says so."""
+    folder = str(ROOT / "events" / "scenarios" / "bad-image-dev")
+    serial = cli_in_process("replay", folder, "--json", "--calls")
+    jobs = cli_in_process("replay", folder, "--json", "--calls", "--jobs", "2")
+    assert (jobs.returncode, jobs.stdout) == (serial.returncode, serial.stdout)
+    said = [ln for ln in jobs.stderr.splitlines() if "not partitioned by cluster" in ln]
+    assert len(said) == 1 and "--calls" in said[0]
+    assert _warnings(jobs.stderr) == _warnings(serial.stderr)
