@@ -49,21 +49,20 @@ _KEYED = re.compile(
 # AWS access key ids: AKIA (long-term) and ASIA (temporary) + 16 upper-case letters or digits
 _ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 # scheme://user:password@host: the credentials
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@")
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]*:[^/\s@]+@")
 # Bearer tokens in a logged header
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
 
 def clean(message: object) -> str:
     """One printable line of a log event's ``message``: bytes decoded as UTF-8 with invalid sequences
-    as U+FFFD, a lone surrogate likewise, control characters (a terminal's escape sequences, NUL) as
+    as U+FFFD, a lone surrogate (a JSON ``\\ud800``) likewise, control characters (a terminal's escape sequences, NUL) as
     U+FFFD, tabs and line breaks as spaces, trailing space dropped, cut to :data:`LINE_MAX`."""
     if isinstance(message, bytes | bytearray):
         text = bytes(message[:_READ_MAX * 4]).decode("utf-8", "replace")
     else:
         text = str(message)[:_READ_MAX]
     cut = len(text) > LINE_MAX
-    text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate from a JSON \ud800 -> "?"
     out = []
     for ch in text[:_READ_MAX]:
         if ch in "\t\r\n":
@@ -144,9 +143,9 @@ def revision_name(arn: str) -> str:
 def image_tag(image: str | None) -> str:
     """The short form an alert shows of an image: its tag or digest (``repo/app:2026.6.2`` ->
     ``:2026.6.2``, ``repo/app@sha256:abcd...`` -> ``@sha256:abcd1234ef01``), the name when it has
-    neither, ``image unknown`` for ``None``."""
+    neither, ``unknown`` for ``None``."""
     if not image:
-        return "image unknown"
+        return "unknown"
     name, at, digest = image.partition("@")
     if at:
         return "@" + digest[:19]
@@ -182,7 +181,8 @@ def change_line(crashing: Revision | None, before: Revision | None, deployment_a
     line = f"started with {now} at {deployment_at:%H:%M}Z"
     if before is not None and before.arn != crashing.arn:
         same = before.image is not None and before.image == crashing.image
-        line += (f"; {revision_name(before.arn)} ({'same image' if same else image_tag(before.image)}) "
+        shown = "same image" if same else image_tag(before.image) if before.image else "image unknown"
+        line += (f"; {revision_name(before.arn)} ({shown}) "
                  + ("ran before (it crashed too)" if before_crashed else "ran without crashes"))
     elif unknown_before:
         line += f"; {unknown_before}"
