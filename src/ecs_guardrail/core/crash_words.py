@@ -56,8 +56,8 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
 def clean(message: object) -> str:
     """One printable line of a log event's ``message``: bytes decoded as UTF-8 with invalid sequences
-    as U+FFFD, a lone surrogate (a JSON ``\\ud800``) likewise, control characters (a terminal's escape sequences, NUL) as
-    U+FFFD, tabs and line breaks as spaces, trailing space dropped, cut to :data:`LINE_MAX`."""
+    as U+FFFD, a lone surrogate (a JSON ``\\ud800``) likewise, control characters (a terminal's escape
+    sequences, NUL) as U+FFFD, tabs and line breaks as spaces, trailing space dropped, cut to :data:`LINE_MAX`."""
     if isinstance(message, bytes | bytearray):
         text = bytes(message[:_READ_MAX * 4]).decode("utf-8", "replace")
     else:
