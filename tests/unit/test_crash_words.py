@@ -178,3 +178,41 @@ def test_no_call_starts_after_the_budget() -> None:
     logs = _Logs({"events": []}, {"events": [{"message": "too late"}]})
     words = CrashLogs(logs, HOME, clock=lambda: next(ticks)).last_words(_wanted(), None)
     assert len(logs.calls) == 1 and words.note and words.note.startswith("no log lines")
+
+
+# ---------------------------------------------------------------------------- what ran before (DescribeServices)
+
+class _Ecs:
+    def __init__(self, deployments: list[dict[str, Any]] | Exception) -> None:
+        self.deployments = deployments
+        self.calls = 0
+
+    def describe_services(self, **_: Any) -> dict[str, Any]:
+        self.calls += 1
+        if isinstance(self.deployments, Exception):
+            raise self.deployments
+        return {"services": [{"serviceName": "checkout", "deployments": self.deployments}]}
+
+
+def _episodes(ecs: _Ecs) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(rt=SimpleNamespace(clients=lambda service: ecs))
+
+
+def test_the_revision_before_is_the_other_deployments_task_definition() -> None:
+    from ecs_guardrail.core.records import Action, Decision, Reason
+    from ecs_guardrail.handlers.crash_context import _before
+
+    decision = Decision(cluster="prod", service="checkout", time=T, action=Action.ALERT_ONLY,
+                        reason=Reason.CRASH_LOOP, message="m", crashes_in_window=5, health_check_kills_in_window=0)
+    rolling = _Ecs([{"status": "PRIMARY", "taskDefinition": ARN.format(14), "createdAt": T},
+                    {"status": "ACTIVE", "taskDefinition": ARN.format(13), "createdAt": T - timedelta(days=3)}])
+    before, why = _before(_episodes(rolling), decision, ARN.format(14), T)
+    assert before is not None and before.arn == ARN.format(13) and why is None and rolling.calls == 1
+    alone = _Ecs([{"status": "PRIMARY", "taskDefinition": ARN.format(14), "createdAt": T}])
+    assert _before(_episodes(alone), decision, ARN.format(14), T) == (
+        None, "the revision before is not in DescribeServices' deployments any more")
+    denied = _Ecs(_error("AccessDeniedException"))
+    assert _before(_episodes(denied), decision, ARN.format(14), T) == (
+        None, "the revision before is not known (DescribeServices: AccessDeniedException)")

@@ -58,7 +58,8 @@ def decision_fields(episodes: Episodes, ck: str, decision: Decision, where: Wher
     if change:
         out["Change"] = change
     try:
-        words = crash_logs(episodes).last_words(_wanted(episodes, where, failures), where.account).field()
+        wanted = _wanted(episodes, where, failures)  # no awslogs stream named: no client, no call, no field
+        words = crash_logs(episodes).last_words(wanted, where.account).field() if wanted else None
     except Exception as exc:  # noqa: BLE001
         words = ("Last log lines", f"not read ({type(exc).__name__})")
     if words:
