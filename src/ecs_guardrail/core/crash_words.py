@@ -20,7 +20,6 @@ with another ``taskDefinition``, the one being replaced or rolled back to).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -42,14 +41,17 @@ _MASK = "****"
 # secret and compounds such as api_token, client_secret, secret_access_key)
 _KEYED = re.compile(
     r"""(?ix)
-    (?P<key>["']?[A-Za-z0-9_.-]*(?:password|passwd|pwd|token|secret)[A-Za-z0-9_.-]*["']?\s*[=:]\s*)
+    (?P<key>["']?[A-Za-z0-9_.-]{0,40}(?:password|passwd|pwd|token|secret)[A-Za-z0-9_.-]{0,40}["']?\s*[=:]\s*)
     (?P<quote>["']?)
     (?P<value>[^\s"',;&}]+)
     """)
 # AWS access key ids: AKIA (long-term) and ASIA (temporary) + 16 upper-case letters or digits
 _ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 # scheme://user:password@host: the credentials
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s:@]*:[^/\s@]+@")
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s@]{1,200}@")
+# what a terminal or Slack would not show as text: C0/C1 controls, lone surrogates, line/paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SPACE = re.compile("[\t\r\n]")
 # Bearer tokens in a logged header
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
@@ -63,15 +65,7 @@ def clean(message: object) -> str:
     else:
         text = str(message)[:_READ_MAX]
     cut = len(text) > LINE_MAX
-    out = []
-    for ch in text[:_READ_MAX]:
-        if ch in "\t\r\n":
-            out.append(" ")
-        elif unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") or ch in "\u2028\u2029":
-            out.append("\ufffd")
-        else:
-            out.append(ch)
-    line = "".join(out).rstrip()
+    line = _CONTROL.sub("\ufffd", _SPACE.sub(" ", text)).rstrip()
     if cut or len(line) > LINE_MAX:
         line = line[:LINE_MAX - 1] + "…"
     return line
@@ -92,8 +86,13 @@ def quote(messages: Iterable[object]) -> tuple[str, ...]:
     stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), empty ones dropped, the
     newest :data:`MAX_LINES` kept, then the oldest of those dropped until all fit :data:`MAX_CHARS`
     (a single line longer than that is cut)."""
-    lines = [x for x in (mask(clean(m)) for m in messages) if x]
-    lines = lines[-MAX_LINES:]
+    lines: list[str] = []
+    for m in reversed(list(messages)):  # the newest first: only what can be shown is cleaned and masked
+        line = mask(clean(m))
+        if line:
+            lines.insert(0, line)
+            if len(lines) == MAX_LINES:
+                break
     while len(lines) > 1 and sum(len(x) for x in lines) > MAX_CHARS:
         lines.pop(0)
     if lines and len(lines[0]) > MAX_CHARS:
