@@ -119,6 +119,13 @@ data "aws_iam_policy_document" "watchdog" {
     actions   = ["sns:Publish"]
     resources = [aws_sns_topic.alerts.arn]
   }
+  # BEGIN issue 35 (logs): the last lines of a crashed container, its service's own log group only
+  statement {
+    sid       = "CrashLogLines"
+    actions   = ["logs:FilterLogEvents"]
+    resources = ["arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${var.crash_log_group_pattern}"]
+  }
+  # END issue 35 (logs)
   dynamic "statement" {
     for_each = local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []
     content {

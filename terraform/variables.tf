@@ -348,3 +348,16 @@ variable "probe_pass_minutes" {
     error_message = "probe_pass_minutes: an integer from 1 to 240."
   }
 }
+
+# BEGIN issue 35 (logs): the crash's own words
+variable "crash_log_group_pattern" {
+  description = "The services' awslogs log groups (a name or an IAM pattern) whose last lines a decision's alert quotes: the watchdog may call logs:FilterLogEvents on these groups only."
+  type        = string
+  default     = "/ecs/*"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_./#*?-]{1,512}$", var.crash_log_group_pattern))
+    error_message = "crash_log_group_pattern: a CloudWatch Logs log group name, IAM wildcards * and ? allowed."
+  }
+}
+# END issue 35 (logs)

@@ -22,6 +22,9 @@ Resource kinds (:data:`RESOURCE_KINDS`):
 - ``scalable_target``: Application Auto Scaling scalable targets of the account and region
   (``arn:PARTITION:application-autoscaling:REGION:ACCOUNT:scalable-target/*``; their ids are random,
   so no narrower ARN exists): application-autoscaling:RegisterScalableTarget
+- ``crash_log_group``: the services' own ``awslogs`` log groups, whose last lines a decision's alert
+  quotes (``arn:PARTITION:logs:REGION:ACCOUNT:log-group:PATTERN``; ``PATTERN`` is the stack parameter
+  ``CrashLogGroupPattern`` / ``crash_log_group_pattern``, default ``/ecs/*``): logs:FilterLogEvents
 - ``any``: actions without resource-level permissions (``Resource: "*"``; Service Authorization
   Reference: ecs:ListServices, ecs:ListClusters, elasticloadbalancing:DescribeTargetGroups,
   cloudwatch:GetMetricData, ecs:DescribeTaskDefinition, application-autoscaling:DescribeScalableTargets)

@@ -386,3 +386,34 @@ class TestReadOnly:
                 side.client("ecs").describe_task_definition(taskDefinition=arn)
             assert info.value.response["Error"]["Code"] == "ClientException"
             assert TaskDefinitions(side.client("ecs")).essential_containers(arn) is None
+
+
+def test_crashed_containers_last_lines_are_the_same(both: tuple[Side, Side], tmp_path: Any) -> None:
+    """Issue 35: logs.jsonl put into each side's CloudWatch Logs (old events too: moto's PutLogEvents
+    would drop them) and read back by the adapter with FilterLogEvents: the same lines, the same
+    one-line answer for a stream that is not there."""
+    import json as _json
+
+    from ecs_guardrail.adapters.logs import CrashLogs, Wanted
+    from ecs_guardrail.replay.logs_file import load_logs
+
+    fleet = {"account": ACCOUNT, "region": REGION, "clusters": [{"name": "production", "services": [
+        {"name": "orders", "logGroup": "/ecs/orders"}]}]}
+    task = "0123456789abcdef0123456789abcdef"
+    (tmp_path / "logs.jsonl").write_text("".join(_json.dumps(
+        {"time": f"2025-10-07T09:0{n}:00Z", "logStream": f"ecs/app/{task}", "message": f"line {n} secret=x"}) + "\n"
+        for n in range(3)))
+    stopped = datetime(2025, 10, 7, 9, 3, tzinfo=UTC)
+
+    def read(side: Side) -> Any:
+        assert load_logs(side.client, fleet, ACCOUNT, REGION, tmp_path, tmp_path / "events.jsonl") == []
+        logs = CrashLogs(side.client("logs"), (ACCOUNT, REGION))
+        found = logs.last_words([Wanted("/ecs/orders", f"ecs/app/{task}", REGION, "app", task, stopped)], ACCOUNT)
+        missing = logs.last_words([Wanted("/ecs/none", "ecs/app/x", REGION, "app", "x", stopped)], ACCOUNT)
+        return found, missing
+
+    answers = [_names(read(side)) for side in both]
+    assert answers[0] == answers[1]
+    found, missing = answers[0]
+    assert found.lines == ("line 0 secret=****", "line 1 secret=****", "line 2 secret=****")
+    assert missing.note == "log group /ecs/none or stream ecs/app/x not found"

@@ -25,7 +25,7 @@ from ecs_guardrail import iam
 #: boto3 service name -> IAM service prefix
 IAM_PREFIX = {"ecs": "ecs", "elbv2": "elasticloadbalancing", "cloudwatch": "cloudwatch",
               "application-autoscaling": "application-autoscaling", "sns": "sns", "dynamodb": "dynamodb",
-              "events": "events", "secretsmanager": "secretsmanager"}
+              "events": "events", "secretsmanager": "secretsmanager", "logs": "logs"}
 
 _FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar("iam_function", default=None)
 
@@ -264,6 +264,8 @@ def requests_of(call: Call) -> list[Request]:  # noqa: C901 - one branch per ope
                 for b in sorted(buses)]
     if call.service == "secretsmanager" and op == "GetSecretValue":
         return [one(p["SecretId"])]
+    if call.service == "logs" and op == "FilterLogEvents":  # resource type log-group (Service Authorization Ref.)
+        return [one(f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}")]
     raise KeyError(f"{call.service}.{op}: no IAM resource rule (tests/infra/iam_calls.py requests_of)")
 
 
@@ -286,6 +288,8 @@ def kind_of(request: Request) -> str:
         return "default_bus"
     if ":secretsmanager:" in r:
         return "webhook_secret"
+    if ":logs:" in r and ":log-group:" in r:
+        return "crash_log_group"
     if ":scalable-target/" in r:
         return "scalable_target"
     raise KeyError(f"no resource kind for {r}")

@@ -221,6 +221,7 @@ def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
             return re.sub(r"\$\{local\.(\w+)\}", local, text)
 
         out = re.sub(r"\$\{local\.(\w+)\}", local, value)
+        out = re.sub(r"\$\{var\.(\w+)\}", lambda m: str(TF["variable"][m.group(1)]["default"]), out)
         assert "${" not in out, f"unresolved Terraform reference in {value}"
         return [out]
 

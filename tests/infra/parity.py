@@ -112,6 +112,7 @@ def _classify_cfn(resource: str, function: str) -> str:
         SLACK_ARN: "webhook_secret",
         own_log: "own_log_group",
         "{getatt:FunctionFailureQueue.Arn}": "failure_queue",
+        "arn:aws:logs:eu-west-1:111122223333:log-group:/ecs/*": "crash_log_group",
     }
     assert resource in exact, f"{function}: unclassified resource {resource}"
     return exact[resource]
@@ -131,6 +132,8 @@ def _classify_tf(resource: str, function: str) -> str:
         f'${{aws_cloudwatch_log_group.function["{function}"].arn}}:*': "own_log_group",
         "${aws_cloudwatch_log_group.function[each.key].arn}:*": "own_log_group",  # the base document
         "${aws_sqs_queue.function_failures.arn}": "failure_queue",
+        "arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${var.crash_log_group_pattern}":
+            "crash_log_group",
     }
     assert resource in exact, f"{function}: unclassified resource {resource}"
     return exact[resource]

@@ -207,6 +207,9 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
     where = "lambda/handlers-on-moto"
     fleet = ecsgen.fleet({"dev": [("api", 2, {}), ("web", 2, {}), ("jobs", 2, {})]})
     fleet["clusters"][0]["services"][1]["targetGroups"] = ["web-tg"]
+    # issue 35: the api's essential container logs with awslogs, so its decision alert reads the crashed
+    # task's last lines (logs:FilterLogEvents on /ecs/api: CrashLogGroupPattern's default)
+    fleet["clusters"][0]["services"][0].update(taskDefinitionFamily="dev-api", logGroup="/ecs/api")
     # the sampler reads restart counts only where a task definition enables a restart policy, in a
     # cluster with Container Insights (a cluster with container_restarts.csv rows has it)
     fleet["clusters"][0]["services"][2]["containers"] = [
@@ -272,6 +275,9 @@ def test_the_calls_cover_every_function_and_every_source(collected: Collected) -
     assert sum(not w.startswith(("explore/", "lambda/")) for w in wheres) == len(SCENARIOS)
     # the call of the bug this test exists for: a probe's pass restores through EcsService.restore
     assert any(c.operation == "UntagResource" and c.function == "watchdog" for c in collected.calls)
+    # issue 35: the crash's words, in a replay and in the deployed handler
+    reads = {c.where.split(" ")[0] for c in collected.calls if c.operation == "FilterLogEvents"}
+    assert "lambda/handlers-on-moto" in reads and any(w.endswith("/alerts-tour") for w in reads), reads
 
 
 def _units_of(function: str) -> set[Any]:

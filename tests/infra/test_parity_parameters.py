@@ -65,6 +65,12 @@ VALIDATION_CASES = [
     ("AlertOnlyClusters", "none,production", False),
     ("AlertOnlyClusters", "production,None", False),
     ("AlertOnlyClusters", "nonexistent,xnone", True),
+    # issue 35: the log groups whose last lines alerts quote (FilterLogEvents granted on them only)
+    ("CrashLogGroupPattern", "/ecs/*", True),
+    ("CrashLogGroupPattern", "/aws/ecs/containerinsights/prod-?/app", True),
+    ("CrashLogGroupPattern", "", False),
+    ("CrashLogGroupPattern", "/ecs/a b", False),
+    ("CrashLogGroupPattern", "arn:aws:logs:eu-west-1:111122223333:log-group:/ecs/*", False),
     ("CrashThreshold", "1", True),
     ("CrashThreshold", "1000", True),
     ("CrashThreshold", "0", False),

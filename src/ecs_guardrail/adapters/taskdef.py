@@ -45,6 +45,7 @@ class TaskDefinitions:
         self._cache: dict[str, frozenset[str] | None] = {}
         self._errors: dict[str, str] = {}
         self._logs: dict[str, dict[str, AwsLogs]] = {}
+        self._images: dict[str, dict[str, str]] = {}
 
     @permissions(any=["ecs:DescribeTaskDefinition"])
     def essential_containers(self, task_definition_arn: str) -> frozenset[str] | None:
@@ -72,6 +73,8 @@ class TaskDefinitions:
             return None
         containers = (resp.get("taskDefinition") or {}).get("containerDefinitions") or []
         self._logs[task_definition_arn] = _awslogs(containers)
+        self._images[task_definition_arn] = {c["name"]: str(c["image"]) for c in containers
+                                             if c.get("name") and c.get("image")}
         essential = frozenset(c["name"] for c in containers if c.get("name") and c.get("essential", True))
         result = essential or None  # ECS requires an essential container: none found means unknown
         if result is None:
@@ -88,6 +91,14 @@ class TaskDefinitions:
         if task_definition_arn not in self._logs:
             self.essential_containers(task_definition_arn)
         return dict(self._logs.get(task_definition_arn, {}))
+
+    def image(self, task_definition_arn: str) -> str | None:
+        """The image of the first essential container of ``task_definition_arn``
+        (``containerDefinitions[].image``, read with :meth:`essential_containers`'s cached call;
+        ``None`` when the task definition cannot be read). Never raises."""
+        essential = self.essential_containers(task_definition_arn)
+        images = self._images.get(task_definition_arn, {})
+        return next((img for n, img in images.items() if essential is None or n in essential), None)
 
     def why_unknown(self, task_definition_arn: str) -> str | None:
         """The last error that made :meth:`essential_containers` return ``None`` for the ARN (one line)."""

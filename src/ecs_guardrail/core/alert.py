@@ -254,7 +254,7 @@ def _text(title: str, summary: str, fields: dict[str, str], stops: list[str], li
         lines.append(where.context_line())
     if ident:
         lines.append(ident)
-    lines += [f"{k}: {v}" for k, v in fields.items()]
+    lines += [f"{k}:{'' if v.startswith(chr(10)) else ' '}{v}" for k, v in fields.items()]  # lines: below
     if stops:
         lines += ["Last stops:", *stops]
     if links:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 __all__ = ["RESOURCE_KINDS", "Permissions", "permissions", "permissions_of", "declared_by_code", "declared_functions"]
 
 RESOURCE_KINDS = frozenset({"history_table", "history_index", "ecs_service", "ecs_service_deployment", "alert_topic",
-                            "default_bus", "webhook_secret", "scalable_target", "any"})
+                            "default_bus", "webhook_secret", "scalable_target", "crash_log_group", "any"})
 
 #: resource kind -> IAM actions (``service:Action``)
 Permissions = Mapping[str, frozenset[str]]

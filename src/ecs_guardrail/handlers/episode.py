@@ -67,6 +67,7 @@ from ecs_guardrail.core.errors import (
 from ecs_guardrail.core.links import arn_parts, parse_arn, partition_of
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
+from ecs_guardrail.handlers import crash_context
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 
 __all__ = ["Episodes", "Claim", "Known", "AlertDeliveryError", "DecisionInProgressError"]
@@ -447,9 +448,11 @@ class Episodes:
             return lc.AlertDelivered(True) if ok else lc.AlertFailed(True)
         where = self.place(ck, decision.cluster, decision.service)
         failures = self._with_task_definitions(ck, decision.service, decision.last_failures)
+        links = self.links(where, failures)
+        on_call = crash_context.decision_fields(self, ck, decision, where, failures)  # crash's words, the change
         ok = self.deliver(decision_alert(decision, previous_desired_count=claim.previous_desired_count,
                                          undo=self._undo_command(decision), where=where,
-                                         links=self.links(where, failures)))
+                                         links=links, extra=on_call))
         if not ok:
             self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
         return lc.AlertDelivered() if ok else lc.AlertFailed()

@@ -158,6 +158,10 @@ _RETRY_MODE = {"ecs": "adaptive", "cloudwatch": "adaptive", "application-autosca
 
 def default_client(service: str) -> Any:
     """boto3 client with botocore's retry modes (:mod:`ecs_guardrail.adapters.aws`)."""
+    if service == "logs":  # the crash's words: a short, documented budget (adapters/logs.py)
+        from ecs_guardrail.adapters.logs import logs_client
+
+        return logs_client()
     return make_client(service, retry_mode=_RETRY_MODE.get(service, "standard"))
 
 

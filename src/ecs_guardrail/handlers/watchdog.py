@@ -33,8 +33,9 @@ from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
 from ecs_guardrail.adapters.clusters import AccountClusters
-from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
+from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.adapters.logs import CrashLogs
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
@@ -97,6 +98,8 @@ USES = {
     "slack_secret": WebhookUrl,
     "alert_only_check": AccountClusters,
     "rejected_observations": EventLog._once,
+    "crash_logs": CrashLogs,  # issue 35: the crash's own words
+    "change_deployments": describe_services,  # issue 35: what ran before the deployment that started a loop
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)

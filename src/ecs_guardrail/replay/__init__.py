@@ -3,8 +3,9 @@
 ``scenario`` reads the folder, ``fleet`` builds its fleet, ``embedded`` is the in-process AWS (moto or the
 in-memory fake ``memory_aws``), ``engine`` is the one place that reads ``fast`` or ``moto``, ``run`` drives the
 handlers on one clock (``clock``, ``sampling``, ``healthy_hosts``, ``restarts``, ``delivered``; ``event_checks``
-for what a hand-written file earns a warning for), ``sweep`` runs a grid of settings, ``parallel`` runs
-partitions by cluster (and a sweep's settings) in processes or on a Dask cluster (``replay --jobs``)."""
+for what a hand-written file earns a warning for; ``logs_file`` puts ``logs.jsonl`` into the embedded CloudWatch
+Logs), ``sweep`` runs a grid of settings, ``parallel`` runs partitions by cluster (and a sweep's settings) in
+processes or on a Dask cluster (``replay --jobs``)."""
 
 __all__ = ["clock", "delivered", "embedded", "engine", "event_checks", "fleet", "healthy_hosts", "lines",
-           "memory_aws", "parallel", "restarts", "run", "sampling", "scenario", "sweep"]
+           "logs_file", "memory_aws", "parallel", "restarts", "run", "sampling", "scenario", "sweep"]

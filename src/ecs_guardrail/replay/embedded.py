@@ -215,6 +215,7 @@ class EmbeddedAws:
         # name -> {"arn", "lb_arn", "dimension", "lb_dimension", "lb_type"} (fleet.BuiltFleet)
         self.target_groups: dict[str, dict[str, str]] = {}
         self.task_definitions: dict[tuple[str, str], str] = {}  # (cluster, service) -> task definition ARN
+        self.warnings: list[str] = []  # what building it found worth a line (logs.jsonl lines left out)
 
     def client(self, service: str) -> Any:
         import boto3
@@ -265,6 +266,10 @@ class EmbeddedAws:
                             container_insights=insights)
         self.target_groups = built.target_groups
         self.task_definitions = built.task_definitions
+        from ecs_guardrail.replay.logs_file import load_logs  # logs.jsonl: the lines alerts quote
+
+        self.warnings += load_logs(self.client, self.scenario.fleet, self.scenario.account, self.region,
+                                   self.scenario.folder, self.scenario.events_path)
 
     def alerts(self) -> list[dict[str, Any]]:
         """Every message published to the alert topic, read back through the SQS subscription:

@@ -34,8 +34,12 @@ _SERVICE_KEYS = {
     "name", "desiredCount", "targetGroups", "tags",
     "schedulingStrategy", "deploymentCircuitBreaker", "autoScaling", "loadBalancerType", "healthCheck",
     "healthCheckGracePeriodSeconds", "containerHealthCheck", "containers",
-    "deploymentStrategy", "deploymentController", "taskDefinitionFamily", "deployments",
+    "deploymentStrategy", "deploymentController", "taskDefinitionFamily", "deployments", "logGroup",
 }
+#: CloudWatch Logs log group names (CreateLogGroup: 1 to 512 of these characters)
+_LOG_GROUP = re.compile(r"[A-Za-z0-9_./#-]{1,512}")
+#: the awslogs stream prefix of a fleet.json service's essential container (SCENARIOS.md, ``logGroup``)
+LOG_STREAM_PREFIX = "ecs"
 #: ListServiceDeployments ``status`` values (ECS API reference, ``ServiceDeployment``)
 DEPLOYMENT_STATUSES = frozenset({"PENDING", "SUCCESSFUL", "STOPPED", "STOP_REQUESTED", "IN_PROGRESS",
                                  "ROLLBACK_REQUESTED", "ROLLBACK_IN_PROGRESS", "ROLLBACK_SUCCESSFUL",
@@ -241,6 +245,10 @@ def _check_service(cluster: str, s: dict[str, Any], groups: dict[str, tuple[str,
     containers = s.get("containers")
     if containers is not None:
         _check_containers(where, containers)
+    log_group = s.get("logGroup")
+    if log_group is not None and (not isinstance(log_group, str) or not _LOG_GROUP.fullmatch(log_group)):
+        raise ScenarioError(f"{where}: logGroup is a CloudWatch Logs log group name (1 to 512 of "
+                            f"[A-Za-z0-9_./#-]), got {json.dumps(log_group)[:80]}")
     container_check = s.get("containerHealthCheck")
     if container_check is not None:
         _check_container_health_check(where, container_check)
@@ -336,7 +344,7 @@ def _container_shape(s: dict[str, Any]) -> Any:
     """What one family's registration is made of: the containers (default one essential ``app``) and the
     container health check."""
     containers = s.get("containers") or [{"name": "app", "essential": True}]
-    return json.dumps([containers, s.get("containerHealthCheck")], sort_keys=True)
+    return json.dumps([containers, s.get("containerHealthCheck"), s.get("logGroup")], sort_keys=True)
 
 
 def _check_restart_policy(where: str, name: str, policy: Any) -> None:
@@ -503,9 +511,10 @@ class BuiltFleet:
     scalable_targets: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def _container_definitions(service: dict[str, Any]) -> list[dict[str, Any]]:
+def _container_definitions(service: dict[str, Any], region: str | None = None) -> list[dict[str, Any]]:
     """The task definition's containers: ``containers`` (default one essential ``app``); the first
-    essential one gets the port the target groups forward to and ``containerHealthCheck``."""
+    essential one gets the port the target groups forward to, ``containerHealthCheck`` and, with
+    ``logGroup``, its ``awslogs`` log configuration (stream prefix :data:`LOG_STREAM_PREFIX`)."""
     containers = service.get("containers") or [{"name": "app", "essential": True}]
     lead = next(ct["name"] for ct in containers if ct.get("essential", True))
     out = []
@@ -518,6 +527,10 @@ def _container_definitions(service: dict[str, Any]) -> list[dict[str, Any]]:
             d["portMappings"] = [{"containerPort": _APP_PORT}]
             if service.get("containerHealthCheck"):
                 d["healthCheck"] = dict(service["containerHealthCheck"])
+            if service.get("logGroup"):
+                d["logConfiguration"] = {"logDriver": "awslogs", "options": {
+                    "awslogs-group": service["logGroup"], "awslogs-stream-prefix": LOG_STREAM_PREFIX,
+                    **({"awslogs-region": region} if region else {})}}
         out.append(d)
     return out
 
@@ -672,7 +685,7 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
             ecs.create_cluster(clusterName=c["name"])
         for s in c.get("services", []):
             family = _family(s)
-            containers = _container_definitions(s)
+            containers = _container_definitions(s, region)
             if family not in families_done:
                 _pad_revisions(ecs, family, wanted.get(family, 0) - 1, containers, account, region)
                 families_done.add(family)

@@ -627,15 +627,63 @@ class _Sns(MemoryClient):
         return {"MessageId": f"{next(self._aws.ids):032x}"}
 
 
+class _Logs(MemoryClient):
+    """CloudWatch Logs as far as the crash's words need it: groups and streams made, events put (any age:
+    a scenario's lines are as old as its events) and FilterLogEvents on named streams, oldest first."""
+
+    SERVICE = "logs"
+    OPERATIONS = {"create_log_group": "CreateLogGroup", "create_log_stream": "CreateLogStream",
+                  "put_log_events": "PutLogEvents", "filter_log_events": "FilterLogEvents"}
+
+    def create_log_group(self, logGroupName: str, **_: Any) -> dict[str, Any]:
+        self._call("create_log_group")
+        if logGroupName in self._aws.log_groups:
+            raise _error("CreateLogGroup", "ResourceAlreadyExistsException", "The specified log group already exists")
+        self._aws.log_groups[logGroupName] = {}
+        return {}
+
+    def create_log_stream(self, logGroupName: str, logStreamName: str, **_: Any) -> dict[str, Any]:
+        self._call("create_log_stream")
+        group = self._aws.log_groups.get(logGroupName)
+        if group is None:
+            raise _error("CreateLogStream", "ResourceNotFoundException", "The specified log group does not exist.")
+        group.setdefault(logStreamName, [])
+        return {}
+
+    def put_log_events(self, logGroupName: str, logStreamName: str, logEvents: list[dict[str, Any]],
+                       **_: Any) -> dict[str, Any]:
+        self._call("put_log_events")
+        stream = self._aws.log_groups.get(logGroupName, {}).get(logStreamName)
+        if stream is None:
+            raise _error("PutLogEvents", "ResourceNotFoundException", "The specified log stream does not exist.")
+        stream.extend((int(e["timestamp"]), str(e["message"])) for e in logEvents)
+        stream.sort(key=lambda e: e[0])
+        return {}
+
+    def filter_log_events(self, logGroupName: str, logStreamNames: list[str] | None = None,
+                          startTime: int | None = None, endTime: int | None = None, **_: Any) -> dict[str, Any]:
+        """Every event of the named streams (all when none) with ``startTime <= timestamp <= endTime``
+        (epoch milliseconds), oldest first, in one page."""
+        self._call("filter_log_events", {"logGroupName": logGroupName})
+        group = self._aws.log_groups.get(logGroupName)
+        if group is None:
+            raise _error("FilterLogEvents", "ResourceNotFoundException", "The specified log group does not exist.")
+        events = [{"logStreamName": name, "timestamp": t, "message": m, "ingestionTime": t}
+                  for name, stream in group.items() if not logStreamNames or name in logStreamNames
+                  for t, m in stream
+                  if (startTime is None or t >= startTime) and (endTime is None or t <= endTime)]
+        return {"events": sorted(events, key=lambda e: e["timestamp"]), "searchedLogStreams": []}
+
+
 _CLIENTS: dict[str, type[MemoryClient]] = {c.SERVICE: c for c in (_Ecs, _Elbv2, _Ec2, _CloudWatch,
-                                                                   _ApplicationAutoScaling, _Sns)}
+                                                                   _ApplicationAutoScaling, _Sns, _Logs)}
 
 
 class MemoryAws:
     """One replay's in-memory AWS account in one region: the state every client of it shares.
 
     ``client(service)`` returns a client for ``ecs``, ``elbv2``, ``ec2``, ``cloudwatch``,
-    ``application-autoscaling`` or ``sns``.
+    ``application-autoscaling``, ``sns`` or ``logs``.
 
     Raises:
         UnsupportedOperationError: another service, or an operation not listed in the module docstring.
@@ -654,6 +702,8 @@ class MemoryAws:
         self.metrics: defaultdict[tuple[Any, ...], list[tuple[datetime, float]]] = defaultdict(list)
         self.scalable_targets: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.topics: dict[str, list[dict[str, Any]]] = {}
+        #: log group -> stream -> [(timestamp ms, message)], oldest first
+        self.log_groups: dict[str, dict[str, list[tuple[int, str]]]] = {}
 
     def arn(self, service: str, resource: str) -> str:
         """``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE``."""

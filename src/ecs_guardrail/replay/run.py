@@ -276,7 +276,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         previews: list[dict[str, Any]] = []
         rt_watchdog.previews = previews  # what each channel receives, stamped with the event time (--alerts-out)
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
-        for text in sampler.warnings:
+        for text in sampler.warnings + aws.warnings:  # aws.warnings: logs.jsonl lines left out (issue 35)
             warn(text)
         checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()

@@ -32,6 +32,8 @@ module "ecs_guardrail" {
   # alerts: a runbook link in every alert ({cluster} and {service} replaced), SNS body format
   runbook_url = ""
   sns_format  = "chatbot"
+  # the services' awslogs groups whose last lines a decision's alert quotes (logs:FilterLogEvents there only)
+  crash_log_group_pattern = "/ecs/*"
 
   # plumbing
   log_level               = "INFO"

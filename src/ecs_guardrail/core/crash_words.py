@@ -1,0 +1,188 @@
+"""What on-call reads in a decision's alert beyond the counts (ARCHITECTURE.md, "What on-call reads"):
+the crash's own words and the change that started the loop. Pure: the lines come in already read
+(:mod:`ecs_guardrail.adapters.logs`, or the replay's ``logs.jsonl``), the deployments already described.
+
+**The crash's own words.** The last lines the crashed container wrote before its task stopped, as
+CloudWatch Logs holds them (FilterLogEvents ``events[].timestamp``/``message``; the ``awslogs`` driver
+writes one event per line of the container's stdout/stderr): at most :data:`MAX_LINES` lines and
+:data:`MAX_CHARS` characters in all, the newest kept, each line cut to :data:`LINE_MAX`; secret-looking
+values masked (:func:`mask`): what follows ``password=``, ``token=``, ``secret=`` (also ``:`` and
+quoted JSON keys), AWS access key ids (``AKIA``/``ASIA`` + 16), a URL's ``user:pass@``. A message that
+is not text (invalid UTF-8, control bytes) is made printable, never dropped. Lines that cannot be read
+say why in one line (:class:`CrashWords`.``note``); the alert goes out either way.
+
+**The change that started it** (:func:`change_line`): the task definition revision and image the
+crashing tasks run; when the loop's first failure came within ``window`` after a deployment started,
+also the revision and image that ran before (``DescribeServices`` ``deployments[]``: the deployment
+with another ``taskDefinition``, the one being replaced or rolled back to).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+__all__ = ["MAX_LINES", "MAX_CHARS", "LINE_MAX", "CrashWords", "Revision", "clean", "mask", "quote",
+           "change_line", "revision_name", "image_tag"]
+
+#: lines quoted at most (ARCHITECTURE.md, "What on-call reads")
+MAX_LINES = 10
+#: characters quoted at most, all lines together (line breaks not counted)
+MAX_CHARS = 1500
+#: characters of one quoted line at most (a 1 MB line is cut here, marked with an ellipsis)
+LINE_MAX = 300
+#: characters of a message looked at at most before cutting (masking a 1 MB line would cost for nothing)
+_READ_MAX = 4 * LINE_MAX
+
+_MASK = "****"
+# key=value, key: value, "key": "value" for keys that name a secret (password, passwd, pwd, token,
+# secret and compounds such as api_token, client_secret, secret_access_key)
+_KEYED = re.compile(
+    r"""(?ix)
+    (?P<key>["']?[A-Za-z0-9_.-]{0,40}(?:password|passwd|pwd|token|secret)[A-Za-z0-9_.-]{0,40}["']?\s*[=:]\s*)
+    (?P<quote>["']?)
+    (?P<value>[^\s"',;&}]+)
+    """)
+# AWS access key ids: AKIA (long-term) and ASIA (temporary) + 16 upper-case letters or digits
+_ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+# scheme://user:password@host: the credentials
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s@]{1,200}@")
+# what a terminal or Slack would not show as text: C0/C1 controls, lone surrogates, line/paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SPACE = re.compile("[\t\r\n]")
+# Bearer tokens in a logged header
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+
+
+def clean(message: object) -> str:
+    """One printable line of a log event's ``message``: bytes decoded as UTF-8 with invalid sequences
+    as U+FFFD, a lone surrogate (a JSON ``\\ud800``) likewise, control characters (a terminal's escape
+    sequences, NUL) as U+FFFD, tabs and line breaks as spaces, trailing space dropped, cut to :data:`LINE_MAX`."""
+    if isinstance(message, bytes | bytearray):
+        text = bytes(message[:_READ_MAX * 4]).decode("utf-8", "replace")
+    else:
+        text = str(message)[:_READ_MAX]
+    cut = len(text) > LINE_MAX
+    line = _CONTROL.sub("\ufffd", _SPACE.sub(" ", text)).rstrip()
+    if cut or len(line) > LINE_MAX:
+        line = line[:LINE_MAX - 1] + "…"
+    return line
+
+
+def mask(line: str) -> str:
+    """``line`` with secret-looking values replaced by ``****``: the value after a key naming a
+    password, token or secret (``password=``, ``token:``, ``"client_secret": "..."``), a bearer token,
+    an AWS access key id (``AKIA``/``ASIA``...), and a URL's ``user:pass@``."""
+    line = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{_MASK}@", line)
+    line = _KEYED.sub(lambda m: f"{m.group('key')}{m.group('quote')}{_MASK}", line)
+    line = _BEARER.sub(lambda m: f"{m.group(1)}{_MASK}", line)
+    return _ACCESS_KEY.sub(_MASK, line)
+
+
+def quote(messages: Iterable[object]) -> tuple[str, ...]:
+    """The lines an alert quotes from ``messages`` (oldest first, as FilterLogEvents returns a
+    stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), empty ones dropped, the
+    newest :data:`MAX_LINES` kept, then the oldest of those dropped until all fit :data:`MAX_CHARS`
+    (a single line longer than that is cut)."""
+    lines: list[str] = []
+    for m in reversed(list(messages)):  # the newest first: only what can be shown is cleaned and masked
+        line = mask(clean(m))
+        if line:
+            lines.insert(0, line)
+            if len(lines) == MAX_LINES:
+                break
+    while len(lines) > 1 and sum(len(x) for x in lines) > MAX_CHARS:
+        lines.pop(0)
+    if lines and len(lines[0]) > MAX_CHARS:
+        lines[0] = lines[0][:MAX_CHARS - 1] + "…"
+    return tuple(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class CrashWords:
+    """What an alert says of the crashed container's log: ``lines`` (already quoted: :func:`quote`),
+    ``container`` and ``task_id`` (whose stream), ``group`` (its ``awslogs`` log group), and ``note``:
+    one line when the lines could not be read or there were none (why, for the alert)."""
+
+    lines: tuple[str, ...] = ()
+    container: str | None = None
+    task_id: str | None = None
+    group: str | None = None
+    note: str | None = None
+
+    def field(self) -> tuple[str, str] | None:
+        """``(label, value)`` of the alert's field: the quoted lines, or the note; ``None`` when there
+        is nothing to say (no task definition names an ``awslogs`` destination)."""
+        if self.lines:  # on the lines after the label: a quoted line never reads as part of it
+            return f"Last log lines ({self.container}, task {self.task_id})", "\n" + "\n".join(self.lines)
+        if self.note:
+            return "Last log lines", self.note
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A task definition revision as an alert names it: ``arn`` (``taskDefinitionArn``), ``image`` (the
+    essential container's ``image``, from DescribeTaskDefinition ``containerDefinitions[].image``;
+    ``None`` unknown), ``since`` (when its deployment was created, ``deployments[].createdAt``)."""
+
+    arn: str
+    image: str | None = None
+    since: datetime | None = None
+
+
+def revision_name(arn: str) -> str:
+    """``family:revision`` of a task definition ARN (``arn:...:task-definition/checkout:14`` ->
+    ``checkout:14``); anything else as it is."""
+    return arn.rsplit("/", 1)[-1]
+
+
+def image_tag(image: str | None) -> str:
+    """The short form an alert shows of an image: its tag or digest (``repo/app:2026.6.2`` ->
+    ``:2026.6.2``, ``repo/app@sha256:abcd...`` -> ``@sha256:abcd1234ef01``), the name when it has
+    neither, ``unknown`` for ``None``."""
+    if not image:
+        return "unknown"
+    name, at, digest = image.partition("@")
+    if at:
+        return "@" + digest[:19]
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        return ":" + last.split(":", 1)[1]
+    return name
+
+
+def change_line(crashing: Revision | None, before: Revision | None, deployment_at: datetime | None,
+                first_failure: datetime, window: timedelta, *, unknown_before: str | None = None,
+                before_crashed: bool = False) -> str | None:
+    """The alert's one line about the change that started the loop.
+
+    ``crashing``: the revision the crashing tasks run (``None``: no failure named one: no line);
+    ``deployment_at``: when the newest deployment before the loop started (a deployment event's time,
+    or ``deployments[].createdAt``), ``None`` when there was none; the loop "began within the window of
+    a deployment" when ``first_failure - deployment_at`` is at most ``window`` (the crash window);
+    ``before``: the revision that ran before it (``None``: not known; ``unknown_before`` says why);
+    ``before_crashed``: a failure the watchdog keeps ran ``before`` too (then it "ran before", not
+    "without crashes").
+
+    ``"started with checkout:14 (image :2026.6.2) at 10:02; checkout:13 (:2026.6.1) ran without
+    crashes"``, or ``"runs checkout:14 (image :2026.6.2); no deployment in the 30 min before the first
+    crash"``.
+    """
+    if crashing is None:
+        return None
+    now = f"{revision_name(crashing.arn)} (image {image_tag(crashing.image)})"
+    if deployment_at is None or not (timedelta(0) <= first_failure - deployment_at <= window):
+        minutes = round(window.total_seconds() / 60)
+        return f"runs {now}; no deployment in the {minutes} min before the first crash"
+    line = f"started with {now} at {deployment_at:%H:%M}Z"
+    if before is not None and before.arn != crashing.arn:
+        same = before.image is not None and before.image == crashing.image
+        shown = "same image" if same else image_tag(before.image) if before.image else "image unknown"
+        line += (f"; {revision_name(before.arn)} ({shown}) "
+                 + ("ran before (it crashed too)" if before_crashed else "ran without crashes"))
+    elif unknown_before:
+        line += f"; {unknown_before}"
+    return line
