@@ -35,6 +35,7 @@ from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
 from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
 from ecs_guardrail.adapters.elb import TargetGroups
+from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
@@ -42,6 +43,7 @@ from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
+from ecs_guardrail.core.deployment_failure import DEPLOYMENT_FAILED
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
     DeploymentNote,
@@ -78,6 +80,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
+from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
@@ -97,6 +100,7 @@ USES = {
     "slack_secret": WebhookUrl,
     "alert_only_check": AccountClusters,
     "rejected_observations": EventLog._once,
+    "deployment_alerts": DeploymentAlerts,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
@@ -305,8 +309,9 @@ class Watchdog:
         if new and d.event_name == FIX_DEPLOYMENT and self.episodes.probes is not None:
             # an operator's fix (a new task definition revision) on a held service: probe it at once
             probed = self.episodes.probe(ck, event.cluster, event.service, event.time, fix=True)
+        failed = alert_failed_deployment(self.episodes, event, ck, s) if d.event_name == DEPLOYMENT_FAILED else {}
         return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name,
-                **({"probe": probed} if probed else {})}
+                **({"probe": probed} if probed else {}), **failed}
 
     # -------------------------------------------------------------- standalone jobs
     def _job(self, event: TaskStateChange, ck: str, family: str, kind: StopKind, cause: str | None,
