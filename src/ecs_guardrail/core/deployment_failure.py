@@ -77,7 +77,7 @@ def rollback_target(failed_id: str | None, at: datetime, notes: Iterable[tuple[d
     ``(id, source)`` or ``(None, None)``.
     """
     notes = sorted(notes, key=lambda n: n[0])
-    for _, name, did, reason in notes:
+    for _, name, _did, reason in notes:
         target = rolled_back_to(reason) if name == "SERVICE_DEPLOYMENT_IN_PROGRESS" else None
         if target is not None and target != failed_id:
             return target, "event"

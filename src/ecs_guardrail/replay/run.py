@@ -233,6 +233,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     """
     from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
+    from ecs_guardrail.handlers.channels import simulate_channels
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
@@ -269,6 +270,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_record = build_runtime(settings, clients, table=table, home=home)
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         rt_watchdog.previews = []  # what each channel receives, stamped with the event time (--alerts-out)
+        simulate_channels(rt_watchdog, aws.topic_arn)  # ALERT_ROUTES' channels, simulated as the default one
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         for text in sampler.warnings:
             warn(text)
