@@ -12,7 +12,6 @@ called (the Slack payload is previewed), each ``--alerts-out`` line naming its `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.core.routes import DEFAULT_ROUTE, route_of
@@ -26,13 +25,30 @@ if TYPE_CHECKING:
 __all__ = ["Channel", "build_channels", "route_alert", "simulate_channels", "cluster_of"]
 
 
-@dataclass(frozen=True, slots=True)
 class Channel:
-    """One named channel: ``name``, its SNS topic (``sns``) and/or Slack webhook secret (``webhook``)."""
+    """One named channel: ``name``, its SNS topic (``sns``) and/or Slack webhook secret (``webhook``).
 
-    name: str
-    sns: SnsTopic | None = None
-    webhook: WebhookUrl | None = None
+    The secret's client is made on first use (a cold start that sends no alert to the channel pays for no
+    Secrets Manager client; the replay's fast engine has none)."""
+
+    __slots__ = ("name", "sns", "_secret_arn", "_clients", "_webhook")
+
+    def __init__(self, name: str, sns: SnsTopic | None = None, webhook: WebhookUrl | None = None, *,
+                 secret_arn: str | None = None, clients: Any = None) -> None:
+        self.name = name
+        self.sns = sns
+        self._webhook = webhook
+        self._secret_arn = secret_arn
+        self._clients = clients
+
+    @property
+    def webhook(self) -> WebhookUrl | None:
+        """The channel's Slack webhook secret (``None``: the channel has none)."""
+        if self._webhook is None and self._secret_arn is not None:
+            from ecs_guardrail.adapters.alerts import WebhookUrl
+
+            self._webhook = WebhookUrl(self._clients("secretsmanager"), self._secret_arn)
+        return self._webhook
 
 
 def build_channels(settings: Settings, clients: Any) -> dict[str, Channel]:
@@ -40,13 +56,13 @@ def build_channels(settings: Settings, clients: Any) -> dict[str, Channel]:
     parsed = settings.channels()
     if not parsed.names:
         return {}
-    from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
+    from ecs_guardrail.adapters.alerts import SnsTopic
 
     out: dict[str, Channel] = {}
     for name in sorted(parsed.names):
-        topic, secret = parsed.topics.get(name), parsed.secrets.get(name)
+        topic = parsed.topics.get(name)
         out[name] = Channel(name, SnsTopic(clients("sns"), topic, settings.SNS_FORMAT) if topic else None,
-                            WebhookUrl(clients("secretsmanager"), secret) if secret else None)
+                            secret_arn=parsed.secrets.get(name), clients=clients)
     return out
 
 
@@ -75,5 +91,5 @@ def simulate_channels(rt: Runtime, topic_arn: str) -> None:
     from ecs_guardrail.adapters.alerts import SnsTopic
 
     rt.channels = {name: Channel(name, SnsTopic(rt.clients("sns"), topic_arn, rt.settings.SNS_FORMAT)
-                                 if c.sns is not None else None, None)
+                                 if c.sns is not None else None)
                    for name, c in rt.channels.items()}

@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 
+#: :meth:`Runtime.preview_of`'s "the default channel's topic"
+_DEFAULT_SNS = object()
+
+
 class _LazyLogger:
     """Powertools ``Logger(service="ecs-guardrail")``, built on first use, not at import.
 
@@ -236,17 +240,19 @@ class Runtime:
         self.deliveries.extend(out)
         return out
 
-    def preview_of(self, alert: Alert, sns: SnsTopic | None = None) -> list[dict[str, Any]]:
+    def preview_of(self, alert: Alert, sns: SnsTopic | None | object = _DEFAULT_SNS) -> list[dict[str, Any]]:
         """What each channel receives for ``alert``, one dict a channel: ``{"time": event time (ISO),
         "kind", "channel": "sns", "subject", "message", "format"}`` when an SNS topic is configured and
         ``{"time", "kind", "channel": "slack", "text", "blocks"}`` always (Slack's payload does not
-        depend on the webhook). ``sns``: the routed channel's topic (default: the default channel's)."""
+        depend on the webhook). ``sns``: the routed channel's topic, ``None`` for a channel without one
+        (default: the default channel's)."""
+        from ecs_guardrail.adapters.alerts import SnsTopic
         from ecs_guardrail.core.alert import slack_payload
 
         t = iso(alert.time) if alert.time is not None else None
         out: list[dict[str, Any]] = []
-        sns = sns or self.sns
-        if sns is not None:
+        sns = self.sns if sns is _DEFAULT_SNS else sns
+        if isinstance(sns, SnsTopic):
             subject, message = sns.render(alert)
             out.append({"time": t, "kind": alert.kind, "channel": "sns", "format": sns.fmt,
                         "subject": subject, "message": message})

@@ -34,7 +34,8 @@ class ReplayResult:
 
     ``alerts``: one dict per alert per channel, in the order sent (``Runtime.preview_of``):
     ``{"time": event time, "kind", "channel": "sns", "format", "subject", "message"}`` and
-    ``{"time", "kind", "channel": "slack", "text", "blocks"}``.
+    ``{"time", "kind", "channel": "slack", "text", "blocks"}``, each with ``route``: the ``ALERT_ROUTES``
+    channel the alert took (``default`` for the default channel).
     """
 
     decisions: list[dict[str, Any]] = field(default_factory=list)
