@@ -108,3 +108,11 @@ def test_the_alert_says_what_ecs_does_and_quotes_its_reason_inert() -> None:
     assert "not known" in unknown.text and "Rolls back: unknown" in unknown.text
     pending = deployment_failed_alert(where, deployment_id="ecs-svc/2", reason="r", at=T, rollback=Rollback(True))
     assert "to the last deployment that completed" in pending.text
+
+
+def test_a_blue_green_deployment_rolls_back_whatever_the_breaker_says() -> None:
+    where = Where(cluster="shop", service="checkout")
+    alert = deployment_failed_alert(where, deployment_id="ecs-svc/2", reason="r", at=T,
+                                    rollback=Rollback(True, None, None, "BLUE_GREEN"))
+    assert "a BLUE_GREEN deployment keeps the previous revision's tasks" in alert.text
+    assert alert.data["strategy"] == "BLUE_GREEN" and alert.data["rolls_back"] is True

@@ -11,8 +11,10 @@ circuit breaker: task failed to start.") and the service ARN in ``resources[0]``
 whether ECS rolls back, nor to which deployment. Those come from:
 
 - whether ECS rolls back: DescribeServices
-  ``deploymentConfiguration.deploymentCircuitBreaker.rollback`` (the service's configuration now);
-  ``None`` when DescribeServices did not answer;
+  ``deploymentConfiguration.deploymentCircuitBreaker.rollback`` (the service's configuration now), or
+  a ``BLUE_GREEN``, ``LINEAR`` or ``CANARY`` ``deploymentConfiguration.strategy`` (ECS keeps the previous
+  revision's tasks until such a deployment succeeds and returns traffic to them when it fails:
+  ECS-EVENTS.md, "Deployments"); ``None`` when DescribeServices did not answer;
 - to which deployment, in this order: the ``SERVICE_DEPLOYMENT_IN_PROGRESS`` event ECS sends for the
   rollback, whose reason is "ECS deployment circuit breaker: rolling back to deploymentId ID." (when
   the watchdog already holds it: events can arrive out of order); else the newest deployment the
@@ -66,6 +68,9 @@ class Rollback:
     rolls_back: bool | None
     target: str | None = None
     source: str | None = None
+    #: DescribeServices ``deploymentConfiguration.strategy`` when it is not ROLLING (BLUE_GREEN, LINEAR,
+    #: CANARY keep the previous revision's tasks and return traffic to them when the deployment fails)
+    strategy: str | None = None
 
 
 def rollback_target(failed_id: str | None, at: datetime, notes: Iterable[tuple[datetime, str, str | None, str | None]],
@@ -104,7 +109,9 @@ def deployment_failed_alert(where: Where, *, deployment_id: str, reason: str | N
     if rollback.rolls_back is True:
         to = (f"to deployment {rollback.target}" if rollback.target
               else "to the last deployment that completed (ECS names it in its next deployment event)")
-        what = f"ECS rolls back {to}: the circuit breaker's rollback is on."
+        why_back = (f"a {rollback.strategy} deployment keeps the previous revision's tasks and returns traffic to "
+                    "them" if rollback.strategy else "the circuit breaker's rollback is on")
+        what = f"ECS rolls back {to}: {why_back}."
         rolls = "yes"
     elif rollback.rolls_back is False:
         what = ("ECS does not roll back (the circuit breaker's rollback is off): the service stays on the failed "
@@ -126,5 +133,5 @@ def deployment_failed_alert(where: Where, *, deployment_id: str, reason: str | N
                  {"cluster": where.cluster, "service": where.service, "action": "alert_only",
                   "reason": "deployment_failed", "time": iso(at), "deployment_id": deployment_id,
                   "ecs_reason": why, "rolls_back": rollback.rolls_back, "rollback_to": rollback.target,
-                  "rollback_source": rollback.source},
+                  "rollback_source": rollback.source, "strategy": rollback.strategy},
                  at, ("deployment_failed",), subject_id=f"{head}{at_s}/{deployment_id}")

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from ecs_guardrail.core.events import DeploymentStateChange
     from ecs_guardrail.handlers.episode import Episodes
 
-__all__ = ["alert_failed_deployment"]
+__all__ = ["alert_failed_deployment", "SHIFTING_STRATEGIES"]
+
+#: ``deploymentConfiguration.strategy`` values whose failed deployment returns traffic to the previous revision
+SHIFTING_STRATEGIES = frozenset({"BLUE_GREEN", "LINEAR", "CANARY"})
 
 
 def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck: str,
@@ -60,11 +63,13 @@ def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck
         raise DecisionInProgressError(f"{ck}/{event.service}: the alert of failed deployment {did} is being sent "
                                       "by another invocation; retry later")
     rolls_back: bool | None = None
+    strategy: str | None = None
     described: tuple[tuple[str, str | None], ...] = ()
     try:
         assert rt.ecs is not None  # the watchdog's runtime always has ECS
         facts = rt.ecs.describe(event.cluster, event.service)
-        rolls_back = facts.circuit_breaker_rollback
+        strategy = facts.deployment_strategy if facts.deployment_strategy in SHIFTING_STRATEGIES else None
+        rolls_back = facts.circuit_breaker_rollback or strategy is not None
         described = tuple((x.id, x.rollout_state) for x in facts.deployments)
     except Exception as exc:  # noqa: BLE001 - not found, access denied, throttled: said in the alert, never lost
         logger.warning("DescribeServices unanswered for a failed deployment's alert",
@@ -72,7 +77,7 @@ def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck
     target, source = rollback_target(
         did, event.time, ((n.time, n.event_name, n.deployment_id, n.reason) for n in s.deployments), described)
     rollback = Rollback(rolls_back, target if rolls_back is not False else None,
-                        source if rolls_back is not False else None)
+                        source if rolls_back is not False else None, strategy)
     where = episodes.place(ck, event.cluster, service=event.service)
     alert = deployment_failed_alert(where, deployment_id=did, reason=d.reason, at=event.time, rollback=rollback,
                                     links=episodes.links(where, ()))
