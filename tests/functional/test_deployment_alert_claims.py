@@ -123,3 +123,11 @@ def test_two_concurrent_invocations_send_one_alert(aws: Aws) -> None:  # noqa: F
         others[0].get("deployment_alert") == "already_sent", outcomes
     assert deliver(failed(envelope="e-retry"), rt_b)["deployment_alert"] == "already_sent"  # the loser's retry
     assert len(_deployment_alerts(aws)) == 1
+
+
+def test_a_deployment_id_longer_than_ecs_gives_still_alerts_once(aws: Aws, table: Any) -> None:  # noqa: F811
+    rt = aws.runtime(table)
+    forged = "ecs-svc/" + "9" * 5000  # a DynamoDB sort key holds 1,024 bytes at most
+    assert deliver(failed(did=forged), rt)["deployment_alert"] == "sent"
+    assert deliver(failed(did=forged, envelope="e-2"), rt)["deployment_alert"] == "already_sent"
+    assert len(_deployment_alerts(aws)) == 1

@@ -105,6 +105,7 @@ def deployment_failed_alert(where: Where, *, deployment_id: str, reason: str | N
     cluster/service/deploymentId``, the same on every repeat). ``reason`` is ECS's text, quoted as
     every stop reason is (escaped for Slack mrkdwn by the renderers: no mention, no hidden link)."""
     at_s = f"{where.cluster}/{where.service}"
+    deployment_id = _cut(deployment_id, 200)  # ECS's ids are ~30 characters; a forged one is cut
     why = _cut(" ".join((reason or "no reason given").split()), REASON_MAX)
     if rollback.rolls_back is True:
         to = (f"to deployment {rollback.target}" if rollback.target

@@ -40,7 +40,7 @@ class DeploymentAlerts:
               at: datetime) -> dict[str, Any]:
         pk, sk = keys.deployment_alert(ck, service, deployment_id)
         return {"pk": pk, "sk": sk, "state": state, "owner": owner, "lease_until": lease_until,
-                "deployment_id": deployment_id, "event_time": at.astimezone(UTC).isoformat(),
+                "deployment_id": deployment_id[:200], "event_time": at.astimezone(UTC).isoformat(),
                 "expires_at": int((max(at, datetime.now(UTC)) + self.ttl).timestamp())}
 
     @permissions(history_table=["dynamodb:PutItem"])

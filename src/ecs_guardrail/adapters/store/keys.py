@@ -99,7 +99,14 @@ def job(ck: str, family: str) -> tuple[str, str]:
 
 
 def deployment_alert(ck: str, service: str, deployment_id: str) -> tuple[str, str]:
-    """The claim of the one alert for failed deployment ``deployment_id`` (``ecs-svc/...``) of a service."""
+    """The claim of the one alert for failed deployment ``deployment_id`` (``ecs-svc/...``) of a service.
+
+    An id longer than ECS ever gives (over 200 bytes; a sort key holds at most 1,024) is keyed by its
+    SHA-256, so a forged one still dedupes and never fails the write."""
+    if len(deployment_id.encode("utf-8", "replace")) > 200:
+        import hashlib
+
+        deployment_id = "sha256:" + hashlib.sha256(deployment_id.encode("utf-8", "replace")).hexdigest()
     return f"DEP#{ck}#{service}", f"D#{deployment_id}"
 
 
