@@ -17,6 +17,7 @@ locals {
   # alert routes (issue 35 item 4): the named channels' topics and secrets, exactly what IAM grants
   alert_channel_topic_arns  = compact(split(",", var.alert_channel_topic_arns))
   alert_channel_secret_arns = compact(split(",", var.alert_channel_secret_arns))
+  has_any_slack_secret      = local.has_slack_webhook || length(local.alert_channel_secret_arns) > 0
 
   # the history table: this module's, or an existing one (var.existing_history_table_name), by name and ARN
   create_history_table = var.existing_history_table_name == ""
