@@ -78,7 +78,9 @@ def route_alert(rt: Runtime, alert: Alert) -> tuple[str, SnsTopic | None, Webhoo
     """``(route name, SNS topic, Slack webhook secret)`` for ``alert``: its cluster's route
     (:func:`~ecs_guardrail.core.routes.route_of`), whose channel's sinks, or the default channel's
     (``rt.sns``, ``rt.webhook``) for route ``default``."""
-    route = route_of(rt.settings.routes(), cluster_of(alert)) if rt.settings.ALERT_ROUTES else DEFAULT_ROUTE
+    if not rt.channels:  # no named channel: every route is the default one (nothing to read)
+        return DEFAULT_ROUTE, rt.sns, rt.webhook
+    route = route_of(rt.settings.routes(), cluster_of(alert))
     channel = rt.channels.get(route)
     if channel is None:  # "default" (the settings refuse a route to a channel not configured)
         return DEFAULT_ROUTE, rt.sns, rt.webhook
