@@ -91,7 +91,8 @@ resource "aws_cloudwatch_metric_alarm" "rule" {
 
 # The Slack secret could not be read (AccessDenied: usually a partial ARN): alerts go to SNS only.
 resource "aws_cloudwatch_metric_alarm" "slack_secret_unreadable" {
-  count = local.has_slack_webhook ? 1 : 0
+  # the default channel's secret or a route's (issue 35 item 4)
+  count = local.has_any_slack_secret ? 1 : 0
 
   alarm_name          = "${var.name}-slack-secret-unreadable"
   alarm_description   = "The watchdog could not read the Slack webhook secret (see its log); alerts reach SNS only."

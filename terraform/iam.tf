@@ -134,6 +134,24 @@ data "aws_iam_policy_document" "watchdog" {
       resources = [statement.value]
     }
   }
+  # BEGIN alert routes (issue 35 item 4): exactly the named channels' topics and secrets
+  dynamic "statement" {
+    for_each = length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []
+    content {
+      sid       = "AlertChannelTopics"
+      actions   = ["sns:Publish"]
+      resources = local.alert_channel_topic_arns
+    }
+  }
+  dynamic "statement" {
+    for_each = length(local.alert_channel_secret_arns) > 0 ? ["secretsmanager"] : []
+    content {
+      sid       = "AlertChannelSecrets"
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = local.alert_channel_secret_arns
+    }
+  }
+  # END alert routes
 }
 
 # Production unreachable by construction: an explicit Deny beats any Allow, so even a bug in the policy

@@ -14,6 +14,10 @@ locals {
   scalable_target_arns = "arn:${local.partition}:application-autoscaling:${local.region}:${local.account_id}:scalable-target/*"
 
   has_slack_webhook = var.slack_webhook_secret_arn != ""
+  # alert routes (issue 35 item 4): the named channels' topics and secrets, exactly what IAM grants
+  alert_channel_topic_arns  = compact(split(",", var.alert_channel_topic_arns))
+  alert_channel_secret_arns = compact(split(",", var.alert_channel_secret_arns))
+  has_any_slack_secret      = local.has_slack_webhook || length(local.alert_channel_secret_arns) > 0
 
   # the history table: this module's, or an existing one (var.existing_history_table_name), by name and ARN
   create_history_table = var.existing_history_table_name == ""
@@ -65,6 +69,9 @@ locals {
         DRY_RUN                      = tostring(var.dry_run)
         ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
         SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+        ALERT_ROUTES                 = var.alert_routes
+        ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
+        ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
         RUNBOOK_URL                  = var.runbook_url
         SNS_FORMAT                   = var.sns_format
         RECOVERY                     = var.recovery

@@ -266,6 +266,41 @@ variable "slack_webhook_secret_arn" {
   }
 }
 
+# BEGIN alert routes (issue 35 item 4): ALERT_ROUTES and its named channels
+variable "alert_routes" {
+  description = "Routes: comma-separated GLOB=NAME (prod-*=oncall,dev-*=dev-alerts); the first cluster glob that matches sends that cluster's alerts to channel NAME, an alert_channel_topic_arns topic or an alert_channel_secret_arns secret of that name; a cluster matching none uses the default channel (the alert topic and slack_webhook_secret_arn). Empty: every alert goes to the default channel."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9_*?-]{1,255}=[A-Za-z0-9/_+=.@-]{1,512}(,[A-Za-z0-9_*?-]{1,255}=[A-Za-z0-9/_+=.@-]{1,512})*)?$", var.alert_routes))
+    error_message = "alert_routes: comma-separated GLOB=NAME entries (a cluster glob, a channel name), or empty."
+  }
+}
+
+variable "alert_channel_topic_arns" {
+  description = "Named channels for alert_routes: existing SNS topics, each channel named by its topic name. The watchdog may publish to exactly these (and the alert topic)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(,arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256})*)?$", var.alert_channel_topic_arns))
+    error_message = "alert_channel_topic_arns: comma-separated SNS topic ARNs, or empty."
+  }
+}
+
+variable "alert_channel_secret_arns" {
+  description = "Named channels for alert_routes: full ARNs of existing secrets whose SecretString is a Slack incoming-webhook URL, each channel named by its secret name (without the -XXXXXX suffix). The watchdog may read exactly these (and slack_webhook_secret_arn)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}(,arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6})*)?$", var.alert_channel_secret_arns))
+    error_message = "alert_channel_secret_arns: comma-separated full Secrets Manager secret ARNs (with their -XXXXXX suffix), or empty."
+  }
+}
+# END alert routes
+
 variable "alert_email" {
   description = "Optional e-mail subscription to the alert topic (alerts and alarms)."
   type        = string

@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a setting of settings.env (repeatable)")
     r.add_argument("--alerts-out", type=Path, metavar="FILE.jsonl",
                    help="write what each channel would have received (JSON Lines: one line per alert per channel, "
-                        "SNS subject and message, Slack text and blocks, stamped with the event time)")
+                        "SNS subject and message, Slack text and blocks, stamped with the event time, each naming "
+                        "its route: the ALERT_ROUTES channel, or default)")
     r.add_argument("--timeline", action="store_true", help="print the incident timeline after the report")
     r.add_argument("--calls", action="store_true", help="print AWS calls by operation to stderr")
     r.add_argument("--plot", type=Path, metavar="FILE.png",

@@ -28,6 +28,7 @@ from msgspec import Meta
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import FrozenSettingsError, SettingsError
 from ecs_guardrail.core.fields import Invalid, Model, validate
+from ecs_guardrail.core.routes import Channels, Route, parse_channels, parse_routes, secret_channel, topic_channel
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
     from ecs_guardrail.core.audit import AuditConfig
@@ -50,6 +51,29 @@ def _split_list(value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple):
         return tuple(str(v).strip() for v in value if str(v).strip())
     raise ValueError("expected a comma-separated list")
+
+
+def _arns_of(name_of: Any, what: str) -> Any:
+    """A check: comma-separated ARNs, each one ``name_of`` accepts (:mod:`ecs_guardrail.core.routes`)."""
+    def check(value: object) -> tuple[str, ...]:
+        if isinstance(value, list | tuple):
+            items = [str(v) for v in value]
+        elif isinstance(value, str):
+            items = value.split(",") if value.strip() else []
+        else:
+            raise ValueError(f"expected a comma-separated list of {what}")
+        out = tuple(item.strip() for item in items)
+        for arn in out:
+            if not arn:
+                raise ValueError(f"an empty entry in a comma-separated list of {what}")
+            name_of(arn)  # ValueError naming the ARN
+        return out
+    return check
+
+
+def _routes_syntax(value: object) -> tuple[str, ...]:
+    """``ALERT_ROUTES`` entries as ``GLOB=NAME`` texts (each channel name is checked by ``Settings.check``)."""
+    return tuple(f"{r.glob}={r.channel}" for r in parse_routes(value, None))
 
 
 def _paths_start_with_slash(value: object) -> tuple[str, ...]:
@@ -91,6 +115,13 @@ class Settings(Model, kw_only=True):
     holding the webhook URL, optional), ``SAMPLE_LOOKBACK_MINUTES`` (minutes the availability sampler
     reads back, default 5: CloudWatch publishes ALB metrics with a delay).
 
+    Routes (README, "Alerts: routes"; :mod:`ecs_guardrail.core.routes`): ``ALERT_ROUTES`` (comma-separated
+    ``GLOB=NAME``: the first glob that matches a cluster's name sends its alerts to channel ``NAME``; no
+    match: the default channel), ``ALERT_CHANNEL_TOPIC_ARNS`` (comma-separated SNS topic ARNs, each a
+    channel named by its topic name) and ``ALERT_CHANNEL_SECRET_ARNS`` (comma-separated full ARNs of
+    secrets holding a Slack webhook URL, each a channel named by its secret name). An entry that is not
+    ``GLOB=NAME``, or names a channel not configured, is a :class:`SettingsError` at start.
+
     Alerts (README, "Alerts"): ``RUNBOOK_URL`` (optional https URL template; ``{cluster}`` and
     ``{service}`` are replaced, URL-quoted, and the alert gets a "Runbook" link), ``SNS_FORMAT``
     (``chatbot``, the default: the SNS message is AWS Chatbot's custom-notification JSON with the
@@ -105,7 +136,10 @@ class Settings(Model, kw_only=True):
 
     CHECKS: ClassVar[dict[str, Any]] = {"ALERT_ONLY_CLUSTERS": _parse_clusters,
                                         "AUDIT_AGGREGATE_PATHS": _paths_start_with_slash,
-                                        "AUDIT_PRODUCTION_PATTERNS": _split_list}
+                                        "AUDIT_PRODUCTION_PATTERNS": _split_list,
+                                        "ALERT_CHANNEL_TOPIC_ARNS": _arns_of(topic_channel, "SNS topic ARNs"),
+                                        "ALERT_CHANNEL_SECRET_ARNS": _arns_of(secret_channel, "secret ARNs"),
+                                        "ALERT_ROUTES": _routes_syntax}
     # a comma-separated text (or a list) in, a tuple[str, ...] out: its check (CHECKS) converts it
     ALERT_ONLY_CLUSTERS: Any = ()
     CRASH_THRESHOLD: Annotated[int, Meta(ge=1, le=1000)] = 5
@@ -129,6 +163,10 @@ class Settings(Model, kw_only=True):
     SAMPLE_LOOKBACK_MINUTES: Annotated[int, Meta(ge=1, le=180)] = 5
     RUNBOOK_URL: Annotated[str, Meta(max_length=1024, pattern=r"^https://[^\s]+\Z")] | None = None
     SNS_FORMAT: Literal["chatbot", "text"] = "chatbot"
+    # routes (issue 35 item 4): comma-separated texts (or lists) in, tuple[str, ...] out (CHECKS)
+    ALERT_CHANNEL_TOPIC_ARNS: Any = ()
+    ALERT_CHANNEL_SECRET_ARNS: Any = ()
+    ALERT_ROUTES: Any = ()
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: Annotated[int, Meta(ge=0, le=3600)] = 30
     AUDIT_AGGREGATE_PATHS: Any = ("/actuator/health", "/health", "/status", "/")
@@ -145,6 +183,7 @@ class Settings(Model, kw_only=True):
         return _read(values)
 
     def check(self) -> None:
+        self.routes()  # ValueError: a route names a channel not configured, or two ARNs name one channel
         if self.PROBE_MAX_DELAY_MINUTES < self.PROBE_DELAY_MINUTES:
             raise ValueError(f"PROBE_MAX_DELAY_MINUTES ({self.PROBE_MAX_DELAY_MINUTES}) is below "
                              f"PROBE_DELAY_MINUTES ({self.PROBE_DELAY_MINUTES}): the delay's cap cannot be "
@@ -170,6 +209,20 @@ class Settings(Model, kw_only=True):
         if unknown:
             raise TypeError(f"not a setting: {', '.join(unknown)}")
         return msgspec.structs.replace(self, **changes)
+
+    def channels(self) -> Channels:
+        """The named alert channels (``ALERT_CHANNEL_TOPIC_ARNS``, ``ALERT_CHANNEL_SECRET_ARNS``).
+
+        Raises:
+            ValueError: two topics (or two secrets) of one name, or a channel named ``default``."""
+        return parse_channels(self.ALERT_CHANNEL_TOPIC_ARNS, self.ALERT_CHANNEL_SECRET_ARNS)
+
+    def routes(self) -> tuple[Route, ...]:
+        """``ALERT_ROUTES`` in order, each naming a configured channel (or ``default``).
+
+        Raises:
+            ValueError: as :meth:`channels`, or a route naming a channel not configured."""
+        return parse_routes(self.ALERT_ROUTES, self.channels().names)
 
     def probes(self) -> ProbeSettings | None:
         """The probe schedule when ``RECOVERY=probe``, else ``None`` (``manual``: no probe ever runs)."""

@@ -18,8 +18,9 @@ from ecs_guardrail import cli
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCENARIOS = ROOT / "events" / "scenarios"
-# the README's order: scale-down, alert-only and recovery from alerts-tour, the hold from aggregate-health-outage
-SOURCES = ("alerts-tour", "aggregate-health-outage")
+# the README's order: scale-down, alert-only and recovery from alerts-tour, the hold from aggregate-health-outage,
+# the failed deployment from blue-green-bake-failing-green (issue 35 item 3)
+SOURCES = ("alerts-tour", "aggregate-health-outage", "blue-green-bake-failing-green")
 _BLOCK = re.compile(r"(\*\*[^*\n]+\*\*[^\n]*\(`(?P<time>[0-9T:Z-]+)`\):\n\n```text\n)(?P<body>.*?)(\n```)", re.S)
 _CHATBOT = re.compile(r"(The same recovery as SNS publishes it \(`SNS_FORMAT=chatbot`\):\n\n```json\n)"
                       r"(?P<body>.*?)(\n```)", re.S)
@@ -59,7 +60,7 @@ def test_the_readme_alert_examples_are_what_replay_writes(capsys):
     want = _expected(_alerts())
     capsys.readouterr()
     blocks = list(_BLOCK.finditer(text))
-    assert len(blocks) == 6, [b.group("time") for b in blocks]
+    assert len(blocks) == 7, [b.group("time") for b in blocks]  # the failed deployment (issue 35) is the 7th
     for block in blocks:
         assert block.group("body") == want["slack"][block.group("time")], block.group("time")  # type: ignore[index]
     assert _CHATBOT.search(text).group("body") == want["chatbot"]  # type: ignore[union-attr]

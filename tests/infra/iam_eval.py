@@ -119,6 +119,8 @@ class Deployment:
     table: str
     topic: str
     secret: str | None = None  # the Slack webhook secret's ARN (None: a made-up one)
+    channel_topics: tuple[str, ...] = ()  # alert routes' named channels (issue 35 item 4): topic ARNs
+    channel_secrets: tuple[str, ...] = ()  # ... and Slack webhook secret ARNs
 
     def arns(self) -> dict[str, str]:
         a, r = self.account, self.region
@@ -156,7 +158,9 @@ def cfn_policy(function: str, d: Deployment) -> list[Statement]:
     iac.PSEUDO.update({"AWS::AccountId": d.account, "AWS::Region": d.region})
     try:
         raw = cfn_statements(function, AlertOnlyClusters=d.alert_only,
-                             SlackWebhookSecretArn=d.arns()["secret"])
+                             SlackWebhookSecretArn=d.arns()["secret"],
+                             AlertChannelTopicArns=",".join(d.channel_topics),
+                             AlertChannelSecretArns=",".join(d.channel_secrets))
     finally:
         iac.PSEUDO.clear()
         iac.PSEUDO.update(saved)
@@ -201,11 +205,18 @@ def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
     dynamic_values = {
         "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}": [arns["secret"]],
         '${local.every_cluster_alert_only ? ["ecs"] : []}': ["ecs"] if every else [],
+        '${length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []}': ["sns"] if d.channel_topics else [],
+        '${length(local.alert_channel_secret_arns) > 0 ? ["secretsmanager"] : []}':
+            ["secretsmanager"] if d.channel_secrets else [],
     }
+    channels = {"${local.alert_channel_topic_arns}": list(d.channel_topics),
+                "${local.alert_channel_secret_arns}": list(d.channel_secrets)}
 
     def concrete(value: str, each: str | None) -> list[str]:
         if value == "${local.alert_only_service_arns}":
             return deny_arns
+        if value in channels:
+            return channels[value]
         if value == "${statement.value}":
             assert each is not None
             return [each]

@@ -29,7 +29,7 @@ import iac
 import pytest
 from iam_calls import Call, Recorder, RecordingClient, RecordingTable, Request, kind_of, requests_of
 from iam_eval import Deployment, Statement, cfn_policy, decide, tf_policy, without
-from parity import SLACK_ARN, cfn_statements, tf_statements
+from parity import CHANNEL_SECRET_ARN, CHANNEL_TOPIC_ARN, SLACK_ARN, cfn_statements, tf_statements
 
 from ecs_guardrail import iam
 
@@ -185,6 +185,19 @@ class _UnfinishedDeployment:
         return {"serviceDeployments": [{"serviceDeploymentArn": arn, "status": "IN_PROGRESS"}]}
 
 
+def _deployment_failed(account: str, region: str, cluster: str, service: str, at: Any) -> dict[str, Any]:
+    """An ``ECS Deployment State Change`` SERVICE_DEPLOYMENT_FAILED (the documentation sample's shape)."""
+    import ecsgen
+
+    return {"version": "0", "id": f"00000000-0000-0000-0000-{len(cluster):012d}",
+            "detail-type": "ECS Deployment State Change", "source": "aws.ecs", "account": account,
+            "time": ecsgen.iso(at), "region": region,
+            "resources": [f"arn:aws:ecs:{region}:{account}:service/{cluster}/{service}"],
+            "detail": {"eventType": "ERROR", "eventName": "SERVICE_DEPLOYMENT_FAILED",
+                       "deploymentId": "ecs-svc/9000000000000000001", "updatedAt": ecsgen.iso(at),
+                       "reason": "ECS deployment circuit breaker: task failed to start."}}
+
+
 def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
     """The three Lambda handlers as Lambda calls them, on moto: what a replay does not reach. The
     watchdog reads the Slack webhook secret (its delivery then fails: port 9 on 127.0.0.1 is closed)
@@ -233,13 +246,20 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
                 aws.client("cloudwatch").put_metric_data(Namespace=RESTART_NAMESPACE, MetricData=[{
                     "MetricName": "RestartCount", "Timestamp": minute, "Value": total, "Unit": "Count",
                     "Dimensions": ContainerRestarts.dimensions("dev", "jobs")}])
+            # alert routes (issue 35 item 4): cluster team-b's alerts go to channel "oncall" (a topic and a
+            # Slack secret of that name); dev's stay on the default channel
+            channel_topic = aws.client("sns").create_topic(Name="oncall")["TopicArn"]
+            channel_secret = aws.client("secretsmanager").create_secret(
+                Name="oncall", SecretString="http://127.0.0.1:9/oncall")["ARN"]
             env = {"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn, "SLACK_WEBHOOK_SECRET_ARN": secret,
                    "ALERT_ONLY_CLUSTERS": "production", "CRASH_THRESHOLD": "3", "RECOVERY": "probe",
-                   "SAMPLE_LOOKBACK_MINUTES": "5"}
+                   "SAMPLE_LOOKBACK_MINUTES": "5", "ALERT_ROUTES": "team-*=oncall",
+                   "ALERT_CHANNEL_TOPIC_ARNS": channel_topic, "ALERT_CHANNEL_SECRET_ARNS": channel_secret}
             for k, v in env.items():
                 mp.setenv(k, v)
             deployments[where] = Deployment(scenario.account, scenario.region, "production", TABLE,
-                                            aws.topic_arn.rsplit(":", 1)[-1], secret)
+                                            aws.topic_arn.rsplit(":", 1)[-1], secret, (channel_topic,),
+                                            (channel_secret,))
             rec.home, rec.where = (scenario.account, scenario.region), where
             runtime.set_client_factory(lambda service: RecordingClient(
                 _UnfinishedDeployment(aws.client(service)) if service == "ecs" else aws.client(service), rec))
@@ -257,6 +277,15 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
                         record.handler(event, ctx)
                     with rec.acting_as("watchdog"), contextlib.suppress(Exception):  # Slack is down
                         watchdog.handler(event, ctx)
+                # a failed deployment of dev/api (default channel) and of team-b/api (routed to "oncall";
+                # a cluster ECS does not know: DescribeServices answers ClusterNotFoundException)
+                for cluster in ("dev", "team-b"):
+                    failed = _deployment_failed(scenario.account, scenario.region, cluster, "api",
+                                                t0 + timedelta(minutes=4))
+                    with rec.acting_as("recorder"):
+                        record.handler(failed, ctx)
+                    with rec.acting_as("watchdog"), contextlib.suppress(Exception):  # Slack is down
+                        watchdog.handler(failed, ctx)
                 with rec.acting_as("watchdog"), contextlib.suppress(Exception):
                     watchdog.handler({"source": "aws.events", "detail-type": "Scheduled Event",
                                       "time": ecsgen.iso(t0 + timedelta(minutes=30))}, ctx)
@@ -278,6 +307,18 @@ def test_the_calls_cover_every_function_and_every_source(collected: Collected) -
     # issue 35: the crash's words, in a replay and in the deployed handler
     reads = {c.where.split(" ")[0] for c in collected.calls if c.operation == "FilterLogEvents"}
     assert "lambda/handlers-on-moto" in reads and any(w.endswith("/alerts-tour") for w in reads), reads
+
+
+def test_the_routed_channel_and_the_failed_deployment_alert_are_exercised(collected: Collected) -> None:
+    """Issue 35: the watchdog published to a routed channel's topic and read its Slack secret, and claimed a
+    failed deployment's alert (a conditional PutItem): calls the role must allow in both templates."""
+    reqs = {(r.action, r.resource) for c in collected.calls if c.where == "lambda/handlers-on-moto"
+            and c.function == "watchdog" for r in requests_of(c)}
+    assert any(a == "sns:Publish" and r.endswith(":oncall") for a, r in reqs), sorted(reqs)
+    assert any(a == "secretsmanager:GetSecretValue" and ":secret:oncall-" in r for a, r in reqs)
+    assert any(a == "sns:Publish" and not r.endswith(":oncall") for a, r in reqs)  # dev: the default channel
+    assert any(c.operation == "PutItem" and "DEP#" in str(c.params) for c in collected.calls
+               if c.where == "lambda/handlers-on-moto")
 
 
 def _units_of(function: str) -> set[Any]:
@@ -366,7 +407,8 @@ def _grants() -> list[tuple[str, str, str, str]]:
     """(template, function, Sid, action) of every Allow statement's actions, the platform's excepted."""
     out = set()
     for function in iam.FUNCTIONS:
-        for s in cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN, AlertOnlyClusters="production"):
+        for s in cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN, AlertOnlyClusters="production",
+                                AlertChannelTopicArns=CHANNEL_TOPIC_ARN, AlertChannelSecretArns=CHANNEL_SECRET_ARN):
             if s["Effect"] == "Allow":
                 out |= {("cfn", function, s["Sid"], a) for a in iac.as_list(s["Action"]) if a not in PLATFORM_ACTIONS}
         for s in tf_statements(function):
@@ -387,5 +429,6 @@ def test_removing_any_one_granted_action_refuses_a_call(template: str, function:
     must then be refused; a grant no call needs survives and fails here (grant less, or exercise it)."""
     _need_terraform(template, tf_workdir)
     refused, _, _ = _refused(template, function, collected, tf_workdir,
-                             mutate=lambda policy: without(policy, sid, action))
+                             mutate=lambda policy: without(policy, sid, action)
+                             if any(s["Sid"] == sid for s in policy) else policy)  # a deployment without it: as is
     assert refused, f"{template} {function}: removing {action} from {sid} refuses no recorded call"

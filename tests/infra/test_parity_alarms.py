@@ -131,7 +131,11 @@ def test_an_unreadable_slack_secret_is_alarmed_when_slack_is_configured() -> Non
     assert on[key]["Dimensions"] == [{"Name": "service", "Value": "ecs-guardrail"}]
     assert metrics.namespace == "EcsGuardrail" and metrics.service == "ecs-guardrail"
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]["slack_secret_unreadable"]
-    assert tf["count"] == "${local.has_slack_webhook ? 1 : 0}"
+    # a route's Slack secret (issue 35 item 4) is read the same way, and alarmed the same way
+    assert _cfn_alarms(AlertChannelSecretArns=SLACK_ARN)[key] == on[key]
+    assert tf["count"] == "${local.has_any_slack_secret ? 1 : 0}"
+    assert TF["locals"]["has_any_slack_secret"] == (
+        "${local.has_slack_webhook || length(local.alert_channel_secret_arns) > 0}")
     assert (tf["namespace"], tf["metric_name"], tf["dimensions"]) == key[:2] + ({"service": "ecs-guardrail"},)
 
 

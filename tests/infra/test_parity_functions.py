@@ -69,6 +69,9 @@ CONTRACT_ENV = {
         "PROBE_DELAY_MINUTES",
         "PROBE_MAX_DELAY_MINUTES",
         "PROBE_PASS_MINUTES",
+        "ALERT_ROUTES",  # alert routes (issue 35 item 4)
+        "ALERT_CHANNEL_TOPIC_ARNS",
+        "ALERT_CHANNEL_SECRET_ARNS",
     },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }

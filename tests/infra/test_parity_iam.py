@@ -272,3 +272,29 @@ def test_member_account_forwarder_role_trusts_only_its_own_account() -> None:
     (condition,) = statement["condition"]
     assert (condition["test"], condition["variable"]) == ("StringEquals", "aws:SourceAccount")
     assert condition["values"] == ["${data.aws_caller_identity.current.account_id}"]
+
+
+def test_alert_channels_are_granted_exactly_when_configured() -> None:
+    """Issue 35 item 4: the routes' named channels (topics, Slack webhook secrets) are granted sns:Publish /
+    secretsmanager:GetSecretValue on exactly the ARNs configured, in both templates, and nothing when none."""
+    from parity import CHANNEL_SECRET_ARN, CHANNEL_TOPIC_ARN
+
+    other_topic = "arn:aws:sns:eu-west-1:111122223333:dev-alerts"
+    by_sid = {s.get("Sid"): s for s in cfn_statements(
+        "watchdog", AlertChannelTopicArns=f"{CHANNEL_TOPIC_ARN},{other_topic}",
+        AlertChannelSecretArns=CHANNEL_SECRET_ARN)}
+    assert by_sid["AlertChannelTopics"]["Action"] == ["sns:Publish"]
+    assert by_sid["AlertChannelTopics"]["Resource"] == [CHANNEL_TOPIC_ARN, other_topic]
+    assert by_sid["AlertChannelSecrets"]["Action"] == ["secretsmanager:GetSecretValue"]
+    assert by_sid["AlertChannelSecrets"]["Resource"] == [CHANNEL_SECRET_ARN]
+    sids = {s.get("Sid") for s in cfn_statements("watchdog")}
+    assert not {"AlertChannelTopics", "AlertChannelSecrets"} & sids
+    for function in set(iam.FUNCTIONS) - {"watchdog"}:
+        assert not {"AlertChannelTopics", "AlertChannelSecrets"} & {s.get("Sid") for s in cfn_statements(function)}
+    dynamic = {c["sid"]: (d["statement"]["for_each"], c) for d in iac.as_list(
+        TF["data"]["aws_iam_policy_document"]["watchdog"]["dynamic"]) for c in iac.as_list(d["statement"]["content"])}
+    assert dynamic["AlertChannelTopics"][0] == '${length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []}'
+    assert dynamic["AlertChannelTopics"][1]["resources"] == "${local.alert_channel_topic_arns}"
+    assert dynamic["AlertChannelSecrets"][1]["resources"] == "${local.alert_channel_secret_arns}"
+    assert TF["locals"]["alert_channel_topic_arns"] == '${compact(split(",", var.alert_channel_topic_arns))}'
+    assert TF["locals"]["alert_channel_secret_arns"] == '${compact(split(",", var.alert_channel_secret_arns))}'

@@ -111,6 +111,7 @@ def cfn_names(name: str, optional: bool = True) -> dict[str, set[str]]:
 # what a Terraform resource's count is with every optional input on, and at the defaults
 COUNTS = {
     "${local.has_slack_webhook ? 1 : 0}": (1, 0),
+    "${local.has_any_slack_secret ? 1 : 0}": (1, 0),  # the default or a route's Slack secret (issue 35)
     "${length(local.silence_alarm_account_ids) > 0 ? 1 : 0}": (1, 0),
     "${local.create_history_table ? 1 : 0}": (1, 1),
 }

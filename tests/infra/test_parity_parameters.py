@@ -38,6 +38,26 @@ def test_every_input_is_validated_and_described() -> None:
 
 # One row per case: (parameter, value, accepted?). Both sides must agree with the expectation.
 VALIDATION_CASES = [
+    # alert routes (issue 35 item 4)
+    ("AlertRoutes", "", True),
+    ("AlertRoutes", "prod-*=oncall,dev-*=dev-alerts", True),
+    ("AlertRoutes", "team?=a/b.c", True),
+    ("AlertRoutes", "prod-*", False),
+    ("AlertRoutes", "prod-* =oncall", False),
+    ("AlertRoutes", "prod-*=oncall,", False),
+    ("AlertRoutes", "=oncall", False),
+    ("AlertChannelTopicArns", "", True),
+    ("AlertChannelTopicArns", "arn:aws:sns:eu-west-1:111122223333:oncall", True),
+    ("AlertChannelTopicArns",
+     "arn:aws:sns:eu-west-1:111122223333:oncall,arn:aws-us-gov:sns:us-gov-west-1:111122223333:dev-alerts", True),
+    ("AlertChannelTopicArns", "arn:aws:sns:eu-west-1:1111:oncall", False),
+    ("AlertChannelTopicArns", "arn:aws:sns:eu-west-1:111122223333:oncall, arn:aws:sns:eu-west-1:111122223333:a",
+     False),
+    ("AlertChannelTopicArns", "arn:aws:secretsmanager:eu-west-1:111122223333:secret:dev-alerts-AbCdEf", False),
+    ("AlertChannelSecretArns", "", True),
+    ("AlertChannelSecretArns", "arn:aws:secretsmanager:eu-west-1:111122223333:secret:dev-alerts-AbCdEf", True),
+    ("AlertChannelSecretArns", "arn:aws:secretsmanager:eu-west-1:111122223333:secret:oncall", False),
+    ("AlertChannelSecretArns", "arn:aws:sns:eu-west-1:111122223333:oncall", False),
     ("Name", "ecs-guardrail", True),
     ("Name", "a" * 40, True),
     ("Name", "a" * 41, False),

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import SettingsError
+from ecs_guardrail.core.routes import parse_channels, parse_routes, secret_channel, topic_channel
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
     from ecs_guardrail.core.audit import AuditConfig
@@ -103,6 +104,10 @@ class Settings(BaseModel):
     SAMPLE_LOOKBACK_MINUTES: int = Field(5, ge=1, le=180)
     RUNBOOK_URL: str | None = Field(None, max_length=1024, pattern=r"^https://[^\s]+$")
     SNS_FORMAT: Literal["chatbot", "text"] = "chatbot"
+    # routes (issue 35 item 4)
+    ALERT_CHANNEL_TOPIC_ARNS: tuple[str, ...] = ()
+    ALERT_CHANNEL_SECRET_ARNS: tuple[str, ...] = ()
+    ALERT_ROUTES: tuple[str, ...] = ()
 
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: int = Field(30, ge=0, le=3600)
@@ -139,8 +144,33 @@ class Settings(BaseModel):
             raise ValueError(f"health-check paths start with '/': {bad[0]!r}")
         return value
 
+    @field_validator("ALERT_CHANNEL_TOPIC_ARNS", "ALERT_CHANNEL_SECRET_ARNS", mode="before")
+    @classmethod
+    def _channel_arns(cls, value: object, info: Any) -> tuple[str, ...]:
+        topics = info.field_name == "ALERT_CHANNEL_TOPIC_ARNS"
+        what = "SNS topic ARNs" if topics else "secret ARNs"
+        if isinstance(value, list | tuple):
+            items = [str(v) for v in value]
+        elif isinstance(value, str):
+            items = value.split(",") if value.strip() else []
+        else:
+            raise ValueError(f"expected a comma-separated list of {what}")
+        out = tuple(item.strip() for item in items)
+        for arn in out:
+            if not arn:
+                raise ValueError(f"an empty entry in a comma-separated list of {what}")
+            (topic_channel if topics else secret_channel)(arn)
+        return out
+
+    @field_validator("ALERT_ROUTES", mode="before")
+    @classmethod
+    def _routes(cls, value: object) -> tuple[str, ...]:
+        return tuple(f"{r.glob}={r.channel}" for r in parse_routes(value, None))
+
     @model_validator(mode="after")
     def _probe_cap_not_below_delay(self) -> Settings:
+        parse_routes(self.ALERT_ROUTES, parse_channels(self.ALERT_CHANNEL_TOPIC_ARNS,
+                                                       self.ALERT_CHANNEL_SECRET_ARNS).names)
         if self.PROBE_MAX_DELAY_MINUTES < self.PROBE_DELAY_MINUTES:
             raise ValueError(f"PROBE_MAX_DELAY_MINUTES ({self.PROBE_MAX_DELAY_MINUTES}) is below "
                              f"PROBE_DELAY_MINUTES ({self.PROBE_DELAY_MINUTES}): the delay's cap cannot be "

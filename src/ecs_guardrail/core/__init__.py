@@ -5,6 +5,6 @@ Nothing here talks to AWS, reads the environment or the clock: time and state co
 
 __all__ = [
     "alert", "attribution", "audit", "availability", "classify", "clusters", "crash_words", "delivery",
-    "entitlement", "episode", "errors", "events", "fields", "fleet_minutes", "health_json", "lifecycle", "links",
-    "permissions", "policy", "records", "restarts", "restore_count", "timeline",
+    "deployment_failure", "entitlement", "episode", "errors", "events", "fields", "fleet_minutes", "health_json",
+    "lifecycle", "links", "permissions", "policy", "records", "restarts", "restore_count", "routes", "timeline",
 ]

@@ -1,3 +1,4 @@
 """One module per Lambda function: parse, load state, call core, persist, act, alert."""
 
-__all__ = ["availability", "crash_context", "episode", "record", "runtime", "sweep", "watchdog"]
+__all__ = ["availability", "channels", "crash_context", "deployment_failed", "episode", "record", "runtime", "sweep",
+           "watchdog"]

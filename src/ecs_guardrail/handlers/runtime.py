@@ -23,6 +23,7 @@ from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.errors import SettingsError
 from ecs_guardrail.core.records import iso
+from ecs_guardrail.handlers.channels import Channel, build_channels, route_alert
 from ecs_guardrail.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # the watchdog's adapters, imported where it builds them: the recorder never alerts
@@ -36,6 +37,10 @@ __all__ = [
     "report_unmatched_alert_only",
     "set_client_factory", "logger", "metrics", "metrics_enabled", "LambdaContextStub",
 ]
+
+
+#: :meth:`Runtime.preview_of`'s "the default channel's topic"
+_DEFAULT_SNS = object()
 
 
 class _LazyLogger:
@@ -201,21 +206,25 @@ class Runtime:
     previews: list[dict[str, Any]] | None = None
     #: the invocation's clock, Unix seconds (leases, the future-stamp check); tests inject their own
     clock: Callable[[], float] = time.time
+    #: ``ALERT_ROUTES``' named channels (:mod:`ecs_guardrail.handlers.channels`); empty: every alert goes to
+    #: the default channel (``sns`` and ``webhook``)
+    channels: dict[str, Channel] = field(default_factory=dict)
 
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
         from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, redact_webhook
 
         out: list[Delivery] = []
+        route, sns, webhook = route_alert(self, alert)
         if self.previews is not None:
-            self.previews.extend(self.preview_of(alert))
-        if self.sns is not None:
-            out.append(self.sns.send(alert))
-        if self.webhook is not None:
+            self.previews.extend(dict(p, route=route) for p in self.preview_of(alert, sns))
+        if sns is not None:
+            out.append(sns.send(alert))
+        if webhook is not None:
             try:
-                url = self.webhook.get()
+                url = webhook.get()
             except Exception as exc:  # noqa: BLE001 - Secrets Manager down must not lose the decision
-                self._secret_unreadable(exc, alert)
+                self._secret_unreadable(exc, alert, webhook)
                 out.append(Delivery("slack", False, f"webhook secret unreadable: {type(exc).__name__}: {exc}"[:300]))
             else:
                 try:
@@ -224,7 +233,7 @@ class Runtime:
                     out.append(Delivery("slack", False, redact_webhook(f"{type(exc).__name__}: {exc}", url)[:300]))
         if not out:
             logger.warning("no alert sink configured (ALERT_TOPIC_ARN, SLACK_WEBHOOK_SECRET_ARN)",
-                           extra={"alert_subject": alert.subject})
+                           extra={"alert_subject": alert.subject, "route": route})
         for d in out:
             if d.ok:
                 metrics.add_metric(name="AlertsDelivered", unit="Count", value=1)
@@ -235,34 +244,38 @@ class Runtime:
         self.deliveries.extend(out)
         return out
 
-    def preview_of(self, alert: Alert) -> list[dict[str, Any]]:
+    def preview_of(self, alert: Alert, sns: SnsTopic | None | object = _DEFAULT_SNS) -> list[dict[str, Any]]:
         """What each channel receives for ``alert``, one dict a channel: ``{"time": event time (ISO),
         "kind", "channel": "sns", "subject", "message", "format"}`` when an SNS topic is configured and
         ``{"time", "kind", "channel": "slack", "text", "blocks"}`` always (Slack's payload does not
-        depend on the webhook)."""
+        depend on the webhook). ``sns``: the routed channel's topic, ``None`` for a channel without one
+        (default: the default channel's)."""
+        from ecs_guardrail.adapters.alerts import SnsTopic
         from ecs_guardrail.core.alert import slack_payload
 
         t = iso(alert.time) if alert.time is not None else None
         out: list[dict[str, Any]] = []
-        if self.sns is not None:
-            subject, message = self.sns.render(alert)
-            out.append({"time": t, "kind": alert.kind, "channel": "sns", "format": self.sns.fmt,
+        sns = self.sns if sns is _DEFAULT_SNS else sns
+        if isinstance(sns, SnsTopic):
+            subject, message = sns.render(alert)
+            out.append({"time": t, "kind": alert.kind, "channel": "sns", "format": sns.fmt,
                         "subject": subject, "message": message})
         out.append({"time": t, "kind": alert.kind, "channel": "slack", **slack_payload(alert)})
         return out
 
-    def _secret_unreadable(self, exc: Exception, alert: Alert) -> None:
+    def _secret_unreadable(self, exc: Exception, alert: Alert, webhook: WebhookUrl | None = None) -> None:
         """An unreadable Slack secret is an error (metric ``SlackSecretUnreadable`` and a log line), never a
         silent "no Slack": AccessDenied usually means a partial ARN (no ``-XXXXXX`` suffix) or no grant."""
         from ecs_guardrail.adapters.alerts import SecretUnreadableError
 
         code = exc.code if isinstance(exc, SecretUnreadableError) else None
+        secret = webhook or self.webhook
         metrics.add_metric(name="SlackSecretUnreadable", unit="Count", value=1)
         hint = ("AccessDenied: SLACK_WEBHOOK_SECRET_ARN must be the secret's full ARN (ending in -XXXXXX) "
                 "and the function's role must be granted it" if isinstance(exc, SecretUnreadableError)
                 and exc.access_denied else "Secrets Manager did not return the Slack webhook secret")
         logger.error("Slack webhook secret unreadable: " + hint,
-                     extra={"secret_arn": self.webhook.secret_id if self.webhook else None, "error_code": code,
+                     extra={"secret_arn": secret.secret_id if secret is not None else None, "error_code": code,
                             "error": str(exc)[:300], "alert_subject": alert.subject})
 
 
@@ -285,6 +298,7 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
             rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN, settings.SNS_FORMAT)
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
+        rt.channels = build_channels(settings, clients)
     return rt
 
 

@@ -36,6 +36,7 @@ from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.logs import CrashLogs
+from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
@@ -43,6 +44,7 @@ from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
+from ecs_guardrail.core.deployment_failure import DEPLOYMENT_FAILED
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.episode import (
     DeploymentNote,
@@ -79,6 +81,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
+from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
@@ -100,6 +103,7 @@ USES = {
     "rejected_observations": EventLog._once,
     "crash_logs": CrashLogs,  # issue 35: the crash's own words
     "change_deployments": describe_services,  # issue 35: what ran before the deployment that started a loop
+    "deployment_alerts": DeploymentAlerts,
 }
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
@@ -308,8 +312,9 @@ class Watchdog:
         if new and d.event_name == FIX_DEPLOYMENT and self.episodes.probes is not None:
             # an operator's fix (a new task definition revision) on a held service: probe it at once
             probed = self.episodes.probe(ck, event.cluster, event.service, event.time, fix=True)
+        failed = alert_failed_deployment(self.episodes, event, ck, s) if d.event_name == DEPLOYMENT_FAILED else {}
         return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name,
-                **({"probe": probed} if probed else {})}
+                **({"probe": probed} if probed else {}), **failed}
 
     # -------------------------------------------------------------- standalone jobs
     def _job(self, event: TaskStateChange, ck: str, family: str, kind: StopKind, cause: str | None,

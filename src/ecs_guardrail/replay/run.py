@@ -34,7 +34,8 @@ class ReplayResult:
 
     ``alerts``: one dict per alert per channel, in the order sent (``Runtime.preview_of``):
     ``{"time": event time, "kind", "channel": "sns", "format", "subject", "message"}`` and
-    ``{"time", "kind", "channel": "slack", "text", "blocks"}``.
+    ``{"time", "kind", "channel": "slack", "text", "blocks"}``, each with ``route``: the ``ALERT_ROUTES``
+    channel the alert took (``default`` for the default channel).
     """
 
     decisions: list[dict[str, Any]] = field(default_factory=list)
@@ -238,6 +239,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     """
     from ecs_guardrail.core.events import parsed_once
     from ecs_guardrail.handlers import record, watchdog
+    from ecs_guardrail.handlers.channels import simulate_channels
     from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
     from ecs_guardrail.replay.clock import MinuteClock, event_time
     from ecs_guardrail.replay.delivered import read_delivered
@@ -275,6 +277,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
         previews: list[dict[str, Any]] = []
         rt_watchdog.previews = previews  # what each channel receives, stamped with the event time (--alerts-out)
+        simulate_channels(rt_watchdog, aws.topic_arn)  # ALERT_ROUTES' channels, simulated as the default one
         sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
         for text in sampler.warnings + aws.warnings:  # aws.warnings: logs.jsonl lines left out (issue 35)
             warn(text)

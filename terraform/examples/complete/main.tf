@@ -50,6 +50,10 @@ module "ecs_guardrail" {
   silence_alarm_account_ids = var.source_account_ids
   silence_alarm_minutes     = 60
   slack_webhook_secret_arn  = var.slack_webhook_secret_arn
+  # optional routes: prod-*=oncall sends prod-* clusters' alerts to the topic or Slack secret named oncall
+  alert_routes              = ""
+  alert_channel_topic_arns  = ""
+  alert_channel_secret_arns = ""
   alert_email               = var.alert_email
   source_account_ids        = var.source_account_ids
   # empty creates NAME-history; a table name takes over the table an earlier deployment kept

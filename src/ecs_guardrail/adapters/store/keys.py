@@ -12,6 +12,7 @@ Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``),
 | held-at-zero slot | ``WD#<cluster key>`` | ``H#<n>`` (``n < bound``) | watchdog, restore |
 | mass event | ``WD#<cluster key>`` | ``M#mass`` | watchdog |
 | job family | ``JOB#<cluster key>`` | ``J#<family>`` | watchdog |
+| failed deployment's alert | ``DEP#<cluster key>#<service>`` | ``D#<deploymentId>`` | watchdog (once per deployment) |
 | fleet minute (rule 3) | ``FM#<cluster key>#<shard>`` (< 8) | ``<minute>`` (and ``#2``, ``#o``, ``#z``) | watchdog |
 | availability sample block | ``HH#<cluster>#<service>#<targetgroup/NAME/ID>`` | ``<block start>`` | sampler |
 | service task counts | ``HC#<cluster>#<service>`` | ``<sampled at>`` | sampler, when they change |
@@ -35,7 +36,7 @@ from ecs_guardrail.core.records import iso
 __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
     "sample", "service_counts", "timeline_partition", "timeline_sort", "cluster_key", "fleet_minutes",
-    "fleet_minute",
+    "fleet_minute", "deployment_alert",
 ]
 
 
@@ -95,6 +96,18 @@ def fleet_minute(ck: str, shard: int, minute: datetime) -> tuple[str, str]:
 
 def job(ck: str, family: str) -> tuple[str, str]:
     return f"JOB#{ck}", f"J#{family}"
+
+
+def deployment_alert(ck: str, service: str, deployment_id: str) -> tuple[str, str]:
+    """The claim of the one alert for failed deployment ``deployment_id`` (``ecs-svc/...``) of a service.
+
+    An id longer than ECS ever gives (over 200 bytes; a sort key holds at most 1,024) is keyed by its
+    SHA-256, so a forged one still dedupes and never fails the write."""
+    if len(deployment_id.encode("utf-8", "replace")) > 200:
+        import hashlib
+
+        deployment_id = "sha256:" + hashlib.sha256(deployment_id.encode("utf-8", "replace")).hexdigest()
+    return f"DEP#{ck}#{service}", f"D#{deployment_id}"
 
 
 def sample(cluster: str, service: str, target_group_dimension: str, minute: datetime) -> tuple[str, str]:
