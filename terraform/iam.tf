@@ -127,6 +127,14 @@ data "aws_iam_policy_document" "watchdog" {
       resources = [statement.value]
     }
   }
+  dynamic "statement" { # org (issue 32 item 4): the organisation's topic in the central account (org.tf)
+    for_each = local.has_central_alert_topic ? [var.central_alert_topic_arn] : []
+    content {
+      sid       = "CentralAlertTopic"
+      actions   = ["sns:Publish"]
+      resources = [statement.value]
+    }
+  }
 }
 
 # Production unreachable by construction: an explicit Deny beats any Allow, so even a bug in the policy

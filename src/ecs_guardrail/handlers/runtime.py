@@ -201,7 +201,10 @@ class Runtime:
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
         from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, redact_webhook
+        from ecs_guardrail.core.org import label_alert
 
+        alert = label_alert(alert, account_name=self.settings.ACCOUNT_NAME,  # the account named (core/org.py)
+                            central=self.settings.CENTRAL_ALERT_TOPIC_ARN is not None)
         out: list[Delivery] = []
         if self.previews is not None:
             self.previews.extend(self.preview_of(alert))
@@ -277,8 +280,9 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
         from ecs_guardrail.adapters.ecs import EcsService
 
         rt.ecs = EcsService(clients("ecs"))
-        if settings.ALERT_TOPIC_ARN:
-            rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN, settings.SNS_FORMAT)
+        topic = settings.CENTRAL_ALERT_TOPIC_ARN or settings.ALERT_TOPIC_ARN  # the organisation's, when set
+        if topic:
+            rt.sns = SnsTopic(clients("sns"), topic, settings.SNS_FORMAT)
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
     return rt
