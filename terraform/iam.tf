@@ -132,7 +132,7 @@ data "aws_iam_policy_document" "watchdog" {
     content {
       sid       = "CentralAlertTopic"
       actions   = ["sns:Publish"]
-      resources = [statement.value]
+      resources = [var.central_alert_topic_arn]
     }
   }
 }

@@ -56,6 +56,7 @@ PLATFORM = {
 
 
 SLACK_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:ecs-guardrail/slack-AbCdEf"
+CENTRAL_TOPIC_ARN = "arn:aws:sns:eu-west-1:999988887777:org-alerts"
 
 
 def snake(pascal: str) -> str:
@@ -110,6 +111,7 @@ def _classify_cfn(resource: str, function: str) -> str:
         "*": "any",
         "{ref:AlertTopic}": "alert_topic",
         SLACK_ARN: "webhook_secret",
+        CENTRAL_TOPIC_ARN: "alert_topic",  # org (issue 32 item 4): the organisation's topic
         own_log: "own_log_group",
         "{getatt:FunctionFailureQueue.Arn}": "failure_queue",
     }
@@ -127,6 +129,7 @@ def _classify_tf(resource: str, function: str) -> str:
         "*": "any",
         "${aws_sns_topic.alerts.arn}": "alert_topic",
         "${statement.value}": "webhook_secret",
+        "${var.central_alert_topic_arn}": "alert_topic",  # org (issue 32 item 4): the organisation's topic
         f'${{aws_cloudwatch_log_group.function[\\"{function}\\"].arn}}:*': "own_log_group",
         f'${{aws_cloudwatch_log_group.function["{function}"].arn}}:*': "own_log_group",
         "${aws_cloudwatch_log_group.function[each.key].arn}:*": "own_log_group",  # the base document

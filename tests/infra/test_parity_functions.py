@@ -69,6 +69,8 @@ CONTRACT_ENV = {
         "PROBE_DELAY_MINUTES",
         "PROBE_MAX_DELAY_MINUTES",
         "PROBE_PASS_MINUTES",
+        "CENTRAL_ALERT_TOPIC_ARN",  # org (issue 32 item 4)
+        "ACCOUNT_NAME",
     },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }
