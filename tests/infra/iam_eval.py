@@ -119,6 +119,9 @@ class Deployment:
     table: str
     topic: str
     secret: str | None = None  # the Slack webhook secret's ARN (None: a made-up one)
+    # org (issue 32 item 4): the name of the topic standing in for the organisation's (every role is
+    # evaluated with it configured, as with the Slack secret, so removing its grant is a mutant too)
+    central_topic: str = "org-alerts"
 
     def arns(self) -> dict[str, str]:
         a, r = self.account, self.region
@@ -128,6 +131,7 @@ class Deployment:
             "queue": f"arn:aws:sqs:{r}:{a}:ecs-guardrail-function-failures",
             "log": f"arn:aws:logs:{r}:{a}:log-group:/aws/lambda/ecs-guardrail",
             "secret": self.secret or SLACK_SECRET.format(region=r, account=a),
+            "central_topic": f"arn:aws:sns:{r}:{a}:{self.central_topic}",
         }
 
 
@@ -156,7 +160,7 @@ def cfn_policy(function: str, d: Deployment) -> list[Statement]:
     iac.PSEUDO.update({"AWS::AccountId": d.account, "AWS::Region": d.region})
     try:
         raw = cfn_statements(function, AlertOnlyClusters=d.alert_only,
-                             SlackWebhookSecretArn=d.arns()["secret"])
+                             SlackWebhookSecretArn=d.arns()["secret"], CentralAlertTopicArn=d.arns()["central_topic"])
     finally:
         iac.PSEUDO.clear()
         iac.PSEUDO.update(saved)
@@ -201,7 +205,9 @@ def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
     dynamic_values = {
         "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}": [arns["secret"]],
         '${local.every_cluster_alert_only ? ["ecs"] : []}': ["ecs"] if every else [],
+        "${local.has_central_alert_topic ? [var.central_alert_topic_arn] : []}": [arns["central_topic"]],
     }
+    ref["${var.central_alert_topic_arn}"] = arns["central_topic"]
 
     def concrete(value: str, each: str | None) -> list[str]:
         if value == "${local.alert_only_service_arns}":
