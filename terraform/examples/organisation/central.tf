@@ -104,7 +104,7 @@ resource "aws_cloudwatch_event_target" "member_heartbeats" {
 resource "aws_cloudwatch_log_metric_filter" "heartbeats_by_account" {
   name           = "${local.name}-heartbeats-by-account"
   log_group_name = aws_cloudwatch_log_group.heartbeats.name
-  pattern        = "{ $.detail-type = \"Scheduled Event\" }"
+  pattern        = "{ $.source = \"aws.events\" }"
   metric_transformation {
     namespace  = "EcsGuardrail/Org"
     name       = "Heartbeats"
