@@ -7,7 +7,7 @@
 #   make stackset-template  STACKSET_BUCKET=B: sam build, sam package to B, then the SAM transform done
 #                   here (StackSets run none): dist/stackset-template.json for deploy/stackset.yaml
 #   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared, the
-#                   SAM one by the real SAM CLI (scripts/check_deploy.sh; about 110 s of CPU; in .ci/run)
+#                   SAM one by the real SAM CLI (scripts/check_deploy.sh; about 290 s of CPU with the organisation part; in .ci/run)
 DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SAM ?= sam
 SAM_ARGS ?=

@@ -203,8 +203,9 @@ class Runtime:
         from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, redact_webhook
         from ecs_guardrail.core.org import label_alert
 
-        alert = label_alert(alert, account_name=self.settings.ACCOUNT_NAME,  # the account named (core/org.py)
-                            central=self.settings.CENTRAL_ALERT_TOPIC_ARN is not None)
+        if self.settings is not None:  # the account named for an organisation's channel (core/org.py)
+            alert = label_alert(alert, account_name=self.settings.ACCOUNT_NAME,
+                                central=self.settings.CENTRAL_ALERT_TOPIC_ARN is not None)
         out: list[Delivery] = []
         if self.previews is not None:
             self.previews.extend(self.preview_of(alert))
