@@ -4,13 +4,17 @@
 #                   whose CodeUri is the zip). Extra arguments: SAM_ARGS='--guided' or
 #                   SAM_ARGS='--stack-name x --parameter-overrides DryRun=false ...'
 #   make check-iac  cfn-lint, checkov, terraform fmt/validate/test and tests/infra, offline
+#   make stackset-template  STACKSET_BUCKET=B: sam build, sam package to B, then the SAM transform done
+#                   here (StackSets run none): dist/stackset-template.json for deploy/stackset.yaml
 #   make check-deploy  both templates deployed to moto in server mode on 127.0.0.1 and compared, the
-#                   SAM one by the real SAM CLI (scripts/check_deploy.sh; about 110 s of CPU; in .ci/run)
+#                   SAM one by the real SAM CLI (scripts/check_deploy.sh; about 290 s of CPU with the organisation part; in .ci/run)
 DEPLOY_PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SAM ?= sam
 SAM_ARGS ?=
+STACKSET_BUCKET ?=
+DEPLOY_VENV ?= .venv-deploy
 
-.PHONY: package deploy gen-alarms check-iac check-deploy
+.PHONY: package deploy gen-alarms check-iac check-deploy stackset-template
 
 ## the reproducible Lambda zip (dist/ecs-guardrail-lambda.zip); prints its size and sha256
 package:
@@ -34,3 +38,11 @@ check-iac:
 ## both deployments on a local emulator (moto server, 127.0.0.1 only): terraform apply, apply again, a second region, destroy; the real sam build, sam package and sam deploy (and --guided); the parity table; broken copies that must fail
 check-deploy:
 	bash scripts/check_deploy.sh
+
+## STACKSET_BUCKET=B: sam build, sam package to B, the SAM transform applied (StackSets run none): dist/stackset-template.json
+stackset-template: package
+	@test -n "$(STACKSET_BUCKET)" || { echo "make stackset-template: give STACKSET_BUCKET=<an S3 bucket the organisation may read>"; exit 1; }
+	@command -v $(SAM) >/dev/null 2>&1 || { echo "make stackset-template: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
+	$(SAM) build --config-file samconfig.toml
+	$(SAM) package --s3-bucket $(STACKSET_BUCKET) --s3-prefix ecs-guardrail --output-template-file dist/packaged.yaml
+	$(if $(wildcard $(DEPLOY_VENV)/bin/python),$(DEPLOY_VENV)/bin/python,python3) scripts/stackset_template.py dist/packaged.yaml dist/stackset-template.json

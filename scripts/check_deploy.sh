@@ -15,6 +15,10 @@
 #               (the SAM transform, outputs after execution: scripts/emulator.py says which).
 #   parity      the resources both paths created, side by side (scripts/deploy_parity.py): functions with
 #               every environment value and every Deny statement's actions, resources and condition.
+#   organisation  terraform/examples/organisation in a central and two member accounts (moto picks the
+#               account by the assumed role's keys), one member's stack destroyed (the central side names
+#               it), and the StackSet's template (scripts/stackset_template.py) as a stack in both members
+#               (scripts/check_deploy_org.sh)
 #   broken      tests/infra/test_check_deploy_broken.py: copies broken for each blind spot (a second
 #               apply replacing the table, another environment value, a misspelt deny prefix) fail.
 #
@@ -59,10 +63,10 @@ unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN
 
 status=0
 tf_done=0
-ONLY=${CHECK_DEPLOY_ONLY:-}  # terraform or sam: that half alone (a quicker loop while working on it)
+ONLY=${CHECK_DEPLOY_ONLY:-}  # terraform, sam or org: that part alone (a quicker loop while working on it)
 step "terraform: apply, apply again, a second region, destroy"
-if [ "$ONLY" = sam ]; then
-  echo "terraform: SKIPPED - CHECK_DEPLOY_ONLY=sam"
+if [ "$ONLY" = sam ] || [ "$ONLY" = org ]; then
+  echo "terraform: SKIPPED - CHECK_DEPLOY_ONLY=$ONLY"
 elif ! command -v terraform >/dev/null 2>&1; then
   echo "terraform: SKIPPED - no terraform binary on PATH"
 elif [ ! -d "$TF_PROVIDER_MIRROR/registry.terraform.io/hashicorp/aws" ]; then
@@ -87,14 +91,34 @@ fi
 
 step "sam: sam build, sam package, sam deploy (samconfig.toml) on the emulator"
 # moto finds a TemplateURL's bucket in the path only for "localhost" (the server still binds 127.0.0.1)
-if [ "$ONLY" = terraform ]; then
-  echo "sam: SKIPPED - CHECK_DEPLOY_ONLY=terraform"
+if [ "$ONLY" = terraform ] || [ "$ONLY" = org ]; then
+  echo "sam: SKIPPED - CHECK_DEPLOY_ONLY=$ONLY"
 elif SAM_ENDPOINT="http://localhost:$port" WORK="$work" DEPLOY_VENV="$DEPLOY_VENV" bash scripts/check_deploy_sam.sh; then
   :
 else
   status=1
 fi
 grep '^emulator:' "$work/moto.log" | sort | uniq -c | sed 's/^/  /' || true
+
+step "organisation: one stack per account, two member accounts (scripts/check_deploy_org.sh)"
+if [ -n "$ONLY" ] && [ "$ONLY" != org ]; then
+  echo "organisation: SKIPPED - CHECK_DEPLOY_ONLY=$ONLY"
+elif ! command -v terraform >/dev/null 2>&1 || [ ! -d "$TF_PROVIDER_MIRROR/registry.terraform.io/hashicorp/aws" ]; then
+  echo "organisation: SKIPPED - needs terraform and the provider mirror (as the terraform half)"
+else
+  if [ -z "${TF_CLI_CONFIG_FILE:-}" ]; then
+    export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1 TF_INPUT=0
+    printf 'provider_installation {\n  filesystem_mirror {\n    path    = "%s"\n    include = ["registry.terraform.io/hashicorp/*"]\n  }\n}\n' \
+      "$TF_PROVIDER_MIRROR" >"$TF_CLI_CONFIG_FILE"
+  fi
+  # moto finds a TemplateURL's bucket in the path only for "localhost" (the StackSet's template)
+  if PY="$DEPLOY_VENV/bin/python" ENDPOINT="http://localhost:$port" WORK="$work" SAM_PACKAGED="$work/sam/packaged.yaml" \
+       bash scripts/check_deploy_org.sh; then
+    :
+  else
+    status=1
+  fi
+fi
 
 step "parity of the two deployments"
 if [ $tf_done -eq 1 ] && [ -f "$work/sam.json" ]; then

@@ -2,7 +2,7 @@
 # Offline checks of template.yaml and terraform/ (PyPI is the only network it may use, to create
 # .venv-iac on a fresh clone). Run by `make check-iac` and .ci/run.
 #
-#   cfn-lint      template.yaml, deploy/member-account.yaml
+#   cfn-lint      template.yaml, deploy/member-account.yaml, deploy/central.yaml, deploy/stackset.yaml
 #   checkov       CloudFormation and Terraform; every skipped check must carry an inline reason
 #   terraform     fmt -check (needs terraform on PATH) and validate (needs a local provider mirror:
 #                 TF_PROVIDER_MIRROR, default /opt/tf-plugins); each is skipped with a message otherwise
@@ -27,8 +27,8 @@ fi
 echo "cfn-lint $("$IAC_VENV/bin/cfn-lint" --version | awk '{print $2}'), checkov $("$IAC_VENV/bin/checkov" --version)"
 
 step "cfn-lint"
-if "$IAC_VENV/bin/cfn-lint" template.yaml deploy/member-account.yaml; then
-  echo "cfn-lint: 0 errors, 0 warnings (template.yaml, deploy/member-account.yaml)"
+if "$IAC_VENV/bin/cfn-lint" template.yaml deploy/member-account.yaml deploy/central.yaml deploy/stackset.yaml; then
+  echo "cfn-lint: 0 errors, 0 warnings (template.yaml, deploy/member-account.yaml, deploy/central.yaml, deploy/stackset.yaml)"
 else
   status=1
 fi
@@ -37,7 +37,7 @@ step "checkov"
 export BC_SKIP_MAPPING=TRUE CHECKOV_RUN_SCA_PACKAGE_SCAN_V2=false   # offline: no guideline download
 report=$(mktemp -d)
 "$IAC_VENV/bin/checkov" --skip-download --framework cloudformation -o json \
-  -f template.yaml -f deploy/member-account.yaml >"$report/cfn.json" 2>"$report/cfn.err" || true
+  -f template.yaml -f deploy/member-account.yaml -f deploy/central.yaml -f deploy/stackset.yaml >"$report/cfn.json" 2>"$report/cfn.err" || true
 "$IAC_VENV/bin/checkov" --skip-download --framework terraform -o json \
   -d terraform >"$report/tf.json" 2>"$report/tf.err" || true
 "$IAC_VENV/bin/python" - "$report" <<'PY' || status=1
@@ -88,7 +88,7 @@ provider_installation {
 }
 RC
     work=$(mktemp -d); cp -r terraform "$work/"
-    for dir in terraform terraform/examples/complete terraform/examples/member-account; do
+    for dir in terraform terraform/examples/complete terraform/examples/member-account terraform/examples/organisation; do
       if (cd "$work/$dir" && TF_CLI_CONFIG_FILE=$tfrc terraform init -backend=false -input=false -no-color >/dev/null \
           && TF_CLI_CONFIG_FILE=$tfrc terraform validate -no-color); then :; else status=1; fi
     done

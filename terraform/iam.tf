@@ -152,6 +152,14 @@ data "aws_iam_policy_document" "watchdog" {
     }
   }
   # END alert routes
+  dynamic "statement" { # org (issue 32 item 4): the organisation's topic in the central account (org.tf)
+    for_each = local.has_central_alert_topic ? [var.central_alert_topic_arn] : []
+    content {
+      sid       = "CentralAlertTopic"
+      actions   = ["sns:Publish"]
+      resources = [var.central_alert_topic_arn]
+    }
+  }
 }
 
 # Production unreachable by construction: an explicit Deny beats any Allow, so even a bug in the policy

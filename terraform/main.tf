@@ -78,6 +78,8 @@ locals {
         PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
         PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
         PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
+        CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
+        ACCOUNT_NAME                 = var.account_name
       }
     }
     availability = {

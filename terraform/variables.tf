@@ -396,3 +396,37 @@ variable "crash_log_group_pattern" {
   }
 }
 # END issue 35 (logs)
+# ---- org (issue 32 item 4): one stack per account of an organisation (org.tf)
+variable "central_alert_topic_arn" {
+  description = "The organisation's alert topic (in the central account): this stack's alerts go there instead of its own topic, naming this account. Empty: the stack's own topic. Its own alarms stay on its own topic."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256})?$", var.central_alert_topic_arn))
+    error_message = "central_alert_topic_arn: an SNS topic ARN, or empty."
+  }
+}
+
+variable "account_name" {
+  description = "Optional name of this account (an alias such as payments-prod), shown beside its id in every alert."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9][A-Za-z0-9._-]{0,49})?$", var.account_name))
+    error_message = "account_name: 1-50 letters, digits, '.', '_' or '-' (starting with a letter or digit), or empty."
+  }
+}
+
+variable "central_event_bus_arn" {
+  description = "The central account's default bus: a rule of this stack sends it a heartbeat every 5 minutes, so the central alarms name an account whose stack was deleted. Empty: none."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^(arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/[A-Za-z0-9._-]{1,256})?$", var.central_event_bus_arn))
+    error_message = "central_event_bus_arn: an EventBridge event bus ARN, or empty."
+  }
+}
+# ---- end org

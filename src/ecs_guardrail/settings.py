@@ -127,6 +127,11 @@ class Settings(Model, kw_only=True):
     (``chatbot``, the default: the SNS message is AWS Chatbot's custom-notification JSON with the
     plain text as its description; ``text``: the plain text and the facts as JSON).
 
+    One stack per account (docs/deploy.md, "An organisation"): ``CENTRAL_ALERT_TOPIC_ARN`` (the
+    organisation's SNS topic in the central account, optional; when set, alerts go there instead of
+    ``ALERT_TOPIC_ARN``), ``ACCOUNT_NAME`` (optional, 1-50 letters, digits, ``.``, ``_``, ``-``: this
+    account's name, shown beside its id in every alert; :mod:`ecs_guardrail.core.org`).
+
     ``ecs-guardrail audit`` only (README, "Audit"): ``AUDIT_MIN_EJECTION_SECONDS`` (seconds, default
     30: ``fast_ejection`` below ``UnhealthyThresholdCount x HealthCheckIntervalSeconds``),
     ``AUDIT_AGGREGATE_PATHS`` (comma-separated health-check paths that aggregate dependencies, default
@@ -167,6 +172,12 @@ class Settings(Model, kw_only=True):
     ALERT_CHANNEL_TOPIC_ARNS: Any = ()
     ALERT_CHANNEL_SECRET_ARNS: Any = ()
     ALERT_ROUTES: Any = ()
+    # one stack per account of an organisation (issue 32 item 4; core/org.py): the organisation's SNS
+    # topic (another account's) that takes this stack's alerts instead of ALERT_TOPIC_ARN, and a name
+    # for this account that every alert shows beside its id
+    CENTRAL_ALERT_TOPIC_ARN: Annotated[str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+\Z")] \
+        | None = None
+    ACCOUNT_NAME: Annotated[str, Meta(max_length=50, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}\Z")] | None = None
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: Annotated[int, Meta(ge=0, le=3600)] = 30
     AUDIT_AGGREGATE_PATHS: Any = ("/actuator/health", "/health", "/status", "/")
@@ -262,7 +273,8 @@ _FIELD_ORDER: tuple[str, ...] = Settings.__struct_fields__
 SETTING_NAMES: frozenset[str] = frozenset(_FIELD_ORDER)
 #: the settings whose value is text, a number, a boolean or a choice (not a list parsed by a check)
 _SCALAR = tuple(f.name for f in msgspec.structs.fields(Settings) if f.name not in Settings.CHECKS)
-_BLANK_IS_UNSET = ("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL")
+_BLANK_IS_UNSET = ("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", "CENTRAL_ALERT_TOPIC_ARN",
+                   "ACCOUNT_NAME")
 _NOT_UNICODE = "text that is not valid Unicode (a lone surrogate: bytes that are not UTF-8)"
 
 

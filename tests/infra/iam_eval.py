@@ -121,6 +121,9 @@ class Deployment:
     secret: str | None = None  # the Slack webhook secret's ARN (None: a made-up one)
     channel_topics: tuple[str, ...] = ()  # alert routes' named channels (issue 35 item 4): topic ARNs
     channel_secrets: tuple[str, ...] = ()  # ... and Slack webhook secret ARNs
+    # org (issue 32 item 4): the name of the topic standing in for the organisation's (every role is
+    # evaluated with it configured, as with the Slack secret, so removing its grant is a mutant too)
+    central_topic: str = "org-alerts"
 
     def arns(self) -> dict[str, str]:
         a, r = self.account, self.region
@@ -130,6 +133,7 @@ class Deployment:
             "queue": f"arn:aws:sqs:{r}:{a}:ecs-guardrail-function-failures",
             "log": f"arn:aws:logs:{r}:{a}:log-group:/aws/lambda/ecs-guardrail",
             "secret": self.secret or SLACK_SECRET.format(region=r, account=a),
+            "central_topic": f"arn:aws:sns:{r}:{a}:{self.central_topic}",
         }
 
 
@@ -160,7 +164,8 @@ def cfn_policy(function: str, d: Deployment) -> list[Statement]:
         raw = cfn_statements(function, AlertOnlyClusters=d.alert_only,
                              SlackWebhookSecretArn=d.arns()["secret"],
                              AlertChannelTopicArns=",".join(d.channel_topics),
-                             AlertChannelSecretArns=",".join(d.channel_secrets))
+                             AlertChannelSecretArns=",".join(d.channel_secrets),
+                             CentralAlertTopicArn=d.arns()["central_topic"])
     finally:
         iac.PSEUDO.clear()
         iac.PSEUDO.update(saved)
@@ -208,7 +213,9 @@ def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
         '${length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []}': ["sns"] if d.channel_topics else [],
         '${length(local.alert_channel_secret_arns) > 0 ? ["secretsmanager"] : []}':
             ["secretsmanager"] if d.channel_secrets else [],
+        "${local.has_central_alert_topic ? [var.central_alert_topic_arn] : []}": [arns["central_topic"]],
     }
+    ref["${var.central_alert_topic_arn}"] = arns["central_topic"]
     channels = {"${local.alert_channel_topic_arns}": list(d.channel_topics),
                 "${local.alert_channel_secret_arns}": list(d.channel_secrets)}
 

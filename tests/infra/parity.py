@@ -59,6 +59,7 @@ SLACK_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:ecs-guardrail/
 #: alert routes' named channels (issue 35 item 4): a topic and a secret, as the tests deploy them
 CHANNEL_TOPIC_ARN = "arn:aws:sns:eu-west-1:111122223333:oncall"
 CHANNEL_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:dev-alerts-AbCdEf"
+CENTRAL_TOPIC_ARN = "arn:aws:sns:eu-west-1:999988887777:org-alerts"
 
 
 def snake(pascal: str) -> str:
@@ -115,6 +116,7 @@ def _classify_cfn(resource: str, function: str) -> str:
         SLACK_ARN: "webhook_secret",
         CHANNEL_TOPIC_ARN: "alert_topic",  # a named channel's topic is an alert topic
         CHANNEL_SECRET_ARN: "webhook_secret",  # a named channel's secret is a Slack webhook secret
+        CENTRAL_TOPIC_ARN: "alert_topic",  # org (issue 32 item 4): the organisation's topic
         own_log: "own_log_group",
         "{getatt:FunctionFailureQueue.Arn}": "failure_queue",
         "arn:aws:logs:eu-west-1:111122223333:log-group:/ecs/*": "crash_log_group",
@@ -135,6 +137,7 @@ def _classify_tf(resource: str, function: str) -> str:
         "${statement.value}": "webhook_secret",
         "${local.alert_channel_topic_arns}": "alert_topic",
         "${local.alert_channel_secret_arns}": "webhook_secret",
+        "${var.central_alert_topic_arn}": "alert_topic",  # org (issue 32 item 4): the organisation's topic
         f'${{aws_cloudwatch_log_group.function[\\"{function}\\"].arn}}:*': "own_log_group",
         f'${{aws_cloudwatch_log_group.function["{function}"].arn}}:*': "own_log_group",
         "${aws_cloudwatch_log_group.function[each.key].arn}:*": "own_log_group",  # the base document

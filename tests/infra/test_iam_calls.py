@@ -29,7 +29,7 @@ import iac
 import pytest
 from iam_calls import Call, Recorder, RecordingClient, RecordingTable, Request, kind_of, requests_of
 from iam_eval import Deployment, Statement, cfn_policy, decide, tf_policy, without
-from parity import CHANNEL_SECRET_ARN, CHANNEL_TOPIC_ARN, SLACK_ARN, cfn_statements, tf_statements
+from parity import CENTRAL_TOPIC_ARN, CHANNEL_SECRET_ARN, CHANNEL_TOPIC_ARN, SLACK_ARN, cfn_statements, tf_statements
 
 from ecs_guardrail import iam
 
@@ -251,7 +251,10 @@ def _lambda_handlers(rec: Recorder, deployments: dict[str, Deployment]) -> None:
             channel_topic = aws.client("sns").create_topic(Name="oncall")["TopicArn"]
             channel_secret = aws.client("secretsmanager").create_secret(
                 Name="oncall", SecretString="http://127.0.0.1:9/oncall")["ARN"]
+            # org (issue 32 item 4): alerts to the organisation's topic (here a second topic of this account)
+            central = aws.client("sns").create_topic(Name="org-alerts")["TopicArn"]
             env = {"HISTORY_TABLE": TABLE, "ALERT_TOPIC_ARN": aws.topic_arn, "SLACK_WEBHOOK_SECRET_ARN": secret,
+                   "CENTRAL_ALERT_TOPIC_ARN": central, "ACCOUNT_NAME": "payments-prod",
                    "ALERT_ONLY_CLUSTERS": "production", "CRASH_THRESHOLD": "3", "RECOVERY": "probe",
                    "SAMPLE_LOOKBACK_MINUTES": "5", "ALERT_ROUTES": "team-*=oncall",
                    "ALERT_CHANNEL_TOPIC_ARNS": channel_topic, "ALERT_CHANNEL_SECRET_ARNS": channel_secret}
@@ -408,7 +411,8 @@ def _grants() -> list[tuple[str, str, str, str]]:
     out = set()
     for function in iam.FUNCTIONS:
         for s in cfn_statements(function, SlackWebhookSecretArn=SLACK_ARN, AlertOnlyClusters="production",
-                                AlertChannelTopicArns=CHANNEL_TOPIC_ARN, AlertChannelSecretArns=CHANNEL_SECRET_ARN):
+                                AlertChannelTopicArns=CHANNEL_TOPIC_ARN, AlertChannelSecretArns=CHANNEL_SECRET_ARN,
+                                CentralAlertTopicArn=CENTRAL_TOPIC_ARN):
             if s["Effect"] == "Allow":
                 out |= {("cfn", function, s["Sid"], a) for a in iac.as_list(s["Action"]) if a not in PLATFORM_ACTIONS}
         for s in tf_statements(function):

@@ -72,6 +72,8 @@ CONTRACT_ENV = {
         "ALERT_ROUTES",  # alert routes (issue 35 item 4)
         "ALERT_CHANNEL_TOPIC_ARNS",
         "ALERT_CHANNEL_SECRET_ARNS",
+        "CENTRAL_ALERT_TOPIC_ARN",  # org (issue 32 item 4)
+        "ACCOUNT_NAME",
     },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }

@@ -76,7 +76,7 @@ def _scheme(name: str) -> dict[str, set[str]]:
         "AWS::SQS::Queue": {f"{name}-events-dlq", f"{name}-function-failures"},
         "AWS::Logs::LogGroup": {f"/aws/lambda/{name}-{f}" for f in functions} | {f"/aws/events/{name}/ecs"},
         "AWS::Logs::ResourcePolicy": {f"{name}-ecs-events-to-logs"},
-        "AWS::Events::Rule": {f"{name}-{r}" for r in rules},
+        "AWS::Events::Rule": {f"{name}-{r}" for r in rules} | {f"{name}-heartbeat"},  # org: to the central bus
         "AWS::Events::Archive": {f"{name}-ecs"},
         "AWS::Logs::MetricFilter": {f"{name}-ecs-events-by-account"},
         "AWS::CloudWatch::Alarm": {f"{name}-events-dlq-not-empty", f"{name}-function-failures-not-empty"}
@@ -92,7 +92,8 @@ def cfn_names(name: str, optional: bool = True) -> dict[str, set[str]]:
     another's resolved (an alarm is named after what it watches)."""
     params = {"Name": name}
     if optional:
-        params |= {"SlackWebhookSecretArn": SLACK_ARN, "SilenceAlarmAccountIds": ACCOUNTS}
+        params |= {"SlackWebhookSecretArn": SLACK_ARN, "SilenceAlarmAccountIds": ACCOUNTS,
+                   "CentralEventBusArn": "arn:aws:events:eu-west-1:999988887777:event-bus/default"}
     template = iac.load_template(**params)
     evaluate = iac.Evaluator(template, iac.parameter_values(template, **params))
     raw = {logical: evaluate(r["Properties"].get(CFN_NAME[r["Type"]], f"<no {CFN_NAME[r['Type']]}>"))
@@ -114,6 +115,7 @@ COUNTS = {
     "${local.has_any_slack_secret ? 1 : 0}": (1, 0),  # the default or a route's Slack secret (issue 35)
     "${length(local.silence_alarm_account_ids) > 0 ? 1 : 0}": (1, 0),
     "${local.create_history_table ? 1 : 0}": (1, 1),
+    "${local.has_central_event_bus ? 1 : 0}": (1, 0),  # org (issue 32 item 4): the heartbeat rule
 }
 
 

@@ -184,6 +184,19 @@ VALIDATION_CASES = [
     ("SourceAccountIds", "111122223333,444455556666", True),
     ("SourceAccountIds", "", True),
     ("SourceAccountIds", "1234", False),
+    # org (issue 32 item 4)
+    ("CentralAlertTopicArn", "arn:aws:sns:eu-west-1:999988887777:org-alerts", True),
+    ("CentralAlertTopicArn", "", True),
+    ("CentralAlertTopicArn", "arn:aws:sqs:eu-west-1:999988887777:org-alerts", False),
+    ("CentralAlertTopicArn", "org-alerts", False),
+    ("AccountName", "payments-prod", True),
+    ("AccountName", "", True),
+    ("AccountName", "-leading-hyphen", False),
+    ("AccountName", "has space", False),
+    ("AccountName", "x" * 51, False),
+    ("CentralEventBusArn", "arn:aws:events:eu-west-1:999988887777:event-bus/default", True),
+    ("CentralEventBusArn", "", True),
+    ("CentralEventBusArn", "arn:aws:sns:eu-west-1:999988887777:default", False),
 ]
 
 

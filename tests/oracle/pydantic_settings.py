@@ -108,6 +108,8 @@ class Settings(BaseModel):
     ALERT_CHANNEL_TOPIC_ARNS: tuple[str, ...] = ()
     ALERT_CHANNEL_SECRET_ARNS: tuple[str, ...] = ()
     ALERT_ROUTES: tuple[str, ...] = ()
+    CENTRAL_ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$")
+    ACCOUNT_NAME: str | None = Field(None, max_length=50, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
 
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: int = Field(30, ge=0, le=3600)
@@ -122,7 +124,8 @@ class Settings(BaseModel):
         parsed = parse_alert_only_clusters(value)  # raises ValueError for an entry that is none of these
         return (NO_CLUSTER,) if parsed.none else tuple(e.text for e in parsed.entries)
 
-    @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", mode="before")
+    @field_validator("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", "CENTRAL_ALERT_TOPIC_ARN",
+                     "ACCOUNT_NAME", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -2,4 +2,4 @@
 their output needs (``report``, ``plot``, ``progress``; ``health_json`` for ``audit --health-json``). Never
 imported by a Lambda handler."""
 
-__all__ = ["audit", "capture", "health_json", "plot", "progress", "report", "restore", "timeline"]
+__all__ = ["audit", "capture", "health_json", "org_silence", "plot", "progress", "report", "restore", "timeline"]

@@ -6,5 +6,6 @@ Nothing here talks to AWS, reads the environment or the clock: time and state co
 __all__ = [
     "alert", "attribution", "audit", "availability", "classify", "clusters", "crash_words", "delivery",
     "deployment_failure", "entitlement", "episode", "errors", "events", "fields", "fleet_minutes", "health_json",
-    "lifecycle", "links", "permissions", "policy", "records", "restarts", "restore_count", "routes", "timeline",
+    "lifecycle", "links", "org", "permissions", "policy", "records", "restarts", "restore_count", "routes",
+    "silence", "timeline",
 ]

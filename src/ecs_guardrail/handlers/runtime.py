@@ -213,7 +213,11 @@ class Runtime:
     def send(self, alert: Alert) -> list[Delivery]:
         """Deliver to every configured sink. Each failure is logged and counted (metric), not raised."""
         from ecs_guardrail.adapters.alerts import Delivery, SlackWebhook, redact_webhook
+        from ecs_guardrail.core.org import label_alert
 
+        if self.settings is not None:  # the account named for an organisation's channel (core/org.py)
+            alert = label_alert(alert, account_name=self.settings.ACCOUNT_NAME,
+                                central=self.settings.CENTRAL_ALERT_TOPIC_ARN is not None)
         out: list[Delivery] = []
         route, sns, webhook = route_alert(self, alert)
         if self.previews is not None:
@@ -294,8 +298,9 @@ def build_runtime(settings: Settings, clients: Clients, *, watchdog: bool = Fals
         from ecs_guardrail.adapters.ecs import EcsService
 
         rt.ecs = EcsService(clients("ecs"))
-        if settings.ALERT_TOPIC_ARN:
-            rt.sns = SnsTopic(clients("sns"), settings.ALERT_TOPIC_ARN, settings.SNS_FORMAT)
+        topic = settings.CENTRAL_ALERT_TOPIC_ARN or settings.ALERT_TOPIC_ARN  # the organisation's, when set
+        if topic:
+            rt.sns = SnsTopic(clients("sns"), topic, settings.SNS_FORMAT)
         if settings.SLACK_WEBHOOK_SECRET_ARN:
             rt.webhook = WebhookUrl(clients("secretsmanager"), settings.SLACK_WEBHOOK_SECRET_ARN)
         rt.channels = build_channels(settings, clients)

@@ -270,6 +270,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
                                                       f"function:ecs-guardrail-local")
         settings = scenario.settings.with_values(HISTORY_TABLE=TABLE, ALERT_TOPIC_ARN=aws.topic_arn)
+        if settings.CENTRAL_ALERT_TOPIC_ARN:  # the organisation's topic is stood in for by the embedded one
+            settings = settings.with_values(CENTRAL_ALERT_TOPIC_ARN=aws.topic_arn)
         clients = aws.clients()
         table = make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
         home = (scenario.account, scenario.region)

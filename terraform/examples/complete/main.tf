@@ -60,6 +60,11 @@ module "ecs_guardrail" {
   existing_history_table_name = ""
   # the table cannot be destroyed by accident (lift it on purpose before a destroy: docs/deploy.md)
   deletion_protection = true
+  # one stack per account of an organisation (examples/organisation): the organisation's topic, this
+  # account's name in every alert, the heartbeat to the central bus; empty here (a single account)
+  central_alert_topic_arn = ""
+  account_name            = ""
+  central_event_bus_arn   = ""
 
   tags = {
     Project = "ecs-guardrail"

@@ -1,0 +1,63 @@
+"""``python -m ecs_guardrail.app.org_silence``: the member accounts whose ecs-guardrail heartbeat stopped.
+
+Run in the central account (its credentials, read only: ``cloudwatch:GetMetricData``, and
+``cloudformation:ListStackInstances`` with ``--stack-set``). The accounts to expect are ``--accounts``
+and/or every account the StackSet ``--stack-set`` deploys to (the automatic deployment's new accounts
+included, which no alarm of deploy/central.yaml lists yet). Prints one line per silent account; exit 1
+when any is silent, 0 when none, 2 for bad arguments. docs/deploy.md, "An organisation".
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from ecs_guardrail.adapters.heartbeats import last_heartbeats, stack_set_accounts
+from ecs_guardrail.core.silence import silent_accounts
+
+__all__ = ["main", "silent_report"]
+
+
+def silent_report(cloudwatch: Any, accounts: list[str], now: datetime, silent_minutes: int = 15,
+                  cloudformation: Any = None, stack_set: str | None = None) -> list[str]:
+    """One line per silent account (:meth:`ecs_guardrail.core.silence.Silent.line`), sorted by account."""
+    expected = set(accounts)
+    if stack_set:
+        expected |= set(stack_set_accounts(cloudformation, stack_set))
+    ordered = sorted(expected)
+    last = last_heartbeats(cloudwatch, ordered, now, lookback_minutes=max(180, 4 * silent_minutes))
+    return [s.line() for s in silent_accounts(ordered, last, now, silent_minutes)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ecs_guardrail.app.org_silence", description=__doc__.split("\n")[0])
+    p.add_argument("--accounts", default="", help="comma-separated 12-digit member account ids")
+    p.add_argument("--stack-set", help="also every account this StackSet deploys to")
+    p.add_argument("--silent-minutes", type=int, default=15, help="minutes without a heartbeat (default 15)")
+    p.add_argument("--region", help="the central account's region (default: your AWS configuration's)")
+    args = p.parse_args(argv)
+    accounts = [a for a in args.accounts.split(",") if a]
+    bad = [a for a in accounts if not (len(a) == 12 and a.isdigit())]
+    if bad or not (accounts or args.stack_set):
+        print(f"org_silence: give --accounts (12-digit ids; bad: {bad}) or --stack-set", file=sys.stderr)
+        return 2
+    import boto3
+
+    session = boto3.session.Session(region_name=args.region)
+    try:
+        lines = silent_report(session.client("cloudwatch"), accounts, datetime.now(UTC), args.silent_minutes,
+                              session.client("cloudformation") if args.stack_set else None, args.stack_set)
+    except ValueError as exc:
+        print(f"org_silence: {exc}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(line)
+    if not lines:
+        print("every member account sent a heartbeat")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Issue 32 item 4's fault on moto: a member account deletes its stack mid-storm; its heartbeats (and
+its alerts) stop, and the central side names that account, not the one still beating."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from ecs_guardrail.adapters.heartbeats import METRIC, NAMESPACE, last_heartbeats
+from ecs_guardrail.app.org_silence import main, silent_report
+from ecs_guardrail.core.silence import silent_accounts
+
+A, B, C = "222222222222", "333333333333", "444444444444"
+NOW = datetime.now(UTC).replace(second=0, microsecond=0)
+
+
+def _beat(cw, account: str, at: datetime) -> None:
+    cw.put_metric_data(Namespace=NAMESPACE, MetricData=[{
+        "MetricName": METRIC, "Dimensions": [{"Name": "Account", "Value": account}],
+        "Timestamp": at, "Value": 1, "Unit": "Count"}])
+
+
+@pytest.fixture
+def cloudwatch(monkeypatch: pytest.MonkeyPatch):
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "eu-west-1"}.items():
+        monkeypatch.setenv(k, v)
+    with mock_aws():
+        yield boto3.client("cloudwatch", region_name="eu-west-1")
+
+
+def test_the_account_whose_stack_was_deleted_is_named(cloudwatch) -> None:
+    # both members beat every 5 minutes for an hour; B's stack is deleted 40 minutes ago (mid-storm)
+    for m in range(60, 0, -5):
+        _beat(cloudwatch, A, NOW - timedelta(minutes=m))
+        if m > 40:
+            _beat(cloudwatch, B, NOW - timedelta(minutes=m))
+    last = last_heartbeats(cloudwatch, [A, B, C], NOW)
+    assert last[A] is not None and last[B] is not None and last[C] is None
+    assert (NOW - last[B]) >= timedelta(minutes=40)
+    lines = silent_report(cloudwatch, [A, B, C], NOW)
+    assert [line.split()[1] for line in lines] == [B, C]  # A still beats: never named
+    assert lines[0].startswith(f"account {B} silent for ") and "last heartbeat" in lines[0]
+    assert lines[1] == f"account {C} silent: no heartbeat in the lookback"
+
+
+def test_one_lost_heartbeat_names_nobody() -> None:
+    last = {A: NOW - timedelta(minutes=9), B: NOW - timedelta(minutes=16)}
+    assert [s.account for s in silent_accounts([A, B], last, NOW, silent_minutes=15)] == [B]
+    with pytest.raises(ValueError, match="at least 10"):
+        silent_accounts([A], last, NOW, silent_minutes=5)
+
+
+def test_the_command_exits_1_naming_the_silent_account(cloudwatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _beat(cloudwatch, A, NOW - timedelta(minutes=2))
+    assert main(["--accounts", f"{A},{B}", "--region", "eu-west-1"]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"account {B} silent: no heartbeat in the lookback"]
+    assert main(["--accounts", "12"]) == 2
