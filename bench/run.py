@@ -209,6 +209,7 @@ def lambda_layout(folder: Path, bytecode: bool) -> Path:
     pairs = package.collect(deps)
     if bytecode:
         pairs += package.compile_bytecode(pairs, folder / "bytecode", sys.executable)
+        pairs += package.dataclass_code(folder / "dataclass-code", sys.executable)  # as scripts/package.py ships it
     task = folder / "task"
     for source, arcname in pairs:
         (task / arcname).parent.mkdir(parents=True, exist_ok=True)

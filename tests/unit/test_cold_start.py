@@ -132,3 +132,18 @@ def test_the_region_list_is_boto3s():
     session = boto3.session.Session()
     assert set(_regions()) == {r for p in session.get_available_partitions()
                                for r in session.get_available_regions("ecs", p)}
+
+
+def test_the_dataclass_code_table_is_used_only_when_shipped(tmp_path):
+    """Issue 33 item 7: outside the Lambda zip (no table) or with a damaged one, dataclasses compile as ever."""
+    import dataclasses
+    import marshal
+
+    from ecs_guardrail import dataclass_code
+
+    assert not dataclass_code.install(str(tmp_path))  # absent
+    (tmp_path / dataclass_code.FILE_NAME).write_bytes(b"\xff\xfe")
+    assert not dataclass_code.install(str(tmp_path))  # not marshal data
+    (tmp_path / dataclass_code.FILE_NAME).write_bytes(marshal.dumps(["not", "a", "table"]))
+    assert not dataclass_code.install(str(tmp_path))
+    assert "exec" not in vars(dataclasses)
