@@ -15,8 +15,8 @@ import time of ``import boto3``, issue 23). Each ``.py`` is compiled by a CPytho
 and the interpreter does not re-check it), with ``/var/task/<path>`` as its file name, one process, in
 sorted order: no build path, time or mtime gets into the zip. ``--no-bytecode`` leaves pycs out.
 The methods ``@dataclass`` generates are compiled at every cold start, not by the pycs: the handlers' import
-records their sources and the same interpreter compiles them into ``ecs_guardrail/__pycache__/
-dataclass_code.<tag>.marshal``, which ``ecs_guardrail/dataclass_code.py`` reads (issue 33 item 7).
+records their sources and the same interpreter compiles them into ``ecs_guardrail/core/
+__pycache__/dataclass_code.<tag>.marshal``, which ``ecs_guardrail/core/dataclass_code.py`` reads (issue 33 item 7).
 
 Dependencies come from ``deploy/lambda-requirements.txt`` (exact pins, installed with ``--no-deps``)
 when it exists; ``--update-lock`` resolves ``pyproject.toml``'s dependencies afresh and rewrites it.
@@ -75,7 +75,7 @@ for source, target, shown in json.load(sys.stdin):
 print(json.dumps({"tag": sys.implementation.cache_tag, "failed": failed}))
 """
 
-#: the modules whose dataclasses' generated methods the zip ships compiled (ecs_guardrail/dataclass_code.py):
+#: the modules whose dataclasses' generated methods the zip ships compiled (core/dataclass_code.py):
 #: every handler's import, the episode machine the watchdog loads on a trigger, and Powertools' first call
 DATACLASS_MODULES = ("ecs_guardrail.handlers.record", "ecs_guardrail.handlers.watchdog",
                      "ecs_guardrail.handlers.availability", "ecs_guardrail.handlers.sweep",
@@ -100,9 +100,10 @@ print(json.dumps(seen))
 """
 
 # run by the Lambda's interpreter: compile the sources (stdin, JSON) into the table (argv[2]) with
-# ecs_guardrail/dataclass_code.py (argv[1], loaded alone: the package's __init__ is not run)
+# ecs_guardrail/core/dataclass_code.py (argv[1], loaded alone: the package's __init__ is not run)
 _COMPILE_DATACLASSES = """
 import importlib.util, json, sys
+sys.dont_write_bytecode = True  # no pyc beside the checkout's source
 spec = importlib.util.spec_from_file_location("dataclass_code", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -260,7 +261,7 @@ def compile_bytecode(sources: list[tuple[Path, Path]], staging: Path, python: st
 
 def dataclass_code(staging: Path, python: str, host: str = sys.executable) -> list[tuple[Path, Path]]:
     """The compiled dataclass methods of :data:`DATACLASS_MODULES` as one ``(file, archive name)`` pair
-    (``ecs_guardrail/__pycache__/dataclass_code.<tag>.marshal``, read by ``ecs_guardrail/dataclass_code.py``),
+    (``ecs_guardrail/core/__pycache__/dataclass_code.<tag>.marshal``, read by ``core/dataclass_code.py``),
     or none when they cannot be recorded (printed; the zip works without them, its cold start compiles them).
 
     ``host`` (this interpreter: it has the dependencies) imports the modules from ``src/`` and records the
@@ -277,12 +278,12 @@ def dataclass_code(staging: Path, python: str, host: str = sys.executable) -> li
         return []
     staging.mkdir(parents=True, exist_ok=True)
     table = staging / "dataclass_code.marshal"
-    proc = subprocess.run([python, "-I", "-c", _COMPILE_DATACLASSES, str(ROOT / "src" / "ecs_guardrail" /
+    proc = subprocess.run([python, "-I", "-c", _COMPILE_DATACLASSES, str(ROOT / "src" / "ecs_guardrail" / "core" /
                                                                          "dataclass_code.py"), str(table)],
                           input=recorded.stdout.strip().splitlines()[-1], capture_output=True, text=True, check=True,
                           timeout=600)
     name = json.loads(proc.stdout.strip().splitlines()[-1])["file"]
-    return [(table, Path("ecs_guardrail") / "__pycache__" / name)]
+    return [(table, Path("ecs_guardrail") / "core" / "__pycache__" / name)]
 
 
 def main(argv: list[str] | None = None) -> int:

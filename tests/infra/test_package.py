@@ -107,7 +107,7 @@ _FINGERPRINT = """
 import dataclasses, importlib, json, sys, types
 folder = sys.argv[1]
 if folder:
-    from ecs_guardrail import dataclass_code
+    from ecs_guardrail.core import dataclass_code
     assert dataclass_code.install(folder) or "exec" in vars(dataclasses)
 misses = []
 hooked = vars(dataclasses).get("exec")
@@ -140,7 +140,7 @@ print(json.dumps({"methods": out, "misses": len(misses)}))
 
 
 def test_the_dataclass_code_table_is_reproducible_and_builds_the_same_classes(package, tmp_path):
-    """Issue 33 item 7: the zip's compiled dataclass methods (ecs_guardrail/dataclass_code.py) are the same
+    """Issue 33 item 7: the zip's compiled dataclass methods (ecs_guardrail/core/dataclass_code.py) are the same
     bytes on every build, and a cold start that uses them builds every class exactly as one that compiles
     them, with no method left to compile."""
     import json
@@ -148,7 +148,7 @@ def test_the_dataclass_code_table_is_reproducible_and_builds_the_same_classes(pa
 
     first = package.dataclass_code(tmp_path / "a", sys.executable)
     second = package.dataclass_code(tmp_path / "b", sys.executable)
-    assert [arc for _, arc in first] == [Path("ecs_guardrail/__pycache__") /
+    assert [arc for _, arc in first] == [Path("ecs_guardrail/core/__pycache__") /
                                          f"dataclass_code.{sys.implementation.cache_tag}.marshal"]
     assert first[0][0].read_bytes() == second[0][0].read_bytes()
     (tmp_path / "table").mkdir()

@@ -67,7 +67,7 @@ def test_the_watchdog_loads_the_episode_machine_on_a_trigger_not_at_import():
 
 
 def test_a_lazy_module_imports_on_its_first_attribute_read():
-    from ecs_guardrail.lazy import lazy_module
+    from ecs_guardrail.core.lazy import lazy_module
 
     lc = lazy_module("ecs_guardrail.core.lifecycle")
     from ecs_guardrail.core import lifecycle
@@ -139,7 +139,7 @@ def test_the_dataclass_code_table_is_used_only_when_shipped(tmp_path):
     import dataclasses
     import marshal
 
-    from ecs_guardrail import dataclass_code
+    from ecs_guardrail.core import dataclass_code
 
     assert not dataclass_code.install(str(tmp_path))  # absent
     (tmp_path / dataclass_code.FILE_NAME).write_bytes(b"\xff\xfe")

@@ -63,11 +63,11 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import arn_parts, parse_arn, partition_of
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
-from ecs_guardrail.lazy import lazy_module
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc

@@ -64,6 +64,7 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import parse_arn
 from ecs_guardrail.core.policy import (
     Entitlement,
@@ -79,7 +80,6 @@ from ecs_guardrail.core.policy import (
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
-from ecs_guardrail.lazy import lazy_module
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc

@@ -8,7 +8,7 @@ most of what its import costs on top of ``import boto3``. The Lambda zip ships b
 
 ``scripts/package.py`` records the source of every method the three handlers' import generates (in the
 packaging environment) and compiles each one with the Lambda's own interpreter into
-``ecs_guardrail/__pycache__/dataclass_code.<cache tag>.marshal`` (a dict: source -> code object). On import,
+``ecs_guardrail/core/__pycache__/dataclass_code.<cache tag>.marshal`` (a dict: source -> code object). On import,
 :func:`install` makes the ``dataclasses`` module's ``exec`` look the source up there first: the same source
 compiled the same way (``compile(source, "<string>", "exec")`` with no ``__future__`` flags, as ``dataclasses``
 itself compiles it) gives the same code object, so every class is built exactly as without the table. A source
@@ -25,7 +25,7 @@ from typing import Any
 
 __all__ = ["FILE_NAME", "install", "compile_sources"]
 
-#: the table's file name in the package's ``__pycache__``: marshal data is read only by the interpreter
+#: the table's file name in this package's ``__pycache__``: marshal data is read only by the interpreter
 #: version that wrote it, which the cache tag names (``cpython-312``)
 FILE_NAME = f"dataclass_code.{sys.implementation.cache_tag}.marshal"
 
