@@ -163,7 +163,8 @@ INCIDENT = {"events": 2316, "services": 60, "clusters": 2, "target_groups": 17, 
 LOCK = ROOT / "deploy" / "lambda-requirements.txt"
 HANDLERS = {"record": "ecs_guardrail.handlers.record", "watchdog": "ecs_guardrail.handlers.watchdog",
             "sampler": "ecs_guardrail.handlers.availability"}
-TARGETS = {"import": 1.5, "replay_ratio": 6.0, "day_cpu_s": 20.0, "day_peak_mb": 400.0, "test_cpu_s": 240.0}
+TARGETS = {"import": 1.5, "replay_ratio": 6.0, "day_cpu_s": 20.0, "day_peak_mb": 400.0, "test_cpu_s": 240.0,
+           "watchdog_first_call": 1.25}  # issue 33 item 7: the watchdog's first invocation as the zip ships it
 
 
 def step(text: str) -> None:
@@ -209,6 +210,7 @@ def lambda_layout(folder: Path, bytecode: bool) -> Path:
     pairs = package.collect(deps)
     if bytecode:
         pairs += package.compile_bytecode(pairs, folder / "bytecode", sys.executable)
+        pairs += package.dataclass_code(folder / "dataclass-code", sys.executable)  # as scripts/package.py ships it
     task = folder / "task"
     for source, arcname in pairs:
         (task / arcname).parent.mkdir(parents=True, exist_ok=True)
@@ -346,9 +348,11 @@ def table(cold: dict[str, Any], rep: dict[str, Any], tests: cpu.Runs | None, rou
         for label in HANDLERS:
             first = runs[f"{label} first call"]
             ratio = first.median / runs["boto3"].median
+            goal = TARGETS["watchdog_first_call"] if (label, layout) == ("watchdog", "zip") else TARGETS["import"]
+            shown = f"<= {goal}x" if goal != TARGETS["import"] else f"(<= {goal}x)"
             lines.append(f"| {label} handler import and its first call's Powertools Logger and Metrics / "
                          f"`import boto3`, {layout} | {ratio:.2f}x ({first.spread()} s) | "
-                         f"(<= {TARGETS['import']}x) | {_verdict(ratio, TARGETS['import'])} |")
+                         f"{shown} | {_verdict(ratio, goal)} |")
     workloads = [("incident", "generated seed-sized incident (2,316 events, 17 target groups, 4 h)"),
                  ("seed", f"`{SEED_SCENARIO.name}` (bundled, {rep.get('seed_events', 732):,} events)")]
     if "day_trio" in rep:
@@ -397,7 +401,10 @@ def table(cold: dict[str, Any], rep: dict[str, Any], tests: cpu.Runs | None, rou
               "run), as an installed venv has it after its first import, also where the environment sets "
               "`PYTHONDONTWRITEBYTECODE`. The first-call rows add what `handlers/runtime.py` builds on a "
               "handler's first invocation rather than at import (Powertools' Logger and Metrics): a Lambda "
-              "pays them in the same cold start, so they are shown against the same target.", ""]
+              "pays them in the same cold start, so they are shown against the same target (the watchdog's as the zip "
+              "ships it against issue 33's 1.25x). The zip rows carry what `scripts/package.py` ships: the "
+              "bytecode and the dataclasses' generated methods compiled (`ecs_guardrail/core/dataclass_code.py`); "
+              "the watchdog loads its episode machine (`core/lifecycle.py`) on its first trigger, not at import.", ""]
     return lines
 
 

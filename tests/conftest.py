@@ -23,6 +23,32 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "tes
                    "AWS_DEFAULT_REGION": "eu-west-1", "POWERTOOLS_DEV": "false"})
 
 
+
+def _share_botocore_loader() -> None:
+    """One botocore data loader per search path for the whole test process (issue 33 item 4).
+
+    moto resets boto3's default session at every ``mock_aws`` start (its ``reset_boto3_session``), and each
+    new session builds a new loader that parses the service models' JSON again (DynamoDB, ECS, EC2...):
+    about a third of the CPU of a functional test on moto. A loader caches what it parses and never changes
+    it after, so every session of the process sharing one is what a long-lived session does; each session
+    still has its own credentials, clients and event hooks."""
+    import botocore.loaders
+    import botocore.session
+
+    loaders: dict[str | None, botocore.loaders.Loader] = {}
+    real = botocore.loaders.create_loader
+
+    def create_loader(search_path_string: str | None = None) -> botocore.loaders.Loader:
+        if search_path_string not in loaders:
+            loaders[search_path_string] = real(search_path_string)
+        return loaders[search_path_string]
+
+    botocore.session.create_loader = create_loader  # type: ignore[assignment]
+
+
+_share_botocore_loader()
+
+
 class ManualClock:
     """An invocation clock (Unix seconds) that moves only when a test says so: leases never depend on
     how fast the machine runs. Assign it to ``Runtime.clock``."""

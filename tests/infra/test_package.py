@@ -99,3 +99,68 @@ def test_no_python_of_the_runtimes_version_is_a_clear_error(package, monkeypatch
     monkeypatch.setattr(package, "_version_of", lambda python: (3, 99))
     with pytest.raises(SystemExit, match="no Python 3.12 .*--no-bytecode"):
         package.lambda_python("/usr/bin/python-of-another-version")
+
+
+#: a fingerprint of every dataclass method of the project's modules (code compared field by field, nested
+#: code objects too; a default value by its type: sentinels print their address) and the table's misses
+_FINGERPRINT = """
+import dataclasses, importlib, json, sys, types
+folder = sys.argv[1]
+if folder:
+    from ecs_guardrail.core import dataclass_code
+    assert dataclass_code.install(folder) or "exec" in vars(dataclasses)
+misses = []
+hooked = vars(dataclasses).get("exec")
+if hooked is not None:
+    table = next(c.cell_contents for c in hooked.__closure__ if isinstance(c.cell_contents, dict))
+    def spy(source, g=None, l=None, /):
+        if isinstance(source, str) and source not in table:
+            misses.append(source)
+        return hooked(source, g, l)
+    dataclasses.exec = spy
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+def code(c):
+    return [c.co_code.hex(), c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_flags, c.co_argcount,
+            c.co_kwonlyargcount, c.co_firstlineno, c.co_filename, c.co_qualname, c.co_linetable.hex(),
+            [code(k) if isinstance(k, types.CodeType) else repr(k) for k in c.co_consts]]
+out = {}
+for mod_name, mod in sorted(sys.modules.items()):
+    if not mod_name.startswith("ecs_guardrail"):
+        continue
+    for cls in vars(mod).values():
+        if isinstance(cls, type) and "__dataclass_fields__" in vars(cls) and cls.__module__ == mod_name:
+            for meth, fn in sorted(vars(cls).items()):
+                if isinstance(fn, types.FunctionType) and fn.__code__.co_filename == "<string>":
+                    out[f"{cls.__qualname__}.{meth}"] = [code(fn.__code__), fn.__qualname__,
+                        {k: str(v) for k, v in fn.__annotations__.items()},
+                        [type(d).__name__ for d in fn.__defaults__ or ()]]
+print(json.dumps({"methods": out, "misses": len(misses)}))
+"""
+
+
+def test_the_dataclass_code_table_is_reproducible_and_builds_the_same_classes(package, tmp_path):
+    """Issue 33 item 7: the zip's compiled dataclass methods (ecs_guardrail/core/dataclass_code.py) are the same
+    bytes on every build, and a cold start that uses them builds every class exactly as one that compiles
+    them, with no method left to compile."""
+    import json
+    import subprocess
+
+    first = package.dataclass_code(tmp_path / "a", sys.executable)
+    second = package.dataclass_code(tmp_path / "b", sys.executable)
+    assert [arc for _, arc in first] == [Path("ecs_guardrail/core/__pycache__") /
+                                         f"dataclass_code.{sys.implementation.cache_tag}.marshal"]
+    assert first[0][0].read_bytes() == second[0][0].read_bytes()
+    (tmp_path / "table").mkdir()
+    shutil.copyfile(first[0][0], tmp_path / "table" / first[0][1].name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def built(folder: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", _FINGERPRINT, folder, *package.DATACLASS_MODULES],
+                             capture_output=True, text=True, timeout=300, env=env, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    with_table, without = built(str(tmp_path / "table")), built("")
+    assert len(without["methods"]) > 200
+    assert with_table["methods"] == without["methods"]
+    assert with_table["misses"] == 0

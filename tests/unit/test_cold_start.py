@@ -53,6 +53,31 @@ def test_the_watchdog_imports_neither_timeline_nor_availability_nor_powertools()
     assert loaded.isdisjoint(unneeded), sorted(loaded & unneeded)
 
 
+def test_the_watchdog_loads_the_episode_machine_on_a_trigger_not_at_import():
+    """Issue 33 item 7: a first call that only counts a stopped task never needs the episode machine
+    (about a third of the watchdog's own import CPU); a replay that decides loads it."""
+    assert "ecs_guardrail.core.lifecycle" not in _loaded_after("import ecs_guardrail.handlers.watchdog")
+    code = ("import contextlib, io, sys\n"
+            "from ecs_guardrail import cli\n"
+            f"sys.argv = ['ecs-guardrail', 'replay', {str(SCENARIOS / 'bad-image-dev')!r}, '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = cli.main()\n"
+            "assert '\"action\": \"scale_to_zero\"' in out.getvalue(), out.getvalue()[-300:]")
+    assert "ecs_guardrail.core.lifecycle" in _loaded_after(code)
+
+
+def test_a_lazy_module_imports_on_its_first_attribute_read():
+    from ecs_guardrail.core.lazy import lazy_module
+
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
+    from ecs_guardrail.core import lifecycle
+
+    assert lc.Phase is lifecycle.Phase and lc.loaded and "loaded" in repr(lc)
+    missing = lazy_module("ecs_guardrail.no_such_module")
+    with pytest.raises(ModuleNotFoundError):
+        _ = missing.anything
+
+
 def test_a_fast_replay_imports_neither_boto3_nor_powertools_nor_moto():
     code = ("import contextlib, io, sys\n"
             "from ecs_guardrail import cli\n"
@@ -107,3 +132,18 @@ def test_the_region_list_is_boto3s():
     session = boto3.session.Session()
     assert set(_regions()) == {r for p in session.get_available_partitions()
                                for r in session.get_available_regions("ecs", p)}
+
+
+def test_the_dataclass_code_table_is_used_only_when_shipped(tmp_path):
+    """Issue 33 item 7: outside the Lambda zip (no table) or with a damaged one, dataclasses compile as ever."""
+    import dataclasses
+    import marshal
+
+    from ecs_guardrail.core import dataclass_code
+
+    assert not dataclass_code.install(str(tmp_path))  # absent
+    (tmp_path / dataclass_code.FILE_NAME).write_bytes(b"\xff\xfe")
+    assert not dataclass_code.install(str(tmp_path))  # not marshal data
+    (tmp_path / dataclass_code.FILE_NAME).write_bytes(marshal.dumps(["not", "a", "table"]))
+    assert not dataclass_code.install(str(tmp_path))
+    assert "exec" not in vars(dataclasses)

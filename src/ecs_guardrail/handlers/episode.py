@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
@@ -30,7 +30,6 @@ from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
-from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import (
     MASS_LINES,
     Alert,
@@ -64,11 +63,17 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import arn_parts, parse_arn, partition_of
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
 from ecs_guardrail.handlers import crash_context
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core import lifecycle as lc
+else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
 
 __all__ = ["Episodes", "Claim", "Known", "AlertDeliveryError", "DecisionInProgressError"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
@@ -40,7 +40,6 @@ from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
-from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
@@ -68,6 +67,7 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import parse_arn
 from ecs_guardrail.core.policy import (
     Entitlement,
@@ -84,6 +84,11 @@ from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core import lifecycle as lc
+else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
 

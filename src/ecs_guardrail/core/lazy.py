@@ -1,0 +1,49 @@
+"""A module imported on its first attribute access, not when the importing module loads (issue 33 item 7).
+
+The watchdog's first invocation usually only counts a stopped task (``counted``, ``ignored``, ``spot``); the
+episode machine (:mod:`ecs_guardrail.core.lifecycle`, 30-odd frozen dataclasses, about a third of the
+handler's own import CPU) is needed only on a trigger, a resume or a probe. ``lc = lazy_module(...)`` keeps
+the call sites (``lc.Phase``, ``lc.LeaseTaken(...)``) unchanged and moves the import to the first of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+__all__ = ["LazyModule", "lazy_module"]
+
+
+class LazyModule:
+    """Stands in for the module named ``name``: the first attribute read imports it (``importlib``'s import
+    lock makes that safe across threads) and every read is the real module's attribute after that.
+
+    Raises (on the first attribute read): whatever importing the module raises (``ImportError``...).
+    """
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._module: ModuleType | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the real module has been imported through this stand-in."""
+        return self._module is not None
+
+    def __getattr__(self, attr: str) -> Any:
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}{' (loaded)' if self._module is not None else ''}>"
+
+
+def lazy_module(name: str) -> Any:
+    """A :class:`LazyModule` for the dotted module ``name`` (typed ``Any``: importers declare the real module
+    under ``TYPE_CHECKING`` so mypy checks their attribute reads)."""
+    return LazyModule(name)
