@@ -121,7 +121,7 @@ def _overrides(pairs: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _sweep(text: str) -> tuple[str, list[str]]:
-    from ecs_guardrail.replay.sweep import parse_sweep
+    from ecs_guardrail.replay.settings_sweep import parse_sweep
 
     try:
         return parse_sweep(text)
@@ -460,7 +460,7 @@ def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
-    from ecs_guardrail.replay.sweep import render_rows, run_sweep, summary
+    from ecs_guardrail.replay.settings_sweep import render_rows, run_sweep, summary
 
     if args.timeline or args.plot or args.alerts_out or args.calls:
         raise ScenarioError("--sweep prints one row per combination; it takes no --timeline, --plot, --alerts-out "
@@ -480,7 +480,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
     from ecs_guardrail.app.progress import progress, progress_enabled
-    from ecs_guardrail.replay.sweep import grid
+    from ecs_guardrail.replay.settings_sweep import grid
 
     shown = progress_enabled(json_output=args.json)
     with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:

@@ -28,6 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ecs_guardrail.core.clusters import AlertOnlyClusters
 from ecs_guardrail.core.entitlement import ALL_SUSPENDED, ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.errors import AlertOnlyClusterError, ScalingSuspendError
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["ScalableTargets", "SCALABLE_DIMENSION", "SERVICE_NAMESPACE", "resource_id"]
@@ -39,7 +40,7 @@ _DENIED = ("AccessDeniedException", "AccessDenied", "UnauthorizedOperation")
 
 def resource_id(cluster: str, service: str) -> str:
     """``service/CLUSTER/SERVICE`` from cluster and service names (an ARN is cut to its name)."""
-    return f"service/{cluster.rsplit('/', 1)[-1]}/{service.rsplit('/', 1)[-1]}"
+    return f"service/{resource_name(cluster)}/{resource_name(service)}"
 
 
 def _why(exc: Exception) -> str:

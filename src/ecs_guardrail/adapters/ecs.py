@@ -26,6 +26,7 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.policy import read_opt_out
 
@@ -409,12 +410,12 @@ class EcsFleet:
 
     def clusters(self) -> list[str]:
         """Cluster names (ListClusters, all pages; listed once per instance)."""
-        return [arn.rsplit("/", 1)[-1] for arn in self._clusters()]
+        return [resource_name(arn) for arn in self._clusters()]
 
     def cluster_services(self) -> dict[str, list[str]]:
         """``{cluster ARN: [service name, ...]}`` of every cluster (ListClusters, ListServices; all pages,
         no DescribeServices): what the restart-count reader queries."""
-        return {arn: sorted(a.rsplit("/", 1)[-1] for a in self._services(arn.rsplit("/", 1)[-1]))
+        return {arn: sorted(resource_name(a) for a in self._services(resource_name(arn)))
                 for arn in self._clusters()}
 
     def _describe(self, cluster: str) -> list[dict[str, Any]]:
@@ -477,7 +478,7 @@ class EcsFleet:
         for arn, insights in self.container_insights().items():
             if insights is False:
                 continue
-            names = sorted(s["serviceName"] for s in self._describe(arn.rsplit("/", 1)[-1])
+            names = sorted(s["serviceName"] for s in self._describe(resource_name(arn))
                            if s.get("status") == "ACTIVE"
                            and restart_policy_enabled(self._ecs, s.get("taskDefinition"),
                                                          self._restart_policies) is not False)

@@ -31,10 +31,10 @@ from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
-from ecs_guardrail.core.episode import ServiceSummary
 from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restore_count import choose_restore_count
+from ecs_guardrail.core.summary import ServiceSummary
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
 

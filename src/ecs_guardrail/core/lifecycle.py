@@ -60,7 +60,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from ecs_guardrail.core.episode import (
+from ecs_guardrail.core.errors import IllegalTransitionError
+from ecs_guardrail.core.records import Action, Decision, Reason
+from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
     EpisodeEnd,
@@ -68,8 +70,6 @@ from ecs_guardrail.core.episode import (
     close_episode,
     mark_restored,
 )
-from ecs_guardrail.core.errors import IllegalTransitionError
-from ecs_guardrail.core.records import Action, Decision, Reason
 
 __all__ = [
     "Phase", "phase", "IllegalTransitionError", "LEASE_MARGIN_S", "DEFAULT_REMAINING_S", "lease_until",
@@ -120,7 +120,7 @@ _REFUSALS = (Reason.ACTION_FAILED, Reason.SCALING_SUSPEND_FAILED)
 
 
 def phase(ep: Any) -> Phase:
-    """The :class:`Phase` of an :class:`~ecs_guardrail.core.episode.Episode`."""
+    """The :class:`Phase` of an :class:`~ecs_guardrail.core.summary.Episode`."""
     status, alert = ep.action_status, ep.alert_status
     if status is ActionStatus.RESTORED:
         return Phase.RELEASED

@@ -6,7 +6,7 @@ The same inputs give the same decision in Lambda and in ``replay``; time is the 
    ends included, ``T`` the newest failure known for the service), or ECS's own
    ``SERVICE_TASK_START_IMPAIRED`` (``T`` its own time); health-check kills reaching the threshold
    are a separate, alert-only trigger.
-2. episodes (:mod:`ecs_guardrail.core.episode`): one decision per episode; one escalation of an
+2. episodes (:mod:`ecs_guardrail.core.summary`): one decision per episode; one escalation of an
    episode whose trigger was health-check kills; a hold is provisional (evaluated again each time
    the crashes since its last evaluation reach the threshold; the same outcome is silent).
 3. :func:`fleet_view`: the deciding service, every other service with ``fleet_signal_min_failures``
@@ -27,9 +27,9 @@ from datetime import datetime, timedelta
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
-from ecs_guardrail.core.episode import ServiceSummary, episode_is_open, failures_between, scale_down_times
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason
 from ecs_guardrail.core.restarts import is_restart
+from ecs_guardrail.core.summary import ServiceSummary, episode_is_open, failures_between, scale_down_times
 
 __all__ = [
     "Action",
@@ -122,7 +122,7 @@ class PolicyConfig:
     def horizon(self) -> timedelta:
         """How many minutes with failures a service's per-minute failure counts keep: this span / 1 min
         + 1 (two windows: 61 minutes by default), the newest ones, however old they are
-        (:func:`~ecs_guardrail.core.episode.add_failure`). A failure delivered late finds every other
+        (:func:`~ecs_guardrail.core.summary.add_failure`). A failure delivered late finds every other
         service's failures of the window it opens unless that service has failed in more distinct
         minutes than that since (the fleet test may then miss its oldest ones)."""
         return 2 * self.window
@@ -281,7 +281,7 @@ def fleet_view(config: PolicyConfig, service: str, summaries: Iterable[ServiceSu
     The deciding ``service`` always counts; another service counts with ``fleet_signal_min_failures``
     failures (crashes or health-check kills) in ``[at - window, at]`` whatever happened to it since
     (a ``SERVICE_STEADY_STATE``, an episode that ended, a later decision: the per-minute counts of
-    :class:`~ecs_guardrail.core.episode.MinuteCount` ignore episodes), or when the watchdog scaled it
+    :class:`~ecs_guardrail.core.summary.MinuteCount` ignore episodes), or when the watchdog scaled it
     to zero within that window (its failures stopped because it was stopped; a later decision of
     that service does not erase the scale-down). Standalone jobs are never in ``summaries`` (they
     have their own records).

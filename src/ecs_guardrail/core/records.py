@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.links import resource_name
 
 __all__ = ["Action", "Reason", "Failure", "Decision", "iso", "parse_time", "decision_record", "decision_from_record"]
 
@@ -153,7 +154,7 @@ def decision_record(d: Decision, *, previous_desired_count: int | None = None, d
         "message": d.message,
         "evidence": d.evidence,
         "last_stops": [
-            {"task": f.task_arn.rsplit("/", 1)[-1], "task_arn": f.task_arn, "time": iso(f.time), "kind": f.kind.value,
+            {"task": resource_name(f.task_arn), "task_arn": f.task_arn, "time": iso(f.time), "kind": f.kind.value,
              "stop_code": f.stop_code, "reason": f.reason, "cause": f.cause,
              "exit_codes": {n: c for n, c in f.exit_codes}, "availability_zone": f.availability_zone}
             for f in d.last_failures

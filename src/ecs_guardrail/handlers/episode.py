@@ -44,17 +44,6 @@ from ecs_guardrail.core.alert import (
 )
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
-from ecs_guardrail.core.episode import (
-    ActionStatus,
-    AlertStatus,
-    Episode,
-    EpisodeEnd,
-    RecoveryStatus,
-    ServiceSummary,
-    ended_by_steady,
-    move_recovery,
-    open_episode,
-)
 from ecs_guardrail.core.errors import (
     ActionRefusedError,
     AlertDeliveryError,
@@ -67,6 +56,17 @@ from ecs_guardrail.core.errors import (
 from ecs_guardrail.core.links import arn_parts, parse_arn, partition_of
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
+from ecs_guardrail.core.summary import (
+    ActionStatus,
+    AlertStatus,
+    Episode,
+    EpisodeEnd,
+    RecoveryStatus,
+    ServiceSummary,
+    ended_by_steady,
+    move_recovery,
+    open_episode,
+)
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 
 __all__ = ["Episodes", "Claim", "Known", "AlertDeliveryError", "DecisionInProgressError"]

@@ -7,7 +7,7 @@ and the episode's own life is the state machine of :mod:`ecs_guardrail.core.life
 :mod:`ecs_guardrail.handlers.episode`:
 
 1. parse, reject an event stamped in the future (kept by the recorder with its reason), classify;
-   file the failure in the service's bounded summary (:func:`~ecs_guardrail.core.episode.file_service_failure`,
+   file the failure in the service's bounded summary (:func:`~ecs_guardrail.core.summary.file_service_failure`,
    one conditional write);
 2. resume what an earlier invocation left unfinished once its lease expired
    (:meth:`~ecs_guardrail.handlers.episode.Episodes.resume`);
@@ -43,18 +43,6 @@ from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
-from ecs_guardrail.core.episode import (
-    DeploymentNote,
-    EpisodeEnd,
-    ServiceSummary,
-    add_deployment,
-    add_spot,
-    failures_between,
-    file_service_failure,
-    note_activity,
-    note_steady,
-    reevaluated,
-)
 from ecs_guardrail.core.errors import (
     AlertDeliveryError,
     ClusterNotFoundError,
@@ -78,6 +66,18 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
+from ecs_guardrail.core.summary import (
+    DeploymentNote,
+    EpisodeEnd,
+    ServiceSummary,
+    add_deployment,
+    add_spot,
+    failures_between,
+    file_service_failure,
+    note_activity,
+    note_steady,
+    reevaluated,
+)
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
@@ -279,7 +279,7 @@ class Watchdog:
         def file(s: ServiceSummary) -> ServiceSummary | None:
             out = None
             filed.clear()
-            for f in failures:  # as on_task files a stop (core/episode.py), one restart at a time
+            for f in failures:  # as on_task files a stop (core/summary.py), one restart at a time
                 step = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
                                             horizon=self.config.horizon)
                 if step is not None:
