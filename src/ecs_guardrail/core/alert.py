@@ -24,7 +24,7 @@ from typing import Any
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.links import resource_name
-from ecs_guardrail.core.records import Action, Decision, Failure, iso
+from ecs_guardrail.core.records import Action, Decision, Failure, TriggerKind, iso
 
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
@@ -312,7 +312,7 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
         "Action": decision.action.value,
         "Reason (rule)": decision.reason.value,
         # a restart-policy loop stops no task: its failures are container restarts inside running tasks
-        ("Container restarts in window" if decision.trigger == "restart_loop" else "Crashes in window"):
+        ("Container restarts in window" if decision.trigger == TriggerKind.RESTART_LOOP else "Crashes in window"):
             str(decision.crashes_in_window),
         "Health-check kills in window": str(decision.health_check_kills_in_window),
         "Failing services in cluster": f"{decision.failing_services} of {decision.services_in_cluster} "

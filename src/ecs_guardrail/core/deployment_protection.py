@@ -42,6 +42,7 @@ __all__ = [
     "breaker_evidence",
     "bake_note",
     "what_ecs_does",
+    "deployments_worth_reading",
 ]
 
 #: ``ECS Deployment State Change`` event names (``detail.eventName``)
@@ -446,3 +447,14 @@ def breaker_evidence(facts: EntitlementFacts) -> dict[str, Any]:
                                 "threshold_type": b.threshold_type or "BOUNDED_PERCENT",
                                 "threshold_value": 50 if b.threshold_value is None else b.threshold_value,
                                 "reset_on_healthy_task": b.reset_on_healthy_task is not False}}
+
+
+def deployments_worth_reading(breaker: CircuitBreaker, controller: str, strategy: str) -> bool:
+    """Rule 4's question before a decision: is ListServiceDeployments worth a call for this service?
+
+    Only where something other than the watchdog finishes or rolls back its deployments: the circuit breaker
+    on (``deploymentConfiguration.deploymentCircuitBreaker.enable``), a ``deploymentController.type`` other
+    than ``ECS``, or a ``deploymentConfiguration.strategy`` other than ``ROLLING`` (DescribeServices). Elsewhere
+    :func:`deployment_protection` decides from the deployment events and ``rolloutState`` alone.
+    """
+    return breaker.enabled or controller != "ECS" or strategy != "ROLLING"

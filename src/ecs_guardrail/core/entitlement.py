@@ -39,7 +39,7 @@ from ecs_guardrail.core.deployment_protection import (
     deployment_status,
     what_ecs_does,
 )
-from ecs_guardrail.core.records import Reason
+from ecs_guardrail.core.records import Reason, TriggerKind
 
 __all__ = [
     "EntitlementReason",
@@ -306,7 +306,7 @@ def rule_restart_loop(trigger_kind: str, facts: EntitlementFacts, at: datetime,
     """The trigger is container restarts inside running tasks (a restart policy): always alert-only. A
     restart pulls no image and the task keeps its place and its other containers, so a scale to 0 would
     only remove capacity (ARCHITECTURE.md, "Restart-policy loops")."""
-    if trigger_kind != "restart_loop":
+    if trigger_kind != TriggerKind.RESTART_LOOP:
         return None
     return _no(EntitlementReason.RESTART_LOOP,
                f"alert-only: {facts.name} restarts its containers in a loop inside running tasks (container "
@@ -318,7 +318,7 @@ def rule_restart_loop(trigger_kind: str, facts: EntitlementFacts, at: datetime,
 def rule_health_check_kills(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                             max_age: timedelta) -> Verdict | None:
     """The trigger is health-check kills, not crashes: a restart cannot fix a dependency."""
-    if trigger_kind != "health_check_kills":
+    if trigger_kind != TriggerKind.HEALTH_CHECK_KILLS:
         return None
     return _no(EntitlementReason.HEALTH_CHECK_KILLS,
                f"alert-only: {facts.name} tasks are killed by health checks, not crashing; never scaled down "
@@ -467,9 +467,8 @@ def entitlement(trigger_kind: str, facts: EntitlementFacts, at: datetime, *,
                 sample_max_age: timedelta = SAMPLE_MAX_AGE) -> Verdict:
     """May the watchdog scale ``facts.service`` to 0 for a trigger of ``trigger_kind`` at event time ``at``?
 
-    ``trigger_kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED),
-    ``"health_check_kills"`` or ``"restart_loop"`` (``core.policy.Trigger.kind``). ``sample_max_age``: how
-    old a HealthyHostCount sample may be and still count as evidence.
+    ``trigger_kind``: a :class:`~ecs_guardrail.core.records.TriggerKind` (``core.policy.Trigger.kind``).
+    ``sample_max_age``: how old a HealthyHostCount sample may be and still count as evidence.
 
     Returns:
         the first applying rule's :class:`Verdict` (``entitled`` False), or an entitled verdict with reason

@@ -93,8 +93,9 @@ class RecoveryStatus(StrEnum):
     """Where the episode's recovery message stands (at most one per episode). ``NONE``: not owed
     (the episode is open, never alerted, or a scale-down not restored yet); ``PENDING``: owed, the
     episode ended (the write that ended it set this); ``SENT``: claimed by one invocation (set
-    *before* delivery, so two never send it); ``FAILED``: every sink failed (logged, not retried:
-    at most once wins over at least once for an "it is over" message)."""
+    *before* delivery, so two never send it); ``FAILED``: every sink failed (logged; the next scheduled
+    sweep moves it back to ``PENDING`` and sends it again, :mod:`ecs_guardrail.handlers.sweep`: one
+    claim per attempt, so two invocations never send the same attempt)."""
 
     NONE = "none"
     PENDING = "pending"

@@ -42,6 +42,7 @@ from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
+from ecs_guardrail.core.deployment_protection import deployments_worth_reading
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.errors import (
     AlertDeliveryError,
@@ -65,6 +66,7 @@ from ecs_guardrail.core.policy import (
     fleet_view_of,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.records import TriggerKind
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.core.summary import (
     DeploymentNote,
@@ -72,6 +74,7 @@ from ecs_guardrail.core.summary import (
     ServiceSummary,
     add_deployment,
     add_spot,
+    episode_is_open,
     failures_between,
     file_service_failure,
     note_activity,
@@ -407,7 +410,7 @@ class Watchdog:
             s = self.state.load(ck, service, fresh=True)  # raised by an operator: the hold ended just now
             trigger = None if lc.holds_decisions(s) else detect(self.config, s, at, impaired=impaired)
         if trigger is None:
-            if s.episode is not None and s.episode_end is None and at <= s.episode.last_failure + self.config.window:
+            if s.episode is not None and episode_is_open(s, at, self.config.window):
                 return {"status": "in_episode", "decided": s.episode.action.value}
             return {"status": "counted"}
         return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
@@ -434,23 +437,26 @@ class Watchdog:
                 "why": "the service is held at zero by the watchdog's own scale-down: its failures are counted, "
                        "no new decision until it is restored or raised"}
 
-    def _facts(self, cluster: str, service: str, foreign: str | None) -> tuple[ServiceFacts | None, str | None, int]:
-        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, services)."""
+    def _facts(self, cluster: str, service: str,
+               foreign: str | None) -> tuple[ServiceFacts | None, str | None, bool, int]:
+        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, whether ECS
+        denied DescribeServices, services): the adapter translated AccessDeniedException into
+        :class:`ServiceAccessDeniedError`, and its type, not its text, says "denied"."""
         if foreign is not None:
-            return None, f"in {foreign}", 0
+            return None, f"in {foreign}", False, 0
         ecs = self.rt.ecs
         assert ecs is not None
-        facts, why = None, None
+        facts, why, denied = None, None, False
         try:
             facts = ecs.describe(cluster, service)
         except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
-            why = str(exc)
+            why, denied = str(exc), isinstance(exc, ServiceAccessDeniedError)
             logger.warning("service not readable; deciding without its facts", extra={"error": why})
         try:
             count = ecs.count_services(cluster)
         except (ClusterNotFoundError, ServiceAccessDeniedError):
             count = 0
-        return facts, why, count
+        return facts, why, denied, count
 
     def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
         """The newest minute of both observers per target group within 3 minutes of ``at``
@@ -458,15 +464,15 @@ class Watchdog:
         return self.episodes.serving(facts, at)
 
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
-                 why: str | None, foreign: str | None,
-                 s: ServiceSummary) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
+                 why: str | None, foreign: str | None, s: ServiceSummary, *,
+                 denied: bool = False) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
         """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides).
 
         Returns the entitlement, the scalable target (``None``: none) and why it could not be read.
         """
         scalable, unreadable = None, None
         serving: tuple[Any, ...] = ()
-        if facts is not None and trigger.kind != "health_check_kills":
+        if facts is not None and trigger.kind is not TriggerKind.HEALTH_CHECK_KILLS:
             try:
                 scalable = ScalableTargets(self.rt.clients("application-autoscaling"),
                                            alert_only=self.config.alert_only).describe(cluster, s.service)
@@ -475,7 +481,7 @@ class Watchdog:
                 logger.warning("scalable target unreadable", extra={"error": str(exc)})
             serving = self._serving(facts, trigger.time)
         base = facts.entitlement_fields() if facts is not None else {
-            "exists": False, "access_denied": bool(why and "access denied" in why.lower())}
+            "exists": False, "access_denied": denied}
         ef = EntitlementFacts(
             cluster=cluster, service=s.service, **base,
             deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
@@ -497,9 +503,8 @@ class Watchdog:
         """ListServiceDeployments (one page; DescribeServiceDeployments for the unfinished) for a service
         whose deployments something else finishes; ``None`` when not read (core decides then from the
         events and rolloutState)."""
-        if facts is None or self.rt.ecs is None or not (
-                facts.circuit_breaker.enabled or facts.deployment_controller != "ECS"
-                or facts.deployment_strategy != "ROLLING"):
+        if facts is None or self.rt.ecs is None or not deployments_worth_reading(
+                facts.circuit_breaker, facts.deployment_controller, facts.deployment_strategy):
             return None
         return self.rt.ecs.service_deployments(cluster, s.service)
 
@@ -523,10 +528,11 @@ class Watchdog:
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
         service = s.service
-        facts, why, count = self._facts(cluster, service, foreign)
+        facts, why, denied, count = self._facts(cluster, service, foreign)
         fleet = self._fleet(ck, service, trigger.time, count)
         view = self.state.slots_view(ck)
-        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
+        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s,
+                                                  denied=denied)
         held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
                 if ent.reason is None else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)
