@@ -26,7 +26,7 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
-from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.core.links import resource_name, service_cluster
 from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.policy import read_opt_out
 
@@ -322,7 +322,7 @@ class EcsService:
                                        tags=[{"key": PREVIOUS_COUNT_TAG, "value": str(previous_desired_count)}])
             if facts.desired_count == 0:
                 return False
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=0)
         except ClientError as exc:
             refused = _refusal(exc, exc.operation_name)
@@ -344,7 +344,7 @@ class EcsService:
         if facts.desired_count == 1:
             return False
         try:
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=1)
         except ClientError as exc:
             refused = _refusal(exc, "UpdateService")
@@ -358,7 +358,7 @@ class EcsService:
         """Set desiredCount back and drop the watchdog's tag. Returns True when UpdateService ran."""
         changed = False
         if facts.desired_count != desired_count:
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=desired_count)
             changed = True
         if PREVIOUS_COUNT_TAG in facts.tags:

@@ -40,7 +40,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.ecs import describe_services, target_group_arns
 from ecs_guardrail.adapters.elb import target_group_dimension, target_group_name
 from ecs_guardrail.core.errors import ScenarioError
-from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.core.links import resource_name, service_resource_id_parts
 
 __all__ = ["capture", "CaptureReport", "DENIED_CODES"]
 
@@ -316,7 +316,7 @@ def _read_scaling(client: Callable[[str], Any], services: list[tuple[str, str]],
             resp = aas.describe_scalable_targets(ServiceNamespace="ecs", ResourceIds=chunk,
                                                  ScalableDimension="ecs:service:DesiredCount")
             for t in resp.get("ScalableTargets", []):
-                _, c, s = t["ResourceId"].split("/", 2)
+                c, s = service_resource_id_parts(t["ResourceId"])
                 out[(c, s)] = {"minCapacity": int(t["MinCapacity"]), "maxCapacity": int(t["MaxCapacity"])}
     except ClientError as exc:
         if not _denied(exc):

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from msgspec import Meta, field
 
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.links import parse_arn, resource_name
+from ecs_guardrail.core.links import parse_arn, task_definition_parts
 from ecs_guardrail.validation.fields import Invalid, Model
 
 __all__ = [
@@ -222,7 +222,7 @@ class TaskDetail(Model, kw_only=True):
             return self.group[len("family:"):]
         if self.group and self.group.startswith("service:"):
             return None
-        family = resource_name(self.task_definition_arn or "").rpartition(":")[0]
+        family = task_definition_parts(self.task_definition_arn or "")[0]
         return family if family and "task-definition/" in (self.task_definition_arn or "") \
             and _NAME.fullmatch(family) else None
 
