@@ -36,6 +36,7 @@ ROOMS = {
     "validation/fields.py": "the validation kit",
     "replay/settings_sweep.py": "replay --sweep's settings grid",
     "handlers/sweep.py": "the scheduled recovery sweep",
+    "handlers/probe.py": "the probe steps of RECOVERY=probe",
 }
 
 

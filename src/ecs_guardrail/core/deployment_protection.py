@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ecs_guardrail.core.links import resource_name
 
 if TYPE_CHECKING:
-    from ecs_guardrail.core.entitlement import EntitlementFacts
     from ecs_guardrail.core.events import DeploymentStateChange
 
 __all__ = [
@@ -43,7 +42,41 @@ __all__ = [
     "bake_note",
     "what_ecs_does",
     "deployments_worth_reading",
+    "DeploymentFacts",
 ]
+
+
+class DeploymentFacts(Protocol):
+    """What deployment protection reads of a decision's facts (``core.entitlement.EntitlementFacts`` gives
+    it; a protocol here, so this module imports nothing of entitlement's): DescribeServices'
+    ``deployments[]``, ``taskSets[]``, ``desiredCount``, ``deploymentController.type`` and
+    ``deploymentConfiguration`` (strategy, bake time, circuit breaker), the recorder's deployment events, the
+    service deployments ListServiceDeployments gave (``None``: not read) and when the watchdog acts."""
+
+    @property
+    def circuit_breaker_rollback(self) -> bool: ...
+    @property
+    def deployments(self) -> tuple[Deployment, ...]: ...
+    @property
+    def deployment_events(self) -> tuple[DeploymentEvent, ...]: ...
+    @property
+    def deployment_controller(self) -> str: ...
+    @property
+    def deployment_strategy(self) -> str: ...
+    @property
+    def bake_time_minutes(self) -> int | None: ...
+    @property
+    def desired_count(self) -> int: ...
+    @property
+    def service_deployments(self) -> tuple[ServiceDeployment, ...] | None: ...
+    @property
+    def task_sets(self) -> tuple[TaskSet, ...]: ...
+    @property
+    def acting_at(self) -> datetime | None: ...
+    @property
+    def breaker(self) -> CircuitBreaker: ...
+    @property
+    def handed_off(self) -> str | None: ...
 
 #: ``ECS Deployment State Change`` event names (``detail.eventName``)
 IN_PROGRESS_EVENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
@@ -285,7 +318,7 @@ def _from_rollout(deployments: tuple[Deployment, ...], rollback: bool) -> Deploy
     return DeploymentStatus(state, "rolloutState", primary.id, primary.rollout_state, primary.rollout_state_reason)
 
 
-def deployment_status(facts: EntitlementFacts, at: datetime) -> DeploymentStatus:
+def deployment_status(facts: DeploymentFacts, at: datetime) -> DeploymentStatus:
     """The service's deployment state at event time ``at`` (ARCHITECTURE.md rule 4 and ECS-EVENTS.md).
 
     From the deployment events at or before ``at``: in progress from a SERVICE_DEPLOYMENT_IN_PROGRESS until
@@ -307,7 +340,7 @@ def _api_status(sd: ServiceDeployment, source: str) -> DeploymentStatus:
                             sd.arn, sd.status, sd.status_reason, sd.began)
 
 
-def _closed_by_api(facts: EntitlementFacts, status: DeploymentStatus, at: datetime) -> str | None:
+def _closed_by_api(facts: DeploymentFacts, status: DeploymentStatus, at: datetime) -> str | None:
     """An event-derived "in progress" whose closing event was lost: the API says the deployment ended at or
     before ``at`` (a service deployment finished after the event and not covering ``at``, or DescribeServices
     names the event's deployment COMPLETED / FAILED, updated after the event). Returns what said so."""
@@ -329,7 +362,7 @@ def _closed_by_api(facts: EntitlementFacts, status: DeploymentStatus, at: dateti
     return None
 
 
-def _task_sets_status(facts: EntitlementFacts) -> DeploymentStatus | None:
+def _task_sets_status(facts: DeploymentFacts) -> DeploymentStatus | None:
     """CODE_DEPLOY / EXTERNAL: a deployment is under way while the service has more than one live task
     set (ACTIVE beside PRIMARY) or one still STABILIZING; with no task set to read, the watchdog cannot
     tell and protects (fail safe)."""
@@ -345,13 +378,13 @@ def _task_sets_status(facts: EntitlementFacts) -> DeploymentStatus | None:
     return None
 
 
-def deployment_protection(facts: EntitlementFacts, at: datetime) -> tuple[DeploymentStatus, str] | None:
+def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[DeploymentStatus, str] | None:
     """Is a deployment that something other than the watchdog finishes or rolls back in progress, at the
     decision's event time ``at`` or when the watchdog acts (``facts.acting_at``)? ARCHITECTURE.md rule 4:
     the protection holds either way (fail safe both ways).
 
     Returns ``(status, when)`` with ``when`` ``"at T"`` or ``"when acting"``, or ``None`` (not protected:
-    no hand-off, see :attr:`EntitlementFacts.handed_off`, or nothing in progress). Sources, in order:
+    no hand-off, see :attr:`DeploymentFacts.handed_off`, or nothing in progress). Sources, in order:
     the deployment events up to ``at`` (bounded by the API where it says the deployment ended before
     ``at``: a lost COMPLETED event never protects for ever), a service deployment covering ``at``
     (``createdAt``/``startedAt`` to ``finishedAt``), then, for "when acting": a service deployment whose
@@ -393,7 +426,7 @@ def deployment_protection(facts: EntitlementFacts, at: datetime) -> tuple[Deploy
     return None
 
 
-def what_ecs_does(facts: EntitlementFacts, status: DeploymentStatus) -> str:
+def what_ecs_does(facts: DeploymentFacts, status: DeploymentStatus) -> str:
     """What finishes or rolls back this deployment instead of the watchdog, as one clause of the alert."""
     controller = facts.deployment_controller.strip().upper()
     if controller == "CODE_DEPLOY":
@@ -409,7 +442,7 @@ def what_ecs_does(facts: EntitlementFacts, status: DeploymentStatus) -> str:
     return "ECS's circuit breaker fails the deployment" + (" and rolls back" if facts.breaker.rollback else "")
 
 
-def bake_note(facts: EntitlementFacts, at: datetime) -> str:
+def bake_note(facts: DeploymentFacts, at: datetime) -> str:
     """``"; bake time N min, M min left"`` for a BLUE_GREEN / LINEAR / CANARY deployment with a bake time
     (``deploymentConfiguration.bakeTimeInMinutes``), else ``""``."""
     if facts.bake_time_minutes is None or facts.deployment_strategy.strip().upper() not in HANDED_OFF_STRATEGIES:
@@ -422,7 +455,7 @@ def bake_note(facts: EntitlementFacts, at: datetime) -> str:
     return f"; bake time {bake} min after production traffic shifts"
 
 
-def breaker_note(facts: EntitlementFacts) -> str:
+def breaker_note(facts: DeploymentFacts) -> str:
     """One clause saying when ECS would trip this service's circuit breaker, or ``""`` without one:
     "ECS trips its circuit breaker after 3 failed tasks (BOUNDED_PERCENT 50 of 4 desired, at least 3,
     at most 200; the count resets on a healthy task)"."""
@@ -438,7 +471,7 @@ def breaker_note(facts: EntitlementFacts) -> str:
     return f"ECS trips its circuit breaker after {n} failed tasks ({how}; the count {reset} on a healthy task)"
 
 
-def breaker_evidence(facts: EntitlementFacts) -> dict[str, Any]:
+def breaker_evidence(facts: DeploymentFacts) -> dict[str, Any]:
     """The circuit breaker as the decision's evidence records it (empty without one)."""
     b = facts.breaker
     if not b.enabled:

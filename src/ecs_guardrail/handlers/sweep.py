@@ -43,7 +43,7 @@ from ecs_guardrail.core.summary import (
     move_recovery,
     note_activity,
 )
-from ecs_guardrail.handlers.episode import Episodes
+from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 
 __all__ = ["run_sweep", "scheduled_now", "Sweep"]
@@ -61,7 +61,7 @@ class Sweep:
 
     def __init__(self, rt: Runtime, context: Any = None) -> None:
         self.rt = rt
-        self.episodes = Episodes(rt, context)
+        self.episodes = ProbingEpisodes(rt, context)
         self.state = rt.history.state
 
     def run(self, now: datetime, *, probes: bool = True) -> dict[str, Any]:

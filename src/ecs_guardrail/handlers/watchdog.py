@@ -81,7 +81,8 @@ from ecs_guardrail.core.summary import (
     note_steady,
     reevaluated,
 )
-from ecs_guardrail.handlers.episode import Claim, Episodes, Known
+from ecs_guardrail.handlers.episode import Claim, Known
+from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
@@ -130,7 +131,7 @@ class Watchdog:
         self.rt = rt
         self.config = rt.settings.policy()
         self.state: WatchdogState = rt.history.state
-        self.episodes = Episodes(rt, context)
+        self.episodes = ProbingEpisodes(rt, context)
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
