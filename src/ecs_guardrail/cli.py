@@ -13,16 +13,16 @@ line at most, never a traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, PartialCredentialsError
 
 from ecs_guardrail import __version__
+from ecs_guardrail.app.replay_output import writing as _writing
 from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
     ConditionFailedError,
@@ -121,7 +121,7 @@ def _overrides(pairs: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _sweep(text: str) -> tuple[str, list[str]]:
-    from ecs_guardrail.replay.sweep import parse_sweep
+    from ecs_guardrail.replay.settings_sweep import parse_sweep
 
     try:
         return parse_sweep(text)
@@ -134,19 +134,6 @@ DEFAULT_LOG_GROUP = "/aws/events/ecs-guardrail/ecs"  # template.yaml EcsEventsLo
 
 #: what --plot writes (matplotlib's formats by file name; checked before the replay runs)
 PLOT_FORMATS = (".png", ".svg", ".pdf")
-
-
-@contextlib.contextmanager
-def _writing(target: str, flag: str | None = None) -> Iterator[None]:
-    """Any ``OSError`` inside (a full disk, a name too long, a folder the user cannot write, a path
-    under ``/sys``) becomes :class:`OutputWriteError` for ``target`` (a file, or ``stdout``) of ``flag``; a
-    reader of stdout gone away (``BrokenPipeError``) is left to ``main``'s quiet 141."""
-    try:
-        yield
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise OutputWriteError(target, exc, flag) from None
 
 
 def _check_output(path: Path | None, flag: str) -> None:
@@ -388,61 +375,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     refused = _none_accepted(folder, result.summary)
     if refused:  # a refused run prints no report, as every other exit-2 case: stdout stays empty
         return refused
-    if args.plot:
-        from ecs_guardrail.app.plot import PlotUnavailableError, plot_timeline
+    from ecs_guardrail.app.replay_output import ReplayOutputs, write_replay_outputs
 
-        n = 0
-        used: set[Path] = set()
-        for tl in timelines:  # one file per cluster: the first at FILE, the others at FILE-CLUSTER
-            path = args.plot if n == 0 else args.plot.with_name(f"{args.plot.stem}-{tl.cluster}{args.plot.suffix}")
-            if path in used:  # a cluster of the same name in another account or region: never overwrite
-                path = args.plot.with_name(f"{args.plot.stem}-{tl.cluster}-{tl.account or 'own'}-"
-                                           f"{tl.region or 'own'}{args.plot.suffix}")
-            try:
-                with _writing(str(path), "--plot"):
-                    plot_timeline(tl, path)
-            except (PlotUnavailableError, OutputWriteError):  # not "nothing to draw": one line and exit 74
-                raise
-            except GuardrailError:
-                print(f"--plot: cluster {tl.cluster}: nothing to draw (no samples, crashes, health-check kills "
-                      "or decisions)", file=sys.stderr)
-                continue
-            n += 1
-            used.add(path)
-            home = f" of account {tl.account} in {tl.region}" if tl.account and tl.region else ""
-            print(f"wrote {path} (cluster {tl.cluster}){home}", file=sys.stderr)
-    if not args.timeline:
-        timelines = []
-    if args.alerts_out:
-        with _writing(str(args.alerts_out), "--alerts-out"), args.alerts_out.open("w") as fh:
-            for a in result.alerts:
-                fh.write(json.dumps(a, sort_keys=True) + "\n")
-        channels = sorted({a.get("channel", "?") for a in result.alerts})
-        print(f"wrote {args.alerts_out} ({len(result.alerts)} lines: one per alert per channel"
-              + (f", {', '.join(channels)}" if channels else "") + ")", file=sys.stderr)
-    if args.calls:
-        for (svc, op), n in sorted(result.calls.items()):
-            print(f"aws-calls {svc}.{op} {n}", file=sys.stderr)
-    with _writing("stdout"):
-        if args.json:
-            out = sys.stdout
-            for d in result.decisions:
-                out.write(json.dumps(d, sort_keys=False) + "\n")
-            for tl in timelines:
-                out.write(json.dumps(tl.to_dict()) + "\n")
-            out.write(json.dumps(result.summary) + "\n")
-            return EXIT_OK
-        from ecs_guardrail.app.report import print_report
-
-        print_report(folder.name, scenario, result)
-        if timelines:
-            from ecs_guardrail.app.timeline import render
-
-            for tl in timelines:
-                if tl.lines:
-                    print()
-                    sys.stdout.write(render(tl, "text"))
-        sys.stdout.flush()  # a full disk behind `> report.txt` surfaces here, as one line and 74
+    write_replay_outputs(folder.name, scenario, result, timelines,
+                         ReplayOutputs(plot=args.plot, alerts_out=args.alerts_out, calls=args.calls,
+                                       timeline=args.timeline, json=args.json))
     return EXIT_OK
 
 
@@ -496,7 +433,7 @@ def _none_accepted(folder: Path, summary: dict[str, Any]) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
-    from ecs_guardrail.replay.sweep import render_rows, run_sweep, summary
+    from ecs_guardrail.replay.settings_sweep import render_rows, run_sweep, summary
 
     if args.timeline or args.plot or args.alerts_out or args.calls:
         raise ScenarioError("--sweep prints one row per combination; it takes no --timeline, --plot, --alerts-out "
@@ -516,7 +453,7 @@ def cmd_sweep(args: argparse.Namespace, folder: Path) -> int:
         print(f"{folder.name}: warning: {text}", file=sys.stderr)
 
     from ecs_guardrail.app.progress import progress, progress_enabled
-    from ecs_guardrail.replay.sweep import grid
+    from ecs_guardrail.replay.settings_sweep import grid
 
     shown = progress_enabled(json_output=args.json)
     with progress(f"sweep {folder.name} ({args.engine})", len(grid(args.sweep)), enabled=shown) as advance:

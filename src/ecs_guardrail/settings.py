@@ -6,7 +6,7 @@ nothing falls back to acting.
 
 The environment is read by name (case-sensitive, only the fields' names; an unset variable takes the
 field's default) and converted by :class:`Settings`, a msgspec ``Struct``
-(:mod:`ecs_guardrail.core.fields`; issue 36) in msgspec's lax mode: numbers and booleans from their text
+(:mod:`ecs_guardrail.validation.fields`; issue 36) in msgspec's lax mode: numbers and booleans from their text
 as msgspec reads it (``5``, ``0.2``, ``true``/``false``/``1``/``0`` in any case; a number as JSON writes
 it: no whitespace around it, no ``_`` in it, no leading zero), bounds by ``Meta``. Beside msgspec's
 rules, the settings keep their own: a value holding a lone surrogate (``os.environ`` decodes bytes that
@@ -27,8 +27,8 @@ from msgspec import Meta
 
 from ecs_guardrail.core.clusters import NO_CLUSTER, parse_alert_only_clusters
 from ecs_guardrail.core.errors import FrozenSettingsError, SettingsError
-from ecs_guardrail.core.fields import Invalid, Model, validate
 from ecs_guardrail.core.routes import Channels, Route, parse_channels, parse_routes, secret_channel, topic_channel
+from ecs_guardrail.validation.fields import Invalid, Model, validate
 
 if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
     from ecs_guardrail.core.audit import AuditConfig

@@ -18,8 +18,8 @@ from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError
 from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
 from ecs_guardrail.adapters.store.watchdog_state import summary_from_doc, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, MinuteCount, ServiceSummary, add_failure
 from ecs_guardrail.core.records import Action, Failure, Reason, iso
+from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, MinuteCount, ServiceSummary, add_failure
 
 # event times in the future: the TTL attribute (max(event time, now) + ttl) is then deterministic
 T0 = datetime(2030, 1, 2, 3, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ Each of the four defects is pinned here by the scenario that showed it, beside i
 2. an IMPAIRED decision takes the wrong time: ``impaired-decision-time``
    (``test_impaired_older_than_the_newest_failure_decides_at_its_own_time``);
 3. a failure stamped after the episode ended, delivered before the steady state, is filed in the old
-   episode: ``failure-after-steady-state`` (tests/unit/test_episode.py
+   episode: ``failure-after-steady-state`` (tests/unit/test_summary.py
    ``test_close_episode_records_why_and_what_no_longer_counts``);
 4. a scale-down decided on a late-delivered event is counted as an operator's zero:
    ``late-decision-watchdog-minutes`` (tests/unit/test_availability.py

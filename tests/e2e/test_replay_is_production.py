@@ -129,8 +129,8 @@ def test_a_late_scale_down_owns_its_minutes_after_the_last_sample() -> None:
 # ---- item 7: the fleet test remembers another service's failures however long ago its newest was
 def test_minute_counts_keep_old_failures_behind_a_much_later_one() -> None:
     from ecs_guardrail.core.classify import StopKind as K
-    from ecs_guardrail.core.episode import ServiceSummary, add_failure, failures_between
     from ecs_guardrail.core.records import Failure
+    from ecs_guardrail.core.summary import ServiceSummary, add_failure, failures_between
 
     def fail(n: int, at: datetime) -> Failure:
         return Failure(service="enricher", time=at, kind=K.HEALTH_CHECK_KILL, task_arn=f"arn:aws:ecs:r:1:task/c/{n}")

@@ -12,8 +12,8 @@ from datetime import timedelta
 from scheduler import Scheduler, Task
 from world import CONTEXT, LEASE_S, SCALING, SVC1_SCALING, World, crash
 
-from ecs_guardrail.core.episode import ActionStatus
 from ecs_guardrail.core.records import parse_time
+from ecs_guardrail.core.summary import ActionStatus
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import LambdaContextStub
 

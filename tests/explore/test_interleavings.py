@@ -39,7 +39,7 @@ def test_every_interleaving_of_two_invocations_within_two_preemptions(sit: Situa
 def test_explorer_finds_the_cap_race_of_the_old_rule() -> None:
     """The explorer is not vacuous: with the pre-issue-17 rule ("a held service whose desired count is
     above 0 was raised by an operator", in flight or not), it finds two services at 0 with bound 1."""
-    from ecs_guardrail.core.episode import ActionStatus
+    from ecs_guardrail.core.summary import ActionStatus
     from ecs_guardrail.handlers import episode as episode_module
 
     real = episode_module.Episodes.free_raised

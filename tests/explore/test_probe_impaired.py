@@ -10,7 +10,7 @@ import ecsgen
 from situations import PROBE_ENV
 from world import CONTEXT, T0, World, crash
 
-from ecs_guardrail.core.episode import ActionStatus
+from ecs_guardrail.core.summary import ActionStatus
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.sweep import run_sweep
 

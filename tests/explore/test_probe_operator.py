@@ -18,8 +18,8 @@ from scheduler import Scheduler, Task
 from situations import PROBE_ENV
 from world import CONTEXT, LEASE_S, T0, World, crash
 
-from ecs_guardrail.core.episode import ActionStatus, EpisodeEnd
 from ecs_guardrail.core.errors import LeaseLostError
+from ecs_guardrail.core.summary import ActionStatus, EpisodeEnd
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.sweep import run_sweep
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from situations import PROBE_ENV
 from world import CONTEXT, T0, World, crash
 
-from ecs_guardrail.core.episode import ActionStatus, RecoveryStatus
+from ecs_guardrail.core.summary import ActionStatus, RecoveryStatus
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.sweep import Sweep, run_sweep
 

@@ -26,9 +26,9 @@ from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.app.restore import restore
-from ecs_guardrail.core.episode import AlertStatus
 from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.core.records import parse_time
+from ecs_guardrail.core.summary import AlertStatus
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.runtime import Clients, LambdaContextStub, build_runtime
 from ecs_guardrail.replay.embedded import InMemoryAws

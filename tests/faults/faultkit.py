@@ -24,7 +24,7 @@ from tests.conftest import ManualClock
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
-from ecs_guardrail.core.episode import Episode
+from ecs_guardrail.core.summary import Episode
 from ecs_guardrail.handlers.runtime import Clients, Runtime, build_runtime
 from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.scenario import TABLE, load_scenario

@@ -17,9 +17,9 @@ from ecs_guardrail.adapters import alerts
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus
 from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.core.records import Action, Reason
+from ecs_guardrail.core.summary import ActionStatus, AlertStatus
 from ecs_guardrail.handlers.runtime import LambdaContextStub
 from ecs_guardrail.handlers.watchdog import AlertDeliveryError, process
 

@@ -21,9 +21,9 @@ from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode
 from ecs_guardrail.core.errors import AlertOnlyClusterError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action, Reason
+from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode
 
 REGION = "eu-west-1"
 RID = "service/prod/api"

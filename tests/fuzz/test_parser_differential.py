@@ -44,8 +44,8 @@ from tests.oracle import pydantic_settings as old_settings
 
 from ecs_guardrail.core import events as new
 from ecs_guardrail.core.errors import EventRejectedError, SettingsError
-from ecs_guardrail.core.fields import Invalid, Model
 from ecs_guardrail.settings import SETTING_NAMES, load_settings
+from ecs_guardrail.validation.fields import Invalid, Model
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FILES = sorted((ROOT / "events" / "ecs").glob("*.json")) + \

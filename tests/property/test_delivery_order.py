@@ -9,7 +9,7 @@ delivers it (every event at its time plus a lag of up to :data:`LAG`, a few even
 still). Then, incident by incident:
 
 - no stop is counted twice: every decision counts at most the distinct crashed tasks of its window, and
-  the per-minute failure counts the watchdog keeps add up to the distinct failures (core/episode.py);
+  the per-minute failure counts the watchdog keeps add up to the distinct failures (core/summary.py);
 - every failure is in the episode its own time falls in: the same decisions (time, action, reason,
   crashes in the window), the same episode boundary (``counted_after``) and end at the close;
 - the same services held at zero at the end (desired counts read back from ECS);

@@ -18,7 +18,7 @@ NOT_FOR_THE_RECORDER = [
     "ecs_guardrail.adapters.alerts", "ecs_guardrail.adapters.ecs", "ecs_guardrail.adapters.store.watchdog_state",
     "ecs_guardrail.adapters.store.samples", "ecs_guardrail.core.alert", "ecs_guardrail.core.availability",
     "ecs_guardrail.core.timeline", "ecs_guardrail.core.entitlement", "ecs_guardrail.core.policy",
-    "ecs_guardrail.core.audit", "ecs_guardrail.core.episode",
+    "ecs_guardrail.core.audit", "ecs_guardrail.core.summary",
 ]
 #: built or imported on first use, never at import: boto3's session machinery and Powertools
 LAZY = ["boto3", "botocore.client", "aws_lambda_powertools", "pydantic_settings"]

@@ -1,4 +1,4 @@
-"""The msgspec adapter (``core/fields.py``, issue 36): a rejection names its first problem in field order,
+"""The msgspec adapter (``validation/fields.py``, issue 36): a rejection names its first problem in field order,
 as pydantic did, whatever order the input's keys come in; checks run after msgspec's own, in field order."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 import pytest
 
-from ecs_guardrail.core.fields import MISSING, Invalid, Model, validate
+from ecs_guardrail.validation.fields import MISSING, Invalid, Model, validate
 
 
 def _even(value: int) -> int:

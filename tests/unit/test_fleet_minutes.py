@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ServiceSummary, count_minutes
 from ecs_guardrail.core.fleet_minutes import (
     MEMBERS_KEPT,
     SHARDS,
@@ -25,6 +24,7 @@ from ecs_guardrail.core.fleet_minutes import (
 )
 from ecs_guardrail.core.policy import PolicyConfig, fleet_view, fleet_view_of
 from ecs_guardrail.core.records import Failure
+from ecs_guardrail.core.summary import ServiceSummary, count_minutes
 
 T0 = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
 W = timedelta(minutes=30)

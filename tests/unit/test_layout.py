@@ -16,15 +16,27 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "ecs_guardrail"
 ROOT_MODULES = {"__init__", "cli", "cli_reference", "settings", "routing", "iam"}
 
 #: layer -> the layers it may import (besides itself), as ARCHITECTURE.md's layer table says. ``shared`` is
-#: settings, routing and iam: what Lambda, CLI and the IaC tests share.
+#: settings, routing and iam: what Lambda, CLI and the IaC tests share. ``validation`` (issue 34) is the model
+#: kit under every layer (msgspec models with per-field checks): core's event models and the settings use it.
 ALLOWED = {
-    "core": set(),
-    "adapters": {"core"},
-    "shared": {"core"},
-    "handlers": {"core", "adapters", "shared"},
-    "replay": {"core", "adapters", "handlers", "shared"},
-    "app": {"core", "adapters", "shared", "replay"},
-    "door": {"core", "adapters", "handlers", "shared", "replay", "app", "door"},
+    "validation": set(),
+    "core": {"validation"},
+    "adapters": {"core", "validation"},
+    "shared": {"core", "validation"},
+    "handlers": {"core", "adapters", "shared", "validation"},
+    "replay": {"core", "adapters", "handlers", "shared", "validation"},
+    "app": {"core", "adapters", "shared", "replay", "validation"},
+    "door": {"core", "adapters", "handlers", "shared", "replay", "app", "door", "validation"},
+}
+
+#: the module that holds each kind of thing (issue 34, "rooms named for what they hold")
+ROOMS = {
+    "core/summary.py": "the service and job summaries",
+    "core/deployment_protection.py": "deployment protection",
+    "validation/fields.py": "the validation kit",
+    "replay/settings_sweep.py": "replay --sweep's settings grid",
+    "handlers/sweep.py": "the scheduled recovery sweep",
+    "handlers/probe.py": "the probe steps of RECOVERY=probe",
 }
 
 
@@ -40,7 +52,7 @@ def _layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "door"
-    if parts[1] in ("core", "adapters", "handlers", "replay", "app"):
+    if parts[1] in ("core", "adapters", "handlers", "replay", "app", "validation"):
         return parts[1]
     return "door" if parts[1] in ("cli", "cli_reference") else "shared"
 
@@ -87,6 +99,13 @@ def _imports() -> dict[str, set[str]]:
 def test_the_root_holds_only_the_door_and_the_shared_modules() -> None:
     root = {p.stem for p in SRC.glob("*.py")}
     assert root == ROOT_MODULES, f"move {sorted(root - ROOT_MODULES)} into a layer (app/, replay/, …)"
+
+
+def test_each_room_is_where_its_name_says() -> None:
+    missing = [f"{path} ({what})" for path, what in ROOMS.items() if not (SRC / path).is_file()]
+    assert not missing, missing
+    assert not (SRC / "core" / "episode.py").exists(), "core/episode.py holds the summaries: core/summary.py"
+    assert not (SRC / "replay" / "sweep.py").exists(), "replay --sweep's grid is replay/settings_sweep.py"
 
 
 def test_no_upward_import() -> None:

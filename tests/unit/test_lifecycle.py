@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_guardrail.core import lifecycle as lc
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, RecoveryStatus, ServiceSummary
 from ecs_guardrail.core.records import Action, Decision, Reason
+from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, RecoveryStatus, ServiceSummary
 
 T = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)
 ME = "req-1/abcd"

@@ -23,7 +23,7 @@ def test_bundled_settings_name_only_clusters_of_their_fleet(folder: Path) -> Non
 # -- item 4: a sweep's summary never calls "never act" the best ------------------------------------------
 
 def _row(threshold: str, minutes: int | None, scaled: int, pulls: int | None = None) -> object:
-    from ecs_guardrail.replay.sweep import SweepRow
+    from ecs_guardrail.replay.settings_sweep import SweepRow
 
     probing = pulls is not None
     return SweepRow(settings={"CRASH_THRESHOLD": threshold}, services_scaled=scaled, watchdog_service_minutes=minutes,
@@ -32,7 +32,7 @@ def _row(threshold: str, minutes: int | None, scaled: int, pulls: int | None = N
 
 
 def test_the_least_minutes_are_among_settings_that_act_and_never_act_is_named():
-    from ecs_guardrail.replay.sweep import summary, trade_lines
+    from ecs_guardrail.replay.settings_sweep import summary, trade_lines
 
     rows = [_row("1", 0, 0), _row("3", 40, 2), _row("5", 25, 2), _row("8", 10, 1)]
     s = summary(rows)  # type: ignore[arg-type]
@@ -47,7 +47,7 @@ def test_the_least_minutes_are_among_settings_that_act_and_never_act_is_named():
 
 
 def test_no_setting_acts_gives_no_best_and_pulls_join_the_trade():
-    from ecs_guardrail.replay.sweep import summary
+    from ecs_guardrail.replay.settings_sweep import summary
 
     assert summary([_row("8", 0, 0), _row("9", 0, 0)])["least_watchdog_service_minutes"] is None  # type: ignore[list-item]
     rows = [_row("3", 30, 1, pulls=9), _row("5", 20, 1, pulls=20)]

@@ -1,6 +1,6 @@
 """Every rule of the decision policy (ARCHITECTURE.md, "Decision policy"), without AWS.
 
-The policy reads one bounded :class:`ServiceSummary` per service (core/episode.py); these tests build
+The policy reads one bounded :class:`ServiceSummary` per service (core/summary.py); these tests build
 summaries directly and check :func:`detect`, :func:`fleet_view`, :func:`decide` and the bound.
 """
 
@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary, count_minutes
 from ecs_guardrail.core.policy import (
     Action,
     Entitlement,
@@ -26,6 +25,7 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary, count_minutes
 
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
 CFG = PolicyConfig(alert_only_clusters=("production",))

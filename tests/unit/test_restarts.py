@@ -9,7 +9,6 @@ import pytest
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.entitlement import EntitlementFacts, EntitlementReason, entitlement
-from ecs_guardrail.core.episode import ServiceSummary, add_failure
 from ecs_guardrail.core.policy import PolicyConfig, detect, fleet_view
 from ecs_guardrail.core.records import Failure
 from ecs_guardrail.core.restarts import (
@@ -19,6 +18,7 @@ from ecs_guardrail.core.restarts import (
     restart_failures,
     restart_increments,
 )
+from ecs_guardrail.core.summary import ServiceSummary, add_failure
 
 T0 = datetime(2026, 3, 6, 9, 0, tzinfo=UTC)
 CONFIG = PolicyConfig()

@@ -88,7 +88,7 @@ def test_with_values_copies_without_validating_and_keeps_the_rest():
 
 
 def test_settings_built_directly_are_validated_like_the_environment():
-    from ecs_guardrail.core.fields import Invalid
+    from ecs_guardrail.validation.fields import Invalid
 
     assert Settings.of(CRASH_THRESHOLD="7").CRASH_THRESHOLD == 7 == Settings.of(CRASH_THRESHOLD=7).CRASH_THRESHOLD
     with pytest.raises(Invalid, match="CRASH_THRESHOLD: Expected `int` >= 1"):

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import add_failure
 from ecs_guardrail.core.policy import PolicyConfig, is_alert_only_cluster
 from ecs_guardrail.core.records import Failure
+from ecs_guardrail.core.summary import add_failure
 
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
 ARN = "arn:aws:ecs:eu-west-1:111122223333:task/development/"

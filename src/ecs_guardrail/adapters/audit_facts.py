@@ -21,6 +21,7 @@ from ecs_guardrail.core.audit import (
     TargetGroupHealthCheck,
 )
 from ecs_guardrail.core.errors import ClusterNotFoundError
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["AuditFacts"]
@@ -55,7 +56,7 @@ class AuditFacts:
                 raise ClusterNotFoundError(f"cluster {cluster!r} not found in this account and region") from exc
             raise
         raw = [s for s in describe_services(self._ecs, cluster, arns, tags=True) if s.get("status") == "ACTIVE"]
-        name = cluster.rsplit("/", 1)[-1]
+        name = resource_name(cluster)
         cluster_arn = next((s.get("clusterArn", "") for s in raw), cluster if cluster.startswith("arn:") else "")
         tg_arns = sorted({a for s in raw for a in target_group_arns(s)})
         groups = self.target_groups(tg_arns)

@@ -28,6 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ecs_guardrail.core.clusters import AlertOnlyClusters
 from ecs_guardrail.core.entitlement import ALL_SUSPENDED, ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.errors import AlertOnlyClusterError, ScalingSuspendError
+from ecs_guardrail.core.links import resource_id_cluster, resource_name
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["ScalableTargets", "SCALABLE_DIMENSION", "SERVICE_NAMESPACE", "resource_id"]
@@ -39,7 +40,7 @@ _DENIED = ("AccessDeniedException", "AccessDenied", "UnauthorizedOperation")
 
 def resource_id(cluster: str, service: str) -> str:
     """``service/CLUSTER/SERVICE`` from cluster and service names (an ARN is cut to its name)."""
-    return f"service/{cluster.rsplit('/', 1)[-1]}/{service.rsplit('/', 1)[-1]}"
+    return f"service/{resource_name(cluster)}/{resource_name(service)}"
 
 
 def _why(exc: Exception) -> str:
@@ -99,7 +100,7 @@ class ScalableTargets:
             AlertOnlyClusterError: the cluster of ``rid`` (``service/CLUSTER/SERVICE``) is alert-only;
                 no call was made.
         """
-        cluster = rid.split("/")[1] if rid.count("/") >= 2 else rid
+        cluster = resource_id_cluster(rid)
         if self._alert_only is not None and self._alert_only.matches(cluster):
             raise AlertOnlyClusterError(f"{rid}: cluster {cluster} is alert-only (ALERT_ONLY_CLUSTERS="
                                         f"{self._alert_only.describe()}); RegisterScalableTarget refused, not "

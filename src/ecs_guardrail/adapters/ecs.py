@@ -26,6 +26,7 @@ from ecs_guardrail.core.errors import (
     ServiceAccessDeniedError,
     ServiceNotFoundError,
 )
+from ecs_guardrail.core.links import resource_name, service_cluster
 from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.policy import read_opt_out
 
@@ -321,7 +322,7 @@ class EcsService:
                                        tags=[{"key": PREVIOUS_COUNT_TAG, "value": str(previous_desired_count)}])
             if facts.desired_count == 0:
                 return False
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=0)
         except ClientError as exc:
             refused = _refusal(exc, exc.operation_name)
@@ -343,7 +344,7 @@ class EcsService:
         if facts.desired_count == 1:
             return False
         try:
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=1)
         except ClientError as exc:
             refused = _refusal(exc, "UpdateService")
@@ -357,7 +358,7 @@ class EcsService:
         """Set desiredCount back and drop the watchdog's tag. Returns True when UpdateService ran."""
         changed = False
         if facts.desired_count != desired_count:
-            self._ecs.update_service(cluster=facts.cluster_arn or facts.arn.split("/")[-2],
+            self._ecs.update_service(cluster=facts.cluster_arn or service_cluster(facts.arn),
                                      service=facts.name, desiredCount=desired_count)
             changed = True
         if PREVIOUS_COUNT_TAG in facts.tags:
@@ -409,12 +410,12 @@ class EcsFleet:
 
     def clusters(self) -> list[str]:
         """Cluster names (ListClusters, all pages; listed once per instance)."""
-        return [arn.rsplit("/", 1)[-1] for arn in self._clusters()]
+        return [resource_name(arn) for arn in self._clusters()]
 
     def cluster_services(self) -> dict[str, list[str]]:
         """``{cluster ARN: [service name, ...]}`` of every cluster (ListClusters, ListServices; all pages,
         no DescribeServices): what the restart-count reader queries."""
-        return {arn: sorted(a.rsplit("/", 1)[-1] for a in self._services(arn.rsplit("/", 1)[-1]))
+        return {arn: sorted(resource_name(a) for a in self._services(resource_name(arn)))
                 for arn in self._clusters()}
 
     def _describe(self, cluster: str) -> list[dict[str, Any]]:
@@ -477,7 +478,7 @@ class EcsFleet:
         for arn, insights in self.container_insights().items():
             if insights is False:
                 continue
-            names = sorted(s["serviceName"] for s in self._describe(arn.rsplit("/", 1)[-1])
+            names = sorted(s["serviceName"] for s in self._describe(resource_name(arn))
                            if s.get("status") == "ACTIVE"
                            and restart_policy_enabled(self._ecs, s.get("taskDefinition"),
                                                          self._restart_policies) is not False)

@@ -40,6 +40,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.ecs import describe_services, target_group_arns
 from ecs_guardrail.adapters.elb import target_group_dimension, target_group_name
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.links import resource_name, service_resource_id_parts
 
 __all__ = ["capture", "CaptureReport", "DENIED_CODES"]
 
@@ -200,7 +201,7 @@ def _read_deployments(ecs: Any, cluster: str, service: str, report: CaptureRepor
         return []
     rows = []
     for d in found:
-        row: dict[str, Any] = {"id": f"ecs-svc/{d.arn.rsplit('/', 1)[-1]}", "status": d.status}
+        row: dict[str, Any] = {"id": f"ecs-svc/{resource_name(d.arn)}", "status": d.status}
         started = d.started_at or d.created_at
         if started is not None:
             row["startedAt"] = _iso(started)
@@ -224,7 +225,7 @@ def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple
     except ClientError as exc:
         if _denied(exc) or exc.response.get("Error", {}).get("Code") == "ClientException":
             code = exc.response.get("Error", {}).get("Code")
-            report.problems.append(f"{where}: task definition {arn.rsplit('/', 1)[-1]} not readable ({code}): "
+            report.problems.append(f"{where}: task definition {resource_name(arn)} not readable ({code}): "
                                    "its containers are not in fleet.json")
             return {}
         raise
@@ -315,7 +316,7 @@ def _read_scaling(client: Callable[[str], Any], services: list[tuple[str, str]],
             resp = aas.describe_scalable_targets(ServiceNamespace="ecs", ResourceIds=chunk,
                                                  ScalableDimension="ecs:service:DesiredCount")
             for t in resp.get("ScalableTargets", []):
-                _, c, s = t["ResourceId"].split("/", 2)
+                c, s = service_resource_id_parts(t["ResourceId"])
                 out[(c, s)] = {"minCapacity": int(t["MinCapacity"]), "maxCapacity": int(t["MaxCapacity"])}
     except ClientError as exc:
         if not _denied(exc):
@@ -329,7 +330,7 @@ def _read_scaling(client: Callable[[str], Any], services: list[tuple[str, str]],
 def _cluster_of(raw: Any) -> str | None:
     detail = raw.get("detail") if isinstance(raw, dict) else None
     arn = detail.get("clusterArn") if isinstance(detail, dict) else None
-    return arn.rsplit("/", 1)[-1] if isinstance(arn, str) else None
+    return resource_name(arn) if isinstance(arn, str) else None
 
 
 def _read_events(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime,

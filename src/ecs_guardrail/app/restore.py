@@ -31,10 +31,10 @@ from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
-from ecs_guardrail.core.episode import ServiceSummary
 from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restore_count import choose_restore_count
+from ecs_guardrail.core.summary import Episode, ServiceSummary
 
 __all__ = ["RestoreOutcome", "restore", "restore_service"]
 
@@ -169,7 +169,7 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     return RestoreOutcome(changed, count, msg, scaling_restored)
 
 
-def _probe_step(ep: Any) -> tuple[Any, ...] | None:
+def _probe_step(ep: Episode | None) -> tuple[object, ...] | None:
     """What a probe step changes (``RECOVERY=probe``): restore ends the episode only if none ran
     between its first read and its final write, so a probe's "back to 0" after the restored count is
     never hidden behind a RESTORED episode."""

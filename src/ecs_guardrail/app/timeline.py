@@ -45,7 +45,7 @@ def probe_holds(store: HistoryStore, items: list[dict[str, Any]]) -> dict[tuple[
     the service's summary per service scaled in ``items``; a summary that cannot be read (another
     account's cluster key, a table without the state) leaves the service to the samples.
     """
-    from ecs_guardrail.core.episode import ActionStatus
+    from ecs_guardrail.core.summary import ActionStatus
 
     out: dict[tuple[str, str], datetime | None] = {}
     scaled = sorted({(str(i["cluster"]), str(i["service"])) for i in items

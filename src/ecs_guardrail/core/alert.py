@@ -23,7 +23,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.core import links as L
-from ecs_guardrail.core.records import Action, Decision, Failure, iso
+from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.core.records import Action, Decision, Failure, TriggerKind, iso
 
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
@@ -311,7 +312,7 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
         "Action": decision.action.value,
         "Reason (rule)": decision.reason.value,
         # a restart-policy loop stops no task: its failures are container restarts inside running tasks
-        ("Container restarts in window" if decision.trigger == "restart_loop" else "Crashes in window"):
+        ("Container restarts in window" if decision.trigger == TriggerKind.RESTART_LOOP else "Crashes in window"):
             str(decision.crashes_in_window),
         "Health-check kills in window": str(decision.health_check_kills_in_window),
         "Failing services in cluster": f"{decision.failing_services} of {decision.services_in_cluster} "
@@ -404,7 +405,7 @@ def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Whe
     if window_minutes is not None and window_end is not None:
         summary += (f" Further failures of this family until {window_end:%H:%M}Z ({window_minutes} min) are counted, "
                     "not alerted; one summary follows with the first failure after that.")
-    fields = {"Cluster": cluster, "Family": family, "Task": failure.task_arn.rsplit("/", 1)[-1],
+    fields = {"Cluster": cluster, "Family": family, "Task": resource_name(failure.task_arn),
               "Event time": f"{failure.time:%Y-%m-%d %H:%M:%S}Z"}
     return _make("job_failure", title, header, summary, fields, _stops((failure,)), links, w,
                  {"cluster": cluster, "family": family, "action": "alert_only", "reason": "job_failed",
@@ -639,7 +640,7 @@ def pick_log_streams(failures: tuple[Failure, ...], destinations: Callable[[str]
         for name in failing + sorted(set(dests) - set(failing)):
             d = dests.get(name)
             if d is not None and d.prefix and (d.region or region):
-                task_id = f.task_arn.rsplit("/", 1)[-1]
+                task_id = resource_name(f.task_arn)
                 out.append(LogStream(task_id, name, d.group, L.log_stream_name(d.prefix, name, task_id),
                                      d.region or region or ""))
                 break

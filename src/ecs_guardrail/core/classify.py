@@ -192,7 +192,7 @@ def kind_with_notice(stop: StopKind, stop_time: datetime, notice: tuple[StopKind
                      notice_first: bool) -> StopKind:
     """The kind a stopped task counts as, given the Spot or termination notice remembered for it
     (``notice``: its kind and event time; ``None``: none). The watchdog's rules
-    (:func:`ecs_guardrail.core.episode.add_spot`), so that a report classifies each stop exactly as the
+    (:func:`ecs_guardrail.core.summary.add_spot`), so that a report classifies each stop exactly as the
     watchdog counted it (ARCHITECTURE.md, "Stop classification"):
 
     - a notice delivered before the STOPPED event (``notice_first``) marks it: the stop is of the

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
+from ecs_guardrail.core.links import resource_name
+
 __all__ = [
     "EntryKind",
     "ClusterEntry",
@@ -124,7 +126,7 @@ class AlertOnlyClusters:
 
 def cluster_name_of(cluster: str) -> str:
     """A cluster's name from its name or its ARN (``...:cluster/NAME``)."""
-    return cluster.rsplit("/", 1)[-1] if cluster.startswith("arn:") else cluster
+    return resource_name(cluster) if cluster.startswith("arn:") else cluster
 
 
 def _entry(text: str) -> ClusterEntry:

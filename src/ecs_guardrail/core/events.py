@@ -6,7 +6,7 @@ Models are tolerant of unknown fields (AWS adds them; ignored: the recorder keep
 missing optional ones, strict where the watchdog cannot work without a field (event ``time``,
 ``clusterArn``, ``taskArn``, ``lastStatus``).
 
-Each model is a msgspec ``Struct`` (:mod:`ecs_guardrail.core.fields`; issue 36), converted in strict
+Each model is a msgspec ``Struct`` (:mod:`ecs_guardrail.validation.fields`; issue 36), converted in strict
 mode: a JSON document's types as they are (a number is no text, a text no number, ``true`` no integer),
 ``Meta`` bounds, and per-field checks. The pydantic models they replaced (issue 23: pydantic's import
 and building these nine models were about 100 ms of each handler's cold start) are kept verbatim in
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from msgspec import Meta, field
 
 from ecs_guardrail.core.errors import EventRejectedError
-from ecs_guardrail.core.fields import Invalid, Model
-from ecs_guardrail.core.links import parse_arn
+from ecs_guardrail.core.links import parse_arn, task_definition_parts
+from ecs_guardrail.validation.fields import Invalid, Model
 
 __all__ = [
     "canonical_json",
@@ -222,7 +222,7 @@ class TaskDetail(Model, kw_only=True):
             return self.group[len("family:"):]
         if self.group and self.group.startswith("service:"):
             return None
-        family = (self.task_definition_arn or "").rsplit("/", 1)[-1].rpartition(":")[0]
+        family = task_definition_parts(self.task_definition_arn or "")[0]
         return family if family and "task-definition/" in (self.task_definition_arn or "") \
             and _NAME.fullmatch(family) else None
 

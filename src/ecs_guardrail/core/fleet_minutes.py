@@ -38,6 +38,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from ecs_guardrail.core.links import resource_name
+
 __all__ = ["SHARDS", "MEMBERS_KEPT", "FleetMinute", "FleetSignals", "shard_of", "minute_of", "member",
            "offset_of", "fleet_signals", "minutes_spanned"]
 
@@ -68,7 +70,7 @@ def member(t: datetime, task_arn: str) -> str:
     us = (t.astimezone(UTC) - minute_of(t)) // _US
     sec, frac = divmod(us, 1_000_000)
     offset = f"{sec}" if not frac else f"{sec}.{frac:06d}"
-    return f"{offset}|{task_arn.rsplit('/', 1)[-1][-8:]}"
+    return f"{offset}|{resource_name(task_arn)[-8:]}"
 
 
 def offset_of(text: str) -> int:

@@ -60,16 +60,17 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from ecs_guardrail.core.episode import (
+from ecs_guardrail.core.errors import IllegalTransitionError
+from ecs_guardrail.core.records import Action, Decision, Reason
+from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
+    Episode,
     EpisodeEnd,
     ServiceSummary,
     close_episode,
     mark_restored,
 )
-from ecs_guardrail.core.errors import IllegalTransitionError
-from ecs_guardrail.core.records import Action, Decision, Reason
 
 __all__ = [
     "Phase", "phase", "IllegalTransitionError", "LEASE_MARGIN_S", "DEFAULT_REMAINING_S", "lease_until",
@@ -119,8 +120,8 @@ class Phase(StrEnum):
 _REFUSALS = (Reason.ACTION_FAILED, Reason.SCALING_SUSPEND_FAILED)
 
 
-def phase(ep: Any) -> Phase:
-    """The :class:`Phase` of an :class:`~ecs_guardrail.core.episode.Episode`."""
+def phase(ep: Episode) -> Phase:
+    """The :class:`Phase` of an :class:`~ecs_guardrail.core.summary.Episode`."""
     status, alert = ep.action_status, ep.alert_status
     if status is ActionStatus.RESTORED:
         return Phase.RELEASED
@@ -173,7 +174,7 @@ def lease_until(now: float, remaining_s: float | None) -> float:
     return now + remaining + LEASE_MARGIN_S
 
 
-def may_take_over(ep: Any, owner: str, now: float) -> bool:
+def may_take_over(ep: Episode, owner: str, now: float) -> bool:
     """May ``owner`` take the lease of ``ep`` at ``now`` (Unix seconds)? Only an unfinished episode,
     and only when its lease is free, expired, or already ``owner``'s."""
     if not ep.unfinished:
@@ -457,7 +458,7 @@ def action_refused(d: Decision, error: str) -> Decision:
 
 
 # ---------------------------------------------------------------------------------------------- the machine
-def next_effect(ep: Any, owner: str, *, alert_tried: bool = False) -> Effect | None:
+def next_effect(ep: Episode, owner: str, *, alert_tried: bool = False) -> Effect | None:
     """What the lease holder ``owner`` does next for episode ``ep``, or ``None`` (nothing owed; another
     invocation holds the lease). Effects come in the order of the module docstring.
 
@@ -481,7 +482,7 @@ def next_effect(ep: Any, owner: str, *, alert_tried: bool = False) -> Effect | N
     return ReleaseLease()
 
 
-def _ep(summary: ServiceSummary) -> Any:
+def _ep(summary: ServiceSummary) -> Episode:
     if summary.episode is None:
         raise IllegalTransitionError(f"{summary.service}: no episode")
     return summary.episode
@@ -491,7 +492,7 @@ def _with(summary: ServiceSummary, **changes: Any) -> ServiceSummary:
     return replace(summary, episode=replace(_ep(summary), **changes))
 
 
-def _in_flight(ep: Any, name: str) -> None:
+def _in_flight(ep: Episode, name: str) -> None:
     if ep.action_status not in _IN_FLIGHT:
         raise IllegalTransitionError(f"{name} while the action is {ep.action_status.value}")
 
@@ -593,7 +594,7 @@ def restore_transition(summary: ServiceSummary, at: datetime, now: float) -> Tra
 
 
 # ---------------------------------------------------------------------------------------------- probes
-def _probe_transition(summary: ServiceSummary, ep: Any, outcome: Outcome) -> Transition:
+def _probe_transition(summary: ServiceSummary, ep: Episode, outcome: Outcome) -> Transition:
     status = ep.action_status
     if ep.action is not Action.SCALE_TO_ZERO:
         raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
@@ -637,7 +638,7 @@ def _probe_transition(summary: ServiceSummary, ep: Any, outcome: Outcome) -> Tra
     return Transition(_with(restored, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
 
 
-def probe_due(ep: Any, now: datetime, settings: ProbeSettings) -> str | None:
+def probe_due(ep: Episode | None, now: datetime, settings: ProbeSettings) -> str | None:
     """What the sweep owes a held service's episode ``ep`` at ``now`` (pure; the sweep's time):
 
     ``"start"`` (held at zero, alerted, and the next probe's time reached: the first one
@@ -659,7 +660,7 @@ def probe_due(ep: Any, now: datetime, settings: ProbeSettings) -> str | None:
     return "start" if now >= due else None
 
 
-def probe_owns_count(ep: Any, step: Effect, desired_count: int) -> bool:
+def probe_owns_count(ep: Episode, step: Effect, desired_count: int) -> bool:
     """Is ``desired_count`` (DescribeServices ``desiredCount``, read right before ``step``) the count the
     probe itself last set (ARCHITECTURE.md, "Recovery": a probe never fights an operator)?
 
@@ -680,7 +681,7 @@ def probe_owns_count(ep: Any, step: Effect, desired_count: int) -> bool:
     raise IllegalTransitionError(f"{step!r} is not a probe's change")
 
 
-def next_probe_effect(ep: Any, owner: str) -> Effect | None:
+def next_probe_effect(ep: Episode, owner: str) -> Effect | None:
     """The probe step the lease holder ``owner`` performs next for ``ep`` (``None``: not its lease).
 
     ``StartProbe`` for a claimed probe not yet asked for, ``StopProbe`` for a failed one, else

@@ -30,7 +30,8 @@ from urllib.parse import quote
 __all__ = [
     "Link", "partition_of", "console_host", "service_url", "stopped_tasks_url", "cluster_tasks_url",
     "log_stream_name", "log_stream_url", "runbook_url", "console_escape", "Arn", "parse_arn", "arn_parts",
-    "resource_name",
+    "resource_name", "service_cluster", "resource_id_cluster", "service_resource_id_parts", "metric_target_group_name",
+    "task_definition_parts",
 ]
 
 
@@ -84,6 +85,40 @@ def resource_name(arn_or_name: str) -> str:
     """The name at the end of an ARN (``arn:...:cluster/prod`` -> ``prod``), or the text itself when it is
     a bare name already (ECS APIs accept either for a cluster or a service)."""
     return arn_or_name.rsplit("/", 1)[-1]
+
+
+def service_cluster(service_arn: str) -> str:
+    """The cluster name in a service ARN of the long format (``arn:...:service/CLUSTER/NAME`` -> ``CLUSTER``):
+    the segment before the last (ECS Developer Guide, "Amazon Resource Names (ARNs) and IDs")."""
+    return service_arn.split("/")[-2]
+
+
+def resource_id_cluster(resource_id: str) -> str:
+    """The cluster of an Application Auto Scaling ECS ``ResourceId`` (``service/CLUSTER/SERVICE`` ->
+    ``CLUSTER``; Application Auto Scaling API Reference, RegisterScalableTarget ``ResourceId``), or the text
+    itself when it has fewer than two ``/``."""
+    return resource_id.split("/")[1] if resource_id.count("/") >= 2 else resource_id
+
+
+def service_resource_id_parts(resource_id: str) -> tuple[str, str]:
+    """``(CLUSTER, SERVICE)`` of an ECS ``ResourceId`` ``service/CLUSTER/SERVICE`` (the service keeps any
+    further ``/``). Raises ``ValueError`` for fewer than two ``/``."""
+    _, cluster, service = resource_id.split("/", 2)
+    return cluster, service
+
+
+def metric_target_group_name(dimension: str) -> str:
+    """A CloudWatch ``TargetGroup`` dimension (``targetgroup/NAME/ID``) as operators name it (``NAME``); any
+    other text is returned as it is."""
+    return dimension.split("/")[1] if dimension.count("/") == 2 else dimension
+
+
+def task_definition_parts(arn_or_name: str) -> tuple[str, str]:
+    """``(family, revision)`` of a task definition ARN or ``family:revision`` (``arn:...:task-definition/web:7``
+    -> ``("web", "7")``), split at the last ``:``; without one the family is ``""`` and the text is the
+    revision, as :meth:`str.rpartition` gives (callers check the revision is a number)."""
+    family, _, revision = resource_name(arn_or_name).rpartition(":")
+    return family, revision
 
 
 def arn_parts(arn: str | None) -> tuple[str | None, str | None, str | None]:

@@ -6,7 +6,7 @@ The same inputs give the same decision in Lambda and in ``replay``; time is the 
    ends included, ``T`` the newest failure known for the service), or ECS's own
    ``SERVICE_TASK_START_IMPAIRED`` (``T`` its own time); health-check kills reaching the threshold
    are a separate, alert-only trigger.
-2. episodes (:mod:`ecs_guardrail.core.episode`): one decision per episode; one escalation of an
+2. episodes (:mod:`ecs_guardrail.core.summary`): one decision per episode; one escalation of an
    episode whose trigger was health-check kills; a hold is provisional (evaluated again each time
    the crashes since its last evaluation reach the threshold; the same outcome is silent).
 3. :func:`fleet_view`: the deciding service, every other service with ``fleet_signal_min_failures``
@@ -27,9 +27,9 @@ from datetime import datetime, timedelta
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
-from ecs_guardrail.core.episode import ServiceSummary, episode_is_open, failures_between, scale_down_times
-from ecs_guardrail.core.records import Action, Decision, Failure, Reason
+from ecs_guardrail.core.records import Action, Decision, Failure, Reason, TriggerKind
 from ecs_guardrail.core.restarts import is_restart
+from ecs_guardrail.core.summary import ServiceSummary, episode_is_open, failures_between, scale_down_times
 
 __all__ = [
     "Action",
@@ -122,7 +122,7 @@ class PolicyConfig:
     def horizon(self) -> timedelta:
         """How many minutes with failures a service's per-minute failure counts keep: this span / 1 min
         + 1 (two windows: 61 minutes by default), the newest ones, however old they are
-        (:func:`~ecs_guardrail.core.episode.add_failure`). A failure delivered late finds every other
+        (:func:`~ecs_guardrail.core.summary.add_failure`). A failure delivered late finds every other
         service's failures of the window it opens unless that service has failed in more distinct
         minutes than that since (the fleet test may then miss its oldest ones)."""
         return 2 * self.window
@@ -138,8 +138,7 @@ class PolicyConfig:
 class Trigger:
     """Why a service needs a decision, at event time ``time``.
 
-    ``kind``: ``"crash_loop"``, ``"impaired"`` (SERVICE_TASK_START_IMPAIRED), ``"health_check_kills"`` or
-    ``"restart_loop"`` (container restarts make up the threshold: core/restarts.py).
+    ``kind``: a :class:`~ecs_guardrail.core.records.TriggerKind`.
     ``crashes`` / ``health_check_kills``: counts in the window ending at ``time`` (``crashes`` includes
     container restarts; ``restarts`` counts those alone).
     ``escalation``: the trigger escalates an open episode whose trigger was health-check kills (rule 2).
@@ -149,7 +148,7 @@ class Trigger:
 
     service: str
     time: datetime
-    kind: str
+    kind: TriggerKind
     crashes: int
     health_check_kills: int
     last_failures: tuple[Failure, ...] = ()
@@ -244,7 +243,8 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
         assert ep is not None
         since_decision = sum(1 for f in crashes if f.time > ep.decision_time)
         since_evaluation = sum(1 for f in crashes if f.time > ep.last_evaluation)
-        if ep.trigger == "health_check_kills" and not ep.escalated and (since_decision >= threshold or impaired):
+        hc_kills = ep.trigger == TriggerKind.HEALTH_CHECK_KILLS
+        if hc_kills and not ep.escalated and (since_decision >= threshold or impaired):
             escalation, loop = True, since_decision >= threshold
         elif ep.action is Action.HOLD and since_evaluation >= threshold:
             reevaluation = True
@@ -254,7 +254,7 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
 
     restarts = tuple(f for f in crashes if is_restart(f))
 
-    def make(kind: str) -> Trigger:
+    def make(kind: TriggerKind) -> Trigger:
         recent = sorted(crashes + kills, key=lambda f: (f.time, f.task_arn))
         return Trigger(service=summary.service, time=t, kind=kind, crashes=len(crashes),
                        health_check_kills=len(summary.counted(StopKind.HEALTH_CHECK_KILL, t, window)),
@@ -264,13 +264,13 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
 
     # genuine stops alone reach the threshold: a crash loop (restarts only make up a restart loop)
     if loop and (len(crashes) - len(restarts) >= threshold or escalation or reevaluation):
-        return make("crash_loop")
+        return make(TriggerKind.CRASH_LOOP)
     if impaired:
-        return make("impaired")
+        return make(TriggerKind.IMPAIRED)
     if len(kills) >= threshold:
-        return make("health_check_kills")
+        return make(TriggerKind.HEALTH_CHECK_KILLS)
     if restarts and loop:  # restarts make up the threshold
-        return make("restart_loop")
+        return make(TriggerKind.RESTART_LOOP)
     return None
 
 
@@ -281,7 +281,7 @@ def fleet_view(config: PolicyConfig, service: str, summaries: Iterable[ServiceSu
     The deciding ``service`` always counts; another service counts with ``fleet_signal_min_failures``
     failures (crashes or health-check kills) in ``[at - window, at]`` whatever happened to it since
     (a ``SERVICE_STEADY_STATE``, an episode that ended, a later decision: the per-minute counts of
-    :class:`~ecs_guardrail.core.episode.MinuteCount` ignore episodes), or when the watchdog scaled it
+    :class:`~ecs_guardrail.core.summary.MinuteCount` ignore episodes), or when the watchdog scaled it
     to zero within that window (its failures stopped because it was stopped; a later decision of
     that service does not erase the scale-down). Standalone jobs are never in ``summaries`` (they
     have their own records).
@@ -351,10 +351,10 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
         f"in {config.window_minutes} min{_fmt_causes(trigger)}"
     )
     what = {
-        "crash_loop": f"crash loop: {counts}",
-        "impaired": f"ECS reports SERVICE_TASK_START_IMPAIRED; {counts}",
-        "health_check_kills": f"tasks killed by health checks: {counts}",
-        "restart_loop": _restart_what(trigger, config.window_minutes),
+        TriggerKind.CRASH_LOOP: f"crash loop: {counts}",
+        TriggerKind.IMPAIRED: f"ECS reports SERVICE_TASK_START_IMPAIRED; {counts}",
+        TriggerKind.HEALTH_CHECK_KILLS: f"tasks killed by health checks: {counts}",
+        TriggerKind.RESTART_LOOP: _restart_what(trigger, config.window_minutes),
     }[trigger.kind]
 
     def make(action: Action, reason: Reason, why: str, evidence: dict[str, object] | None = None,

@@ -13,8 +13,10 @@ from enum import StrEnum
 from typing import Any
 
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.links import resource_name
 
-__all__ = ["Action", "Reason", "Failure", "Decision", "iso", "parse_time", "decision_record", "decision_from_record"]
+__all__ = ["Action", "Reason", "TriggerKind", "Failure", "Decision", "iso", "parse_time", "decision_record",
+           "decision_from_record"]
 
 
 class Action(StrEnum):
@@ -42,6 +44,18 @@ class Reason(StrEnum):
     SCALING_SUSPEND_FAILED = "scaling_suspend_failed"
     ACTION_FAILED = "action_failed"
     JOB_FAILED = "job_failed"
+    RESTART_LOOP = "restart_loop"
+
+
+class TriggerKind(StrEnum):
+    """Why a service needs a decision (:class:`ecs_guardrail.core.policy.Trigger`; a decision's ``trigger``):
+    ``crash_loop`` (crashes reach ``CRASH_THRESHOLD`` in the window), ``impaired`` (ECS's
+    SERVICE_TASK_START_IMPAIRED service event), ``health_check_kills`` (health-check kills reach the
+    threshold) or ``restart_loop`` (container restarts make up the threshold: core/restarts.py)."""
+
+    CRASH_LOOP = "crash_loop"
+    IMPAIRED = "impaired"
+    HEALTH_CHECK_KILLS = "health_check_kills"
     RESTART_LOOP = "restart_loop"
 
 
@@ -153,7 +167,7 @@ def decision_record(d: Decision, *, previous_desired_count: int | None = None, d
         "message": d.message,
         "evidence": d.evidence,
         "last_stops": [
-            {"task": f.task_arn.rsplit("/", 1)[-1], "task_arn": f.task_arn, "time": iso(f.time), "kind": f.kind.value,
+            {"task": resource_name(f.task_arn), "task_arn": f.task_arn, "time": iso(f.time), "kind": f.kind.value,
              "stop_code": f.stop_code, "reason": f.reason, "cause": f.cause,
              "exit_codes": {n: c for n, c in f.exit_codes}, "availability_zone": f.availability_zone}
             for f in d.last_failures

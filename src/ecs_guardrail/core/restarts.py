@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.records import Failure
 
 __all__ = ["RESTART_CAUSE", "RESTART_STOP_CODE", "is_restart", "restart_increments", "restart_failures",
@@ -105,7 +106,7 @@ class RestartObservation:
 
     @property
     def cluster(self) -> str:
-        return self.cluster_arn.rsplit("/", 1)[-1]
+        return resource_name(self.cluster_arn)
 
     def to_event(self, account: str, region: str | None) -> dict[str, Any]:
         """The observation as an EventBridge-shaped event (``source`` :data:`OBSERVATION_SOURCE`).

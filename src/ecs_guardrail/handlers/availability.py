@@ -49,6 +49,7 @@ from ecs_guardrail.adapters.elb import (
 from ecs_guardrail.adapters.history import HistoryStore, iso
 from ecs_guardrail.adapters.store.samples import Samples
 from ecs_guardrail.core.availability import BLOCK_FIELDS, BLOCK_MINUTES, SampleBlock, ServiceCounts, minute_floor
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.restarts import MAX_RESTARTS_PER_MINUTE, RestartObservation, restart_increments
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics
 
@@ -209,7 +210,7 @@ def restart_observations(now: datetime, *, fleet: EcsFleet, restarts: ContainerR
     """
     minute = minute_floor(now) - timedelta(minutes=lookback_minutes)
     first = minute - timedelta(minutes=minutes - 1)
-    names = {(arn.rsplit("/", 1)[-1], svc): arn for arn, svcs in fleet.restart_policy_services().items()
+    names = {(resource_name(arn), svc): arn for arn, svcs in fleet.restart_policy_services().items()
              for svc in svcs}
     if not names:
         return []

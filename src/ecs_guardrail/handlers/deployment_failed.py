@@ -26,8 +26,8 @@ from ecs_guardrail.core.errors import DecisionInProgressError
 from ecs_guardrail.handlers.runtime import logger, metrics
 
 if TYPE_CHECKING:
-    from ecs_guardrail.core.episode import ServiceSummary
     from ecs_guardrail.core.events import DeploymentStateChange
+    from ecs_guardrail.core.summary import ServiceSummary
     from ecs_guardrail.handlers.episode import Episodes
 
 __all__ = ["alert_failed_deployment", "SHIFTING_STRATEGIES"]

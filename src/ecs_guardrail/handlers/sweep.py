@@ -34,7 +34,8 @@ from typing import Any
 
 from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
 from ecs_guardrail.core.alert import job_summary_alert
-from ecs_guardrail.core.episode import (
+from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
+from ecs_guardrail.core.summary import (
     ActionStatus,
     RecoveryStatus,
     ServiceSummary,
@@ -42,8 +43,7 @@ from ecs_guardrail.core.episode import (
     move_recovery,
     note_activity,
 )
-from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
-from ecs_guardrail.handlers.episode import Episodes
+from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 
 __all__ = ["run_sweep", "scheduled_now", "Sweep"]
@@ -61,7 +61,7 @@ class Sweep:
 
     def __init__(self, rt: Runtime, context: Any = None) -> None:
         self.rt = rt
-        self.episodes = Episodes(rt, context)
+        self.episodes = ProbingEpisodes(rt, context)
         self.state = rt.history.state
 
     def run(self, now: datetime, *, probes: bool = True) -> dict[str, Any]:
@@ -141,7 +141,7 @@ class Sweep:
 
     def _quiet_end(self, ck: str, s: ServiceSummary, now: datetime) -> ServiceSummary:
         """Rule 2's quiet window, on time: an open episode whose last failure is more than one window
-        before ``now`` ended then, and its recovery is owed when :func:`~ecs_guardrail.core.episode.
+        before ``now`` ended then, and its recovery is owed when :func:`~ecs_guardrail.core.summary.
         recovery_owed` says so (an alert-only episode whose alert went out), with no further event of the
         service needed. An episode still being acted on (its lease) or a service held at zero (its
         recovery is owed at its restore; a probe runs over it) is left as it is. Returns the summary as

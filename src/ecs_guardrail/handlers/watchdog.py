@@ -7,7 +7,7 @@ and the episode's own life is the state machine of :mod:`ecs_guardrail.core.life
 :mod:`ecs_guardrail.handlers.episode`:
 
 1. parse, reject an event stamped in the future (kept by the recorder with its reason), classify;
-   file the failure in the service's bounded summary (:func:`~ecs_guardrail.core.episode.file_service_failure`,
+   file the failure in the service's bounded summary (:func:`~ecs_guardrail.core.summary.file_service_failure`,
    one conditional write);
 2. resume what an earlier invocation left unfinished once its lease expired
    (:meth:`~ecs_guardrail.handlers.episode.Episodes.resume`);
@@ -44,19 +44,8 @@ from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.deployment_failure import DEPLOYMENT_FAILED
+from ecs_guardrail.core.deployment_protection import deployments_worth_reading
 from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
-from ecs_guardrail.core.episode import (
-    DeploymentNote,
-    EpisodeEnd,
-    ServiceSummary,
-    add_deployment,
-    add_spot,
-    failures_between,
-    file_service_failure,
-    note_activity,
-    note_steady,
-    reevaluated,
-)
 from ecs_guardrail.core.errors import (
     AlertDeliveryError,
     ClusterNotFoundError,
@@ -80,9 +69,24 @@ from ecs_guardrail.core.policy import (
     fleet_view_of,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.records import TriggerKind
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
+from ecs_guardrail.core.summary import (
+    DeploymentNote,
+    EpisodeEnd,
+    ServiceSummary,
+    add_deployment,
+    add_spot,
+    episode_is_open,
+    failures_between,
+    file_service_failure,
+    note_activity,
+    note_steady,
+    reevaluated,
+)
 from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
-from ecs_guardrail.handlers.episode import Claim, Episodes, Known
+from ecs_guardrail.handlers.episode import Claim, Known
+from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
 if TYPE_CHECKING:
@@ -139,7 +143,7 @@ class Watchdog:
         self.rt = rt
         self.config = rt.settings.policy()
         self.state: WatchdogState = rt.history.state
-        self.episodes = Episodes(rt, context)
+        self.episodes = ProbingEpisodes(rt, context)
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
@@ -291,7 +295,7 @@ class Watchdog:
         def file(s: ServiceSummary) -> ServiceSummary | None:
             out = None
             filed.clear()
-            for f in failures:  # as on_task files a stop (core/episode.py), one restart at a time
+            for f in failures:  # as on_task files a stop (core/summary.py), one restart at a time
                 step = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
                                             horizon=self.config.horizon)
                 if step is not None:
@@ -420,7 +424,7 @@ class Watchdog:
             s = self.state.load(ck, service, fresh=True)  # raised by an operator: the hold ended just now
             trigger = None if lc.holds_decisions(s) else detect(self.config, s, at, impaired=impaired)
         if trigger is None:
-            if s.episode is not None and s.episode_end is None and at <= s.episode.last_failure + self.config.window:
+            if s.episode is not None and episode_is_open(s, at, self.config.window):
                 return {"status": "in_episode", "decided": s.episode.action.value}
             return {"status": "counted"}
         return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
@@ -447,23 +451,26 @@ class Watchdog:
                 "why": "the service is held at zero by the watchdog's own scale-down: its failures are counted, "
                        "no new decision until it is restored or raised"}
 
-    def _facts(self, cluster: str, service: str, foreign: str | None) -> tuple[ServiceFacts | None, str | None, int]:
-        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, services)."""
+    def _facts(self, cluster: str, service: str,
+               foreign: str | None) -> tuple[ServiceFacts | None, str | None, bool, int]:
+        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, whether ECS
+        denied DescribeServices, services): the adapter translated AccessDeniedException into
+        :class:`ServiceAccessDeniedError`, and its type, not its text, says "denied"."""
         if foreign is not None:
-            return None, f"in {foreign}", 0
+            return None, f"in {foreign}", False, 0
         ecs = self.rt.ecs
         assert ecs is not None
-        facts, why = None, None
+        facts, why, denied = None, None, False
         try:
             facts = ecs.describe(cluster, service)
         except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
-            why = str(exc)
+            why, denied = str(exc), isinstance(exc, ServiceAccessDeniedError)
             logger.warning("service not readable; deciding without its facts", extra={"error": why})
         try:
             count = ecs.count_services(cluster)
         except (ClusterNotFoundError, ServiceAccessDeniedError):
             count = 0
-        return facts, why, count
+        return facts, why, denied, count
 
     def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
         """The newest minute of both observers per target group within 3 minutes of ``at``
@@ -471,15 +478,15 @@ class Watchdog:
         return self.episodes.serving(facts, at)
 
     def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
-                 why: str | None, foreign: str | None,
-                 s: ServiceSummary) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
+                 why: str | None, foreign: str | None, s: ServiceSummary, *,
+                 denied: bool = False) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
         """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides).
 
         Returns the entitlement, the scalable target (``None``: none) and why it could not be read.
         """
         scalable, unreadable = None, None
         serving: tuple[Any, ...] = ()
-        if facts is not None and trigger.kind != "health_check_kills":
+        if facts is not None and trigger.kind is not TriggerKind.HEALTH_CHECK_KILLS:
             try:
                 scalable = ScalableTargets(self.rt.clients("application-autoscaling"),
                                            alert_only=self.config.alert_only).describe(cluster, s.service)
@@ -488,7 +495,7 @@ class Watchdog:
                 logger.warning("scalable target unreadable", extra={"error": str(exc)})
             serving = self._serving(facts, trigger.time)
         base = facts.entitlement_fields() if facts is not None else {
-            "exists": False, "access_denied": bool(why and "access denied" in why.lower())}
+            "exists": False, "access_denied": denied}
         ef = EntitlementFacts(
             cluster=cluster, service=s.service, **base,
             deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
@@ -510,9 +517,8 @@ class Watchdog:
         """ListServiceDeployments (one page; DescribeServiceDeployments for the unfinished) for a service
         whose deployments something else finishes; ``None`` when not read (core decides then from the
         events and rolloutState)."""
-        if facts is None or self.rt.ecs is None or not (
-                facts.circuit_breaker.enabled or facts.deployment_controller != "ECS"
-                or facts.deployment_strategy != "ROLLING"):
+        if facts is None or self.rt.ecs is None or not deployments_worth_reading(
+                facts.circuit_breaker, facts.deployment_controller, facts.deployment_strategy):
             return None
         return self.rt.ecs.service_deployments(cluster, s.service)
 
@@ -536,10 +542,11 @@ class Watchdog:
     def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
                 foreign: str | None) -> dict[str, Any]:
         service = s.service
-        facts, why, count = self._facts(cluster, service, foreign)
+        facts, why, denied, count = self._facts(cluster, service, foreign)
         fleet = self._fleet(ck, service, trigger.time, count)
         view = self.state.slots_view(ck)
-        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s)
+        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s,
+                                                  denied=denied)
         held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
                 if ent.reason is None else view.held())
         decision = decide(self.config, cluster, trigger, fleet, ent, held)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.replay.fleet import build_fleet, fleet_families, task_definitions_in_events
 from ecs_guardrail.replay.scenario import TABLE, TOPIC, Scenario
 
@@ -147,7 +148,7 @@ def _moto_service_deployments() -> Iterator[None]:
     def list_service_deployments(self: Any) -> Any:
         backend = self.ecs_backend
         cluster = backend._get_cluster(self._get_param("cluster", "default")).name
-        name = str(self._get_param("service")).rsplit("/", 1)[-1]
+        name = resource_name(str(self._get_param("service")))
         svc = backend.services.get(f"{cluster}:{name}")
         if svc is None or svc.status != "ACTIVE":
             raise ServiceNotFoundException

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ecs_guardrail.core.links import resource_name
+
 __all__ = ["EventChecks", "FAILURE_KINDS"]
 
 #: the stop kinds that are genuine failures (a crash, a health-check kill), as the watchdog counts them
@@ -25,7 +27,7 @@ def _service_of(raw: Any) -> tuple[str, str] | None:
     group = detail.get("group")
     if not isinstance(group, str) or not group.startswith("service:"):
         return None
-    return detail["clusterArn"].rsplit("/", 1)[-1], group[len("service:"):]
+    return resource_name(detail["clusterArn"]), group[len("service:"):]
 
 
 class EventChecks:

@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.elb import target_group_dimension
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.links import task_definition_parts
 from ecs_guardrail.replay.lines import decode_line
 
 __all__ = ["BuiltFleet", "build_fleet", "check_fleet", "fleet_families", "fleet_warnings", "task_definitions_in_events"]
@@ -662,7 +663,7 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
     wanted: dict[str, int] = {}  # family -> newest revision an event names
     job_containers: dict[str, set[str]] = {}
     for arn, names in (event_task_definitions or {}).items():
-        family, _, rev = arn.rsplit("/", 1)[1].rpartition(":")
+        family, rev = task_definition_parts(arn)
         if int(rev) > MAX_EVENT_REVISION:
             continue
         wanted[family] = max(wanted.get(family, 0), int(rev))

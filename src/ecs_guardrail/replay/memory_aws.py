@@ -48,6 +48,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.core.links import resource_name
+
 __all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "settled_deployment",
            "task_definition_revision", "service_deployments_of", "FLEET_EPOCH"]
 
@@ -81,7 +83,7 @@ def _listed_deployment(service_arn: str, row: dict[str, Any]) -> dict[str, Any]:
     did = str(row.get("id", ""))
     sd: dict[str, Any] = {
         "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
-                                f"{did.rsplit('/', 1)[-1]}",
+                                f"{resource_name(did)}",
         "serviceArn": service_arn, "clusterArn": service_arn.replace(":service/", ":cluster/", 1).rsplit("/", 1)[0],
         "status": str(row.get("status") or "IN_PROGRESS").upper(), "statusReason": row.get("statusReason"),
     }
@@ -108,7 +110,7 @@ def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]],
         status = _ROLLOUT_TO_STATUS.get(str(d.get("rolloutState") or "IN_PROGRESS").upper(), "IN_PROGRESS")
         sd: dict[str, Any] = {
             "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
-                                    f"{did.rsplit('/', 1)[-1]}",
+                                    f"{resource_name(did)}",
             "serviceArn": service_arn, "clusterArn": service_arn.replace(":service/", ":cluster/", 1).rsplit("/", 1)[0],
             "status": status, "statusReason": d.get("rolloutStateReason"),
         }
@@ -241,7 +243,7 @@ class _Ecs(MemoryClient):
                   "describe_service_deployments": "DescribeServiceDeployments"}
 
     def _cluster(self, op: str, cluster: str) -> dict[str, Any]:
-        found = self._aws.ecs_clusters.get(cluster.rsplit("/", 1)[-1])
+        found = self._aws.ecs_clusters.get(resource_name(cluster))
         if found is None:
             raise _error(op, "ClusterNotFoundException", "Cluster not found.")
         return found
@@ -262,7 +264,7 @@ class _Ecs(MemoryClient):
         self._call("describe_clusters")
         found, failures = [], []
         for name_or_arn in clusters or ["default"]:
-            c = self._aws.ecs_clusters.get(name_or_arn.rsplit("/", 1)[-1])
+            c = self._aws.ecs_clusters.get(resource_name(name_or_arn))
             if c is None:
                 failures.append({"arn": name_or_arn, "reason": "MISSING"})
                 continue
@@ -290,7 +292,7 @@ class _Ecs(MemoryClient):
 
     def describe_task_definition(self, taskDefinition: str, **_: Any) -> dict[str, Any]:
         self._call("describe_task_definition")
-        name = taskDefinition.rsplit("/", 1)[-1]
+        name = resource_name(taskDefinition)
         family, colon, rev = name.partition(":")
         revisions = self._aws.task_definitions.get(family) or []
         number = task_definition_revision(rev) if colon else len(revisions)
@@ -355,7 +357,7 @@ class _Ecs(MemoryClient):
                        **changes: Any) -> dict[str, Any]:
         self._call("update_service")
         c = self._cluster("UpdateService", cluster)
-        s = c["services"].get(service.rsplit("/", 1)[-1])
+        s = c["services"].get(resource_name(service))
         if s is None:
             raise _error("UpdateService", "ServiceNotFoundException", "Service not found.")
         if desiredCount is not None:  # as moto: the running count follows at once
@@ -372,7 +374,7 @@ class _Ecs(MemoryClient):
         c = self._cluster("DescribeServices", cluster)
         found, failures = [], []
         for name_or_arn in services or []:
-            s = c["services"].get(name_or_arn.rsplit("/", 1)[-1])
+            s = c["services"].get(resource_name(name_or_arn))
             if s is None:
                 arn = name_or_arn if name_or_arn.startswith("arn:") else self._aws.arn("ecs", f"service/{name_or_arn}")
                 failures.append({"arn": arn, "reason": "MISSING"})
@@ -391,7 +393,7 @@ class _Ecs(MemoryClient):
         ``createdAt`` (``after``/``before``) as the API reference says."""
         self._call("list_service_deployments")
         c = self._cluster("ListServiceDeployments", cluster)
-        s = c["services"].get(service.rsplit("/", 1)[-1])
+        s = c["services"].get(resource_name(service))
         if s is None:
             raise _error("ListServiceDeployments", "ServiceNotFoundException", "Service not found.")
         after, before = (createdAt or {}).get("after"), (createdAt or {}).get("before")

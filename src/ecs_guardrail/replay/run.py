@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.engine import make_aws
 from ecs_guardrail.replay.event_checks import EventChecks
@@ -91,7 +92,7 @@ def _unknown_to_fleet(raw: Any, clusters: set[str], services: set[tuple[str, str
     detail = raw.get("detail") if isinstance(raw, dict) else None
     if not isinstance(detail, dict) or not isinstance(detail.get("clusterArn"), str):
         return None
-    cluster = detail["clusterArn"].rsplit("/", 1)[-1]
+    cluster = resource_name(detail["clusterArn"])
     group = detail.get("group")
     if cluster not in clusters:
         return f"cluster {cluster!r} is not in fleet.json: its services cannot be read or scaled"
@@ -109,7 +110,7 @@ def _crash_at_zero(raw: Any, at_zero: set[tuple[str, str]]) -> str | None:
     group = detail.get("group")
     if not isinstance(group, str) or not group.startswith("service:"):
         return None
-    key = (detail["clusterArn"].rsplit("/", 1)[-1], group[len("service:"):])
+    key = (resource_name(detail["clusterArn"]), group[len("service:"):])
     if key not in at_zero:
         return None
     return (f"{key[0]}/{key[1]} has desiredCount 0 in fleet.json, yet its tasks crash: a service at 0 runs no "
@@ -606,7 +607,7 @@ class SweepTicks:
         status = str(outcome.get("status"))
         if status == "probe_failed":
             self.counts["failed"] += 1
-        self.failures.append((f"{arn.rsplit('/', 1)[-1]}/{group[8:]}", t, status))
+        self.failures.append((f"{resource_name(arn)}/{group[8:]}", t, status))
 
     def held_until(self, result: ResultBuilder) -> dict[tuple[str, str], datetime | None]:
         """Per service the watchdog scaled, when its own state says the hold ended (a probe restored it,
@@ -684,7 +685,7 @@ class ResultBuilder:
         arn = _task_arn(raw)
         if arn in self.stops:
             return
-        tid = arn.rsplit("/", 1)[-1]
+        tid = resource_name(arn)
         notice = self.notices.get(tid)
         if notice is not None and at is not None:
             kind = kind_with_notice(StopKind(kind), at, notice, notice_first=True).value
@@ -698,7 +699,7 @@ class ResultBuilder:
         takes back a crash or health-check kill stamped at or after it, as the watchdog does."""
         from ecs_guardrail.core.classify import StopKind, kind_with_notice
 
-        tid = _task_arn(raw).rsplit("/", 1)[-1]
+        tid = resource_name(_task_arn(raw))
         if at is None or tid in self.notices:
             return
         self.notices[tid] = (StopKind(kind), at)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["EventLog", "epoch", "MAX_RAW_BYTES"]
@@ -59,7 +60,7 @@ class EventLog:
         """
         pk, sk = keys.task_event(task_arn, version, event_id)
         return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time),
-                           "gsi1sk": keys.timeline_sort(time, "task", task_arn.rsplit("/", 1)[-1], sk),
+                           "gsi1sk": keys.timeline_sort(time, "task", resource_name(task_arn), sk),
                            "expires_at": self.expires(time), **attrs})
 
     def record_service_event(self, *, cluster: str, service: str, event_id: str, time: datetime,

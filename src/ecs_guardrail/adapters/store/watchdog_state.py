@@ -5,7 +5,7 @@ Why one summary item per service (``WD#<cluster key>`` / ``S#<service>``) and no
 failure: the policy needs, per event, "is an episode open, and how many crashes are in the window".
 A summary answers both in the write that files the failure, and it stays small because it keeps
 only the newest ``keep`` failures of each kind (``keep >= CRASH_THRESHOLD``: older ones cannot change
-a decision), Spot notices for 30 minutes and six deployment events (:mod:`ecs_guardrail.core.episode`).
+a decision), Spot notices for 30 minutes and six deployment events (:mod:`ecs_guardrail.core.summary`).
 
 DynamoDB cost per event: a stopped task below the threshold is **one PutItem** of the summary (about
 1 KB with the defaults, so 1 write unit; it does not grow with the loop), conditional on the summary's
@@ -31,7 +31,22 @@ from typing import Any
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
-from ecs_guardrail.core.episode import (
+from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.fleet_minutes import (
+    MEMBERS_KEPT,
+    SHARDS,
+    FleetMinute,
+    FleetSignals,
+    fleet_signals,
+    member,
+    minute_of,
+    minutes_spanned,
+    shard_of,
+)
+from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.core.permissions import permissions
+from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
+from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
     DeploymentNote,
@@ -47,20 +62,6 @@ from ecs_guardrail.core.episode import (
     file_job_failure,
     scale_down_times,
 )
-from ecs_guardrail.core.errors import StateConflictError
-from ecs_guardrail.core.fleet_minutes import (
-    MEMBERS_KEPT,
-    SHARDS,
-    FleetMinute,
-    FleetSignals,
-    fleet_signals,
-    member,
-    minute_of,
-    minutes_spanned,
-    shard_of,
-)
-from ecs_guardrail.core.permissions import permissions
-from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
 
 __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
 
@@ -127,13 +128,13 @@ def _ring_doc(ring: tuple[Failure, ...]) -> list[dict[str, Any]]:
     """Oldest first; all but the newest :data:`FULL_ENTRIES` reduced to ``{"t", "k", "a": task id}`` (about
     75 bytes), so even ``CRASH_THRESHOLD=1000`` with long reasons stays far below DynamoDB's 400 KB item."""
     cut = max(0, len(ring) - FULL_ENTRIES)
-    return [{"t": iso(f.time), "k": f.kind.value, "a": f.task_arn.rsplit("/", 1)[-1]} for f in ring[:cut]] + \
+    return [{"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)} for f in ring[:cut]] + \
         [f.to_doc() for f in ring[cut:]]
 
 
 def _minutes_doc(minutes: tuple[MinuteCount, ...]) -> dict[str, Any]:
     """``{"b": first minute (ISO), "n": [[minutes after it, count, offset, ...], ...]}``: about 15 bytes
-    a minute with failures, at most two windows of minutes (core/episode.py bounds them); ``{}`` for none."""
+    a minute with failures, at most two windows of minutes (core/summary.py bounds them); ``{}`` for none."""
     if not minutes:
         return {}
     base = minutes[0].minute
@@ -341,7 +342,7 @@ class WatchdogState:
     @permissions(history_table=["dynamodb:UpdateItem", "dynamodb:GetItem"])
     def uncount_failures(self, ck: str, service: str, failures: list[Failure]) -> None:
         """Take the members of ``failures`` out of their minutes again (a notice delivered after its
-        task's STOPPED event: core/episode.py :func:`~ecs_guardrail.core.episode.add_spot`); a minute
+        task's STOPPED event: core/summary.py :func:`~ecs_guardrail.core.summary.add_spot`); a minute
         left with fewer than two members leaves the ``#2`` item too."""
         shard = shard_of(service)
         key = f"f#{service}"
@@ -590,7 +591,7 @@ class WatchdogState:
     # -------------------------------------------------------------- standalone jobs (never in the fleet test)
     def job_failure(self, ck: str, family: str, task_arn: str, at: datetime, window: timedelta,
                     exit_text: str = "unknown") -> JobFiling | None:
-        """File a failed run of job ``family`` (:func:`~ecs_guardrail.core.episode.file_job_failure`).
+        """File a failed run of job ``family`` (:func:`~ecs_guardrail.core.summary.file_job_failure`).
 
         One item per family (``JOB#<cluster key>`` / ``J#<family>``), written conditionally on its
         ``seq``: of two concurrent invocations exactly one opens (or closes) a window, so a window
@@ -614,7 +615,7 @@ class WatchdogState:
 
     def job_run_ok(self, ck: str, family: str, at: datetime, window: timedelta) -> JobFiling | None:
         """A run of job ``family`` finished normally at ``at``: close its window when that window is over
-        (:func:`~ecs_guardrail.core.episode.close_job_window`), so a job that stops failing still gets its
+        (:func:`~ecs_guardrail.core.summary.close_job_window`), so a job that stops failing still gets its
         last window's summary. One GetItem (none is written for a family that never failed or has
         nothing to summarise); the closing write is conditional on ``seq``, so of two concurrent
         invocations one sends the summary. Returns the filing (``closed``: send it) or ``None``.

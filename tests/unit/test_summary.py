@@ -1,4 +1,4 @@
-"""The watchdog's per-service summary and its pure transitions (core/episode.py), without AWS."""
+"""The watchdog's per-service summary and its pure transitions (core/summary.py), without AWS."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.episode import (
+from ecs_guardrail.core.records import Action, Failure, Reason
+from ecs_guardrail.core.summary import (
     DEPLOYMENT_MEMORY,
     SPOT_MEMORY,
     ActionStatus,
@@ -31,7 +32,6 @@ from ecs_guardrail.core.episode import (
     mark_restored,
     recovery_owed,
 )
-from ecs_guardrail.core.records import Action, Failure, Reason
 
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
 W = timedelta(minutes=30)
@@ -336,7 +336,7 @@ def test_a_notice_delivered_after_its_tasks_stop_takes_the_crash_back():
 
 
 def test_a_steady_state_delivered_before_the_late_decision_still_ends_its_episode():
-    from ecs_guardrail.core.episode import ended_by_steady, note_steady
+    from ecs_guardrail.core.summary import ended_by_steady, note_steady
 
     s = ServiceSummary("api", crashes=(crash(1, 0), crash(2, 1)))
     remembered = note_steady(s, T0 + timedelta(minutes=3))  # no episode yet: remembered
@@ -354,7 +354,7 @@ def test_a_steady_state_delivered_before_the_late_decision_still_ends_its_episod
 
 
 def test_an_impaired_event_counts_like_a_failure_for_the_quiet_window():
-    from ecs_guardrail.core.episode import note_activity
+    from ecs_guardrail.core.summary import note_activity
 
     s = ServiceSummary("api", crashes=(crash(1, 0),), episode=ep(last=0))
     moved = note_activity(s, T0 + timedelta(minutes=20), W)  # SERVICE_TASK_START_IMPAIRED at 20
@@ -365,7 +365,7 @@ def test_an_impaired_event_counts_like_a_failure_for_the_quiet_window():
 
 
 def test_open_episode_remembers_a_replaced_scale_down():
-    from ecs_guardrail.core.episode import open_episode, scale_down_times
+    from ecs_guardrail.core.summary import open_episode, scale_down_times
 
     scaled = ep(last=0, decided=0, action=Action.SCALE_TO_ZERO, action_status=ActionStatus.DONE)
     s = replace(ServiceSummary("api"), episode=scaled)
@@ -374,7 +374,7 @@ def test_open_episode_remembers_a_replaced_scale_down():
 
 
 def test_reevaluated_is_silent_only_for_the_same_outcome():
-    from ecs_guardrail.core.episode import reevaluated
+    from ecs_guardrail.core.summary import reevaluated
 
     s = replace(ServiceSummary("api"), episode=ep(last=10, decided=5, action=Action.HOLD,
                                                   reason=Reason.MASS_UNHEALTHY))

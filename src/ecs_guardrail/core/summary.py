@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.records import Action, Failure, Reason
 
 __all__ = [
@@ -92,8 +93,9 @@ class RecoveryStatus(StrEnum):
     """Where the episode's recovery message stands (at most one per episode). ``NONE``: not owed
     (the episode is open, never alerted, or a scale-down not restored yet); ``PENDING``: owed, the
     episode ended (the write that ended it set this); ``SENT``: claimed by one invocation (set
-    *before* delivery, so two never send it); ``FAILED``: every sink failed (logged, not retried:
-    at most once wins over at least once for an "it is over" message)."""
+    *before* delivery, so two never send it); ``FAILED``: every sink failed (logged; the next scheduled
+    sweep moves it back to ``PENDING`` and sends it again, :mod:`ecs_guardrail.handlers.sweep`: one
+    claim per attempt, so two invocations never send the same attempt)."""
 
     NONE = "none"
     PENDING = "pending"
@@ -253,10 +255,10 @@ class ServiceSummary:
 
     def knows_task(self, task_arn: str) -> bool:
         """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
-        tid = task_arn.rsplit("/", 1)[-1]
+        tid = resource_name(task_arn)
         return (_short(task_arn) in self.recent
-                or any(f.task_arn.rsplit("/", 1)[-1] == tid for f in self.crashes + self.kills)
-                or any(t.rsplit("/", 1)[-1] == tid for t, _ in self.spot))
+                or any(resource_name(f.task_arn) == tid for f in self.crashes + self.kills)
+                or any(resource_name(t) == tid for t, _ in self.spot))
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -350,11 +352,11 @@ def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
     """``failures`` with ``end - window <= time <= end`` and ``time > after``, oldest first."""
     start = end - window
     return tuple(sorted((f for f in failures if start <= f.time <= end and (after is None or f.time > after)),
-                        key=lambda f: (f.time, f.task_arn.rsplit("/", 1)[-1])))
+                        key=lambda f: (f.time, resource_name(f.task_arn))))
 
 
 def _ring(failures: tuple[Failure, ...], new: Failure, keep: int) -> tuple[Failure, ...]:
-    merged = sorted(failures + (new,), key=lambda f: (f.time, f.task_arn.rsplit("/", 1)[-1]))
+    merged = sorted(failures + (new,), key=lambda f: (f.time, resource_name(f.task_arn)))
     return tuple(merged[-keep:])
 
 
@@ -362,7 +364,7 @@ def _short(task_arn: str) -> str:
     """The part of a task ARN a summary remembers for deduplication: the last 8 characters of the task
     id (32 bits of a random 128-bit id: two of one service's 32 newest collide with a chance of about
     one in ten million, and a collision only makes one stop count once too few in the fleet test)."""
-    return task_arn.rsplit("/", 1)[-1][-8:]
+    return resource_name(task_arn)[-8:]
 
 
 def _minute_of(t: datetime) -> datetime:
@@ -536,10 +538,10 @@ def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSum
     before ``at`` (the first verdict stands). Notices older than :data:`SPOT_MEMORY` before ``at`` are
     forgotten, so the list is bounded by the tasks stopped in that span, not by the length of a loop.
     """
-    tid = task_arn.rsplit("/", 1)[-1]
-    if any(t.rsplit("/", 1)[-1] == tid for t, _ in summary.spot):
+    tid = resource_name(task_arn)
+    if any(resource_name(t) == tid for t, _ in summary.spot):
         return None
-    filed = [f for f in summary.crashes + summary.kills if f.task_arn.rsplit("/", 1)[-1] == tid]
+    filed = [f for f in summary.crashes + summary.kills if resource_name(f.task_arn) == tid]
     if any(f.time < at for f in filed) or (not filed and summary.knows_task(task_arn)):
         return None
     new = summary
