@@ -20,10 +20,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
-from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.deployment_failure import Rollback, deployment_failed_alert, rollback_target
 from ecs_guardrail.core.errors import DecisionInProgressError
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.handlers.runtime import logger, metrics
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core import lifecycle as lc
+else:  # the episode machine: loaded on first use, not at the watchdog's import (issue 33 item 7)
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
 
 if TYPE_CHECKING:
     from ecs_guardrail.core.events import DeploymentStateChange

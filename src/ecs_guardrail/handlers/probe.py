@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ecs_guardrail.adapters.ecs import ServiceFacts
-from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.alert import (
     still_failing_alert,
 )
 from ecs_guardrail.core.errors import (
     DecisionInProgressError,
 )
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
@@ -29,6 +30,11 @@ from ecs_guardrail.core.summary import (
 )
 from ecs_guardrail.handlers.episode import Episodes
 from ecs_guardrail.handlers.runtime import logger, metrics
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core import lifecycle as lc
+else:  # the episode machine: loaded on first use, not at the watchdog's import (issue 33 item 7)
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
 
 __all__ = ["ProbingEpisodes"]
 
