@@ -62,8 +62,9 @@ class Collected:
 
 #: the functions whose recorded calls a function's role must allow: the sweep function (the crash path's
 #: own lane, issue 32) runs the watchdog's code and hands whatever is not the schedule to watchdog.invoke,
-#: so every call the watchdog's code makes is one it can make
-RUNS_CODE_OF = {"sweep": ("sweep", "watchdog")}
+#: and the watchdog still runs a sweep it is given (a schedule from before the lane), so each can make
+#: every call the other's code makes
+RUNS_CODE_OF = {"sweep": ("sweep", "watchdog"), "watchdog": ("watchdog", "sweep")}
 
 
 def _alert_only(value: tuple[str, ...]) -> str:

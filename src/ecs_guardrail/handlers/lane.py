@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.handlers import watchdog
-from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics, report_unmatched_alert_only
+from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
-__all__ = ["handler", "is_scheduled", "USES", "RESERVED_CONCURRENCY"]
+__all__ = ["handler", "invoke", "is_scheduled", "USES", "RESERVED_CONCURRENCY"]
 
 #: the units whose AWS calls this function makes: the watchdog's (the sweep and a restart observation's
 #: decision run the watchdog's code); ecs_guardrail.iam.handler_permissions unions their @permissions
@@ -63,6 +63,13 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     """
     rt = lambda_runtime("watchdog", watchdog.home_of(context))
     report_unmatched_alert_only(rt)
+    return invoke(event, rt, context)
+
+
+def invoke(event: Any, rt: Runtime, context: Any = None) -> dict[str, Any]:
+    """What :func:`handler` does with one event over ``rt`` (tests and the lane model call it): the
+    sweep at the schedule's time, or :func:`~ecs_guardrail.handlers.watchdog.invoke` delivered at
+    ``rt.clock()``. Raises as :func:`handler`."""
     if is_scheduled(event):
         from ecs_guardrail.handlers.sweep import run_sweep, scheduled_now
 
