@@ -482,8 +482,8 @@ def _script(table) -> list[Any]:
     # every item the script wrote, as stored
     for pk in ("WD#c", "SVC#c#api", "JOB#c", "TASK#arn:t/1"):
         out.append(list(table.query(pk)))
-    out.append([i for pk in keys.timeline_partitions("c", T0) for i in table.query(pk, index=True,
-                                                                                 fields=("pk", "sk", *TIMELINE_FIELDS))])
+    fields = ("pk", "sk", *TIMELINE_FIELDS)
+    out.append([i for pk in keys.timeline_partitions("c", T0) for i in table.query(pk, index=True, fields=fields)])
     return out
 
 

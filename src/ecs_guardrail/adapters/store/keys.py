@@ -129,10 +129,8 @@ def timeline_partition(cluster: str, t: datetime, sort: str | None = None) -> st
     before the shards existed carry, so readers (:func:`timeline_partitions`) find those too;
     ``sort=None``: shard 0."""
     utc = t.astimezone(UTC)
-    if utc.year < 1000:  # as iso(): strftime's year without leading zeros
-        base = f"TL#{cluster}#{utc:%Y-%m-%dT%H}"
-    else:
-        base = f"TL#{cluster}#{iso(utc)[:13]}"  # iso's first 13 characters, cheaper than a second strftime
+    # as iso(): strftime's year without leading zeros; else iso's first 13 characters (cheaper)
+    base = f"TL#{cluster}#{utc:%Y-%m-%dT%H}" if utc.year < 1000 else f"TL#{cluster}#{iso(utc)[:13]}"
     n = 0 if sort is None else timeline_shard(sort)
     return base if n == 0 else f"{base}#{n}"
 
