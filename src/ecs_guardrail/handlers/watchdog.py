@@ -77,6 +77,7 @@ from ecs_guardrail.core.policy import (
     fleet_view_of,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.recount import count_again
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.handlers.episode import Claim, Episodes, Known
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
@@ -180,7 +181,7 @@ class Watchdog:
         config = self.config
         s, new = self.state.update(ck, service, lambda s: file_service_failure(
             s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures, horizon=config.horizon))
-        if new or failure in s.crashes + s.kills:
+        if new or count_again(s, failure):  # core/recount.py: filed, even if its ring dropped it since
             # counted in its minute after the summary filed it (a redelivery of a failure the summary
             # holds adds it again, which changes nothing: the write before it may have been lost)
             self.state.count_failures(ck, service, [failure], config.fleet_signal_min_failures)
