@@ -165,7 +165,8 @@ def _storm(throttle: bool) -> dict[str, Any]:
                for i in memory.scan() if str(i["pk"]).startswith("FM#")}
     desired = {f"{c}/{name}": int(svc["desiredCount"]) for c in (CLUSTER, CALM)
                for name, svc in aws.memory.ecs_clusters[c]["services"].items()}
-    return {"summaries": summaries, "decisions": decisions, "scale_downs": scale_downs, "minutes": minutes, "desired": desired,
+    return {"summaries": summaries, "decisions": decisions, "scale_downs": scale_downs, "minutes": minutes,
+            "desired": desired,
             "throttled": table.throttled, "attempts": attempts, "kept": kept, "errors": errors,
             "alerts": list(aws.memory.topics.get(aws.topic_arn, []))}
 
@@ -194,7 +195,8 @@ def test_a_storm_with_throttled_table_writes_loses_nothing_and_decides_nothing_t
     assert faulty["desired"] == clean["desired"] and faulty["desired"][f"{CALM}/api"] == 0
     assert faulty["scale_downs"] == clean["scale_downs"] == Counter({f"{CALM}/api": 1})
     print(f"storm: {faulty['throttled']} table writes throttled, deliveries by attempt {dict(faulty['attempts'])}, "
-          f"{faulty['kept']} kept by the on-failure destination and redriven; errors {dict(faulty['errors'])}; decisions "
+          f"{faulty['kept']} kept by the on-failure destination and redriven; errors {dict(faulty['errors'])}; "
+          "decisions "
           f"{Counter(a for d in faulty['decisions'].values() for a, _ in d)}")
     # every decision alerted (at least once: a repeat after a throttled write carries the same decision)
     assert len(faulty["alerts"]) >= len(clean["alerts"]) > 0
