@@ -13,7 +13,8 @@ names it: a task the summary filed, and no Spot or termination notice took back,
 
 from __future__ import annotations
 
-from ecs_guardrail.core.episode import Failure, ServiceSummary
+from ecs_guardrail.core.episode import ServiceSummary
+from ecs_guardrail.core.records import Failure
 
 __all__ = ["count_again"]
 
