@@ -309,6 +309,7 @@ def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list
                   f"busiest key takes {busiest * 10_000 / 60:.0f} writes/s; one unsharded cluster-hour key "
                   f"(before) would take {per_hour * 10_000 / 60:.0f}/s. A DynamoDB partition sustains "
                   "1,000 write units a second."]
+    lines += ["", _lane_line(big["services"] * CRASHES)]
     a = ASSUME
     lines += ["", "Decision latency model (`bench/storm.py`: M/M/c below saturation, the backlog past it), from "
               "the measured CPU per invocation and these assumptions: warm Lambda invocation "
@@ -332,6 +333,28 @@ def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list
             lines.append(f"| {label} | {n:,} services | {filing * 1000:.0f} / {decision * 1000:.0f} | {t:,.0f} |")
     lines.append("")
     return lines
+
+
+def _lane_line(backlog: int, slots: int = 5) -> str:
+    """The crash path's own lane (issue 32 item 3) on the queue model of ``replay/lanes.py``: the round in
+    which the one-minute sweep runs with ``backlog`` task events queued before it, in its own lane and
+    in one shared queue (before)."""
+    from ecs_guardrail.handlers.lane import RESERVED_CONCURRENCY
+    from ecs_guardrail.replay.lanes import AsyncLanes
+
+    sweep = {"source": "aws.events", "detail-type": "Scheduled Event"}
+    task = {"source": "aws.ecs", "detail-type": "ECS Task State Change", "detail": {"lastStatus": "STOPPED"}}
+    rounds = []
+    for lanes in (AsyncLanes({"watchdog": slots, "sweep": RESERVED_CONCURRENCY}),
+                  AsyncLanes({"watchdog": slots}, route=lambda e: "watchdog")):
+        lanes.deliver([task] * backlog + [sweep])
+        name = "sweep" if "sweep" in lanes.lanes else "watchdog"
+        while lanes.rounds_until(name, sweep) is None:
+            lanes.step(lambda f, e: None)
+        rounds.append(lanes.rounds_until(name, sweep))
+    return (f"The sweep's own lane (`replay/lanes.py`, rounds of the watchdog's {slots} reserved slots): with the "
+            f"storm's {backlog:,} task events queued first, the one-minute sweep runs in round {rounds[0]} of the "
+            f"sweep function; in one shared queue (before) it ran in round {rounds[1]:,}.")
 
 
 def write_section(lines: list[str], out: Path) -> None:
