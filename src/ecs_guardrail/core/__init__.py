@@ -4,7 +4,7 @@ Nothing here talks to AWS, reads the environment or the clock: time and state co
 """
 
 __all__ = [
-    "alert", "attribution", "audit", "availability", "classify", "clusters", "delivery", "entitlement", "episode",
-    "errors", "events", "fields", "fleet_minutes", "health_json", "lifecycle", "links", "permissions", "policy",
-    "records", "restarts", "restore_count", "timeline",
+    "alert", "attribution", "audit", "availability", "classify", "clusters", "concurrency", "delivery",
+    "entitlement", "episode", "errors", "events", "fields", "fleet_minutes", "health_json", "lifecycle", "links",
+    "permissions", "policy", "records", "recount", "restarts", "restore_count", "timeline",
 ]

@@ -1,3 +1,3 @@
 """One module per Lambda function: parse, load state, call core, persist, act, alert."""
 
-__all__ = ["availability", "episode", "record", "runtime", "sweep", "watchdog"]
+__all__ = ["availability", "episode", "lane", "record", "runtime", "sweep", "watchdog"]
