@@ -158,6 +158,9 @@ def profile(services: int) -> dict[str, Any]:
             "writes_filing": statistics.mean(r[4] for r in filing) if filing else 0.0,
             "aws_calls_decision": other / max(1, len(dec)),
             "writes_by_key": writes.most_common(4), "index_writes_by_key": index_writes.most_common(2),
+            # the timeline index's keys (issue 32 item 2: sharded, keys.TIMELINE_SHARDS a cluster-hour)
+            "index_writes": sum(index_writes.values()), "index_keys": len(index_writes),
+            "index_hours": len({k.split("#")[2] for k in index_writes}),
             "failures": services * CRASHES}
 
 
@@ -297,6 +300,16 @@ def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list
     for key, n in big["writes_by_key"] + [(f"{k} (index gsi1)", n) for k, n in big["index_writes_by_key"]]:
         per = n / big["failures"]
         lines.append(f"| `{key}` | {n:,} | {per:.3f} | {per * 10_000 / 60:.0f} |")
+    if big.get("index_keys"):
+        per_hour = big["index_writes"] / big["failures"]  # the storm fits in its hours; one hour's keys at a time
+        busiest = big["index_writes_by_key"][0][1] / big["failures"]
+        lines += ["", f"Timeline index (`gsi1`): {big['index_writes']:,} writes over {big['index_keys']} keys "
+                  f"({big['index_hours']} cluster-hour(s) x {big['index_keys'] // max(1, big['index_hours'])} "
+                  f"shards, CRC-32 of the sort key). At 10,000 stopped tasks a minute in this one cluster the "
+                  f"busiest key takes {busiest * 10_000 / 60:.0f} writes/s; one unsharded cluster-hour key "
+                  f"(before) would take {per_hour * 10_000 / 60:.0f}/s. A DynamoDB partition sustains "
+                  "1,000 write units a second."]
+    lines += ["", _lane_line(big["services"] * CRASHES)]
     a = ASSUME
     lines += ["", "Decision latency model (`bench/storm.py`: M/M/c below saturation, the backlog past it), from "
               "the measured CPU per invocation and these assumptions: warm Lambda invocation "
@@ -320,6 +333,28 @@ def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list
             lines.append(f"| {label} | {n:,} services | {filing * 1000:.0f} / {decision * 1000:.0f} | {t:,.0f} |")
     lines.append("")
     return lines
+
+
+def _lane_line(backlog: int, slots: int = 5) -> str:
+    """The crash path's own lane (issue 32 item 3) on the queue model of ``replay/lanes.py``: the round in
+    which the one-minute sweep runs with ``backlog`` task events queued before it, in its own lane and
+    in one shared queue (before)."""
+    from ecs_guardrail.handlers.lane import RESERVED_CONCURRENCY
+    from ecs_guardrail.replay.lanes import AsyncLanes
+
+    sweep = {"source": "aws.events", "detail-type": "Scheduled Event"}
+    task = {"source": "aws.ecs", "detail-type": "ECS Task State Change", "detail": {"lastStatus": "STOPPED"}}
+    rounds = []
+    for lanes in (AsyncLanes({"watchdog": slots, "sweep": RESERVED_CONCURRENCY}),
+                  AsyncLanes({"watchdog": slots}, route=lambda e: "watchdog")):
+        lanes.deliver([task] * backlog + [sweep])
+        name = "sweep" if "sweep" in lanes.lanes else "watchdog"
+        while lanes.rounds_until(name, sweep) is None:
+            lanes.step(lambda f, e: None)
+        rounds.append(lanes.rounds_until(name, sweep))
+    return (f"The sweep's own lane (`replay/lanes.py`, rounds of the watchdog's {slots} reserved slots): with the "
+            f"storm's {backlog:,} task events queued first, the one-minute sweep runs in round {rounds[0]} of the "
+            f"sweep function; in one shared queue (before) it ran in round {rounds[1]:,}.")
 
 
 def write_section(lines: list[str], out: Path) -> None:

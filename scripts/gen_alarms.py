@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
 
 #: function label -> its AWS::Serverless::Function logical id
-FUNCTIONS = {"Recorder": "RecorderFunction", "Watchdog": "WatchdogFunction", "Availability": "AvailabilityFunction"}
+FUNCTIONS = {"Recorder": "RecorderFunction", "Watchdog": "WatchdogFunction", "Availability": "AvailabilityFunction",
+             "Sweep": "SweepFunction"}
 #: AWS/Lambda metric -> what it means (AlarmDescription).
 #: Metrics: docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
 FUNCTION_METRICS = {
@@ -43,7 +44,7 @@ FUNCTION_METRICS = {
     "AsyncEventsDropped": "async events were dropped without running (maximum event age or retries exhausted)",
 }
 #: the AWS::Events::Rule logical ids
-RULES = ("RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule")
+RULES = ("RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule", "SweepRule")
 #: AWS/Events metric -> what it means. Metrics: docs.aws.amazon.com/eventbridge/latest/userguide/eb-monitoring.html
 RULE_METRICS = {
     "FailedInvocations": "EventBridge could not invoke the target (it retries, then dead-letters)",

@@ -21,6 +21,7 @@ locals {
     watchdog       = aws_cloudwatch_event_rule.watchdog.name
     ecs_events_log = aws_cloudwatch_event_rule.ecs_events_log.name
     availability   = aws_cloudwatch_event_rule.availability.name
+    sweep          = aws_cloudwatch_event_rule.sweep.name # lane (issue 32 item 3)
   }
   # one alarm per (function, metric) and per (rule, metric)
   function_alarms = {

@@ -16,7 +16,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
   description   = "Only what the watchdog reads, filtered at the bus - stopped tasks, Spot notices, SERVICE_TASK_START_IMPAIRED, SERVICE_STEADY_STATE and deployment state changes."
   event_pattern = <<-EOT
     {
-      "source": ["aws.ecs", "ecs-guardrail"],
+      "source": ["aws.ecs"],
       "replay-name": [{"exists": false}],
       "$or": [
         {"detail-type": ["ECS Task State Change"], "detail": {"lastStatus": ["STOPPED"]}},
@@ -24,8 +24,7 @@ resource "aws_cloudwatch_event_rule" "watchdog" {
         {"detail-type": ["ECS Task State Change"], "detail": {"stoppedReason": [{"prefix": "Your Spot Task"}]}},
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}},
         {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
-        {"detail-type": ["ECS Deployment State Change"]},
-        {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"], "account": ["${local.account_id}"]}
+        {"detail-type": ["ECS Deployment State Change"]}
       ]
     }
   EOT
@@ -43,10 +42,28 @@ resource "aws_cloudwatch_event_rule" "ecs_events_log" {
 
 resource "aws_cloudwatch_event_rule" "availability" {
   name                = "${var.name}-availability"
-  description         = "Runs the availability sampler, and the watchdog's sweep (due probes, owed recoveries)."
+  description         = "Runs the availability sampler, and the sweep function (due probes, owed recoveries)."
   schedule_expression = var.sample_schedule
   tags                = var.tags
 }
+
+# BEGIN lane (issue 32 item 3): the sampler's container-restart observations (restart-policy loops emit
+# no ECS event) to the sweep function, from this stack's account only (a member account may put events
+# on the bus in cross-account mode)
+resource "aws_cloudwatch_event_rule" "sweep" {
+  name          = "${var.name}-restarts"
+  description   = "The sampler's container-restart observations to the sweep function (the crash path's own lane)."
+  event_pattern = <<-EOT
+    {
+      "source": ["ecs-guardrail"],
+      "replay-name": [{"exists": false}],
+      "detail-type": ["Container Restarts"],
+      "account": ["${local.account_id}"]
+    }
+  EOT
+  tags          = var.tags
+}
+# END lane
 
 # One target per rule, each with the events dead-letter queue and a retry policy. The watchdog's waits
 # for the alert-only deny (and on destroy goes before it): the function is never reachable without it.
@@ -56,8 +73,10 @@ locals {
     watchdog       = { rule = aws_cloudwatch_event_rule.watchdog.name, target_id = "watchdog", arn = aws_lambda_function.this["watchdog"].arn, retries = 185, max_age = 86400 }
     ecs_events_log = { rule = aws_cloudwatch_event_rule.ecs_events_log.name, target_id = "raw-log", arn = aws_cloudwatch_log_group.ecs_events.arn, retries = 185, max_age = 86400 }
     availability   = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "availability", arn = aws_lambda_function.this["availability"].arn, retries = 3, max_age = 900 }
-    # the sweep runs in the watchdog (its role already makes every call the sweep needs)
-    sweep = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "sweep", arn = aws_lambda_function.this["watchdog"].arn, retries = 3, max_age = 900 }
+    # the sweep runs in its own lane, the sweep function (issue 32 item 3)
+    sweep = { rule = aws_cloudwatch_event_rule.availability.name, target_id = "sweep", arn = aws_lambda_function.this["sweep"].arn, retries = 3, max_age = 900 }
+    # lane: the restart observations to the sweep function
+    restarts = { rule = aws_cloudwatch_event_rule.sweep.name, target_id = "sweep", arn = aws_lambda_function.this["sweep"].arn, retries = 185, max_age = 86400 }
   }
 }
 
@@ -76,7 +95,7 @@ resource "aws_cloudwatch_event_target" "this" {
     maximum_event_age_in_seconds = each.value.max_age
   }
 
-  depends_on = [aws_iam_role_policy.watchdog_deny_alert_only]
+  depends_on = [aws_iam_role_policy.watchdog_deny_alert_only, aws_iam_role_policy.sweep_deny_alert_only]
 }
 
 moved {
@@ -113,9 +132,18 @@ resource "aws_lambda_permission" "events" {
 resource "aws_lambda_permission" "sweep" {
   statement_id  = "AllowEventBridgeSweep"
   action        = "lambda:InvokeFunction"
-  function_name = aws_lambda_function.this["watchdog"].function_name
+  function_name = aws_lambda_function.this["sweep"].function_name
   principal     = "events.amazonaws.com"
   source_arn    = aws_cloudwatch_event_rule.availability.arn
+}
+
+# lane: the restart observations' rule may invoke the sweep function
+resource "aws_lambda_permission" "restarts" {
+  statement_id  = "AllowEventBridgeRestarts"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.this["sweep"].function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.sweep.arn
 }
 
 resource "aws_cloudwatch_event_archive" "ecs" {

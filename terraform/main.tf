@@ -82,6 +82,42 @@ locals {
         ACCOUNT_NAME                 = var.account_name
       }
     }
+    # BEGIN lane (issue 32 item 3): the crash path's own lane - the one-minute sweep and the sampler's
+    # restart observations run the watchdog's code here, with this function's own asynchronous event
+    # queue and reserved concurrency, never behind a storm's backlog of task events in the watchdog's
+    sweep = {
+      description       = "The crash path's own lane - the one-minute sweep (probes, owed recoveries) and container-restart observations, never behind the watchdog's backlog."
+      handler           = "ecs_guardrail.handlers.lane.handler"
+      timeout           = 60
+      max_event_age     = 900
+      max_retry_attempt = 2
+      # two slots (ecs_guardrail.handlers.lane.RESERVED_CONCURRENCY): the sweep's, and the restart observations'
+      reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : 2
+      environment = {
+        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
+        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
+        POWERTOOLS_LOG_LEVEL         = var.log_level
+        HISTORY_TABLE                = local.history_table_name
+        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
+        ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
+        CRASH_THRESHOLD              = tostring(var.crash_threshold)
+        CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
+        MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
+        MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
+        FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
+        CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
+        DRY_RUN                      = tostring(var.dry_run)
+        ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
+        SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+        RUNBOOK_URL                  = var.runbook_url
+        SNS_FORMAT                   = var.sns_format
+        RECOVERY                     = var.recovery
+        PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
+        PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
+        PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
+      }
+    }
+    # END lane
     availability = {
       description       = "Samples healthy hosts and request metrics of every ECS service behind a load balancer."
       handler           = "ecs_guardrail.handlers.availability.handler"
@@ -202,6 +238,7 @@ resource "aws_sqs_queue_policy" "events_dlq" {
             aws_cloudwatch_event_rule.watchdog.arn,
             aws_cloudwatch_event_rule.ecs_events_log.arn,
             aws_cloudwatch_event_rule.availability.arn,
+            aws_cloudwatch_event_rule.sweep.arn,
           ]
         }
       }
@@ -289,7 +326,8 @@ resource "aws_lambda_function" "this" {
 
   tags = var.tags
   # the watchdog never runs without its alert-only deny (and on destroy goes before it)
-  depends_on = [aws_iam_role_policy.function, aws_iam_role_policy.watchdog_deny_alert_only]
+  depends_on = [aws_iam_role_policy.function, aws_iam_role_policy.watchdog_deny_alert_only,
+  aws_iam_role_policy.sweep_deny_alert_only]
 }
 
 resource "aws_lambda_function_event_invoke_config" "this" {

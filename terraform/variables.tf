@@ -222,7 +222,7 @@ variable "heartbeat_minutes" {
 }
 
 variable "watchdog_reserved_concurrency" {
-  description = "Reserved concurrency of the watchdog (the sampler has 1): an event storm cannot take the account's concurrency or hammer ECS; throttled async events are retried for up to 6 hours. 0: no function reserves any (neither the watchdog nor the sampler), for new or sandbox accounts whose Lambda concurrency quota is still 10, where Lambda refuses any reservation (it keeps 10 unreserved)."
+  description = "Reserved concurrency of the watchdog (the sampler has 1, the sweep function 2): an event storm cannot take the account's concurrency or hammer ECS; throttled async events are retried for up to 6 hours. Size it from the account's services (docs/deploy.md, \"Sizing the watchdog's reserved concurrency\"; scripts/recommend_concurrency.py prints it): max(5, ceil(services x stopped tasks a minute per crash-looping service / 60 x 0.086 s / 0.7)), 0.086 s being a watchdog invocation's mean (bench/storm.py): 5 up to about 2,400 services, 21 at 10,000. 0: no function reserves any (neither the watchdog, the sampler nor the sweep function), for new or sandbox accounts whose Lambda concurrency quota is still 10, where Lambda refuses any reservation (it keeps 100 unreserved)."
   type        = number
   default     = 5
 

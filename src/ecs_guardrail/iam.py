@@ -52,6 +52,8 @@ FUNCTIONS = MappingProxyType(
         "recorder": "ecs_guardrail.handlers.record.handler",
         "watchdog": "ecs_guardrail.handlers.watchdog.handler",
         "availability": "ecs_guardrail.handlers.availability.handler",
+        # the crash path's own lane (issue 32 item 3): the schedule's sweep and the restart observations
+        "sweep": "ecs_guardrail.handlers.lane.handler",
     }
 )
 

@@ -31,7 +31,7 @@ PATTERNS: dict[str, dict[str, Any]] = {
     # only what the watchdog reads: stopped tasks (Spot notices included), two service actions (impaired
     # starts; steady state closes an episode) and every deployment state change
     "watchdog": {
-        "source": ["aws.ecs", "ecs-guardrail"],
+        "source": ["aws.ecs"],
         # never an event replayed from the archive (EventBridge adds "replay-name" to each): a replay
         # without FilterArns reaches every rule of the bus, and old crashes would scale services today
         "replay-name": [{"exists": False}],
@@ -47,11 +47,19 @@ PATTERNS: dict[str, dict[str, Any]] = {
             {"detail-type": ["ECS Service Action"], "detail": {"eventName": ["SERVICE_STEADY_STATE"]}},
             # every deployment state change (in progress, completed, failed)
             {"detail-type": ["ECS Deployment State Change"]},
-            # the sampler's container-restart observations (restart-policy loops emit no ECS event), put
-            # by the stack's own sampler only: another account's (a member account may put events on the
-            # bus in cross-account mode) is a forgery, never delivered (the watchdog also refuses it)
-            {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"], "account": [STACK_ACCOUNT]},
         ],
+    },
+    # the crash path's own lane (issue 32 item 3): the sweep function (the watchdog's code, its own
+    # reserved concurrency and async queue) takes the sampler's container-restart observations
+    # (restart-policy loops emit no ECS event), so they never wait behind a storm's task events; put by
+    # the stack's own sampler only: another account's (a member account may put events on the bus in
+    # cross-account mode) is a forgery, never delivered (the handler also refuses it). The one-minute
+    # schedule is its other rule (no pattern).
+    "sweep": {
+        "source": ["ecs-guardrail"],
+        "replay-name": [{"exists": False}],
+        "detail-type": ["Container Restarts"],
+        "account": [STACK_ACCOUNT],
     },
 }
 
@@ -187,7 +195,7 @@ _COMPILED: dict[str | None, list[tuple[str, Check]]] = {
 
 
 def targets(event: Any, account: str | None = None) -> set[str]:
-    """The functions (``recorder``, ``watchdog``) the bus of a stack in ``account`` would invoke for
+    """The functions (``recorder``, ``watchdog``, ``sweep``) the bus of a stack in ``account`` would invoke for
     ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any)."""
     compiled = _COMPILED.get(account)
     if compiled is None:

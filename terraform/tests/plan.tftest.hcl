@@ -25,12 +25,12 @@ run "defaults" {
   command = plan
 
   assert {
-    condition     = length(aws_lambda_function.this) == 3
-    error_message = "three functions"
+    condition     = length(aws_lambda_function.this) == 4
+    error_message = "four functions (the sweep's own lane: issue 32)"
   }
   assert {
-    condition     = aws_lambda_function.this["watchdog"].reserved_concurrent_executions == 5 && aws_lambda_function.this["availability"].reserved_concurrent_executions == 1 && aws_lambda_function.this["recorder"].reserved_concurrent_executions == -1
-    error_message = "reserved concurrency: watchdog 5, sampler 1, recorder unreserved"
+    condition     = aws_lambda_function.this["watchdog"].reserved_concurrent_executions == 5 && aws_lambda_function.this["availability"].reserved_concurrent_executions == 1 && aws_lambda_function.this["sweep"].reserved_concurrent_executions == 2 && aws_lambda_function.this["recorder"].reserved_concurrent_executions == -1
+    error_message = "reserved concurrency: watchdog 5, sampler 1, sweep 2, recorder unreserved"
   }
   assert {
     condition     = jsonencode(local.alert_only_service_arns) == jsonencode(["arn:*:ecs:*:*:service/production/*"])
@@ -45,7 +45,7 @@ run "defaults" {
     error_message = "gsi1 projects INCLUDE"
   }
   assert {
-    condition     = length(aws_cloudwatch_metric_alarm.function) == 12 && length(aws_cloudwatch_metric_alarm.rule) == 8 && length(aws_cloudwatch_metric_alarm.queue) == 2
+    condition     = length(aws_cloudwatch_metric_alarm.function) == 16 && length(aws_cloudwatch_metric_alarm.rule) == 10 && length(aws_cloudwatch_metric_alarm.queue) == 2
     error_message = "4 alarms per function, 2 per rule, 2 queue alarms"
   }
   assert {
@@ -53,8 +53,8 @@ run "defaults" {
     error_message = "per-account silence is off by default"
   }
   assert {
-    condition     = length(aws_cloudwatch_event_target.this) == 5
-    error_message = "five event targets (the schedule's second is the watchdog's sweep)"
+    condition     = length(aws_cloudwatch_event_target.this) == 6
+    error_message = "six event targets (the schedule's second and the restarts rule's are the sweep function)"
   }
 }
 

@@ -53,7 +53,8 @@ def _fleet() -> dict[str, Any]:
 
 
 def test_the_bus_rule_delivers_only_the_stacks_own_observations() -> None:
-    assert "watchdog" in targets(observation("cart", 0), ecsgen.ACCOUNT)
+    # the sweep function's rule: the crash path's own lane (issue 32)
+    assert targets(observation("cart", 0), ecsgen.ACCOUNT) == {"sweep"}
     assert targets(observation("cart", 0, account=OTHER), ecsgen.ACCOUNT) == set()
     assert targets(observation("cart", 0, source="someone-else"), ecsgen.ACCOUNT) == set()
 

@@ -174,7 +174,7 @@ def cfn_policy(function: str, d: Deployment) -> list[Statement]:
 
 
 _TF_DOCUMENTS = {"recorder": ["recorder"], "watchdog": ["watchdog", "watchdog_deny_alert_only"],
-                 "availability": ["availability"]}
+                 "availability": ["availability"], "sweep": ["sweep", "watchdog_deny_alert_only"]}
 
 
 @cache

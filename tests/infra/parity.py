@@ -25,14 +25,19 @@ CFN_FUNCTION = {
     "recorder": "RecorderFunction",
     "watchdog": "WatchdogFunction",
     "availability": "AvailabilityFunction",
+    "sweep": "SweepFunction",
 }
-CFN_ROLE = {"recorder": "RecorderRole", "watchdog": "WatchdogRole", "availability": "AvailabilityRole"}
+CFN_ROLE = {"recorder": "RecorderRole", "watchdog": "WatchdogRole", "availability": "AvailabilityRole",
+            "sweep": "SweepRole"}
 CFN_LOG_GROUP = {
     "recorder": "RecorderLogGroup",
     "watchdog": "WatchdogLogGroup",
     "availability": "AvailabilityLogGroup",
+    "sweep": "SweepLogGroup",
 }
-TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "availability"}
+TF_POLICY = {"recorder": "recorder", "watchdog": "watchdog", "availability": "availability", "sweep": "sweep"}
+#: the functions whose roles carry the alert-only deny (the watchdog's code runs in both)
+DENIED = ("watchdog", "sweep")
 
 
 # Terraform-only inputs, each with the SAM counterpart that is not a parameter.
@@ -177,7 +182,7 @@ def tf_document_statements(name: str) -> list[dict[str, Any]]:
 
 def tf_statements(function: str) -> list[dict[str, Any]]:
     """Statements of the function's policy documents (the watchdog's deny included)."""
-    names = [TF_POLICY[function]] + (["watchdog_deny_alert_only"] if function == "watchdog" else [])
+    names = [TF_POLICY[function]] + (["watchdog_deny_alert_only"] if function in DENIED else [])
     return [s for name in names for s in tf_document_statements(name)]
 
 
@@ -197,6 +202,7 @@ CFN_RULES = {
     "WatchdogRule": "watchdog",
     "EcsEventsLogRule": "ecs_events_log",
     "AvailabilityScheduleRule": "availability",
+    "SweepRule": "sweep",
 }
 FUNCTION_METRICS = ("Errors", "Throttles", "DestinationDeliveryFailures", "AsyncEventsDropped")
 RULE_METRICS = ("FailedInvocations", "InvocationsFailedToBeSentToDlq")

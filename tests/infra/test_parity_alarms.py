@@ -30,7 +30,8 @@ import gen_alarms  # noqa: E402 - scripts/ is not a package
 def test_every_rule_target_has_dlq_and_retry_policy() -> None:
     # the org heartbeat to another account's bus has no retry policy and no DLQ: test_parity_org.py
     cfn_rules = {k: v for k, v in iac.resources_of_type(TEMPLATE, "AWS::Events::Rule").items() if k != "HeartbeatRule"}
-    assert set(cfn_rules) == {"RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule"}
+    assert set(cfn_rules) == {"RecorderRule", "WatchdogRule", "EcsEventsLogRule", "AvailabilityScheduleRule",
+                              "SweepRule"}
     cfn_retry = {}
     for name, rule in cfn_rules.items():
         for target in rule["Properties"]["Targets"]:
@@ -48,27 +49,36 @@ def test_every_rule_target_has_dlq_and_retry_policy() -> None:
         "maximum_event_age_in_seconds": "${each.value.max_age}",
     }
     targets = TF["locals"]["event_targets"]
-    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability", "sweep"}
+    assert set(targets) == {"recorder", "watchdog", "ecs_events_log", "availability", "sweep", "restarts"}
     tf_retry = {name: (t["retries"], t["max_age"]) for name, t in targets.items()}
     names = {  # (rule, target id) -> Terraform target
         ("RecorderRule", "recorder"): "recorder",
         ("WatchdogRule", "watchdog"): "watchdog",
         ("EcsEventsLogRule", targets["ecs_events_log"]["target_id"]): "ecs_events_log",
         ("AvailabilityScheduleRule", "availability"): "availability",
-        ("AvailabilityScheduleRule", "sweep"): "sweep",  # the watchdog's sweep, on the same schedule
+        ("AvailabilityScheduleRule", "sweep"): "sweep",  # the sweep function, on the same schedule
+        ("SweepRule", "sweep"): "restarts",  # the restart observations, to the sweep function
     }
     assert {names[k]: v for k, v in cfn_retry.items()} == tf_retry
     assert {t["target_id"] for t in targets.values()} == {k[1] for k in names}
-    # the sweep is the watchdog function on the sampler's schedule, allowed by its own permission
+    # the sweep is its own function (the crash path's lane, issue 32) on the sampler's schedule and on the
+    # restart observations' rule, each allowed by its own permission
     sweep = [t for t in cfn_rules["AvailabilityScheduleRule"]["Properties"]["Targets"] if t["Id"] == "sweep"]
-    assert sweep[0]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
-    assert targets["sweep"]["arn"] == '${aws_lambda_function.this["watchdog"].arn}'
+    assert sweep[0]["Arn"] == {"Fn::GetAtt": ["SweepFunction", "Arn"]}
+    assert cfn_rules["SweepRule"]["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": ["SweepFunction", "Arn"]}
+    assert targets["sweep"]["arn"] == targets["restarts"]["arn"] == '${aws_lambda_function.this["sweep"].arn}'
     assert targets["sweep"]["rule"] == "${aws_cloudwatch_event_rule.availability.name}"
-    perm = TEMPLATE["Resources"]["WatchdogSweepInvokePermission"]["Properties"]
-    assert perm["SourceArn"] == {"Fn::GetAtt": ["AvailabilityScheduleRule", "Arn"]}
-    tf_perm = TF["resource"]["aws_lambda_permission"]["sweep"]
-    assert tf_perm["source_arn"] == "${aws_cloudwatch_event_rule.availability.arn}"
-    assert tf_perm["function_name"] == '${aws_lambda_function.this["watchdog"].function_name}'
+    assert targets["restarts"]["rule"] == "${aws_cloudwatch_event_rule.sweep.name}"
+    for logical, rule, tf_name in (("SweepScheduleInvokePermission", "AvailabilityScheduleRule", "sweep"),
+                                   ("SweepInvokePermission", "SweepRule", "restarts")):
+        perm = TEMPLATE["Resources"][logical]["Properties"]
+        assert perm["SourceArn"] == {"Fn::GetAtt": [rule, "Arn"]}
+        assert perm["FunctionName"] == {"Ref": "SweepFunction"}
+        tf_perm = TF["resource"]["aws_lambda_permission"][tf_name]
+        assert tf_perm["function_name"] == '${aws_lambda_function.this["sweep"].function_name}'
+    assert TF["resource"]["aws_lambda_permission"]["sweep"]["source_arn"] == \
+        "${aws_cloudwatch_event_rule.availability.arn}"
+    assert TF["resource"]["aws_lambda_permission"]["restarts"]["source_arn"] == "${aws_cloudwatch_event_rule.sweep.arn}"
     # the DLQ lets exactly these rules in
     condition = TEMPLATE["Resources"]["EventsDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
     assert {r["Fn::GetAtt"][0] for r in condition["Condition"]["ArnEquals"]["aws:SourceArn"]} == set(cfn_rules)
@@ -99,7 +109,7 @@ def test_alarms_cover_both_failure_paths_and_the_failure_paths_failing() -> None
     repeated = {k for k, v in raw.items() if v["Type"] == "AWS::CloudWatch::Alarm" and k not in SINGLE_ALARMS}
     assert repeated == {line[2:-1] for line in generated.splitlines() if line.startswith("  ") and line[2] != " "
                         and line.endswith(":") and not line.startswith("  #")}
-    assert len(repeated) == 3 * 4 + 4 * 2 + gen_alarms.SILENCE_SLOTS
+    assert len(repeated) == 4 * 4 + 5 * 2 + gen_alarms.SILENCE_SLOTS
 
     tf = TF["resource"]["aws_cloudwatch_metric_alarm"]
     assert set(tf) == {"queue", "function", "rule", "sampler_liveness", "account_silence", "slack_secret_unreadable",

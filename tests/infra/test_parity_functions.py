@@ -77,6 +77,8 @@ CONTRACT_ENV = {
     },
     "availability": {"HISTORY_TABLE", "HISTORY_TTL_DAYS", "SAMPLE_LOOKBACK_MINUTES"},
 }
+# the sweep function runs the watchdog's code (the crash path's own lane, issue 32): the same settings
+CONTRACT_ENV["sweep"] = CONTRACT_ENV["watchdog"]
 
 
 POWERTOOLS_ENV = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}

@@ -66,7 +66,7 @@ TF_TYPE = {tf: cfn for cfn, tf in zip(CFN_NAME, TF_NAME, strict=True)}
 def _scheme(name: str) -> dict[str, set[str]]:
     """The naming scheme, written out: every name both paths must give, by type."""
     functions = sorted(iam.FUNCTIONS)
-    rules = ["recorder", "watchdog", "ecs-events-log", "availability"]
+    rules = ["recorder", "watchdog", "ecs-events-log", "availability", "restarts"]
     function_metrics = ["Errors", "Throttles", "DestinationDeliveryFailures", "AsyncEventsDropped"]
     rule_metrics = ["FailedInvocations", "InvocationsFailedToBeSentToDlq"]
     return {
@@ -195,14 +195,14 @@ def test_sam_never_names_what_holds_state() -> None:
 def test_the_same_alarms_at_the_defaults() -> None:
     """Issue 24 item 19: `make check-deploy` once read 23 Terraform alarms beside none from SAM (moto's
     CloudFormation creates no alarm). Both paths declare the same alarms at the defaults too (24: two
-    queues, 4 x 3 functions, 2 x 4 rules, the sampler's liveness, the unmatched alert-only entry), and
-    the same 27 with Slack and two silence accounts (the test above)."""
+    queues, 4 x 4 functions, 2 x 5 rules, the sampler's liveness, the unmatched alert-only entry: 30 since
+    the sweep's own lane, issue 32), and the same 33 with Slack and two silence accounts (the test above)."""
     cfn, tf = cfn_names("ecs-guardrail", optional=False), tf_names("ecs-guardrail", optional=False)
     assert {t: n for t, n in cfn.items() if t not in SAM_GENERATED} == {t: n for t, n in tf.items()
                                                                          if t not in SAM_GENERATED}
     assert cfn["AWS::CloudWatch::Alarm"] == tf["AWS::CloudWatch::Alarm"]
-    assert len(cfn["AWS::CloudWatch::Alarm"]) == 24
-    assert len(cfn_names("ecs-guardrail")["AWS::CloudWatch::Alarm"]) == 27
+    assert len(cfn["AWS::CloudWatch::Alarm"]) == 30
+    assert len(cfn_names("ecs-guardrail")["AWS::CloudWatch::Alarm"]) == 33
     assert "AWS::Logs::MetricFilter" not in cfn  # the per-account filter only with silence alarms
 
 
@@ -221,9 +221,9 @@ def test_an_empty_name_is_the_stack_name(monkeypatch: pytest.MonkeyPatch) -> Non
     """Two stacks in one region with the default Name get their own names: each its stack's."""
     monkeypatch.setitem(iac.PSEUDO, "AWS::StackName", "second-stack")
     assert set(cfn_names("")["AWS::Serverless::Function"]) == {
-        "second-stack-recorder", "second-stack-watchdog", "second-stack-availability"}
+        "second-stack-recorder", "second-stack-watchdog", "second-stack-availability", "second-stack-sweep"}
     assert set(cfn_names("given")["AWS::Serverless::Function"]) == {"given-recorder", "given-watchdog",
-                                                                "given-availability"}
+                                                                "given-availability", "given-sweep"}
 
 
 def test_names_fit_their_limits_at_the_longest_prefix() -> None:
@@ -265,7 +265,7 @@ def test_the_deploy_guide_shows_the_scheme() -> None:
     section = docs[docs.index("## Names") :].split("\n## ", 1)[0]
     for names in _scheme("<name>").values():
         for value in names:
-            generic = re.sub(r"-(recorder|watchdog|availability)$", "-<function>", value)
+            generic = re.sub(r"-(recorder|watchdog|availability|sweep)$", "-<function>", value)
             if "<name>-no-ecs-events-from-" in value:
                 generic = "<name>-no-ecs-events-from-<account>"
             if generic.endswith(("Errors", "Throttles", "Failures", "Dropped", "Invocations", "Dlq")) \

@@ -31,15 +31,17 @@ def test_rule_patterns_equal_events_patterns_json() -> None:
     """The four copies of the patterns agree: routing.PATTERNS (replay), events/patterns.json, both templates."""
     from ecs_guardrail.routing import PATTERNS as CODE_PATTERNS
 
-    assert set(PATTERNS) == {"recorder", "watchdog"}
+    assert set(PATTERNS) == {"recorder", "watchdog", "sweep"}
     assert json.loads(json.dumps(CODE_PATTERNS)) == PATTERNS
     rules = iac.resources_of_type(TEMPLATE, "AWS::Events::Rule")
     assert rules["RecorderRule"]["Properties"]["EventPattern"] == PATTERNS["recorder"]
     assert _own_account(rules["WatchdogRule"]["Properties"]["EventPattern"]) == PATTERNS["watchdog"]
+    assert _own_account(rules["SweepRule"]["Properties"]["EventPattern"]) == PATTERNS["sweep"]
 
     tf_rules = TF["resource"]["aws_cloudwatch_event_rule"]
     assert json.loads(iac.heredoc(tf_rules["recorder"]["event_pattern"])) == PATTERNS["recorder"]
     assert _own_account(json.loads(iac.heredoc(tf_rules["watchdog"]["event_pattern"]))) == PATTERNS["watchdog"]
+    assert _own_account(json.loads(iac.heredoc(tf_rules["sweep"]["event_pattern"]))) == PATTERNS["sweep"]
 
 
 def test_watchdog_is_filtered_at_the_bus() -> None:
@@ -52,12 +54,12 @@ def test_watchdog_is_filtered_at_the_bus() -> None:
         (("ECS Service Action",), {"eventName": ["SERVICE_TASK_START_IMPAIRED"]}),
         (("ECS Service Action",), {"eventName": ["SERVICE_STEADY_STATE"]}),
         (("ECS Deployment State Change",), None),  # every deployment state change
-        (("Container Restarts",), None),  # the sampler's restart observations (source ecs-guardrail)
     ]
-    assert watchdog["source"] == ["aws.ecs", "ecs-guardrail"]
+    assert watchdog["source"] == ["aws.ecs"]
+    # the sampler's restart observations go to the sweep function, the crash path's own lane (issue 32);
     # issue 29 item 4: the stack's own account only (a member account may put events on the bus)
-    assert watchdog["$or"][-1] == {"source": ["ecs-guardrail"], "detail-type": ["Container Restarts"],
-                                   "account": [STACK_ACCOUNT]}
+    assert PATTERNS["sweep"] == {"source": ["ecs-guardrail"], "replay-name": [{"exists": False}],
+                                 "detail-type": ["Container Restarts"], "account": [STACK_ACCOUNT]}
     # the recorder takes every aws.ecs event: ECS adds detail-types, and one it does not read is kept
     assert PATTERNS["recorder"] == {"source": ["aws.ecs"]}
 

@@ -3,9 +3,10 @@
 A restart-policy loop emits no ECS event (ARCHITECTURE.md, "Restart-policy loops"), so the sampler,
 which reads Container Insights each minute, puts one event per service that restarted on the account's
 default bus (PutEvents, at most 10 entries a call; API reference), ``source`` ``ecs-guardrail`` and
-``detail-type`` ``Container Restarts``; the watchdog's rule routes them to the watchdog
-(``events/patterns.json``). Such an event can only ever make an alert-only ``restart_loop`` decision
-(or a hold), never a scale-down, whoever puts it.
+``detail-type`` ``Container Restarts``; the sweep rule routes them to the sweep function, the
+watchdog's code in its own lane (``events/patterns.json``; issue 32: never behind a storm's task
+events). Such an event can only ever make an alert-only ``restart_loop`` decision (or a hold), never
+a scale-down, whoever puts it.
 """
 
 from __future__ import annotations

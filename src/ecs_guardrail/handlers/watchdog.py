@@ -70,6 +70,7 @@ from ecs_guardrail.core.policy import (
     is_alert_only_cluster,
 )
 from ecs_guardrail.core.records import TriggerKind
+from ecs_guardrail.core.recount import count_again
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.core.summary import (
     DeploymentNote,
@@ -196,7 +197,7 @@ class Watchdog:
         config = self.config
         s, new = self.state.update(ck, service, lambda s: file_service_failure(
             s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures, horizon=config.horizon))
-        if new or failure in s.crashes + s.kills:
+        if new or count_again(s, failure):  # core/recount.py: filed, even if its ring dropped it since
             # counted in its minute after the summary filed it (a redelivery of a failure the summary
             # holds adds it again, which changes nothing: the write before it may have been lost)
             self.state.count_failures(ck, service, [failure], config.fleet_signal_min_failures)

@@ -8,5 +8,5 @@ Logs), ``settings_sweep`` runs a grid of settings (``replay --sweep``; the recov
 is :mod:`ecs_guardrail.handlers.sweep`), ``parallel`` runs partitions by cluster (and a sweep's settings) in
 processes or on a Dask cluster (``replay --jobs``)."""
 
-__all__ = ["clock", "delivered", "embedded", "engine", "event_checks", "fleet", "healthy_hosts", "lines",
+__all__ = ["clock", "delivered", "embedded", "engine", "event_checks", "fleet", "healthy_hosts", "lanes", "lines",
            "logs_file", "memory_aws", "parallel", "restarts", "run", "sampling", "scenario", "settings_sweep"]

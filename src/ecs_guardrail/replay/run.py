@@ -336,6 +336,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                     result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
                     continue
                 routes = targets(raw, scenario.account)
+                if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
+                    routes = routes | {"watchdog"}
                 mark = _deployment_mark(raw)
                 if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
                     opened.setdefault(mark[:2], n)

@@ -59,16 +59,16 @@ class EventLog:
         Without ``detail.version`` (old or documentation events) the envelope id keys the item.
         """
         pk, sk = keys.task_event(task_arn, version, event_id)
-        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time),
-                           "gsi1sk": keys.timeline_sort(time, "task", resource_name(task_arn), sk),
+        sort = keys.timeline_sort(time, "task", resource_name(task_arn), sk)
+        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time, sort), "gsi1sk": sort,
                            "expires_at": self.expires(time), **attrs})
 
     def record_service_event(self, *, cluster: str, service: str, event_id: str, time: datetime,
                              attrs: dict[str, Any]) -> bool:
         """Write one service action or deployment event; ``False`` for a redelivery (same id)."""
         pk, sk = keys.service_event(cluster, service, time, event_id)
-        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time),
-                           "gsi1sk": keys.timeline_sort(time, "service", service, event_id),
+        sort = keys.timeline_sort(time, "service", service, event_id)
+        return self._once({"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, time, sort), "gsi1sk": sort,
                            "expires_at": self.expires(time), **attrs})
 
     def record_rejected(self, raw: Any, reason: str, received: datetime) -> bool:

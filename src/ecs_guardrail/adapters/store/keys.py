@@ -18,9 +18,11 @@ Single table, string keys ``pk``/``sk``, index ``gsi1`` (``gsi1pk``/``gsi1sk``),
 | service task counts | ``HC#<cluster>#<service>`` | ``<sampled at>`` | sampler, when they change |
 
 Timeline items (task, service and deployment events, decisions, samples) carry
-``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DDTHH>`` and ``gsi1sk`` = ``<time>#<kind>#<id>``: one partition
-per cluster per *hour*, so a storm spreads over partitions and a timeline reads one Query per hour
-(DynamoDB partitions sustain about 1,000 write units a second each).
+``gsi1pk`` = ``TL#<cluster>#<YYYY-MM-DDTHH>`` (shard 0) or ``TL#<cluster>#<YYYY-MM-DDTHH>#<n>`` (shard
+``0 < n < 8``, from a CRC-32 of the sort key) and ``gsi1sk`` = ``<time>#<kind>#<id>``: eight partitions
+per cluster per *hour*, so a storm spreads over partitions (a 2,000-service storm's ~600 timeline writes a
+second in one cluster: about 75 per key; DynamoDB partitions sustain about 1,000 write units a second
+each) and a timeline reads eight Queries per hour, merged by sort key.
 
 The *cluster key* is the cluster name, or ``NAME@ACCOUNT@REGION`` for a cluster outside the
 watchdog's own account and region (cross-account mode): ``@`` cannot appear in a cluster name, so
@@ -29,14 +31,15 @@ clusters of the same name elsewhere never share state.
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime
 
 from ecs_guardrail.core.records import iso
 
 __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
-    "sample", "service_counts", "timeline_partition", "timeline_sort", "cluster_key", "fleet_minutes",
-    "fleet_minute", "deployment_alert",
+    "sample", "service_counts", "timeline_partition", "timeline_partitions", "timeline_shard", "TIMELINE_SHARDS",
+    "timeline_sort", "cluster_key", "fleet_minutes", "fleet_minute", "deployment_alert",
 ]
 
 
@@ -118,12 +121,37 @@ def service_counts(cluster: str, service: str, t: datetime) -> tuple[str, str]:
     return f"HC#{cluster}#{service}", iso(t)
 
 
-def timeline_partition(cluster: str, t: datetime) -> str:
-    """``TL#<cluster>#<YYYY-MM-DDTHH>`` (UTC hour)."""
+#: shards of one cluster-hour of the timeline index (issue 32 item 2: a 2,000-service storm writes about
+#: 600 timeline items a second in one cluster; over 8 shards no ``gsi1pk`` takes more than about 100,
+#: well under a partition's 1,000 write units a second, and ``make bench`` prints the per-key rates)
+TIMELINE_SHARDS = 8
+
+
+def timeline_shard(sort: str) -> int:
+    """The shard (``0 <= n <`` :data:`TIMELINE_SHARDS`) of the timeline item whose ``gsi1sk`` is ``sort``:
+    CRC-32 of the sort key, stable across processes (never Python's salted ``hash``). Items with the
+    same sort key share a shard, so a reader's merge of the shards by sort key gives the one
+    partition's order exactly."""
+    return zlib.crc32(sort.encode("utf-8", "surrogatepass")) % TIMELINE_SHARDS
+
+
+def timeline_partition(cluster: str, t: datetime, sort: str | None = None) -> str:
+    """``TL#<cluster>#<YYYY-MM-DDTHH>`` (UTC hour), with ``#<n>`` for shard ``n > 0`` of the item whose
+    ``gsi1sk`` is ``sort`` (:func:`timeline_shard`). Shard 0 is the unsharded key that items written
+    before the shards existed carry, so readers (:func:`timeline_partitions`) find those too;
+    ``sort=None``: shard 0."""
     utc = t.astimezone(UTC)
-    if utc.year < 1000:  # as iso(): strftime's year without leading zeros
-        return f"TL#{cluster}#{utc:%Y-%m-%dT%H}"
-    return f"TL#{cluster}#{iso(utc)[:13]}"  # iso's first 13 characters, cheaper than a second strftime
+    # as iso(): strftime's year without leading zeros; else iso's first 13 characters (cheaper)
+    base = f"TL#{cluster}#{utc:%Y-%m-%dT%H}" if utc.year < 1000 else f"TL#{cluster}#{iso(utc)[:13]}"
+    n = 0 if sort is None else timeline_shard(sort)
+    return base if n == 0 else f"{base}#{n}"
+
+
+def timeline_partitions(cluster: str, t: datetime) -> list[str]:
+    """Every shard's ``gsi1pk`` of ``cluster``'s UTC hour at ``t``, shard 0 first: a reader queries
+    each and merges by ``gsi1sk``."""
+    base = timeline_partition(cluster, t)
+    return [base] + [f"{base}#{n}" for n in range(1, TIMELINE_SHARDS)]
 
 
 def timeline_sort(t: datetime, kind: str, *ids: str) -> str:

@@ -69,10 +69,11 @@ class Samples:
         digest = json.dumps(per_minute, sort_keys=True, separators=(",", ":"))
         if not self._remember((pk, sk), digest):
             return False
+        sort = keys.timeline_sort(t, "healthy_hosts", block.service, block.target_group)
         item: dict[str, Any] = {
             "pk": pk, "sk": sk,
-            "gsi1pk": keys.timeline_partition(block.cluster, t),
-            "gsi1sk": keys.timeline_sort(t, "healthy_hosts", block.service, block.target_group),
+            "gsi1pk": keys.timeline_partition(block.cluster, t, sort),
+            "gsi1sk": sort,
             "type": "healthy_hosts", "time": iso(t), "t": epoch(t), "cluster": block.cluster,
             "service": block.service, "target_group": block.target_group,
             "target_group_dimension": target_group_dimension, "load_balancers": load_balancers,
@@ -94,10 +95,11 @@ class Samples:
             return False
         t = counts.sampled_at
         pk, sk = keys.service_counts(counts.cluster, counts.service, t)
+        sort = keys.timeline_sort(t, "service_counts", counts.service)
         self.table.put({
             "pk": pk, "sk": sk,
-            "gsi1pk": keys.timeline_partition(counts.cluster, t),
-            "gsi1sk": keys.timeline_sort(t, "service_counts", counts.service),
+            "gsi1pk": keys.timeline_partition(counts.cluster, t, sort),
+            "gsi1sk": sort,
             "type": "service_counts", "time": iso(t), "t": epoch(t), "cluster": counts.cluster,
             "service": counts.service, "desired_count": counts.desired_count,
             "running_count": counts.running_count, "expires_at": self._log.expires(t),

@@ -1,7 +1,8 @@
-"""Reads of the timeline index: one Query per cluster per hour (``gsi1``)."""
+"""Reads of the timeline index: one Query per shard of each cluster-hour (``gsi1``), merged by sort key."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +24,10 @@ TIMELINE_FIELDS: tuple[str, ...] = (
 )
 
 
+def _sort_key(item: dict[str, Any]) -> str:
+    return str(item.get("gsi1sk", ""))
+
+
 class TimelineReads:
     """The operator's and the availability report's reads (CLI ``timeline``, ``replay``)."""
 
@@ -35,11 +40,22 @@ class TimelineReads:
     def timeline_items(self, cluster: str, since: datetime, until: datetime,
                        fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
         """Every timeline item of ``cluster`` with ``since <= time <= until``, in time order: one Query per
-        cluster-hour. ``fields`` projects the items; ``None`` returns them whole, raw event text included."""
+        shard of each cluster-hour (:func:`~ecs_guardrail.adapters.store.keys.timeline_partitions`, shard 0
+        being the key items written before the shards carry), merged by ``gsi1sk``: the order one
+        unsharded partition gave (items with one sort key share a shard and keep their order).
+        ``fields`` projects the items; ``None`` returns them whole, raw event text included."""
         hour = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        lo, hi = iso(since), iso(until) + "~"
+        # the sort key is read for the merge and dropped again when the caller did not ask for it
+        wanted = fields if fields is None or "gsi1sk" in fields else (*fields, "gsi1sk")
+        drop = wanted is not fields
         while hour <= until:
-            yield from self.table.query(keys.timeline_partition(cluster, hour), lo=iso(since), hi=iso(until) + "~",
-                                        index=True, fields=fields)
+            shards = [self.table.query(pk, lo=lo, hi=hi, index=True, fields=wanted)
+                      for pk in keys.timeline_partitions(cluster, hour)]
+            for item in heapq.merge(*shards, key=_sort_key):
+                if drop:
+                    item.pop("gsi1sk", None)
+                yield item
             hour += timedelta(hours=1)
 
     def timeline_brief(self, cluster: str, since: datetime, until: datetime,

@@ -431,8 +431,9 @@ class WatchdogState:
         t = parse_time(record["time"])
         pk, sk = keys.decision(ck, current.service, t)
         cluster = record["cluster"]
-        dec = {"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, t),
-               "gsi1sk": keys.timeline_sort(t, "decision", current.service), "type": "decision",
+        sort = keys.timeline_sort(t, "decision", current.service)
+        dec = {"pk": pk, "sk": sk, "gsi1pk": keys.timeline_partition(cluster, t, sort), "gsi1sk": sort,
+               "type": "decision",
                "cluster": cluster, "service": current.service, "time": record["time"], "action": record["action"],
                "reason": record["reason"], "message": record["message"],
                "previous_desired_count": record.get("previous_desired_count"),
