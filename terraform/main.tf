@@ -109,12 +109,17 @@ locals {
         DRY_RUN                      = tostring(var.dry_run)
         ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
         SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+        ALERT_ROUTES                 = var.alert_routes
+        ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
+        ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
         RUNBOOK_URL                  = var.runbook_url
         SNS_FORMAT                   = var.sns_format
         RECOVERY                     = var.recovery
         PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
         PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
         PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
+        CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
+        ACCOUNT_NAME                 = var.account_name
       }
     }
     # END lane
