@@ -4,8 +4,8 @@ Nothing here talks to AWS, reads the environment or the clock: time and state co
 """
 
 __all__ = [
-    "alert", "attribution", "audit", "availability", "classify", "clusters", "crash_words", "dataclass_code",
-    "delivery", "deployment_failure", "entitlement", "episode", "errors", "events", "fields", "fleet_minutes",
-    "health_json", "lazy", "lifecycle", "links", "org", "permissions", "policy", "records", "restarts",
-    "restore_count", "routes", "silence", "timeline",
+    "alert", "attribution", "audit", "availability", "classify", "clusters", "crash_words", "delivery",
+    "deployment_failure", "entitlement", "episode", "errors", "events", "fields", "fleet_minutes", "health_json",
+    "lazy", "lifecycle", "links", "org", "permissions", "policy", "records", "restarts", "restore_count", "routes",
+    "silence", "timeline",
 ]
