@@ -20,15 +20,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
-from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.deployment_failure import Rollback, deployment_failed_alert, rollback_target
 from ecs_guardrail.core.errors import DecisionInProgressError
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.handlers.runtime import logger, metrics
 
 if TYPE_CHECKING:
+    from ecs_guardrail.core import lifecycle as lc
     from ecs_guardrail.core.episode import ServiceSummary
     from ecs_guardrail.core.events import DeploymentStateChange
     from ecs_guardrail.handlers.episode import Episodes
+else:  # the episode machine loads on the first failed deployment, not with the watchdog (core/lazy.py)
+    lc = lazy_module("ecs_guardrail.core.lifecycle")
 
 __all__ = ["alert_failed_deployment", "SHIFTING_STRATEGIES"]
 
