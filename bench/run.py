@@ -210,7 +210,6 @@ def lambda_layout(folder: Path, bytecode: bool) -> Path:
     pairs = package.collect(deps)
     if bytecode:
         pairs += package.compile_bytecode(pairs, folder / "bytecode", sys.executable)
-        pairs += package.dataclass_code(folder / "dataclass-code", sys.executable)  # as scripts/package.py ships it
     task = folder / "task"
     for source, arcname in pairs:
         (task / arcname).parent.mkdir(parents=True, exist_ok=True)
@@ -402,9 +401,9 @@ def table(cold: dict[str, Any], rep: dict[str, Any], tests: cpu.Runs | None, rou
               "`PYTHONDONTWRITEBYTECODE`. The first-call rows add what `handlers/runtime.py` builds on a "
               "handler's first invocation rather than at import (Powertools' Logger and Metrics): a Lambda "
               "pays them in the same cold start, so they are shown against the same target (the watchdog's as the zip "
-              "ships it against issue 33's 1.25x). The zip rows carry what `scripts/package.py` ships: the "
-              "bytecode and the dataclasses' generated methods compiled (`ecs_guardrail/core/dataclass_code.py`); "
-              "the watchdog loads its episode machine (`core/lifecycle.py`) on its first trigger, not at import.", ""]
+              "ships it against issue 33's 1.25x). The zip rows carry what `scripts/package.py` ships (the "
+              "bytecode); the watchdog loads its episode machine (`core/lifecycle.py`) on its first trigger, not "
+              "at import.", ""]
     return lines
 
 

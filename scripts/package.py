@@ -14,9 +14,6 @@ import time of ``import boto3``, issue 23). Each ``.py`` is compiled by a CPytho
 3.12) as an *unchecked-hash* pyc (PEP 552: the header holds a hash of the source instead of its mtime,
 and the interpreter does not re-check it), with ``/var/task/<path>`` as its file name, one process, in
 sorted order: no build path, time or mtime gets into the zip. ``--no-bytecode`` leaves pycs out.
-The methods ``@dataclass`` generates are compiled at every cold start, not by the pycs: the handlers' import
-records their sources and the same interpreter compiles them into ``ecs_guardrail/core/
-__pycache__/dataclass_code.<tag>.marshal``, which ``ecs_guardrail/core/dataclass_code.py`` reads (issue 33 item 7).
 
 Dependencies come from ``deploy/lambda-requirements.txt`` (exact pins, installed with ``--no-deps``)
 when it exists; ``--update-lock`` resolves ``pyproject.toml``'s dependencies afresh and rewrites it.
@@ -73,43 +70,6 @@ for source, target, shown in json.load(sys.stdin):
     except py_compile.PyCompileError as exc:
         failed.append([shown, str(exc.msg).splitlines()[-1][:200]])
 print(json.dumps({"tag": sys.implementation.cache_tag, "failed": failed}))
-"""
-
-#: the modules whose dataclasses' generated methods the zip ships compiled (core/dataclass_code.py):
-#: every handler's import, the episode machine the watchdog loads on a trigger, and Powertools' first call
-DATACLASS_MODULES = ("ecs_guardrail.handlers.record", "ecs_guardrail.handlers.watchdog",
-                     "ecs_guardrail.handlers.availability", "ecs_guardrail.handlers.sweep",
-                     "ecs_guardrail.handlers.episode", "ecs_guardrail.core.lifecycle")
-
-# run by the packaging environment's interpreter (it has the dependencies): import the modules (argv) with
-# dataclasses' exec recording every source it compiles; print them as JSON
-_RECORD_DATACLASSES = """
-import builtins, dataclasses, importlib, json, sys
-seen = []
-def exec(source, globals=None, locals=None, /):
-    if isinstance(source, str):
-        seen.append(source)
-        source = compile(source, "<string>", "exec", dont_inherit=True)
-    builtins.exec(source, globals, locals)
-dataclasses.exec = exec
-for name in sys.argv[1:]:
-    importlib.import_module(name)
-from ecs_guardrail.handlers import runtime
-runtime.logger._get(); runtime.metrics._get()
-print(json.dumps(seen))
-"""
-
-# run by the Lambda's interpreter: compile the sources (stdin, JSON) into the table (argv[2]) with
-# ecs_guardrail/core/dataclass_code.py (argv[1], loaded alone: the package's __init__ is not run)
-_COMPILE_DATACLASSES = """
-import importlib.util, json, sys
-sys.dont_write_bytecode = True  # no pyc beside the checkout's source
-spec = importlib.util.spec_from_file_location("dataclass_code", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-with open(sys.argv[2], "wb") as fh:
-    fh.write(module.compile_sources(json.load(sys.stdin)))
-print(json.dumps({"file": module.FILE_NAME}))
 """
 
 
@@ -259,33 +219,6 @@ def compile_bytecode(sources: list[tuple[Path, Path]], staging: Path, python: st
     return out
 
 
-def dataclass_code(staging: Path, python: str, host: str = sys.executable) -> list[tuple[Path, Path]]:
-    """The compiled dataclass methods of :data:`DATACLASS_MODULES` as one ``(file, archive name)`` pair
-    (``ecs_guardrail/core/__pycache__/dataclass_code.<tag>.marshal``, read by ``core/dataclass_code.py``),
-    or none when they cannot be recorded (printed; the zip works without them, its cold start compiles them).
-
-    ``host`` (this interpreter: it has the dependencies) imports the modules from ``src/`` and records the
-    source of every method ``dataclasses`` generates; ``python`` (the Lambda's) compiles them, sorted, in
-    one process, so the same sources give the same bytes. A source the Lambda's ``dataclasses`` writes
-    differently is compiled at its cold start as before.
-    """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    recorded = subprocess.run([host, "-c", _RECORD_DATACLASSES, *DATACLASS_MODULES], capture_output=True, text=True,
-                              env=env, timeout=600)
-    if recorded.returncode != 0:
-        print("dataclass code: not recorded, the zip's cold start compiles it: "
-              + (recorded.stderr.strip().splitlines() or ["?"])[-1][:300], file=sys.stderr)
-        return []
-    staging.mkdir(parents=True, exist_ok=True)
-    table = staging / "dataclass_code.marshal"
-    proc = subprocess.run([python, "-I", "-c", _COMPILE_DATACLASSES, str(ROOT / "src" / "ecs_guardrail" / "core" /
-                                                                         "dataclass_code.py"), str(table)],
-                          input=recorded.stdout.strip().splitlines()[-1], capture_output=True, text=True, check=True,
-                          timeout=600)
-    name = json.loads(proc.stdout.strip().splitlines()[-1])["file"]
-    return [(table, Path("ecs_guardrail") / "core" / "__pycache__" / name)]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist" / "ecs-guardrail-lambda.zip")
@@ -304,7 +237,6 @@ def main(argv: list[str] | None = None) -> int:
     pairs = collect(args.build_dir)
     if python is not None:
         pairs += compile_bytecode(pairs, args.build_dir.with_name(args.build_dir.name + "-bytecode"), python)
-        pairs += dataclass_code(args.build_dir.with_name(args.build_dir.name + "-dataclass-code"), python)
     write_zip(pairs, args.out)
 
     data = args.out.read_bytes()

@@ -134,16 +134,12 @@ def test_the_region_list_is_boto3s():
                                for r in session.get_available_regions("ecs", p)}
 
 
-def test_the_dataclass_code_table_is_used_only_when_shipped(tmp_path):
-    """Issue 33 item 7: outside the Lambda zip (no table) or with a damaged one, dataclasses compile as ever."""
+def test_importing_the_handlers_leaves_the_stdlib_dataclasses_alone():
+    """No import-time patch of ``dataclasses`` (its ``exec`` stays the builtin): the package has no global
+    side effect at import."""
     import dataclasses
-    import marshal
+    import importlib
 
-    from ecs_guardrail.core import dataclass_code
-
-    assert not dataclass_code.install(str(tmp_path))  # absent
-    (tmp_path / dataclass_code.FILE_NAME).write_bytes(b"\xff\xfe")
-    assert not dataclass_code.install(str(tmp_path))  # not marshal data
-    (tmp_path / dataclass_code.FILE_NAME).write_bytes(marshal.dumps(["not", "a", "table"]))
-    assert not dataclass_code.install(str(tmp_path))
+    for name in ("record", "watchdog", "availability", "episode", "sweep"):
+        importlib.import_module(f"ecs_guardrail.handlers.{name}")
     assert "exec" not in vars(dataclasses)
