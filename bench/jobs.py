@@ -7,12 +7,14 @@ time, the CPU of the process and its workers (``RUSAGE_CHILDREN``), and whether 
 one byte for byte. Prints only: the figures depend on the machine's free cores (another load halves a
 two-core machine's gain).
 
-Usage: ``python bench/jobs.py [--events 100000] [--rounds 1] [--jobs 1,2]``
+Usage: ``python bench/jobs.py [--events 100000] [--rounds 1] [--jobs 1,2] [--write]`` (``--write`` replaces its
+section of docs/benchmarks.md, as ``bench/storm.py --write`` does; ``make bench-docs`` runs both)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -44,6 +46,8 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=100_000, help="events of the fleet-day (default 100000)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each setting, alternated (default 1)")
     ap.add_argument("--jobs", default="1,2", help="settings of --jobs to time (default 1,2)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
+    ap.add_argument("--write", action="store_true", help="also write the section into --out")
     args = ap.parse_args()
     settings = [int(j) for j in args.jobs.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
@@ -64,14 +68,24 @@ def main() -> int:
                 cpus[j].append(cpu)
                 outs.setdefault(j, out)
     base = outs[settings[0]]
-    print(f"replay --jobs, {args.events:,}-event fleet-day (4 clusters), fast engine, {args.rounds} round(s):")
+    lines = ["## A replay past one machine: `replay --jobs` (issue 32 item 6)", "",
+             f"`python bench/jobs.py` (`make bench` runs it): the {args.events:,}-event fleet-day (4 clusters, fast "
+             f"engine), `ecs-guardrail replay DAY --json --jobs N` in fresh processes, {args.rounds} round(s) "
+             "alternated; CPU is the process's and its workers' (user + system); load average "
+             f"{os.getloadavg()[0]:.1f} at the end (another load takes most of a two-core machine's gain).", "",
+             "| --jobs | wall (s) | speed-up | CPU with workers (s) | output |", "| --- | --- | --- | --- | --- |"]
     for j in settings:
         w, c = statistics.median(walls[j]), statistics.median(cpus[j])
         speed = statistics.median(walls[settings[0]]) / w if w else float("nan")
-        print(f"  --jobs {j}: {w:6.1f} s wall ({speed:.2f}x), {c:6.1f} s CPU with its workers; output "
-              + ("identical to --jobs " + str(settings[0]) if outs[j] == base else "DIFFERENT"))
-    return 0 if all(o == base for o in outs.values()) else 1
+        same = "identical to --jobs " + str(settings[0]) if outs[j] == base else "DIFFERENT"
+        lines.append(f"| {j} | {w:.1f} | {speed:.2f}x | {c:.1f} | {same} |")
+    print("\n".join(lines))
+    if args.write:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from storm import write_section  # one writer of docs/benchmarks.md's sections
 
+        write_section(lines, args.out)
+    return 0 if all(o == base for o in outs.values()) else 1
 
 if __name__ == "__main__":
     sys.exit(main())

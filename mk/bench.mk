@@ -18,3 +18,4 @@ bench: setup
 bench-docs: setup
 	$(PY) bench/run.py --write $(BENCH_ARGS)
 	$(PY) bench/storm.py --write
+	$(PY) bench/jobs.py --write
