@@ -333,10 +333,14 @@ def replay_parallel(scenario: Any, overrides: dict[str, str], *, jobs: int, sche
     runs the serial replay (the fallback; its warnings and rejections go where the caller sends them).
 
     Raises:
-        ScenarioError: as the serial replay; a scheduler that does not answer.
+        ScenarioError: as the serial replay; a scheduler that does not answer (also when the scenario is
+            replayed in one process: one cluster, or a reason not to partition it).
     """
     parts, unkeyed = partition_lines(scenario.events_path)
     reason = serial_reason(scenario, parts, unkeyed, single_process_outputs)
+    if scheduler is not None and (reason is not None or len(parts) < 2):
+        with pool_map(1, scheduler):  # the serial fallback still says when the scheduler given does not answer
+            pass
     if reason is None and len(parts) < 2:
         return serial()
     if reason is not None:
