@@ -4,7 +4,8 @@ Run in the central account (its credentials, read only: ``cloudwatch:GetMetricDa
 ``cloudformation:ListStackInstances`` with ``--stack-set``). The accounts to expect are ``--accounts``
 and/or every account the StackSet ``--stack-set`` deploys to (the automatic deployment's new accounts
 included, which no alarm of deploy/central.yaml lists yet). Prints one line per silent account; exit 1
-when any is silent, 0 when none, 2 for bad arguments. docs/deploy.md, "An organisation".
+when any is silent, 0 when none, 2 for bad arguments, 3 (one line, as the CLI's commands) when AWS is
+unreachable, no region or credentials are set, or AWS refused. docs/deploy.md, "An organisation".
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"org_silence: give --accounts (12-digit ids; bad: {bad}) or --stack-set", file=sys.stderr)
         return 2
     import boto3
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
     session = boto3.session.Session(region_name=args.region)
     try:
@@ -52,6 +54,19 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"org_silence: {exc}", file=sys.stderr)
         return 2
+    except NoRegionError:
+        print("org_silence: no AWS region: pass --region or set AWS_DEFAULT_REGION", file=sys.stderr)
+        return 3
+    except NoCredentialsError as exc:
+        print(f"org_silence: {exc}: set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the central "
+              "account's)", file=sys.stderr)
+        return 3
+    except ClientError as exc:
+        print(f"org_silence: AWS refused: {exc}", file=sys.stderr)
+        return 3
+    except BotoCoreError as exc:
+        print(f"org_silence: AWS unreachable: {exc}", file=sys.stderr)
+        return 3
     for line in lines:
         print(line)
     if not lines:
