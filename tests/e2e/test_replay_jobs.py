@@ -250,3 +250,10 @@ def test_one_process_outputs_fall_back_with_a_warning() -> None:
     said = [ln for ln in jobs.stderr.splitlines() if "not partitioned by cluster" in ln]
     assert len(said) == 1 and "--calls" in said[0]
     assert _warnings(jobs.stderr) == _warnings(serial.stderr)
+
+
+def test_single_process_output_warning_reads_as_a_sentence() -> None:
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--calls", "--jobs", "2")
+    assert run.returncode == 0
+    assert ("not partitioned by cluster: --calls reads one process's AWS calls and history store"
+            in run.stderr)

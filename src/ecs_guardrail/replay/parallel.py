@@ -319,7 +319,8 @@ def serial_reason(scenario: Any, parts: dict[tuple[str, str], list[int]], unkeye
     if (scenario.folder / "container_restarts.csv").exists():
         return "container_restarts.csv ticks on its own clock beside the sweep's"
     if single_process_outputs:
-        return f"{', '.join(single_process_outputs)} report one process's calls or store"
+        return (f"{', '.join(single_process_outputs)} read{'s' if len(single_process_outputs) == 1 else ''} one "
+                "process's AWS calls and history store")
     return None
 
 
