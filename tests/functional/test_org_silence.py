@@ -76,3 +76,14 @@ def test_no_region_or_credentials_is_one_line_and_exit_3(monkeypatch: pytest.Mon
     assert main(["--stack-set", "ecs-guardrail", "--region", "eu-west-1"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Unable to locate credentials" in err
+
+
+def test_bad_arguments_are_named_before_any_aws_call(capsys: pytest.CaptureFixture[str]) -> None:
+    # no moto and no credentials: each is refused (exit 2) before a client is made
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "give --accounts" in err and "bad: []" not in err
+    assert main(["--accounts", "123"]) == 2
+    assert "not 123" in capsys.readouterr().err
+    assert main(["--accounts", A, "--silent-minutes", "5"]) == 2
+    assert "--silent-minutes 5: at least 10" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.heartbeats import last_heartbeats, stack_set_accounts
-from ecs_guardrail.core.silence import silent_accounts
+from ecs_guardrail.core.silence import HEARTBEAT_MINUTES, silent_accounts
 
 __all__ = ["main", "silent_report"]
 
@@ -41,8 +41,17 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     accounts = [a for a in args.accounts.split(",") if a]
     bad = [a for a in accounts if not (len(a) == 12 and a.isdigit())]
-    if bad or not (accounts or args.stack_set):
-        print(f"org_silence: give --accounts (12-digit ids; bad: {bad}) or --stack-set", file=sys.stderr)
+    if bad:
+        print(f"org_silence: --accounts takes comma-separated 12-digit account ids, not {', '.join(bad)}",
+              file=sys.stderr)
+        return 2
+    if not (accounts or args.stack_set):
+        print("org_silence: give --accounts (comma-separated 12-digit ids), --stack-set NAME, or both",
+              file=sys.stderr)
+        return 2
+    if args.silent_minutes < 2 * HEARTBEAT_MINUTES:  # checked before any AWS call
+        print(f"org_silence: --silent-minutes {args.silent_minutes}: at least {2 * HEARTBEAT_MINUTES} (two "
+              "heartbeats), so one lost heartbeat never names an account", file=sys.stderr)
         return 2
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
