@@ -40,9 +40,10 @@ check-deploy:
 	bash scripts/check_deploy.sh
 
 ## STACKSET_BUCKET=B: sam build, sam package to B, the SAM transform applied (StackSets run none): dist/stackset-template.json
-stackset-template: package
+stackset-template:
 	@test -n "$(STACKSET_BUCKET)" || { echo "make stackset-template: give STACKSET_BUCKET=<an S3 bucket the organisation may read>"; exit 1; }
 	@command -v $(SAM) >/dev/null 2>&1 || { echo "make stackset-template: the sam CLI is not on PATH (pip install aws-sam-cli)"; exit 1; }
+	$(MAKE) package
 	$(SAM) build --config-file samconfig.toml
 	$(SAM) package --s3-bucket $(STACKSET_BUCKET) --s3-prefix ecs-guardrail --output-template-file dist/packaged.yaml
 	$(if $(wildcard $(DEPLOY_VENV)/bin/python),$(DEPLOY_VENV)/bin/python,python3) scripts/stackset_template.py dist/packaged.yaml dist/stackset-template.json

@@ -54,7 +54,8 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "replay": {
         EXIT_OK: "the replay ran (whatever the watchdog decided); rejected lines are named on stderr",
         EXIT_BAD_INPUT: "bad input: a scenario that cannot be read, an unknown or invalid setting, a missing "
-                        "output folder, or an events.jsonl of which no line was accepted",
+                        "output folder, an events.jsonl of which no line was accepted, --jobs 0 or a "
+                        "--scheduler that does not answer",
     },
     "capture": {
         EXIT_OK: "the scenario folder was written (what could not be read is listed in its CAPTURE.md)",

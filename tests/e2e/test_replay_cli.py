@@ -214,3 +214,11 @@ def test_a_sweep_never_drops_what_it_was_given():
     assert twice.returncode == 2 and "--sweep CRASH_THRESHOLD is given twice" in twice.stderr, twice.stderr
     calls = run("replay", folder, "--json", "--sweep", "CRASH_THRESHOLD=3,5", "--calls")
     assert calls.returncode == 2 and "--calls" in calls.stderr and calls.stdout == "", calls.stderr
+
+
+def test_job_line_counts_failure_alerts_and_names_the_summaries() -> None:
+    # alerts-tour's job sends 4 alerts (2 failures, 2 summaries): the line said "2 alerts", as if that were all
+    run = cli_in_process("replay", str(SCENARIOS / "alerts-tour"))
+    assert run.returncode == 0
+    assert ("job failed 13 times (never acted on; 2 failure alerts, one per window, and a summary for each window "
+            "of more than one failure): development/nightly-report") in " ".join(run.stdout.split())  # any width

@@ -184,6 +184,21 @@ def test_scheduler_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None
     assert len(lines) == 1 and f"--scheduler tcp://127.0.0.1:{port}: no Dask scheduler answered" in lines[0]
 
 
+def test_scheduler_that_does_not_answer_on_a_one_cluster_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One cluster is replayed in one process; the scheduler given is still checked (it was ignored: exit 0)."""
+    pytest.importorskip("distributed")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(parallel, "SCHEDULER_TIMEOUT_S", 2)
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "shared-cache-brownout"), "--json",
+                         "--scheduler", f"tcp://127.0.0.1:{port}")
+    assert run.returncode == 2 and run.stdout == ""
+    assert f"--scheduler tcp://127.0.0.1:{port}: no Dask scheduler answered" in run.stderr
+
+
 @pytest.fixture(scope="module")
 def dask_scheduler() -> Iterator[str]:
     """A local Dask cluster on 127.0.0.1: one worker thread in this process (a replay redirects the
@@ -235,3 +250,10 @@ def test_one_process_outputs_fall_back_with_a_warning() -> None:
     said = [ln for ln in jobs.stderr.splitlines() if "not partitioned by cluster" in ln]
     assert len(said) == 1 and "--calls" in said[0]
     assert _warnings(jobs.stderr) == _warnings(serial.stderr)
+
+
+def test_single_process_output_warning_reads_as_a_sentence() -> None:
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--calls", "--jobs", "2")
+    assert run.returncode == 0
+    assert ("not partitioned by cluster: --calls reads one process's AWS calls and history store"
+            in run.stderr)

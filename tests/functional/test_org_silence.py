@@ -59,3 +59,31 @@ def test_the_command_exits_1_naming_the_silent_account(cloudwatch, capsys: pytes
     assert main(["--accounts", f"{A},{B}", "--region", "eu-west-1"]) == 1
     assert capsys.readouterr().out.splitlines() == [f"account {B} silent: no heartbeat in the lookback"]
     assert main(["--accounts", "12"]) == 2
+
+
+def test_no_region_or_credentials_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    # was a botocore traceback; the CLI's commands say it in one line with exit 3
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION",
+              "AWS_REGION"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    assert main(["--stack-set", "ecs-guardrail"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no AWS region" in err
+    assert main(["--stack-set", "ecs-guardrail", "--region", "eu-west-1"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Unable to locate credentials" in err
+
+
+def test_bad_arguments_are_named_before_any_aws_call(capsys: pytest.CaptureFixture[str]) -> None:
+    # no moto and no credentials: each is refused (exit 2) before a client is made
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "give --accounts" in err and "bad: []" not in err
+    assert main(["--accounts", "123"]) == 2
+    assert "not 123" in capsys.readouterr().err
+    assert main(["--accounts", A, "--silent-minutes", "5"]) == 2
+    assert "--silent-minutes 5: at least 10" in capsys.readouterr().err

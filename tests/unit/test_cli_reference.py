@@ -75,3 +75,22 @@ def test_acceptance_writes_to_a_fresh_temporary_folder_and_runs_the_shared_scena
     recipe = make[make.index("acceptance: setup"):make.index("## print a bash completion")]
     assert "mktemp -d" in recipe and "/tmp/ecs-guardrail-" not in recipe
     assert "$(SHARED)/scenarios" in recipe and "expected.json" in recipe
+
+
+def test_stackset_template_without_a_bucket_says_so_before_building_the_package():
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("no make on PATH")
+    env = {k: v for k, v in os.environ.items() if k not in ("STACKSET_BUCKET", "MAKEFLAGS", "MAKELEVEL")}
+    run = subprocess.run(["make", "-s", "-n", "stackset-template"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60, env=env)
+    # -n prints the recipe without running it: the bucket check comes before make package (a prerequisite ran
+    # first, building or failing the Lambda zip before the missing bucket was named)
+    lines = run.stdout.splitlines()
+    assert lines and "STACKSET_BUCKET" in lines[0]
+    assert not any("scripts/package.py" in ln for ln in lines[:2])

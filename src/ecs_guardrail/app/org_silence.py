@@ -4,7 +4,8 @@ Run in the central account (its credentials, read only: ``cloudwatch:GetMetricDa
 ``cloudformation:ListStackInstances`` with ``--stack-set``). The accounts to expect are ``--accounts``
 and/or every account the StackSet ``--stack-set`` deploys to (the automatic deployment's new accounts
 included, which no alarm of deploy/central.yaml lists yet). Prints one line per silent account; exit 1
-when any is silent, 0 when none, 2 for bad arguments. docs/deploy.md, "An organisation".
+when any is silent, 0 when none, 2 for bad arguments, 3 (one line, as the CLI's commands) when AWS is
+unreachable, no region or credentials are set, or AWS refused. docs/deploy.md, "An organisation".
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.heartbeats import last_heartbeats, stack_set_accounts
-from ecs_guardrail.core.silence import silent_accounts
+from ecs_guardrail.core.silence import HEARTBEAT_MINUTES, silent_accounts
 
 __all__ = ["main", "silent_report"]
 
@@ -40,10 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     accounts = [a for a in args.accounts.split(",") if a]
     bad = [a for a in accounts if not (len(a) == 12 and a.isdigit())]
-    if bad or not (accounts or args.stack_set):
-        print(f"org_silence: give --accounts (12-digit ids; bad: {bad}) or --stack-set", file=sys.stderr)
+    if bad:
+        print(f"org_silence: --accounts takes comma-separated 12-digit account ids, not {', '.join(bad)}",
+              file=sys.stderr)
+        return 2
+    if not (accounts or args.stack_set):
+        print("org_silence: give --accounts (comma-separated 12-digit ids), --stack-set NAME, or both",
+              file=sys.stderr)
+        return 2
+    if args.silent_minutes < 2 * HEARTBEAT_MINUTES:  # checked before any AWS call
+        print(f"org_silence: --silent-minutes {args.silent_minutes}: at least {2 * HEARTBEAT_MINUTES} (two "
+              "heartbeats), so one lost heartbeat never names an account", file=sys.stderr)
         return 2
     import boto3
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
     session = boto3.session.Session(region_name=args.region)
     try:
@@ -52,6 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"org_silence: {exc}", file=sys.stderr)
         return 2
+    except NoRegionError:
+        print("org_silence: no AWS region: pass --region or set AWS_DEFAULT_REGION", file=sys.stderr)
+        return 3
+    except NoCredentialsError as exc:
+        print(f"org_silence: {exc}: set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the central "
+              "account's)", file=sys.stderr)
+        return 3
+    except ClientError as exc:
+        print(f"org_silence: AWS refused: {exc}", file=sys.stderr)
+        return 3
+    except BotoCoreError as exc:
+        print(f"org_silence: AWS unreachable: {exc}", file=sys.stderr)
+        return 3
     for line in lines:
         print(line)
     if not lines:

@@ -117,8 +117,9 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         counts[0] += 1
         counts[1] += bool(j.get("alerted", True))
     for family, (runs, alerted) in jobs.items():
-        console.print(f"job failed {runs} time{'s' if runs != 1 else ''} (never acted on; {alerted} alert"
-                      f"{'s' if alerted != 1 else ''}, one per window with the last window's summary): {family}")
+        console.print(f"job failed {runs} time{'s' if runs != 1 else ''} (never acted on; {alerted} failure alert"
+                      f"{'s' if alerted != 1 else ''}, one per window, and a summary for each window of more than "
+                      f"one failure): {family}")
     minutes = s["unavailable_service_minutes"]
     console.print(
         f"\nevents read {s['events_read']}, rejected {s['events_rejected']}, duplicates ignored "

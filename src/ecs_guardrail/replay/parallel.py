@@ -319,7 +319,8 @@ def serial_reason(scenario: Any, parts: dict[tuple[str, str], list[int]], unkeye
     if (scenario.folder / "container_restarts.csv").exists():
         return "container_restarts.csv ticks on its own clock beside the sweep's"
     if single_process_outputs:
-        return f"{', '.join(single_process_outputs)} report one process's calls or store"
+        return (f"{', '.join(single_process_outputs)} read{'s' if len(single_process_outputs) == 1 else ''} one "
+                "process's AWS calls and history store")
     return None
 
 
@@ -333,10 +334,14 @@ def replay_parallel(scenario: Any, overrides: dict[str, str], *, jobs: int, sche
     runs the serial replay (the fallback; its warnings and rejections go where the caller sends them).
 
     Raises:
-        ScenarioError: as the serial replay; a scheduler that does not answer.
+        ScenarioError: as the serial replay; a scheduler that does not answer (also when the scenario is
+            replayed in one process: one cluster, or a reason not to partition it).
     """
     parts, unkeyed = partition_lines(scenario.events_path)
     reason = serial_reason(scenario, parts, unkeyed, single_process_outputs)
+    if scheduler is not None and (reason is not None or len(parts) < 2):
+        with pool_map(1, scheduler):  # the serial fallback still says when the scheduler given does not answer
+            pass
     if reason is None and len(parts) < 2:
         return serial()
     if reason is not None:

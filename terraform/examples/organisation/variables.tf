@@ -29,7 +29,12 @@ variable "member_role_name" {
 }
 
 variable "silent_minutes" {
-  description = "Minutes without a member's heartbeat (one every 5 minutes) before its silence alarm fires."
+  description = "Minutes without a member's heartbeat (one every 5 minutes) before its silence alarm fires: 10 to 1440 (deploy/central.yaml's SilentMinutes), so one lost heartbeat never alarms."
   type        = number
   default     = 15
+
+  validation {
+    condition     = var.silent_minutes >= 10 && var.silent_minutes <= 1440 && floor(var.silent_minutes) == var.silent_minutes
+    error_message = "silent_minutes: an integer from 10 to 1440 (at least two heartbeats, so one lost heartbeat never alarms)."
+  }
 }
