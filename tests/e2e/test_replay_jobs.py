@@ -207,7 +207,7 @@ def dask_scheduler() -> Iterator[str]:
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:  # a free port: None still binds 8787
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         yield cluster.scheduler_address
 
