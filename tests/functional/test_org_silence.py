@@ -59,3 +59,25 @@ def test_the_command_exits_1_naming_the_silent_account(cloudwatch, capsys: pytes
     assert main(["--accounts", f"{A},{B}", "--region", "eu-west-1"]) == 1
     assert capsys.readouterr().out.splitlines() == [f"account {B} silent: no heartbeat in the lookback"]
     assert main(["--accounts", "12"]) == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["--accounts", "١١١١٢٢٢٢٣٣٣٣"],  # digits, but not ASCII ones
+    ["--stack-set", " "],
+    ["--accounts", A, "--silent-minutes", "-5"],
+    ["--accounts", A, "--silent-minutes", "99999999999999"],
+])
+def test_bad_arguments_are_one_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("org_silence: ") and err.count("\n") == 1
+
+
+def test_an_aws_call_that_fails_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    for k in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    assert main(["--accounts", f" {A}, {B}"]) == 2  # no region: botocore's NoRegionError
+    err = capsys.readouterr().err
+    assert err.startswith("org_silence: AWS call failed: ") and err.count("\n") == 1

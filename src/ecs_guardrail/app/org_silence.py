@@ -4,20 +4,26 @@ Run in the central account (its credentials, read only: ``cloudwatch:GetMetricDa
 ``cloudformation:ListStackInstances`` with ``--stack-set``). The accounts to expect are ``--accounts``
 and/or every account the StackSet ``--stack-set`` deploys to (the automatic deployment's new accounts
 included, which no alarm of deploy/central.yaml lists yet). Prints one line per silent account; exit 1
-when any is silent, 0 when none, 2 for bad arguments. docs/deploy.md, "An organisation".
+when any is silent, 0 when none, 2 for bad arguments or an AWS call that failed (one line: no region,
+no credentials, no permission, no endpoint). docs/deploy.md, "An organisation".
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.heartbeats import last_heartbeats, stack_set_accounts
-from ecs_guardrail.core.silence import silent_accounts
+from ecs_guardrail.core.silence import HEARTBEAT_MINUTES, silent_accounts
 
-__all__ = ["main", "silent_report"]
+__all__ = ["main", "silent_report", "MAX_SILENT_MINUTES"]
+
+#: the longest silence asked about (a week): the lookback is four times it, within CloudWatch's retention
+MAX_SILENT_MINUTES = 7 * 24 * 60
+_ACCOUNT = re.compile(r"[0-9]{12}")
 
 
 def silent_report(cloudwatch: Any, accounts: list[str], now: datetime, silent_minutes: int = 15,
@@ -38,19 +44,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--silent-minutes", type=int, default=15, help="minutes without a heartbeat (default 15)")
     p.add_argument("--region", help="the central account's region (default: your AWS configuration's)")
     args = p.parse_args(argv)
-    accounts = [a for a in args.accounts.split(",") if a]
-    bad = [a for a in accounts if not (len(a) == 12 and a.isdigit())]
-    if bad or not (accounts or args.stack_set):
+    accounts = [a.strip() for a in args.accounts.split(",") if a.strip()]
+    bad = [a for a in accounts if not _ACCOUNT.fullmatch(a)]  # ASCII digits only (str.isdigit takes '١')
+    stack_set = (args.stack_set or "").strip() or None
+    if bad or not (accounts or stack_set):
         print(f"org_silence: give --accounts (12-digit ids; bad: {bad}) or --stack-set", file=sys.stderr)
         return 2
+    if not 2 * HEARTBEAT_MINUTES <= args.silent_minutes <= MAX_SILENT_MINUTES:
+        print(f"org_silence: --silent-minutes {args.silent_minutes}: from {2 * HEARTBEAT_MINUTES} (two heartbeats) to "
+              f"{MAX_SILENT_MINUTES} (a week)", file=sys.stderr)
+        return 2
     import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
 
-    session = boto3.session.Session(region_name=args.region)
     try:
+        session = boto3.session.Session(region_name=args.region)
         lines = silent_report(session.client("cloudwatch"), accounts, datetime.now(UTC), args.silent_minutes,
-                              session.client("cloudformation") if args.stack_set else None, args.stack_set)
+                              session.client("cloudformation") if stack_set else None, stack_set)
     except ValueError as exc:
         print(f"org_silence: {exc}", file=sys.stderr)
+        return 2
+    except (BotoCoreError, ClientError) as exc:
+        print(f"org_silence: AWS call failed: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 2
     for line in lines:
         print(line)
