@@ -108,7 +108,8 @@ class Settings(BaseModel):
     ALERT_CHANNEL_TOPIC_ARNS: tuple[str, ...] = ()
     ALERT_CHANNEL_SECRET_ARNS: tuple[str, ...] = ()
     ALERT_ROUTES: tuple[str, ...] = ()
-    CENTRAL_ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$")
+    CENTRAL_ALERT_TOPIC_ARN: str | None = Field(None,
+                                                pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$")
     ACCOUNT_NAME: str | None = Field(None, max_length=50, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
 
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
