@@ -256,3 +256,7 @@ def test_masking_a_hostile_line_stays_cheap() -> None:
     for text in ("token" * 240, "password" * 150, '"password":"' * 100, "a:" * 600, "x" * 80 + "=" * 200):
         quote([text] * 50)
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_quoted_line_never_opens_a_code_block() -> None:
+    assert quote(["a ```b``` c"]) == ("a '''b''' c",)

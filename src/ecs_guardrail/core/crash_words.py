@@ -123,14 +123,15 @@ def mask(line: str) -> str:
 
 def quote(messages: Iterable[object]) -> tuple[str, ...]:
     """The lines an alert quotes from ``messages`` (oldest first, as FilterLogEvents returns a
-    stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), empty ones dropped, the
+    stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), a ```` ``` ```` made
+    ``'''`` (as the last stops' reasons: it would turn the rest of the field into code), empty ones dropped, the
     newest :data:`MAX_LINES` kept, then the oldest of those dropped until all fit :data:`MAX_CHARS`
     (a single line longer than that is cut)."""
     messages = list(messages)
     hidden = _hidden(messages)
     lines: list[str] = []
     for n in range(len(messages) - 1, -1, -1):  # the newest first: only what can be shown is cleaned and masked
-        line = mask(clean(messages[n]))
+        line = mask(clean(messages[n])).replace("```", "'''")  # never a code block in Slack or Chatbot
         if hidden[n] and line:
             line = _MASK
         if line:
