@@ -162,7 +162,7 @@ class Settings(Model, kw_only=True):
     HISTORY_TABLE: Annotated[str, Meta(min_length=3, max_length=255, pattern=r"^[A-Za-z0-9_.-]+\Z")] = \
         "ecs-guardrail-history"
     HISTORY_TTL_DAYS: Annotated[int, Meta(ge=1, le=3650)] = 90
-    ALERT_TOPIC_ARN: Annotated[str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+\Z")] \
+    ALERT_TOPIC_ARN: Annotated[str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+\Z")] \
         | None = None
     SLACK_WEBHOOK_SECRET_ARN: Annotated[str, Meta(min_length=1, max_length=2048)] | None = None
     SAMPLE_LOOKBACK_MINUTES: Annotated[int, Meta(ge=1, le=180)] = 5
@@ -175,8 +175,8 @@ class Settings(Model, kw_only=True):
     # one stack per account of an organisation (issue 32 item 4; core/org.py): the organisation's SNS
     # topic (another account's) that takes this stack's alerts instead of ALERT_TOPIC_ARN, and a name
     # for this account that every alert shows beside its id
-    CENTRAL_ALERT_TOPIC_ARN: Annotated[str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+\Z")] \
-        | None = None
+    CENTRAL_ALERT_TOPIC_ARN: Annotated[
+        str, Meta(pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+\Z")] | None = None
     ACCOUNT_NAME: Annotated[str, Meta(max_length=50, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}\Z")] | None = None
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")
     AUDIT_MIN_EJECTION_SECONDS: Annotated[int, Meta(ge=0, le=3600)] = 30

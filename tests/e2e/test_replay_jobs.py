@@ -257,3 +257,15 @@ def test_single_process_output_warning_reads_as_a_sentence() -> None:
     assert run.returncode == 0
     assert ("not partitioned by cluster: --calls reads one process's AWS calls and history store"
             in run.stderr)
+@pytest.mark.parametrize("address", ["garbage", "tcp://[::1", "tcp://127.0.0.1:99999", "http://x:1", "tcp://:8786"])
+def test_a_scheduler_that_is_no_address_is_one_line_at_once(address: str) -> None:
+    """Dask's Client raised on these, then hung 20 s in its __del__ and printed a traceback; with one
+    partition the address was never looked at and the replay said nothing."""
+    run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--scheduler", address)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "not a Dask scheduler address" in run.stderr
+
+
+def test_scheduler_addresses_dask_takes_pass_the_check() -> None:
+    for address in ("tcp://127.0.0.1:8786", "tls://sched.example:8786", "10.0.0.1:8786", "tcp://[::1]:8786"):
+        parallel.check_jobs(1, address)

@@ -125,3 +125,19 @@ def test_the_next_rounds_keep_the_lane_free_and_decide_nothing_twice() -> None:
     assert len(first[1]["decisions"]) == 1 and second[1]["decisions"] == []
     assert sum("orders" in str(a.get("subject")) for a in w.alerts()) == 1
     assert lanes.pending("watchdog") == BACKLOG - 2 * WATCHDOG_SLOTS
+
+
+def test_a_schedule_stamped_far_from_the_clock_runs_at_the_clock_and_wedges_nothing() -> None:
+    """A scheduled event at year 9999 started a probe stamped there; every later sweep raised
+    OverflowError on it (no probe, recovery or quiet window of any service again). A time that is not
+    ISO 8601 raised ValueError. Both now sweep at the clock's time."""
+    w = World.new(**PROBE_ENV)
+    w.settle([crash("dev", "svc0", i, i) for i in (1, 2, 3)])
+    w.clock.now = (T0 + timedelta(minutes=20)).timestamp()
+    for stamp in ("9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "garbage", 12345):
+        out = lane.invoke({**_schedule(20), "time": stamp}, w.runtime(), CONTEXT)
+        assert out["status"] == "swept"
+    assert w.store().state.load("dev", "svc0", fresh=True).episode.action_status is ActionStatus.PROBING
+    w.clock.now = (T0 + timedelta(minutes=40)).timestamp()
+    out = lane.invoke(_schedule(40), w.runtime(), CONTEXT)
+    assert out["probes"]["passed"] == 1 and out["restored"] == ["dev/svc0"]

@@ -86,4 +86,24 @@ def test_bad_arguments_are_named_before_any_aws_call(capsys: pytest.CaptureFixtu
     assert main(["--accounts", "123"]) == 2
     assert "not 123" in capsys.readouterr().err
     assert main(["--accounts", A, "--silent-minutes", "5"]) == 2
-    assert "--silent-minutes 5: at least 10" in capsys.readouterr().err
+    assert "--silent-minutes 5: from 10" in capsys.readouterr().err
+@pytest.mark.parametrize("argv", [
+    ["--accounts", "١١١١٢٢٢٢٣٣٣٣"],  # digits, but not ASCII ones
+    ["--stack-set", " "],
+    ["--accounts", A, "--silent-minutes", "-5"],
+    ["--accounts", A, "--silent-minutes", "99999999999999"],
+])
+def test_bad_arguments_are_one_line_and_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("org_silence: ") and err.count("\n") == 1
+
+
+def test_an_aws_call_that_fails_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    for k in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    assert main(["--accounts", f" {A}, {B}"]) == 3  # no region: botocore's NoRegionError
+    err = capsys.readouterr().err
+    assert err.startswith("org_silence: no AWS region") and err.count("\n") == 1

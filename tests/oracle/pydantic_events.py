@@ -53,13 +53,13 @@ DEPLOYMENT_STATE_CHANGE = "ECS Deployment State Change"
 
 # arn:PARTITION:ecs:REGION:ACCOUNT:cluster/NAME ; partitions aws, aws-cn, aws-us-gov, ...
 # \Z, not $: $ also matches before a trailing newline ("cluster/production\n" was accepted)
-_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/(?P<name>[A-Za-z0-9_-]{1,255})\Z")
+_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/(?P<name>[A-Za-z0-9_-]{1,255})\Z")
 # service ARNs: new form service/CLUSTER/NAME, old form service/NAME (no cluster in it)
 _SERVICE_ARN = re.compile(
-    r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:service/(?:(?P<cluster>[A-Za-z0-9_-]{1,255})/)?"
+    r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:service/(?:(?P<cluster>[A-Za-z0-9_-]{1,255})/)?"
     r"(?P<name>[A-Za-z0-9_-]{1,255})\Z"
 )
-_TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}\Z")
+_TASK_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:task/(?:[A-Za-z0-9_-]{1,255}/)?[A-Za-z0-9_-]{1,64}\Z")
 
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # event times outside are typos or corruption
 _LATEST = datetime(2200, 1, 1, tzinfo=UTC)
@@ -346,7 +346,7 @@ class OtherEcsEvent(_EcsEnvelope):
 
 
 # arn:PARTITION:ecs:REGION:ACCOUNT:KIND/CLUSTER/NAME (service, daemon, task-set ...)
-_RESOURCE_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:[a-z-]+/(?P<cluster>[A-Za-z0-9_-]{1,255})/"
+_RESOURCE_ARN = re.compile(r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:[a-z-]+/(?P<cluster>[A-Za-z0-9_-]{1,255})/"
                            r"(?P<name>[A-Za-z0-9_-]{1,255})(?:/.*)?\Z")
 
 EcsEvent = TaskStateChange | ServiceAction | DeploymentStateChange | OtherEcsEvent

@@ -99,7 +99,7 @@ class Settings(BaseModel):
     HISTORY_TABLE: str = Field("ecs-guardrail-history", min_length=3, max_length=255,
                                pattern=r"^[A-Za-z0-9_.-]+$")
     HISTORY_TTL_DAYS: int = Field(90, ge=1, le=3650)
-    ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$")
+    ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$")
     SLACK_WEBHOOK_SECRET_ARN: str | None = Field(None, min_length=1, max_length=2048)
     SAMPLE_LOOKBACK_MINUTES: int = Field(5, ge=1, le=180)
     RUNBOOK_URL: str | None = Field(None, max_length=1024, pattern=r"^https://[^\s]+$")
@@ -108,7 +108,8 @@ class Settings(BaseModel):
     ALERT_CHANNEL_TOPIC_ARNS: tuple[str, ...] = ()
     ALERT_CHANNEL_SECRET_ARNS: tuple[str, ...] = ()
     ALERT_ROUTES: tuple[str, ...] = ()
-    CENTRAL_ALERT_TOPIC_ARN: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$")
+    CENTRAL_ALERT_TOPIC_ARN: str | None = Field(None,
+                                                pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$")
     ACCOUNT_NAME: str | None = Field(None, max_length=50, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
 
     # ``ecs-guardrail audit`` judgements (operator command; no function reads them; README, "Audit")

@@ -34,9 +34,13 @@ def test_the_rate_and_the_threshold_move_it() -> None:
 
 
 @pytest.mark.parametrize("kw", [{"services": -1}, {"services": 1, "crash_threshold": 0},
-                                {"services": 1, "utilisation": 0}, {"services": 1, "stopped_per_service_minute": -1}])
+                                {"services": 1, "utilisation": 0}, {"services": 1, "stopped_per_service_minute": -1},
+                                {"services": 1, "stopped_per_service_minute": math.nan},
+                                {"services": 1, "stopped_per_service_minute": math.inf},
+                                {"services": 10, "stopped_per_service_minute": 1e308},  # the storm overflows
+                                {"services": 1, "quota": -1}, {"services": 10**400}])
 def test_bad_input_is_refused_with_its_reason(kw: dict) -> None:
-    with pytest.raises(ValueError, match="not negative|at least 1|a share"):
+    with pytest.raises(ValueError, match="not negative|at least 1|a share|a finite number|at most 1,000,000,000"):
         c.recommended_reserved_concurrency(**kw)
 
 

@@ -3,6 +3,7 @@ line; the reader's one-line answers for every way a log cannot be read, within i
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -216,3 +217,46 @@ def test_the_revision_before_is_the_other_deployments_task_definition() -> None:
     denied = _Ecs(_error("AccessDeniedException"))
     assert _before(_episodes(denied), decision, ARN.format(14), T) == (
         None, "the revision before is not known (DescribeServices: AccessDeniedException)")
+
+
+@pytest.mark.parametrize(("line", "masked"), [
+    ('"password": "hunter two"', '"password": "****"'),  # a quoted value is masked whole, spaces and all
+    ("password='a b c' next", "password='****' next"),
+    ('token="a\\"bc" next', 'token="****" next'),
+    ('log={\\"password\\": \\"hunter2\\"}', 'log={\\"password\\": \\"****\\"}'),  # JSON inside a JSON string
+    ('password:"x,y"', 'password:"****"'),
+    ('"secret": "unclosed and cut', '"secret": "****'),
+    ("secret => abc", "secret => ****"),
+    ("PASSWORD%3Dhunter2&a=b", "PASSWORD%3D****&a=b"),
+    ("api_key=abc123 apikey: def x-api-key: ghi", "api_key=**** apikey: **** x-api-key: ****"),
+    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ****"),
+    ("<password>hunter2</password>", "<password>****</password>"),
+    ("postgres://user:p@ss@db/orders", "postgres://****@db/orders"),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789 xoxb-1234-5678-abcdef", "**** ****"),
+    ("https://hooks.slack.com/services/T000/B000/XXXXXXXX", "https://hooks.slack.com/services/****"),
+    ("-----BEGIN RSA PRIVATE KEY----- MIIEabc -----END RSA PRIVATE KEY-----",
+     "-----BEGIN RSA PRIVATE KEY-----****-----END RSA PRIVATE KEY-----"),
+    ("X-Amz-Signature=abcdef0123&X-Amz-Security-Token=IQoJ", "X-Amz-Signature=****&X-Amz-Security-Token=****"),
+])
+def test_secret_variants_that_escaped_the_first_masking_are_masked(line: str, masked: str) -> None:
+    assert mask(line) == masked
+
+
+def test_a_secret_written_over_several_lines_is_masked() -> None:
+    assert quote(["{", '  "password":', '    "hunter two",', '  "user": "bob"', "}"]) == (
+        "{", '  "password":', "****", '  "user": "bob"', "}")
+    assert quote(["-----BEGIN PRIVATE KEY-----", "MIIEabc", "def", "-----END PRIVATE KEY-----", "after"]) == (
+        "-----BEGIN PRIVATE KEY-----", "****", "****", "-----END PRIVATE KEY-----", "after")
+    assert quote(["MIIEabc", "def", "-----END PRIVATE KEY-----"]) == ("****", "****", "-----END PRIVATE KEY-----")
+    assert quote(["x", "-----BEGIN PRIVATE KEY-----", "MIIEabc"]) == ("x", "-----BEGIN PRIVATE KEY-----", "****")
+
+
+def test_masking_a_hostile_line_stays_cheap() -> None:
+    start = time.perf_counter()
+    for text in ("token" * 240, "password" * 150, '"password":"' * 100, "a:" * 600, "x" * 80 + "=" * 200):
+        quote([text] * 50)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_a_quoted_line_never_opens_a_code_block() -> None:
+    assert quote(["a ```b``` c"]) == ("a '''b''' c",)

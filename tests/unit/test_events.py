@@ -273,3 +273,14 @@ def test_a_version_that_is_not_a_json_integer_is_rejected(version):
     raw["detail"]["version"] = version
     with pytest.raises(EventRejectedError, match=r"detail.version: Expected `int \| null`, got `(str|float|bool)`"):
         parse_event(raw)
+
+
+@pytest.mark.parametrize("field", ["clusterArn", "taskArn"])
+def test_an_arn_whose_account_is_not_ascii_digits_is_rejected(field):
+    """``\\d`` in a str pattern matches any Unicode digit: an account '١١١١٢٢٢٢٣٣٣٣' (Arabic-Indic) was a
+    valid ARN, a second spelling of a cluster or task no AWS ARN ever has."""
+    raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
+    account = raw["detail"][field].split(":")[4]
+    raw["detail"][field] = raw["detail"][field].replace(account, "".join(chr(0x0660 + int(c)) for c in account))
+    with pytest.raises(EventRejectedError):
+        parse_event(raw)

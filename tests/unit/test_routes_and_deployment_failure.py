@@ -49,6 +49,7 @@ def test_the_first_matching_route_wins_without_case_and_the_rest_is_default() ->
     assert route_of(routes, None) == DEFAULT_ROUTE
     assert route_of((), "prod") == DEFAULT_ROUTE
     assert parse_routes("x=default", frozenset()) != ()  # the default channel may be named
+    assert len(parse_routes("x=oncall,X=oncall", frozenset({"oncall"}))) == 2  # a repeat to the same channel
 
 
 @pytest.mark.parametrize(("value", "said"), [
@@ -58,6 +59,7 @@ def test_the_first_matching_route_wins_without_case_and_the_rest_is_default() ->
     ("prod-*=on call", "is not GLOB=NAME"),
     ("arn:aws:ecs:eu-west-1:111122223333:cluster/prod=oncall", "is not GLOB=NAME"),
     ("prod-*=pager", "names channel 'pager', which is not configured (channels: dev-alerts, oncall"),
+    ("prod-*=oncall,PROD-*=dev-alerts", "routes glob 'PROD-*' again, to another channel than prod-*=oncall"),
 ])
 def test_a_bad_route_is_a_settings_error_at_start(value: str, said: str) -> None:
     with pytest.raises(SettingsError, match="invalid setting") as caught:

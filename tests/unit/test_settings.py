@@ -27,6 +27,9 @@ from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
      "AUDIT_AGGREGATE_PATHS='health': health-check paths start with '/': 'health'"),
     ({"RUNBOOK_URL": "http://x"}, "RUNBOOK_URL='http://x': Expected `str` matching regex '^https://[^\\\\s]+\\\\Z'"),
     ({"CRASH_THRESHOLD": "0", "HISTORY_TTL_DAYS": "x"}, "CRASH_THRESHOLD='0': Expected `int` >= 1"),  # the first
+    ({"CENTRAL_ALERT_TOPIC_ARN": "arn:aws:sns:eu-west-1:١١١١٢٢٢٢٣٣٣٣:central"},  # Unicode digits: no account
+     "CENTRAL_ALERT_TOPIC_ARN='arn:aws:sns:eu-west-1:١١١١٢٢٢٢٣٣٣٣:central': Expected `str` matching regex "
+     "'^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+\\\\Z'"),
 ])
 def test_an_invalid_value_names_the_variable_and_what_it_accepts(env, message, monkeypatch):
     with pytest.raises(SettingsError) as given:

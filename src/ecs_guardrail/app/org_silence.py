@@ -11,6 +11,7 @@ unreachable, no region or credentials are set, or AWS refused. docs/deploy.md, "
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +19,11 @@ from typing import Any
 from ecs_guardrail.adapters.heartbeats import last_heartbeats, stack_set_accounts
 from ecs_guardrail.core.silence import HEARTBEAT_MINUTES, silent_accounts
 
-__all__ = ["main", "silent_report"]
+__all__ = ["main", "silent_report", "MAX_SILENT_MINUTES"]
+
+#: the longest silence asked about (a week): the lookback is four times it, within CloudWatch's retention
+MAX_SILENT_MINUTES = 7 * 24 * 60
+_ACCOUNT = re.compile(r"[0-9]{12}")
 
 
 def silent_report(cloudwatch: Any, accounts: list[str], now: datetime, silent_minutes: int = 15,
@@ -39,27 +44,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--silent-minutes", type=int, default=15, help="minutes without a heartbeat (default 15)")
     p.add_argument("--region", help="the central account's region (default: your AWS configuration's)")
     args = p.parse_args(argv)
-    accounts = [a for a in args.accounts.split(",") if a]
-    bad = [a for a in accounts if not (len(a) == 12 and a.isdigit())]
+    accounts = [a.strip() for a in args.accounts.split(",") if a.strip()]
+    bad = [a for a in accounts if not _ACCOUNT.fullmatch(a)]  # ASCII digits only (str.isdigit takes '١')
+    stack_set = (args.stack_set or "").strip() or None
     if bad:
         print(f"org_silence: --accounts takes comma-separated 12-digit account ids, not {', '.join(bad)}",
               file=sys.stderr)
         return 2
-    if not (accounts or args.stack_set):
+    if not (accounts or stack_set):
         print("org_silence: give --accounts (comma-separated 12-digit ids), --stack-set NAME, or both",
               file=sys.stderr)
         return 2
-    if args.silent_minutes < 2 * HEARTBEAT_MINUTES:  # checked before any AWS call
-        print(f"org_silence: --silent-minutes {args.silent_minutes}: at least {2 * HEARTBEAT_MINUTES} (two "
-              "heartbeats), so one lost heartbeat never names an account", file=sys.stderr)
+    if not 2 * HEARTBEAT_MINUTES <= args.silent_minutes <= MAX_SILENT_MINUTES:
+        print(f"org_silence: --silent-minutes {args.silent_minutes}: from {2 * HEARTBEAT_MINUTES} (two heartbeats) to "
+              f"{MAX_SILENT_MINUTES} (a week)", file=sys.stderr)
         return 2
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-    session = boto3.session.Session(region_name=args.region)
     try:
+        session = boto3.session.Session(region_name=args.region)
         lines = silent_report(session.client("cloudwatch"), accounts, datetime.now(UTC), args.silent_minutes,
-                              session.client("cloudformation") if args.stack_set else None, args.stack_set)
+                              session.client("cloudformation") if stack_set else None, stack_set)
     except ValueError as exc:
         print(f"org_silence: {exc}", file=sys.stderr)
         return 2

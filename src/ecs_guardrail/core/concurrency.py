@@ -66,10 +66,18 @@ def recommended_reserved_concurrency(services: int, *, stopped_per_service_minut
     and the account's Lambda concurrency ``quota`` (Service Quotas, "Concurrent executions").
 
     Raises:
-        ValueError: a negative service count or rate, a threshold below 1, a utilisation outside (0, 1].
+        ValueError: a negative service count, rate or quota, a rate that is not a finite number (or whose
+            storm is not: ``1e308`` x services), a threshold below 1, a utilisation outside (0, 1].
     """
     if services < 0 or stopped_per_service_minute < 0:
         raise ValueError("services and stopped tasks per service a minute are counts: not negative")
+    if services > 10**9:  # an account holds far fewer; past a float's range the product raised OverflowError
+        raise ValueError("services is a count of an account's ECS services: at most 1,000,000,000")
+    if not math.isfinite(stopped_per_service_minute) or not math.isfinite(services * stopped_per_service_minute):
+        raise ValueError(f"stopped tasks per service a minute is a finite number of tasks, got "
+                         f"{stopped_per_service_minute} (for {services} services)")
+    if quota < 0:
+        raise ValueError(f"the quota is a count of concurrent executions: not negative, got {quota}")
     if crash_threshold < 1:
         raise ValueError("CRASH_THRESHOLD is at least 1")
     if not 0 < utilisation <= 1:

@@ -37,23 +37,55 @@ LINE_MAX = 300
 _READ_MAX = 4 * LINE_MAX
 
 _MASK = "****"
-# key=value, key: value, "key": "value" for keys that name a secret (password, passwd, pwd, token,
-# secret and compounds such as api_token, client_secret, secret_access_key)
+# words in a key that names a secret (password, passwd, pwd, token, secret and compounds such as
+# api_token, client_secret, secret_access_key; passphrase, a signature, api keys, private keys, credentials)
+_SECRET_WORD = r"(?:password|passwd|passphrase|pwd|token|secret|signature|api[_-]?key|private[_-]?key|credentials?)"
+# key=value, key: value, key => value, "key": "value", \"key\": \"value\" (JSON inside a JSON string),
+# key%3Dvalue (URL-encoded): a quoted value is masked to its closing quote (spaces, escaped quotes and
+# all; to the end of the line when it is not closed), an unquoted one to a space or separator
 _KEYED = re.compile(
     r"""(?ix)
-    (?P<key>["']?[A-Za-z0-9_.-]{0,40}(?:password|passwd|pwd|token|secret)[A-Za-z0-9_.-]{0,40}["']?\s*[=:]\s*)
-    (?P<quote>["']?)
-    (?P<value>[^\s"',;&}]+)
+    (?P<key>(?:\\?["'])?(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}""" + _SECRET_WORD + r"""[A-Za-z0-9_.-]{0,80}(?:\\?["'])?
+        \s*(?:=>|==?|:|%3D|%3A)\s*)
+    (?:
+        (?P<eq>\\")(?:(?!\\").)*(?:\\"|$)
+      | (?P<dq>")(?:[^"\\]|\\.)*(?:"|$)
+      | (?P<sq>')(?:[^'\\]|\\.)*(?:'|$)
+      | [^\s"',;&}<]+
+    )
     """)
+# <password>value</password>
+_XML = re.compile(r"(?i)(<(?P<tag>[A-Za-z0-9_.:-]{0,40}" + _SECRET_WORD + r"[A-Za-z0-9_.-]{0,40})>)[^<]*")
 # AWS access key ids: AKIA (long-term) and ASIA (temporary) + 16 upper-case letters or digits
 _ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
-# scheme://user:password@host: the credentials
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s@]{1,200}@")
+# scheme://user:password@host: the credentials (a password may hold an @: up to the authority's last)
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s]{1,200}@")
 # what a terminal or Slack would not show as text: C0/C1 controls, lone surrogates, line/paragraph separators
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SPACE = re.compile("[\t\r\n]")
-# Bearer tokens in a logged header
+# Bearer tokens in a logged header; an Authorization header's credentials whatever their scheme
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+_AUTHORIZATION = re.compile(
+    r"(?i)\b(authorization[\"']?\s*[=:]\s*[\"']?(?:(?:basic|bearer|digest|token|negotiate)\s+)?)[^\s\"',;]+")
+# tokens known by their shape: GitHub, Slack, Stripe, JWTs, a Slack webhook's path
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}"
+    r"|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
+_SLACK_HOOK = re.compile(r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+")
+# a PEM private key's first and last lines (the lines between are masked whole: :func:`quote`)
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+# a PEM private key written on one line (an event holding the whole key): what follows its BEGIN line
+_PEM_INLINE = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END ).)+")
+# a line that ends with a secret's key and no value (pretty-printed JSON, YAML): its value is on the next
+_DANGLING = re.compile(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}" + _SECRET_WORD
+                       + r"[A-Za-z0-9_.-]{0,80}(?:\\?[\"'])?\s*(?:=>|==?|:)\s*(?:\\?[\"'])?\s*$")
+
+
+def _keyed(m: re.Match[str]) -> str:
+    q = m.group("eq") or m.group("dq") or m.group("sq") or ""
+    closed = q and m.group(0).endswith(q) and len(m.group(0)) - len(m.group("key")) > len(q)
+    return f"{m.group('key')}{q}{_MASK}{q if closed else ''}"
 
 
 def clean(message: object) -> str:
@@ -73,22 +105,35 @@ def clean(message: object) -> str:
 
 def mask(line: str) -> str:
     """``line`` with secret-looking values replaced by ``****``: the value after a key naming a
-    password, token or secret (``password=``, ``token:``, ``"client_secret": "..."``), a bearer token,
-    an AWS access key id (``AKIA``/``ASIA``...), and a URL's ``user:pass@``."""
+    password, token, secret, API key, private key or credentials (``password=``, ``token:``,
+    ``"client_secret": "..."`` whole to its closing quote, ``\\"password\\": \\"...\\"``, ``key%3D``,
+    ``<password>``), a bearer token, an ``Authorization`` header's credentials, an AWS access key id
+    (``AKIA``/``ASIA``...), GitHub/Slack/Stripe tokens and JWTs, a Slack webhook's path, a PEM private
+    key on one line, and a URL's ``user:pass@``."""
     line = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{_MASK}@", line)
-    line = _KEYED.sub(lambda m: f"{m.group('key')}{m.group('quote')}{_MASK}", line)
+    line = _PEM_INLINE.sub(lambda m: f"{m.group(1)}{_MASK}", line)
+    line = _SLACK_HOOK.sub(lambda m: f"{m.group(1)}{_MASK}", line)
+    line = _AUTHORIZATION.sub(lambda m: f"{m.group(1)}{_MASK}", line)
+    line = _KEYED.sub(_keyed, line)
+    line = _XML.sub(lambda m: f"{m.group(1)}{_MASK}", line)
     line = _BEARER.sub(lambda m: f"{m.group(1)}{_MASK}", line)
+    line = _TOKEN_SHAPES.sub(_MASK, line)
     return _ACCESS_KEY.sub(_MASK, line)
 
 
 def quote(messages: Iterable[object]) -> tuple[str, ...]:
     """The lines an alert quotes from ``messages`` (oldest first, as FilterLogEvents returns a
-    stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), empty ones dropped, the
+    stream's events): each cleaned (:func:`clean`) and masked (:func:`mask`), a ```` ``` ```` made
+    ``'''`` (as the last stops' reasons: it would turn the rest of the field into code), empty ones dropped, the
     newest :data:`MAX_LINES` kept, then the oldest of those dropped until all fit :data:`MAX_CHARS`
     (a single line longer than that is cut)."""
+    messages = list(messages)
+    hidden = _hidden(messages)
     lines: list[str] = []
-    for m in reversed(list(messages)):  # the newest first: only what can be shown is cleaned and masked
-        line = mask(clean(m))
+    for n in range(len(messages) - 1, -1, -1):  # the newest first: only what can be shown is cleaned and masked
+        line = mask(clean(messages[n])).replace("```", "'''")  # never a code block in Slack or Chatbot
+        if hidden[n] and line:
+            line = _MASK
         if line:
             lines.insert(0, line)
             if len(lines) == MAX_LINES:
@@ -98,6 +143,32 @@ def quote(messages: Iterable[object]) -> tuple[str, ...]:
     if lines and len(lines[0]) > MAX_CHARS:
         lines[0] = lines[0][:MAX_CHARS - 1] + "…"
     return tuple(lines)
+
+
+def _hidden(messages: list[object]) -> list[bool]:
+    """Which of ``messages`` are masked whole, being a secret written over several lines: those inside a
+    PEM private key (after its ``-----BEGIN ... PRIVATE KEY-----``, to its ``END`` line; after an
+    ``END`` seen with no ``BEGIN`` before it, the lines before it too), and the first non-empty line after
+    one that ends with a secret's key and no value (``"password":`` then the value, pretty-printed)."""
+    text = [clean(m) for m in messages]
+    out = [False] * len(text)
+    inside = dangling = False
+    for n, line in enumerate(text):
+        if _PEM_BEGIN.search(line):
+            inside = not _PEM_END.search(line)
+            continue
+        if _PEM_END.search(line):
+            if not inside:  # the BEGIN line is not among these: everything before the END is the key's
+                out[:n] = [bool(x) for x in text[:n]]
+            inside = False
+            continue
+        if inside or (dangling and line):
+            out[n] = True
+            dangling = False
+            continue
+        if line:  # only a line ending in a separator or a quote can end with a key (a cheap test first)
+            dangling = line[-1] in "=:>\"'" and bool(_DANGLING.search(line[-200:]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

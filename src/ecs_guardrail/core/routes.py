@@ -124,9 +124,11 @@ def parse_routes(value: object, channels: frozenset[str] | None) -> tuple[Route,
 
     Raises:
         ValueError: an entry that is not ``GLOB=NAME`` (an empty entry, a space, no ``=``, a glob with
-            characters no cluster name has), or that names a channel not configured.
+            characters no cluster name has), that names a channel not configured, or whose glob an
+            earlier entry already routes to another channel (without case: it could never apply).
     """
     routes: list[Route] = []
+    seen: dict[str, Route] = {}
     for raw in _split(value, "GLOB=NAME entries"):
         glob, eq, name = raw.partition("=")
         if not eq or not _GLOB.fullmatch(glob) or not _NAME.fullmatch(name):
@@ -137,6 +139,11 @@ def parse_routes(value: object, channels: frozenset[str] | None) -> tuple[Route,
             raise ValueError(f"ALERT_ROUTES entry {raw!r} names channel {name!r}, which is not configured "
                              f"(channels: {known}; a channel is an ALERT_CHANNEL_TOPIC_ARNS topic or an "
                              "ALERT_CHANNEL_SECRET_ARNS secret of that name, or 'default')")
+        first = seen.setdefault(glob.lower(), Route(glob, name))
+        if first.channel != name:
+            raise ValueError(f"ALERT_ROUTES entry {raw!r} routes glob {glob!r} again, to another channel than "
+                             f"{first.glob}={first.channel} (the first entry that matches applies: this one never "
+                             "would); keep one")
         routes.append(Route(glob, name))
     return tuple(routes)
 

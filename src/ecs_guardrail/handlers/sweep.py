@@ -29,7 +29,7 @@ and its own recovery names it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
@@ -49,11 +49,31 @@ from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 __all__ = ["run_sweep", "scheduled_now", "Sweep"]
 
 
+#: how far a scheduled event's ``time`` may be from the clock and still be the sweep's "now": late by up to
+#: EventBridge's longest retry (24 h, its maximum event age), early by a clock's skew at most
+SCHEDULE_LATE = timedelta(hours=24)
+SCHEDULE_EARLY = timedelta(minutes=5)
+
+
 def scheduled_now(event: Any, clock: Callable[[], float]) -> datetime:
-    """The schedule's own time (EventBridge scheduled event ``time``), else the clock's (UTC)."""
+    """The schedule's own time (EventBridge scheduled event ``time``), else the clock's (UTC): also when
+    the time is not ISO 8601, or is more than :data:`SCHEDULE_LATE` before or :data:`SCHEDULE_EARLY`
+    after the clock (logged). A sweep at year 9999 stamped a probe there, and every later sweep raised
+    OverflowError on it: no probe, recovery or quiet window of any service again."""
     from ecs_guardrail.handlers.availability import scheduled_time
 
-    return scheduled_time(event, datetime.fromtimestamp(clock(), UTC))
+    now = datetime.fromtimestamp(clock(), UTC)
+    try:
+        t = scheduled_time(event, now)
+    except (ValueError, TypeError, OverflowError):
+        logger.warning("scheduled event's time is not ISO 8601: the sweep runs at the clock's",
+                       extra={"time": str(event.get("time") if isinstance(event, dict) else None)[:80]})
+        return now
+    if not now - SCHEDULE_LATE <= t <= now + SCHEDULE_EARLY:
+        logger.warning("scheduled event's time is far from the clock: the sweep runs at the clock's",
+                       extra={"time": t.isoformat(), "clock": now.isoformat()})
+        return now
+    return t
 
 
 class Sweep:

@@ -136,7 +136,7 @@ def check_fleet(fleet: Any) -> None:
     if not isinstance(fleet, dict) or not isinstance(fleet.get("clusters"), list):
         raise ScenarioError("fleet.json: expected an object with a 'clusters' list")
     account, region = fleet.get("account"), fleet.get("region")
-    if account is not None and (isinstance(account, bool) or not re.fullmatch(r"\d{12}", str(account))):
+    if account is not None and (isinstance(account, bool) or not re.fullmatch(r"[0-9]{12}", str(account))):
         raise ScenarioError(f"fleet.json: account must be 12 digits, got {str(account)[:40]!r}")
     if region is not None and (not isinstance(region, str) or region not in _regions()):
         raise ScenarioError(f"fleet.json: region {str(region)[:40]!r} is not an AWS region ECS runs in")

@@ -56,12 +56,24 @@ def check_jobs(jobs: int | None, scheduler: str | None) -> None:
     """Validate ``--jobs``/``--scheduler`` before anything runs.
 
     Raises:
-        ScenarioError: ``--jobs`` under 1, or an empty ``--scheduler``.
+        ScenarioError: ``--jobs`` under 1, or a ``--scheduler`` that is not an address
+            (``[SCHEME://]HOST:PORT``, port 1-65535): Dask's ``Client`` raised on one and then hung 20 s
+            in its ``__del__`` with a traceback.
     """
     if jobs is not None and jobs < 1:
         raise ScenarioError(f"--jobs {jobs}: give a number of processes of at least 1 (1: the serial replay)")
     if scheduler is not None and not scheduler.strip():
         raise ScenarioError("--scheduler: give the Dask scheduler's address (tcp://HOST:PORT)")
+    if scheduler is not None and not _address_ok(scheduler):
+        raise ScenarioError(f"--scheduler {scheduler[:200]!r}: not a Dask scheduler address (tcp://HOST:PORT, "
+                            "tls://HOST:PORT; a port from 1 to 65535)")
+
+
+def _address_ok(address: str) -> bool:
+    """``address`` is ``[tcp|tls|ws|wss|ucx://]HOST:PORT`` (HOST a name, an IPv4 or a ``[IPv6]``)."""
+    m = re.fullmatch(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?P<host>[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])"
+                     r":(?P<port>[0-9]{1,5})/?", address)
+    return m is not None and 1 <= int(m.group("port")) <= 65535
 
 
 def _key_of(raw: Any) -> tuple[str, str] | None:
