@@ -33,6 +33,28 @@ def _decision_text(alerts: list[dict[str, Any]]) -> str:
     return next(a["text"] for a in alerts if a["channel"] == "slack" and a["kind"] in ("scale_down", "alert_only"))
 
 
+def _deployment(name: str, minute: int, seconds: int = 30) -> dict[str, Any]:
+    """An ``ECS Deployment State Change`` of development/api at 12:MM:SS (ECS-EVENTS.md's shape)."""
+    t = f"2025-08-21T12:{minute:02d}:{seconds:02d}Z"
+    return {"version": "0", "id": f"19190000-0000-4000-9000-{minute * 100 + seconds:012d}",
+            "detail-type": "ECS Deployment State Change", "source": "aws.ecs",
+            "account": "111122223333", "time": t, "region": "eu-west-1",
+            "resources": ["arn:aws:ecs:eu-west-1:111122223333:service/development/api"],
+            "detail": {"eventType": "INFO", "eventName": name, "deploymentId": "ecs-svc/1", "updatedAt": t,
+                       "reason": f"ECS deployment ecs-svc/1 {name.rsplit('_', 1)[-1].lower()}."}}
+
+
+def _running(n: int, revision: int) -> dict[str, Any]:
+    """Task ``n`` of development/api RUNNING revision ``revision`` at 11:50 (before every crash)."""
+    e = crash(n, "api")
+    e["time"] = "2025-08-21T11:50:00Z"
+    e["detail"]["taskDefinitionArn"] = e["detail"]["taskDefinitionArn"].replace(":26", f":{revision}")
+    e["detail"]["lastStatus"] = e["detail"]["desiredStatus"] = "RUNNING"
+    for key in ("stopCode", "stoppedReason", "stoppedAt", "stoppingAt", "executionStoppedAt"):
+        e["detail"].pop(key, None)
+    return e
+
+
 def _loop(tmp: Path, logs: bytes | None, log_group: str = "/ecs/api", deployment: bool = False) -> Path:
     fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [{"name": "development", "services": [
         {"name": "api", "desiredCount": 2, "taskDefinitionFamily": FAMILY, "logGroup": log_group,
@@ -67,7 +89,8 @@ def test_alerts_tour_quotes_the_workers_last_lines_masked_on_both_engines(tmp_pa
     assert "db_password=**** AWS_ACCESS_KEY_ID=****" in text and "hunter2" not in text
     assert "postgres://****@db.internal" in text and "s3cr3t" not in text and "AKIAIOSFODNN7EXAMPLE" not in text
     assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # escaped as every alert's text
-    assert "Change: started with worker:14 (image :latest) at 09:19Z" in text
+    assert "Change: started with worker:14 (image :latest) at 09:19Z; worker:13 (same image) ran without crashes" \
+        in text
     # the SNS body (Chatbot JSON) carries the same lines, escaped for Slack too
     sns = next(a for a in fast if a["channel"] == "sns" and a["kind"] == "scale_down")
     assert "hunter2" not in sns["message"] and "&lt;!channel&gt;" in sns["message"]
@@ -120,6 +143,30 @@ def test_the_change_names_the_revision_and_the_deployment_that_started_the_loop(
     assert change.startswith(f"Change: started with {FAMILY}:26 (image :latest) at 12:00Z")
     # the embedded ECS lists the service's one deployment: what ran before is not known, and it says so
     assert "the revision before is not in DescribeServices' deployments any more" in change
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["in-progress", "completed"])
+def test_the_change_names_the_revision_before_from_describe_services_on_both_engines(tmp_path, capsys, closed):
+    """SERVICE_DEPLOYMENT_IN_PROGRESS leaves the revision the service's tasks ran before (revision 25, from
+    a task event) ACTIVE in DescribeServices' deployments[] beside the PRIMARY, as a rolling deployment
+    does; SERVICE_DEPLOYMENT_COMPLETED removes it (only the PRIMARY stays)."""
+    events: list[dict[str, Any]] = [_running(90, 25), _deployment("SERVICE_DEPLOYMENT_IN_PROGRESS", 0)]
+    events += [crash(n, "api", minute=2 * n) for n in range(1, 6)]
+    if closed:
+        events.insert(3, _deployment("SERVICE_DEPLOYMENT_COMPLETED", 2, 10))
+    fleet = {"account": "111122223333", "region": "eu-west-1", "clusters": [{"name": "development", "services": [
+        {"name": "api", "desiredCount": 2, "taskDefinitionFamily": FAMILY,
+         "containers": [{"name": CONTAINER, "essential": True}]},
+        *({"name": f"other{i}", "desiredCount": 1} for i in range(4))]}]}
+    folder = scenario(tmp_path / "scenario", fleet=fleet, events=events, settings=b"ALERT_ONLY_CLUSTERS=nothing\n")
+    fast = _alerts(folder, "fast", tmp_path, capsys)
+    assert _alerts(folder, "moto", tmp_path, capsys) == fast
+    change = next(line for line in _decision_text(fast).splitlines() if line.startswith("Change: "))
+    assert change.startswith(f"Change: started with {FAMILY}:26 (image :latest) at 12:00Z; ")
+    if closed:
+        assert change.endswith("the revision before is not in DescribeServices' deployments any more")
+    else:
+        assert change.endswith(f"{FAMILY}:25 (same image) ran without crashes")
 
 
 def test_without_a_deployment_the_change_names_the_running_revision(tmp_path, capsys):

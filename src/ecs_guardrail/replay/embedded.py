@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.replay.deployments import DeploymentsFromEvents, replace_active
 from ecs_guardrail.replay.fleet import build_fleet, fleet_families, task_definitions_in_events
 from ecs_guardrail.replay.scenario import TABLE, TOPIC, Scenario
 
@@ -217,6 +218,7 @@ class EmbeddedAws:
         self.target_groups: dict[str, dict[str, str]] = {}
         self.task_definitions: dict[tuple[str, str], str] = {}  # (cluster, service) -> task definition ARN
         self.warnings: list[str] = []  # what building it found worth a line (logs.jsonl lines left out)
+        self.deployments = DeploymentsFromEvents(scenario.account, scenario.region)
 
     def client(self, service: str) -> Any:
         import boto3
@@ -272,6 +274,21 @@ class EmbeddedAws:
         self.warnings += load_logs(self.client, self.scenario.fleet, self.scenario.account, self.region,
                                    self.scenario.folder, self.scenario.events_path)
 
+    def saw_event(self, raw: Any) -> None:
+        """Not an AWS operation: the replay feeds each accepted event here before the watchdog reads it, so
+        that DescribeServices' ``deployments[]`` holds the deployment a rolling deployment replaces
+        (:mod:`ecs_guardrail.replay.deployments`). On moto through its backend's service object."""
+        change = self.deployments.saw(raw)
+        if change is not None:
+            self._set_active(*change)
+
+    def _set_active(self, cluster: str, service: str, entry: dict[str, Any] | None) -> None:
+        from moto.ecs.models import ecs_backends
+
+        found = ecs_backends[self.scenario.account][self.region].services.get(f"{cluster}:{service}")
+        if found is not None:
+            found.deployments = replace_active(list(found.deployments), entry)
+
     def alerts(self) -> list[dict[str, Any]]:
         """Every message published to the alert topic, read back through the SQS subscription:
         ``{"channel": "sns", "subject": ..., "message": ..., "time": ...}`` in publication order."""
@@ -319,6 +336,11 @@ class InMemoryAws(EmbeddedAws):
         self.topic_arn = self.client("sns").create_topic(Name=TOPIC)["TopicArn"]
         self._build_fleet()
         return self
+
+    def _set_active(self, cluster: str, service: str, entry: dict[str, Any] | None) -> None:
+        found = self.memory.ecs_clusters.get(cluster, {}).get("services", {}).get(service)
+        if found is not None:
+            found["deployments"] = replace_active(found["deployments"], entry)
 
     def alerts(self) -> list[dict[str, Any]]:
         """Every message published to the alert topic, in publication order (as :meth:`EmbeddedAws.alerts`,

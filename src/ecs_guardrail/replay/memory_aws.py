@@ -102,10 +102,15 @@ def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]],
     IN_PROGRESS, FAILED -> STOPPED), ``createdAt``/``startedAt`` its ``createdAt`` and, once finished,
     ``finishedAt`` its ``updatedAt``; and one per row of the fleet.json service's ``deployments``
     (``listed``: what ListServiceDeployments answered when the scenario was captured; a row replaces a
-    deployment of the same ID). Newest first (ListServiceDeployments' order)."""
+    deployment of the same ID). Newest first (ListServiceDeployments' order). ``ACTIVE`` entries (the
+    deployment a rolling deployment replaces, which the replay derives from the events:
+    :mod:`ecs_guardrail.replay.deployments`) are left out, so that rule 4's reading of the service
+    deployments is the same with or without them."""
     rows = {sd["serviceDeploymentArn"]: sd for sd in (_listed_deployment(service_arn, r) for r in listed)}
     out = list(rows.values())
     for d in deployments:
+        if d.get("status") == "ACTIVE":  # the replay's deployment being replaced: DescribeServices' only
+            continue
         did = str(d.get("id", ""))
         status = _ROLLOUT_TO_STATUS.get(str(d.get("rolloutState") or "IN_PROGRESS").upper(), "IN_PROGRESS")
         sd: dict[str, Any] = {

@@ -354,6 +354,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
                 # only a line the replay accepts moves its clocks (a rejected one is named, not swept): the
                 # recorder's verdict, or for a line only the watchdog reads (a restart observation) its own
                 t = event_time(raw) if out is not None or _accepted(raw, scenario.account) else None
+                if t is not None:
+                    aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
                 clock.before_event(t)
                 restart_clock.before_event(t)
                 stage(("line", n, t))
