@@ -100,7 +100,7 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     at = now or datetime.now(UTC)
     if episode is not None:
         try:
-            lc.restore_transition(summary, at, clock())  # refuses an in-flight scale-down before any change
+            lc.transition(summary, lc.Restored(at, clock()))  # refuses an in-flight scale-down before any change
         except lc.IllegalTransitionError as exc:
             raise RestoreError(str(exc)) from None
     facts = ecs.describe(cluster, service)
@@ -159,7 +159,7 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         if _probe_step(s.episode) != seen:  # RECOVERY=probe: a probe step (back to 0) ran after our count
             raise lc.IllegalTransitionError("a probe step changed the service while it was being restored "
                                             "(it may be back at 0)")
-        return lc.restore_transition(s, at, clock()).summary
+        return lc.transition(s, lc.Restored(at, clock())).summary
 
     try:
         history.state.update(cluster, service, restored)
@@ -175,7 +175,7 @@ def _probe_step(ep: Episode | None) -> tuple[object, ...] | None:
     never hidden behind a RESTORED episode."""
     if ep is None:
         return None
-    return (ep.action_status, ep.probes, ep.probe_at, ep.probe_live)
+    return (ep.phase, ep.probes, ep.probe_at, ep.probe_live)
 
 
 def restore_service(cluster: str, service: str, *, table: str, region: str | None = None,

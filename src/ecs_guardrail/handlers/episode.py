@@ -290,7 +290,7 @@ class Episodes:
                 if x.episode is not None else None)
             return {"status": "error", "why": "decision record missing"}
         logger.info("resuming an unfinished episode", extra={"cluster": ck, "service": service,
-                                                             "phase": lc.phase(ep).value})
+                                                             "phase": ep.phase.value})
         claim = self.drive(ck, s, Claim.of(record), None)
         return {"status": "resumed", "cluster": ck, "service": service, "decision": claim.record()}
 
@@ -315,7 +315,7 @@ class Episodes:
             alert_tried = alert_tried or isinstance(effect, lc.SendAlert)
             if effect is None:
                 return claim
-            if isinstance(effect, lc.ReleaseLease):
+            if isinstance(effect, lc.ReleaseLease | lc.StartProbe | lc.StopProbe):  # a probe's step: the sweep's
                 self._step(ck, service, lc.LeaseReleased())
                 return claim
             self._check_lease(ck, service, ep.lease_until)

@@ -22,9 +22,8 @@ from ecs_guardrail.core.errors import (
 )
 from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.summary import (
-    ActionStatus,
-    AlertStatus,
     Episode,
+    Phase,
     RecoveryStatus,
     ServiceSummary,
 )
@@ -62,7 +61,7 @@ class ProbingEpisodes(Episodes):
             return None
         def due_of(e: Episode | None) -> str | None:
             due = lc.probe_due(e, now, settings)
-            if fix and e is not None and e.action_status is ActionStatus.DONE and due is None:
+            if fix and e is not None and e.phase in (Phase.ACTED, Phase.HELD) and due is None:
                 due = "start" if lc.probe_due(replace(e, probe_at=now), now, settings) == "start" else None
             return due
 
@@ -70,7 +69,7 @@ class ProbingEpisodes(Episodes):
         ep = s.episode
         due = due_of(ep)
         if due is None and ep is not None and ep.lease_owner is not None and not ep.in_flight \
-                and ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED) and self._lease(ck, service):
+                and not ep.alert_owed and self._lease(ck, service):
             # a probe step that died (or whose last write was throttled) left its lease, nothing else: drop it
             self._step(ck, service, lc.LeaseReleased())
             return None
@@ -110,11 +109,11 @@ class ProbingEpisodes(Episodes):
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
         ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
-        if ep is not None and ep.action_status is ActionStatus.PROBE_FAILED:
+        if ep is not None and ep.phase is Phase.PROBE_FAILED:
             # the verdict is stored; a step that died on the way back to 0 left it: this delivery resumes it
             self._drive_probe(ck, cluster, service, at)
             return "failed"
-        if ep is None or ep.action_status is not ActionStatus.PROBING:
+        if ep is None or ep.phase not in (Phase.PROBE_CLAIMED, Phase.PROBING):
             self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
             return None
         previous = int(ep.previous_desired_count or 0)
@@ -147,7 +146,7 @@ class ProbingEpisodes(Episodes):
         conditional write on the phase, as :meth:`_raised`); True when this write did it."""
         def change(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
-            if ep is None or ep.action_status is not ActionStatus.DONE:
+            if ep is None or ep.phase not in (Phase.ACTED, Phase.HELD):
                 return None
             try:
                 return lc.transition(s, lc.ProbeOverruled(at, desired)).summary
@@ -196,7 +195,7 @@ class ProbingEpisodes(Episodes):
             s = self.state.load(ck, service)
             ep = s.episode
             assert ep is not None
-            effect = lc.next_probe_effect(ep, self.owner)
+            effect = lc.next_effect(ep, self.owner)
             if effect is None:
                 return None
             if isinstance(effect, lc.ReleaseLease):
