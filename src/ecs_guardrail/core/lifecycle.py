@@ -41,6 +41,10 @@ With ``RECOVERY=probe`` (ARCHITECTURE.md, "Recovery"), a service held at zero (`
 The probe phases are still held at zero for the cap, and never read as an operator's raise
 (:class:`OperatorRaised` needs ``ACTED`` or ``HELD``).
 
+Effects, outcomes and transitions are frozen :class:`msgspec.Struct` records (msgspec builds a class in C,
+where a dataclass execs generated code: the first trigger's import of this module costs a fraction; issue 33
+item 7).
+
 Rules the machine enforces (each an :class:`IllegalTransitionError` when broken):
 
 - what ``restore`` needs is recorded *before* the call that changes it: the previous desired count
@@ -62,9 +66,11 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import IllegalTransitionError
 from ecs_guardrail.core.records import Action, Decision, Reason
@@ -141,72 +147,61 @@ def may_take_over(ep: Episode, owner: str, now: float) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- effects
-@dataclass(frozen=True, slots=True)
-class RecordFacts:
+class RecordFacts(Struct, frozen=True):
     """Take a held-at-zero slot (conditional write) and read the scalable target, then record its
     ``SuspendedState`` (outcome :class:`FactsRecorded` or :class:`SlotDenied`)."""
 
     bound: int
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendScaling:
+class SuspendScaling(Struct, frozen=True):
     """RegisterScalableTarget with dynamic scale-in, scale-out and scheduled scaling suspended."""
 
     previous: dict[str, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleToZero:
+class ScaleToZero(Struct, frozen=True):
     """Tag the service with ``previous_desired_count`` (tasks), then UpdateService desiredCount 0."""
 
     previous_desired_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class ResumeScaling:
+class ResumeScaling(Struct, frozen=True):
     """Put the scalable target's ``previous`` ``SuspendedState`` back (compensation after a refusal)."""
 
     previous: dict[str, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseSlot:
+class ReleaseSlot(Struct, frozen=True):
     """Free the service's held-at-zero slot."""
 
 
-@dataclass(frozen=True, slots=True)
-class AmendDecision:
+class AmendDecision(Struct, frozen=True):
     """Rewrite the decision record: the decision became ``decision`` (a hold by the cap, an alert)."""
 
     decision: Decision
 
 
-@dataclass(frozen=True, slots=True)
-class SendAlert:
+class SendAlert(Struct, frozen=True):
     """Deliver the episode's alert (the one cluster alert for a mass hold)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseLease:
+class ReleaseLease(Struct, frozen=True):
     """Drop the lease: nothing more is owed by this invocation."""
 
 
-@dataclass(frozen=True, slots=True)
-class StartProbe:
+class StartProbe(Struct, frozen=True):
     """Probe: UpdateService desiredCount 1 with the scalable target still suspended (no scaling policy
     may add tasks while the probe decides)."""
 
 
-@dataclass(frozen=True, slots=True)
-class StopProbe:
+class StopProbe(Struct, frozen=True):
     """The probe failed: back to 0 (UpdateService desiredCount 0; the previous-count tag stays)."""
 
     previous_desired_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class RestoreService:
+class RestoreService(Struct, frozen=True):
     """The probe passed: restore as ``restore`` does, the desired count ``previous_desired_count`` and
     then the scalable target's ``previous`` ``SuspendedState`` (``None``: no scalable target)."""
 
@@ -214,11 +209,12 @@ class RestoreService:
     previous: dict[str, bool] | None
 
 
-@dataclass(frozen=True, slots=True)
-class SendStillFailing:
-    """The one "still failing after N probes" alert, sent the first time the delay reaches its cap."""
+class SendStillFailing(Struct, frozen=True):
+    """The one "still failing after ``probes`` probes" alert, sent the first time the delay reaches its cap
+    (``at``: event time of the failed probe's verdict)."""
 
     probes: int
+    at: datetime
 
 
 Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlot | AmendDecision | SendAlert \
@@ -226,73 +222,62 @@ Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlo
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
-@dataclass(frozen=True, slots=True)
-class FactsRecorded:
+class FactsRecorded(Struct, frozen=True):
     """The slot is taken; ``previous_suspended`` is the scalable target's ``SuspendedState`` (API shape)
     before the watchdog touched it, ``None`` when the service has no scalable target."""
 
     previous_suspended: dict[str, bool] | None
 
 
-@dataclass(frozen=True, slots=True)
-class SlotDenied:
+class SlotDenied(Struct, frozen=True):
     """Every held-at-zero slot of the cluster is taken (by ``held``; the bound is ``bound`` services)."""
 
     held: tuple[str, ...]
     bound: int
 
 
-@dataclass(frozen=True, slots=True)
-class ScalingSuspended:
+class ScalingSuspended(Struct, frozen=True):
     """RegisterScalableTarget suspended the scalable target (or it already was)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendRefused:
+class SuspendRefused(Struct, frozen=True):
     """Application Auto Scaling refused to suspend (``reason``: the AWS error in one line)."""
 
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Scaled:
+class Scaled(Struct, frozen=True):
     """UpdateService set desiredCount 0 (or it already was 0)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRefused:
+class ActionRefused(Struct, frozen=True):
     """ECS refused the action for good (``error``: code and message): AccessDenied from the explicit deny
     or an SCP, a service or cluster deleted meanwhile. A throttle is not a refusal: it is retried."""
 
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class AlertDelivered:
+class AlertDelivered(Struct, frozen=True):
     """At least one sink took the alert; ``cluster_alert_owner``: this episode sent its cluster's alert."""
 
     cluster_alert_owner: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AlertCovered:
+class AlertCovered(Struct, frozen=True):
     """A mass hold whose one cluster alert another service's decision sent."""
 
 
-@dataclass(frozen=True, slots=True)
-class AlertFailed:
+class AlertFailed(Struct, frozen=True):
     """Every sink failed; a later delivery re-sends. ``cluster_alert_owner`` as in :class:`AlertDelivered`."""
 
     cluster_alert_owner: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseReleased:
+class LeaseReleased(Struct, frozen=True):
     """The holder dropped its lease."""
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseTaken:
+class LeaseTaken(Struct, frozen=True):
     """``owner`` took the lease until ``until`` (Unix seconds) at ``now``: a new claim's holder, or the
     next delivery resuming an episode whose holder died."""
 
@@ -301,16 +286,14 @@ class LeaseTaken:
     now: float
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorRaised:
+class OperatorRaised(Struct, frozen=True):
     """The service's desired count was raised above 0 by someone else (seen at event time ``at``), or
     ``restore`` put it back."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class Restored:
+class Restored(Struct, frozen=True):
     """``restore`` put the service back (desired count, then the scalable target's previous
     ``SuspendedState``: :class:`RestoreService`) at ``at`` (event time of the recovery message), on the wall
     clock ``now`` (Unix seconds: a scale-down or probe step whose lease still runs at ``now`` is in
@@ -320,43 +303,37 @@ class Restored:
     now: float
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeClaimed:
+class ProbeClaimed(Struct, frozen=True):
     """The lease holder starts probe number ``probes + 1`` at ``at`` (the sweep's time, or the event
     time of a new task definition revision); recorded before UpdateService."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeStarted:
+class ProbeStarted(Struct, frozen=True):
     """UpdateService desiredCount 1 ran (or the service already was at 1)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeFailed:
+class ProbeFailed(Struct, frozen=True):
     """A genuine crash or health-check kill of the probing service at event time ``at``."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeStopped:
+class ProbeStopped(Struct, frozen=True):
     """Back at 0 after a failed probe seen at ``at``; ``settings`` give the next delay and its cap."""
 
     at: datetime
     settings: ProbeSettings
 
 
-@dataclass(frozen=True, slots=True)
-class ProbePassed:
+class ProbePassed(Struct, frozen=True):
     """The probe passed and the service was restored (count and scalable target) at ``at``."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeOverruled:
+class ProbeOverruled(Struct, frozen=True):
     """Before a probe's change (desired count 1, back to 0, the restore at a pass), DescribeServices
     said ``desired_count`` (tasks), which is not the count the probe itself last set
     (:func:`probe_owns_count`): an operator's action, seen at ``at``. The episode ends ``operator_raised``;
@@ -371,8 +348,7 @@ Outcome = FactsRecorded | SlotDenied | ScalingSuspended | SuspendRefused | Scale
     | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeSettings:
+class ProbeSettings(Struct, frozen=True):
     """``RECOVERY=probe``'s schedule, in minutes: the first delay (``PROBE_DELAY_MINUTES``), its cap
     (``PROBE_MAX_DELAY_MINUTES``) and how long a probe must stay free of failures (``PROBE_PASS_MINUTES``)."""
 
@@ -387,8 +363,7 @@ def next_delay_minutes(current: int, settings: ProbeSettings) -> int:
     return min(settings.max_delay_minutes, base * 2)
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(Struct, frozen=True):
     """What :func:`transition` returns: the summary to store (``None``: nothing changes) and the effects
     to perform after storing it, in order (compensations, the decision record's amendment)."""
 
@@ -604,7 +579,7 @@ def _probe_stopped(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -
     capped_now = delay >= o.settings.max_delay_minutes and not ep.still_failing_sent
     new = _with(s, action_status=ActionStatus.DONE, probe_live=False, probe_delay_minutes=delay,
                 probe_at=o.at + timedelta(minutes=delay), still_failing_sent=ep.still_failing_sent or capped_now)
-    return Transition(new, (SendStillFailing(ep.probes),) if capped_now else ())
+    return Transition(new, (SendStillFailing(ep.probes, o.at),) if capped_now else ())
 
 
 _Rule = tuple[frozenset[Phase] | None, Callable[[ServiceSummary, Episode, Any, Decision | None], Transition]]
