@@ -112,7 +112,7 @@ def holds_decisions(summary: ServiceSummary) -> bool:
     probing, and not restored), whether or not its episode has ended since (a quiet window, a steady
     state). Its failures then update the counts (the fleet test sees them) and nothing else: no
     episode, no decision, no alert, whatever the fleet test says, a redelivery included, until a
-    restore (:func:`restore_transition`), an operator's raise (:class:`OperatorRaised`) or a probe
+    restore (:class:`Restored`), an operator's raise (:class:`OperatorRaised`) or a probe
     (:class:`ProbePassed`) changes its state. The one place the rule lives: the watchdog asks it
     before it decides, and the claim refuses a new decision over it."""
     ep = summary.episode
@@ -487,55 +487,57 @@ def _refused(outcome: Outcome, p: Phase) -> str:
     return why
 
 
-def _lease_taken(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _lease_taken(s: ServiceSummary, ep: Episode, o: LeaseTaken, d: Decision | None) -> Transition:
     if not (ep.lease_owner is None or ep.lease_owner == o.owner or ep.lease_until <= o.now):
         raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
     return Transition(_with(s, lease_owner=o.owner, lease_until=o.until))
 
 
-def _lease_released(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _lease_released(s: ServiceSummary, ep: Episode, o: LeaseReleased, d: Decision | None) -> Transition:
     return Transition(_with(s, lease_owner=None, lease_until=0.0))
 
 
-def _facts_recorded(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _facts_recorded(s: ServiceSummary, ep: Episode, o: FactsRecorded, d: Decision | None) -> Transition:
     return Transition(_with(s, action_status=ActionStatus.RECORDED, previous_suspended=o.previous_suspended))
 
 
-def _slot_denied(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _slot_denied(s: ServiceSummary, ep: Episode, o: SlotDenied, d: Decision | None) -> Transition:
     held = capped(_need(d, o), o.held, o.bound)
     return Transition(_with(s, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP, action_status=ActionStatus.NONE),
                       (AmendDecision(held),), held)
 
 
-def _scaling_suspended(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _scaling_suspended(s: ServiceSummary, ep: Episode, o: ScalingSuspended, d: Decision | None) -> Transition:
     return Transition(_with(s, action_status=ActionStatus.SUSPENDED))
 
 
-def _suspend_refused(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _suspend_refused(s: ServiceSummary, ep: Episode, o: SuspendRefused, d: Decision | None) -> Transition:
     alert = suspend_refused(_need(d, o), o.reason)
     return Transition(_with(s, action=Action.ALERT_ONLY, reason=Reason.SCALING_SUSPEND_FAILED,
                             action_status=ActionStatus.NONE), (ReleaseSlot(), AmendDecision(alert)), alert)
 
 
-def _scaled(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _scaled(s: ServiceSummary, ep: Episode, o: Scaled, d: Decision | None) -> Transition:
     return Transition(_with(s, action_status=ActionStatus.DONE))
 
 
-def _action_refused(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _action_refused(s: ServiceSummary, ep: Episode, o: ActionRefused, d: Decision | None) -> Transition:
     alert = action_refused(_need(d, o), o.error)
     effects: tuple[Effect, ...] = (ResumeScaling(ep.previous_suspended),) if ep.previous_suspended is not None else ()
     return Transition(_with(s, action=Action.ALERT_ONLY, reason=Reason.ACTION_FAILED, action_status=ActionStatus.NONE),
                       effects + (ReleaseSlot(), AmendDecision(alert)), alert)
 
 
-def _alerted(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _alerted(s: ServiceSummary, ep: Episode, o: AlertDelivered | AlertFailed | AlertCovered,
+             d: Decision | None) -> Transition:
     if isinstance(o, AlertCovered):
         return Transition(_with(s, alert_status=AlertStatus.COVERED))
     sent = AlertStatus.SENT if isinstance(o, AlertDelivered) else AlertStatus.FAILED
     return Transition(_with(s, alert_status=sent, cluster_alert_owner=o.cluster_alert_owner))
 
 
-def _released(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _released(s: ServiceSummary, ep: Episode, o: OperatorRaised | ProbePassed | ProbeOverruled,
+              d: Decision | None) -> Transition:
     """An operator's raise, a probe that passed, or a probe overruled: the scale-down ends, its slot is freed."""
     why = EpisodeEnd.OPERATOR_RAISED if isinstance(o, ProbeOverruled) else EpisodeEnd.RESTORED
     restored = mark_restored(s, o.at, why)
@@ -547,7 +549,7 @@ def _released(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Tra
     return Transition(_with(restored, lease_owner=None, lease_until=0.0, **live), (ReleaseSlot(),))
 
 
-def _restored(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _restored(s: ServiceSummary, ep: Episode, o: Restored, d: Decision | None) -> Transition:
     """``restore`` finished putting the service back (an operator's, or a probe-less one): the episode
     ends ``RESTORED``, its slot is freed after this write, and its lease dropped; twice changes nothing."""
     if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.lease_owner is not None and ep.lease_until > o.now:
@@ -561,20 +563,20 @@ def _restored(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Tra
     return Transition(_with(ended, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
 
 
-def _probe_claimed(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _probe_claimed(s: ServiceSummary, ep: Episode, o: ProbeClaimed, d: Decision | None) -> Transition:
     return Transition(_with(s, action_status=ActionStatus.PROBING, probes=ep.probes + 1, probe_at=o.at,
                             probe_live=False))
 
 
-def _probe_started(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _probe_started(s: ServiceSummary, ep: Episode, o: ProbeStarted, d: Decision | None) -> Transition:
     return Transition(_with(s, probe_live=True))
 
 
-def _probe_failed(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _probe_failed(s: ServiceSummary, ep: Episode, o: ProbeFailed, d: Decision | None) -> Transition:
     return Transition(_with(s, action_status=ActionStatus.PROBE_FAILED, probe_at=o.at))
 
 
-def _probe_stopped(s: ServiceSummary, ep: Episode, o: Any, d: Decision | None) -> Transition:
+def _probe_stopped(s: ServiceSummary, ep: Episode, o: ProbeStopped, d: Decision | None) -> Transition:
     delay = next_delay_minutes(ep.probe_delay_minutes, o.settings)
     capped_now = delay >= o.settings.max_delay_minutes and not ep.still_failing_sent
     new = _with(s, action_status=ActionStatus.DONE, probe_live=False, probe_delay_minutes=delay,
