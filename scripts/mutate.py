@@ -81,10 +81,8 @@ MUTANTS = (
            ("tests/faults/test_claim_conflict.py",)),
     # the episode machine and the lease
     Mutant("machine: a raise read over an action in flight", "core/lifecycle.py",
-           "        if status is not ActionStatus.DONE or ep.action is not Action.SCALE_TO_ZERO:\n"
-           "            raise IllegalTransitionError(f\"a raise seen while",
-           "        if ep.action is not Action.SCALE_TO_ZERO:\n"
-           "            raise IllegalTransitionError(f\"a raise seen while",
+           "    OperatorRaised: (frozenset({Phase.ACTED, Phase.HELD}), _released),",
+           "    OperatorRaised: (frozenset({Phase.ACTED, Phase.HELD}) | IN_FLIGHT, _released),",
            ("tests/unit/test_lifecycle.py",)),
     Mutant("lease: a live lease may be taken over", "core/lifecycle.py",
            "    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now",

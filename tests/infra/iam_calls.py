@@ -48,6 +48,8 @@ class Call:
     unit: Unit | None
     home: tuple[str, str]  # (account, region)
     where: str  # scenario or situation
+    #: the effect performers (``@performs``) on the stack when the call was made, innermost first
+    performers: tuple[Unit, ...] = ()
 
 
 @dataclass
@@ -75,7 +77,22 @@ class Recorder:
         function = _FUNCTION.get()
         if function is None:
             return  # the replay's own set-up and read-backs, the operator's CLI: no function's role
-        self.calls.append(Call(function, service, operation, params, _declared_unit(), self.home, self.where))
+        self.calls.append(Call(function, service, operation, params, _declared_unit(), self.home, self.where,
+                               _performers()))
+
+
+def _performers() -> tuple[Unit, ...]:
+    """The effect performers (:func:`ecs_guardrail.core.permissions.performs`) on the call stack."""
+    from ecs_guardrail.core.permissions import performer_by_code
+
+    found = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        declared = performer_by_code(frame.f_code)
+        if declared is not None:
+            found.append(Unit(f"{frame.f_globals.get('__name__')}:{frame.f_code.co_qualname}", frame.f_code, declared))
+        frame = frame.f_back  # type: ignore[assignment]
+    return tuple(found)
 
 
 def _declared_unit() -> Unit | None:

@@ -360,6 +360,24 @@ def test_every_call_comes_from_a_declared_unit_of_its_function(collected: Collec
     assert not problems, "\n".join(sorted(problems))
 
 
+def test_every_call_an_effect_performer_makes_is_declared_by_it(collected: Collected) -> None:
+    """Issue 34 item 2: each effect of the episode machine has a small performer that declares the AWS
+    actions it needs (``@performs``); every call made while one runs is among its declared actions, and
+    the performers of the scale-down, the alert, the probe's steps and the restore at a pass all ran."""
+    problems: set[str] = set()
+    ran: set[str] = set()
+    for c in collected.calls:
+        for p in c.performers:
+            ran.add(p.qualname.rsplit(":", 1)[-1].rsplit(".", 1)[-1])
+            for r in requests_of(c):
+                if r.action not in p.declared.get(kind_of(r), frozenset()):
+                    problems.add(f"{c.function}: the performer {p.qualname} makes {r.action} on {kind_of(r)} "
+                                 f"but declares {dict(p.declared)}")
+    assert not problems, "\n".join(sorted(problems))
+    assert {"_record_facts", "_scale_to_zero", "_send_alert", "_start_probe", "_stop_probe",
+            "_restore_service", "perform_restore"} <= ran, sorted(ran)
+
+
 @functools.cache
 def _policy(template: str, function: str, d: Deployment, tf_workdir: Path | None) -> list[Statement]:
     if template == "cfn":

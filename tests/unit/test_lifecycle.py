@@ -54,20 +54,20 @@ def test_scale_down_records_the_scaling_state_before_suspending_and_acts_once():
     assert asked[1] == lc.SuspendScaling(PREV) and asked[2] == lc.ScaleToZero(4)
     ep = s.episode
     assert ep.action_status is ActionStatus.DONE and ep.previous_suspended == PREV and ep.lease_owner is None
-    assert lc.phase(ep) is lc.Phase.DONE and follow == []
+    assert ep.phase is lc.Phase.HELD and follow == []
     assert lc.next_effect(ep, ME) is None  # nothing owed, no lease
 
 
 def test_phases_in_order():
     s = _claimed()
-    seen = [lc.phase(s.episode)]
+    seen = [s.episode.phase]
     for o in (lc.FactsRecorded(PREV), lc.ScalingSuspended(), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
         s = lc.transition(s, o, _decision()).summary
-        seen.append(lc.phase(s.episode))
+        seen.append(s.episode.phase)
     assert seen == [lc.Phase.CLAIMED, lc.Phase.FACTS_RECORDED, lc.Phase.SCALING_SUSPENDED, lc.Phase.ACTED,
-                    lc.Phase.ALERTED, lc.Phase.DONE]
+                    lc.Phase.HELD, lc.Phase.HELD]
     s = lc.transition(s, lc.OperatorRaised(T + timedelta(hours=1))).summary
-    assert lc.phase(s.episode) is lc.Phase.RELEASED
+    assert s.episode.phase is lc.Phase.RELEASED
 
 
 def test_without_a_scalable_target_or_already_suspended_no_suspension_is_asked():
@@ -108,7 +108,7 @@ def test_suspend_refused_is_an_alert_and_gives_the_slot_back(at):
     tr = lc.transition(s, lc.SuspendRefused("AccessDeniedException: no"), _decision())
     assert tr.decision.reason is Reason.SCALING_SUSPEND_FAILED and tr.decision.action is Action.ALERT_ONLY
     assert [type(e) for e in tr.effects] == [lc.ReleaseSlot, lc.AmendDecision]
-    assert lc.phase(tr.summary.episode) is lc.Phase.REFUSED
+    assert tr.summary.episode.phase is lc.Phase.REFUSED
     assert lc.next_effect(tr.summary.episode, ME) == lc.SendAlert()
 
 
@@ -181,8 +181,8 @@ def test_a_live_lease_cannot_be_taken_over_an_expired_one_can():
 def test_restore_refuses_an_action_in_flight_under_a_live_lease():
     s = _claimed(owner="other", until=500.0)
     with pytest.raises(lc.IllegalTransitionError, match="in flight"):
-        lc.restore_transition(s, T, now=100.0)
-    tr = lc.restore_transition(s, T, now=600.0)  # its holder is dead: restore may end it
+        lc.transition(s, lc.Restored(T, 100.0))
+    tr = lc.transition(s, lc.Restored(T, 600.0))  # its holder is dead: restore may end it
     assert tr.summary.episode.action_status is ActionStatus.RESTORED and tr.effects == (lc.ReleaseSlot(),)
     assert tr.summary.episode.lease_owner is None
 
@@ -191,9 +191,9 @@ def test_restore_of_a_done_scale_down_owes_its_recovery():
     s = _claimed()
     for o in (lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
         s = lc.transition(s, o, _decision()).summary
-    tr = lc.restore_transition(s, T + timedelta(hours=2), now=0.0)
+    tr = lc.transition(s, lc.Restored(T + timedelta(hours=2), 0.0))
     assert tr.summary.episode.recovery is RecoveryStatus.PENDING
-    assert lc.restore_transition(tr.summary, T, now=0.0).summary is None  # twice changes nothing
+    assert lc.transition(tr.summary, lc.Restored(T, 0.0)).summary is None  # twice changes nothing
 
 
 OUTCOMES = st.sampled_from([
@@ -236,25 +236,29 @@ def test_any_sequence_of_outcomes_keeps_the_invariants(outcomes):
 
 def test_every_phase_is_reachable():
     reached = set()
-    for steps in ([], [lc.FactsRecorded(PREV)], [lc.FactsRecorded(PREV), lc.ScalingSuspended()],
-                  [lc.FactsRecorded(None), lc.Scaled()], [lc.ActionRefused("e")],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered()],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.OperatorRaised(T)],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased(),
-                   lc.ProbeClaimed(T)],
-                  [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased(),
-                   lc.ProbeClaimed(T), lc.ProbeStarted(), lc.ProbeFailed(T)]):
-        s = _claimed()
+    held = [lc.FactsRecorded(None), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()]
+    for action, steps in ((Action.SCALE_TO_ZERO, []), (Action.SCALE_TO_ZERO, [lc.FactsRecorded(PREV)]),
+                          (Action.SCALE_TO_ZERO, [lc.FactsRecorded(PREV), lc.ScalingSuspended()]),
+                          (Action.SCALE_TO_ZERO, [lc.FactsRecorded(None), lc.Scaled()]),
+                          (Action.SCALE_TO_ZERO, [lc.ActionRefused("e")]),
+                          (Action.SCALE_TO_ZERO, held),
+                          (Action.SCALE_TO_ZERO, [*held, lc.OperatorRaised(T)]),
+                          (Action.SCALE_TO_ZERO, [lc.FactsRecorded(None), lc.Scaled(), lc.Restored(T, 0.0)]),
+                          (Action.SCALE_TO_ZERO, [*held, lc.ProbeClaimed(T)]),
+                          (Action.SCALE_TO_ZERO, [*held, lc.ProbeClaimed(T), lc.ProbeStarted()]),
+                          (Action.SCALE_TO_ZERO, [*held, lc.ProbeClaimed(T), lc.ProbeStarted(), lc.ProbeFailed(T)]),
+                          (Action.ALERT_ONLY, []), (Action.ALERT_ONLY, [lc.AlertDelivered()]),
+                          (Action.ALERT_ONLY, [lc.AlertDelivered(), lc.LeaseReleased()])):
+        s = _claimed(action)
         for o in steps:
             s = lc.transition(s, o, _decision()).summary
-        reached.add(lc.phase(s.episode))
+        reached.add(s.episode.phase)
     assert reached == set(lc.Phase)
 
 
 def test_alert_only_episodes_owe_only_their_alert():
     s = _claimed(Action.ALERT_ONLY)
-    assert lc.phase(s.episode) is lc.Phase.CLAIMED and lc.next_effect(s.episode, ME) == lc.SendAlert()
+    assert s.episode.phase is lc.Phase.ALERT_OWED and lc.next_effect(s.episode, ME) == lc.SendAlert()
     s = replace(s, episode=replace(s.episode, alert_status=AlertStatus.SENT))
     assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
 
@@ -264,7 +268,7 @@ PROBES = lc.ProbeSettings(delay_minutes=15, max_delay_minutes=60, pass_minutes=1
 
 
 def _held() -> ServiceSummary:
-    """A scale-down done and alerted, lease released: held at zero (phase DONE)."""
+    """A scale-down done and alerted, lease released: held at zero (phase HELD)."""
     s = _claimed()
     for o in (lc.FactsRecorded(PREV), lc.ScalingSuspended(), lc.Scaled(), lc.AlertDelivered(), lc.LeaseReleased()):
         s = lc.transition(s, o, _decision()).summary
@@ -281,12 +285,12 @@ def test_first_probe_is_due_after_the_delay_and_runs_with_scaling_still_suspende
     assert lc.probe_due(s.episode, T + timedelta(minutes=15), PROBES) == "start"
     s = lc.transition(_lease(s), lc.ProbeClaimed(T + timedelta(minutes=15))).summary
     ep = s.episode
-    assert lc.phase(ep) is lc.Phase.PROBING and ep.probes == 1 and not ep.probe_live
+    assert ep.phase is lc.Phase.PROBE_CLAIMED and ep.probes == 1 and not ep.probe_live
     assert ep.held_at_zero and not ep.in_flight  # still held for the cap; not an action in flight
-    assert lc.next_probe_effect(ep, ME) == lc.StartProbe()
+    assert lc.next_effect(ep, ME) == lc.StartProbe()
     assert lc.probe_due(ep, T + timedelta(minutes=15), PROBES) == "resume"  # a death here: the next sweep starts it
     s = lc.transition(s, lc.ProbeStarted()).summary
-    assert lc.next_probe_effect(s.episode, ME) == lc.ReleaseLease()
+    assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
     assert lc.probe_due(s.episode, T + timedelta(minutes=24), PROBES) is None
     assert lc.probe_due(s.episode, T + timedelta(minutes=25), PROBES) == "pass"
     assert s.episode.previous_suspended == PREV  # what restore puts back is untouched by the probe
@@ -309,8 +313,8 @@ def test_failed_probes_double_the_delay_up_to_the_cap_and_alert_once_there():
         s = lc.transition(_lease(s), lc.ProbeClaimed(at)).summary
         s = lc.transition(s, lc.ProbeStarted()).summary
         s = lc.transition(s, lc.ProbeFailed(at + timedelta(minutes=1))).summary
-        assert lc.phase(s.episode) is lc.Phase.PROBE_FAILED
-        assert lc.next_probe_effect(s.episode, ME) == lc.StopProbe(4)
+        assert s.episode.phase is lc.Phase.PROBE_FAILED
+        assert lc.next_effect(s.episode, ME) == lc.StopProbe(4)
         tr = lc.transition(s, lc.ProbeStopped(at + timedelta(minutes=1), PROBES))
         s = lc.transition(tr.summary, lc.LeaseReleased()).summary
         alerts.extend(tr.effects)
@@ -318,7 +322,7 @@ def test_failed_probes_double_the_delay_up_to_the_cap_and_alert_once_there():
         assert s.episode.probe_at == at + timedelta(minutes=1 + s.episode.probe_delay_minutes)
         at = s.episode.probe_at
     assert delays == [30, 60, 60, 60, 60]
-    assert alerts == [lc.SendStillFailing(2)]  # once, the first time the cap is reached
+    assert [(type(a), a.probes) for a in alerts] == [(lc.SendStillFailing, 2)]  # once, the first time at the cap
     assert s.episode.probes == 5 and s.episode.held_at_zero
 
 
@@ -329,7 +333,7 @@ def test_a_passed_probe_restores_and_frees_the_slot_with_its_recovery_owed():
     s = lc.transition(s, lc.ProbeStarted()).summary
     tr = lc.transition(s, lc.ProbePassed(T + timedelta(minutes=10)))
     ep = tr.summary.episode
-    assert ep.action_status is ActionStatus.RESTORED and lc.phase(ep) is lc.Phase.RELEASED
+    assert ep.action_status is ActionStatus.RESTORED and ep.phase is lc.Phase.RELEASED
     assert ep.recovery is RecoveryStatus.PENDING and ep.lease_owner is None and tr.effects == (lc.ReleaseSlot(),)
 
 
@@ -343,8 +347,8 @@ def test_probes_only_for_an_alerted_scale_down_and_restore_waits_for_a_running_p
     failing = lc.transition(lc.transition(lc.transition(_lease(_held()), lc.ProbeClaimed(T)).summary,
                                           lc.ProbeStarted()).summary, lc.ProbeFailed(T)).summary
     with pytest.raises(lc.IllegalTransitionError, match="in flight"):
-        lc.restore_transition(failing, T, now=1.0)  # "back to 0" is owed under a live lease
-    assert lc.restore_transition(failing, T, now=2_000.0).summary.episode.action_status is ActionStatus.RESTORED
+        lc.transition(failing, lc.Restored(T, 1.0))  # "back to 0" is owed under a live lease
+    assert lc.transition(failing, lc.Restored(T, 2_000.0)).summary.episode.action_status is ActionStatus.RESTORED
 
 
 def test_next_delay_doubles_from_the_first_delay():

@@ -3,5 +3,5 @@ declares its IAM actions with :func:`ecs_guardrail.iam.permissions`."""
 
 __all__ = [
     "alerts", "audit_facts", "autoscaling", "aws", "bus", "cloudwatch", "clusters", "ecs", "elb", "heartbeats",
-    "history", "logs", "store", "taskdef",
+    "history", "logs", "restore_service", "store", "taskdef",
 ]

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
-from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService
+from ecs_guardrail.adapters.ecs import PREVIOUS_COUNT_TAG, EcsService, ServiceFacts
 from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.restore_service import perform_restore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
@@ -100,12 +99,35 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     at = now or datetime.now(UTC)
     if episode is not None:
         try:
-            lc.restore_transition(summary, at, clock())  # refuses an in-flight scale-down before any change
+            lc.transition(summary, lc.Restored(at, clock()))  # refuses an in-flight scale-down before any change
         except lc.IllegalTransitionError as exc:
             raise RestoreError(str(exc)) from None
     facts = ecs.describe(cluster, service)
     recorded = (episode.previous_desired_count if episode is not None and episode.action is Action.SCALE_TO_ZERO
                 else None)
+    count, source = _trusted_count(history, scaling, cluster, service, facts, recorded, count)
+    if previous_suspended is None and episode is not None:
+        previous_suspended = episode.previous_suspended
+    done = perform_restore(ecs, scaling, cluster, service, facts, count, previous_suspended)  # the one performer
+    if done.changed:
+        msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
+    else:
+        msg = f"{cluster}/{service} already has desired count {count}; nothing changed"
+    done.check(msg)
+    if done.scaling_restored:
+        msg += "; scalable target's previous suspended state put back"
+    _end_episode(history, cluster, service, _probe_step(episode), at, clock, msg)
+    return RestoreOutcome(done.changed, count, msg, done.scaling_restored)
+
+
+def _trusted_count(history: HistoryStore, scaling: ScalableTargets | None, cluster: str, service: str,
+                   facts: ServiceFacts, recorded: int | None, count: int | None) -> tuple[int, str]:
+    """The count to restore and where it came from (:func:`~ecs_guardrail.core.restore_count.choose_restore_count`).
+
+    Raises:
+        NothingToRestoreError: nothing recorded and no ``--count``, or only the tag speaks and the service runs.
+        RestoreError: as :func:`~ecs_guardrail.core.restore_count.choose_restore_count`.
+    """
     if recorded is None and count is None and PREVIOUS_COUNT_TAG not in facts.tags:
         raise NothingToRestoreError(f"{cluster}/{service}: the watchdog recorded no previous desired count (no "
                                     f"episode in the history table, no tag {PREVIOUS_COUNT_TAG}); nothing to "
@@ -129,27 +151,18 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
     trusted = choose_restore_count(f"{cluster}/{service}", recorded=recorded, count=count,
                                    tag=facts.tags.get(PREVIOUS_COUNT_TAG), max_capacity=max_capacity,
                                    history_max=history_max, tag_key=PREVIOUS_COUNT_TAG)
-    count, source = trusted.count, trusted.source
-    changed = ecs.restore(facts, count)
-    if changed:
-        msg = f"restored {cluster}/{service}: desired count {facts.desired_count} -> {count} (from {source})"
-    else:
-        msg = f"{cluster}/{service} already has desired count {count}; nothing changed"
-    scaling_restored = False
-    if previous_suspended is None and episode is not None:
-        previous_suspended = episode.previous_suspended
-    if scaling is not None and previous_suspended is not None:
-        try:
-            scaling_restored = scaling.restore_suspended(cluster, service, previous_suspended)
-        except (ClientError, ScalingSuspendError) as exc:
-            code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else exc.reason
-            raise RestoreError(f"{msg}; but its scalable target's scaling could not be resumed ({code}): "
-                               f"run restore again or set SuspendedState by hand") from exc
-        if scaling_restored:
-            msg += "; scalable target's previous suspended state put back"
+    return trusted.count, trusted.source
 
-    seen = _probe_step(episode)
 
+def _end_episode(history: HistoryStore, cluster: str, service: str, seen: tuple[object, ...] | None,
+                 at: datetime, clock: Callable[[], float], msg: str) -> None:
+    """End the episode ``RESTORED`` in one conditional write (the machine's
+    :class:`~ecs_guardrail.core.lifecycle.Restored`), then free its held-at-zero slot (idempotent): only once
+    the episode says restored.
+
+    Raises:
+        RestoreError: a scale-down or a probe step ran meanwhile (it owns the slot, or the service may be back at 0).
+    """
     def restored(s: ServiceSummary) -> ServiceSummary | None:
         # the episode ends at its last failure, in event time (never the wall clock: rule 1); a failure
         # after it, even one delivered late, belongs to a new episode. The recovery message says when
@@ -159,14 +172,13 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
         if _probe_step(s.episode) != seen:  # RECOVERY=probe: a probe step (back to 0) ran after our count
             raise lc.IllegalTransitionError("a probe step changed the service while it was being restored "
                                             "(it may be back at 0)")
-        return lc.restore_transition(s, at, clock()).summary
+        return lc.transition(s, lc.Restored(at, clock())).summary
 
     try:
         history.state.update(cluster, service, restored)
     except lc.IllegalTransitionError as exc:  # a new scale-down started meanwhile: it owns the slot now
         raise RestoreError(f"{msg}; but {exc}") from None
-    history.state.release_slot(cluster, service)  # only once the episode says restored (idempotent)
-    return RestoreOutcome(changed, count, msg, scaling_restored)
+    history.state.release_slot(cluster, service)
 
 
 def _probe_step(ep: Episode | None) -> tuple[object, ...] | None:
@@ -175,7 +187,7 @@ def _probe_step(ep: Episode | None) -> tuple[object, ...] | None:
     never hidden behind a RESTORED episode."""
     if ep is None:
         return None
-    return (ep.action_status, ep.probes, ep.probe_at, ep.probe_live)
+    return (ep.phase, ep.probes, ep.probe_at, ep.probe_live)
 
 
 def restore_service(cluster: str, service: str, *, table: str, region: str | None = None,

@@ -7,33 +7,43 @@ performs that one effect (an AWS call), turns its result into an :data:`Outcome`
 the next effect. Core never calls AWS; a test walks every path here without it, and the interleaving
 explorer (``tests/explore``) drives two or three invocations through the same effects.
 
-The phases (:class:`Phase`), in the order a scale-down lives them::
+The phases (:class:`~ecs_guardrail.core.summary.Phase`, derived from the stored statuses in one place,
+:attr:`Episode.phase <ecs_guardrail.core.summary.Episode.phase>`), in the order a scale-down lives them.
+:func:`transition` is the one transition function (its table :data:`_RULES` lists the phases each
+outcome is allowed in) and :func:`next_effect` the one next-effect function, recovery and probes
+included::
 
     CLAIMED ──(slot taken, scalable target's state read and recorded)──> FACTS_RECORDED
-      │  └─(every held-at-zero slot taken)──> ALERTED path as a hold (blast_radius_cap)
+      │  └─(every held-at-zero slot taken)──> ALERT_OWED as a hold (blast_radius_cap)
     FACTS_RECORDED ──(RegisterScalableTarget: all suspended)──> SCALING_SUSPENDED
       │  └─(suspend refused)──> REFUSED (alert_only scaling_suspend_failed; slot released)
     SCALING_SUSPENDED / FACTS_RECORDED ──(UpdateService desiredCount 0)──> ACTED  (held at zero)
       └─(AWS refused: AccessDenied, service or cluster gone)──> REFUSED (alert_only action_failed;
         scaling put back, slot released)
-    ACTED / REFUSED / CLAIMED (alert-only, hold) ──(alert delivered or covered)──> ALERTED
+    ACTED ──(alert delivered or covered)──> HELD (held at zero; lease released next)
+    REFUSED / ALERT_OWED (alert-only, hold) ──(alert delivered or covered)──> ALERTED
     ALERTED ──(lease released)──> DONE
-    ACTED ... DONE ──(restore finished, or an operator's raise seen)──> RELEASED (slot freed)
+    ACTED / HELD ──(an operator's raise seen: OperatorRaised)──> RELEASED (slot freed)
+    any ──(``restore`` finished: Restored; refused while a live lease is in flight)──> RELEASED
 
-With ``RECOVERY=probe`` (ARCHITECTURE.md, "Recovery"), a service held at zero (``DONE``) lives on::
+With ``RECOVERY=probe`` (ARCHITECTURE.md, "Recovery"), a service held at zero (``HELD``) lives on::
 
-    DONE ──(probe due, or a new task definition revision: ProbeClaimed)──> PROBING (desired count 1 owed)
-    PROBING ──(UpdateService desiredCount 1, scalable target still suspended: ProbeStarted)──> PROBING (live)
+    HELD ──(probe due, or a new task definition revision: ProbeClaimed)──> PROBE_CLAIMED (desired count 1 owed)
+    PROBE_CLAIMED ──(UpdateService desiredCount 1, scalable target still suspended: ProbeStarted)──> PROBING
     PROBING ──(a genuine crash or health-check kill: ProbeFailed)──> PROBE_FAILED ("back to 0" owed)
-    PROBE_FAILED ──(UpdateService desiredCount 0: ProbeStopped)──> DONE (next probe after twice the delay,
+    PROBE_FAILED ──(UpdateService desiredCount 0: ProbeStopped)──> HELD (next probe after twice the delay,
       up to the cap; one "still failing" alert the first time the delay reaches the cap)
-    PROBING (live, PROBE_PASS_MINUTES without a failure, a task running) ──(restore: count and scalable
+    PROBING (PROBE_PASS_MINUTES without a failure, a task running) ──(RestoreService: count and scalable
       target state put back: ProbePassed)──> RELEASED (slot freed, recovery owed)
-    DONE / PROBING / PROBE_FAILED ──(before a probe's change, a desired count the probe did not set:
-      ProbeOverruled)──> RELEASED (ended ``operator_raised``, slot freed; nothing else changed)
+    HELD / PROBE_CLAIMED / PROBING / PROBE_FAILED ──(before a probe's change, a desired count the probe
+      did not set: ProbeOverruled)──> RELEASED (ended ``operator_raised``, slot freed; nothing else changed)
 
-``PROBING`` and ``PROBE_FAILED`` are still held at zero for the cap, and never read as an operator's
-raise (:class:`OperatorRaised` needs ``DONE``).
+The probe phases are still held at zero for the cap, and never read as an operator's raise
+(:class:`OperatorRaised` needs ``ACTED`` or ``HELD``).
+
+Effects, outcomes and transitions are frozen :class:`msgspec.Struct` records (msgspec builds a class in C,
+where a dataclass execs generated code: the first trigger's import of this module costs a fraction; issue 33
+item 7).
 
 Rules the machine enforces (each an :class:`IllegalTransitionError` when broken):
 
@@ -55,32 +65,38 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import IllegalTransitionError
 from ecs_guardrail.core.records import Action, Decision, Reason
 from ecs_guardrail.core.summary import (
+    ALERT_OWED,
+    IN_FLIGHT,
+    PROBE_PHASES,
     ActionStatus,
     AlertStatus,
     Episode,
     EpisodeEnd,
+    Phase,
     ServiceSummary,
     close_episode,
     mark_restored,
 )
 
 __all__ = [
-    "Phase", "phase", "IllegalTransitionError", "LEASE_MARGIN_S", "DEFAULT_REMAINING_S", "lease_until",
+    "Phase", "IllegalTransitionError", "LEASE_MARGIN_S", "DEFAULT_REMAINING_S", "lease_until",
     "RecordFacts", "SuspendScaling", "ScaleToZero", "ResumeScaling", "ReleaseSlot", "AmendDecision", "SendAlert",
     "ReleaseLease", "Effect", "FactsRecorded", "SlotDenied", "ScalingSuspended", "SuspendRefused", "Scaled",
     "ActionRefused", "AlertDelivered", "AlertCovered", "AlertFailed", "LeaseReleased", "LeaseTaken",
     "OperatorRaised", "Outcome", "Transition", "transition", "next_effect", "capped", "suspend_refused",
-    "action_refused", "may_take_over", "restore_transition",
+    "action_refused", "may_take_over", "Restored",
     "StartProbe", "StopProbe", "RestoreService", "SendStillFailing", "ProbeClaimed", "ProbeStarted", "ProbeFailed",
-    "ProbeStopped", "ProbePassed", "next_probe_effect", "probe_due", "next_delay_minutes", "ProbeSettings",
+    "ProbeStopped", "ProbePassed", "probe_due", "next_delay_minutes", "ProbeSettings",
     "holds_decisions", "raise_seen", "ProbeOverruled", "probe_owns_count",
 ]
 
@@ -90,65 +106,13 @@ LEASE_MARGIN_S = 60.0
 #: remaining time assumed without a Lambda context (seconds): Lambda's longest timeout, 15 minutes
 DEFAULT_REMAINING_S = 900.0
 
-_IN_FLIGHT = (ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED)
-
-
-class Phase(StrEnum):
-    """Where an episode stands (one enumeration; derived from the stored statuses by :func:`phase`).
-
-    ``CLAIMED``: the decision and the claim are written in one transaction, under a lease;
-    ``FACTS_RECORDED``: a scale-down's slot is taken and the scalable target's previous state recorded;
-    ``SCALING_SUSPENDED``: RegisterScalableTarget suspended scaling; ``ACTED``: UpdateService set the
-    desired count to 0 (held at zero); ``REFUSED``: AWS refused the action, the decision became
-    ``alert_only``; ``ALERTED``: the alert went out (or the cluster alert covers it), the lease still
-    held; ``DONE``: nothing owed, lease released; ``RELEASED``: the scale-down was undone (restore or an
-    operator's raise) and its slot freed.
-    """
-
-    CLAIMED = "claimed"
-    FACTS_RECORDED = "facts_recorded"
-    SCALING_SUSPENDED = "scaling_suspended"
-    ACTED = "acted"
-    REFUSED = "refused"
-    ALERTED = "alerted"
-    DONE = "done"
-    PROBING = "probing"
-    PROBE_FAILED = "probe_failed"
-    RELEASED = "released"
-
-
-_REFUSALS = (Reason.ACTION_FAILED, Reason.SCALING_SUSPEND_FAILED)
-
-
-def phase(ep: Episode) -> Phase:
-    """The :class:`Phase` of an :class:`~ecs_guardrail.core.summary.Episode`."""
-    status, alert = ep.action_status, ep.alert_status
-    if status is ActionStatus.RESTORED:
-        return Phase.RELEASED
-    if status is ActionStatus.PENDING:
-        return Phase.CLAIMED
-    if status is ActionStatus.RECORDED:
-        return Phase.FACTS_RECORDED
-    if status is ActionStatus.SUSPENDED:
-        return Phase.SCALING_SUSPENDED
-    if status is ActionStatus.PROBING:
-        return Phase.PROBING
-    if status is ActionStatus.PROBE_FAILED:
-        return Phase.PROBE_FAILED
-    if alert in (AlertStatus.PENDING, AlertStatus.FAILED):
-        if ep.reason in _REFUSALS:
-            return Phase.REFUSED
-        return Phase.ACTED if status is ActionStatus.DONE else Phase.CLAIMED
-    return Phase.ALERTED if ep.lease_owner is not None else Phase.DONE
-
-
 def holds_decisions(summary: ServiceSummary) -> bool:
     """Rule 2, *held at zero* (ARCHITECTURE.md, "Decision policy"): True while the service is held at
     zero by the watchdog's own scale-down (a ``scale_to_zero`` whose action is in flight, done, or
     probing, and not restored), whether or not its episode has ended since (a quiet window, a steady
     state). Its failures then update the counts (the fleet test sees them) and nothing else: no
     episode, no decision, no alert, whatever the fleet test says, a redelivery included, until a
-    restore (:func:`restore_transition`), an operator's raise (:class:`OperatorRaised`) or a probe
+    restore (:class:`Restored`), an operator's raise (:class:`OperatorRaised`) or a probe
     (:class:`ProbePassed`) changes its state. The one place the rule lives: the watchdog asks it
     before it decides, and the claim refuses a new decision over it."""
     ep = summary.episode
@@ -160,7 +124,7 @@ def raise_seen(summary: ServiceSummary, desired_count: int | None) -> bool:
     raise of the held service? Only above 0, and only over a finished scale-down (``DONE``): an action in
     flight and a probe's own count of 1 are never read as one (the probe's check is its own)."""
     ep = summary.episode
-    return (ep is not None and ep.action is Action.SCALE_TO_ZERO and ep.action_status is ActionStatus.DONE
+    return (ep is not None and ep.action is Action.SCALE_TO_ZERO and ep.phase in (Phase.ACTED, Phase.HELD)
             and desired_count is not None and desired_count > 0)
 
 
@@ -183,72 +147,61 @@ def may_take_over(ep: Episode, owner: str, now: float) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- effects
-@dataclass(frozen=True, slots=True)
-class RecordFacts:
+class RecordFacts(Struct, frozen=True):
     """Take a held-at-zero slot (conditional write) and read the scalable target, then record its
     ``SuspendedState`` (outcome :class:`FactsRecorded` or :class:`SlotDenied`)."""
 
     bound: int
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendScaling:
+class SuspendScaling(Struct, frozen=True):
     """RegisterScalableTarget with dynamic scale-in, scale-out and scheduled scaling suspended."""
 
     previous: dict[str, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleToZero:
+class ScaleToZero(Struct, frozen=True):
     """Tag the service with ``previous_desired_count`` (tasks), then UpdateService desiredCount 0."""
 
     previous_desired_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class ResumeScaling:
+class ResumeScaling(Struct, frozen=True):
     """Put the scalable target's ``previous`` ``SuspendedState`` back (compensation after a refusal)."""
 
     previous: dict[str, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseSlot:
+class ReleaseSlot(Struct, frozen=True):
     """Free the service's held-at-zero slot."""
 
 
-@dataclass(frozen=True, slots=True)
-class AmendDecision:
+class AmendDecision(Struct, frozen=True):
     """Rewrite the decision record: the decision became ``decision`` (a hold by the cap, an alert)."""
 
     decision: Decision
 
 
-@dataclass(frozen=True, slots=True)
-class SendAlert:
+class SendAlert(Struct, frozen=True):
     """Deliver the episode's alert (the one cluster alert for a mass hold)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseLease:
+class ReleaseLease(Struct, frozen=True):
     """Drop the lease: nothing more is owed by this invocation."""
 
 
-@dataclass(frozen=True, slots=True)
-class StartProbe:
+class StartProbe(Struct, frozen=True):
     """Probe: UpdateService desiredCount 1 with the scalable target still suspended (no scaling policy
     may add tasks while the probe decides)."""
 
 
-@dataclass(frozen=True, slots=True)
-class StopProbe:
+class StopProbe(Struct, frozen=True):
     """The probe failed: back to 0 (UpdateService desiredCount 0; the previous-count tag stays)."""
 
     previous_desired_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class RestoreService:
+class RestoreService(Struct, frozen=True):
     """The probe passed: restore as ``restore`` does, the desired count ``previous_desired_count`` and
     then the scalable target's ``previous`` ``SuspendedState`` (``None``: no scalable target)."""
 
@@ -256,11 +209,12 @@ class RestoreService:
     previous: dict[str, bool] | None
 
 
-@dataclass(frozen=True, slots=True)
-class SendStillFailing:
-    """The one "still failing after N probes" alert, sent the first time the delay reaches its cap."""
+class SendStillFailing(Struct, frozen=True):
+    """The one "still failing after ``probes`` probes" alert, sent the first time the delay reaches its cap
+    (``at``: event time of the failed probe's verdict)."""
 
     probes: int
+    at: datetime
 
 
 Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlot | AmendDecision | SendAlert \
@@ -268,73 +222,62 @@ Effect = RecordFacts | SuspendScaling | ScaleToZero | ResumeScaling | ReleaseSlo
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
-@dataclass(frozen=True, slots=True)
-class FactsRecorded:
+class FactsRecorded(Struct, frozen=True):
     """The slot is taken; ``previous_suspended`` is the scalable target's ``SuspendedState`` (API shape)
     before the watchdog touched it, ``None`` when the service has no scalable target."""
 
     previous_suspended: dict[str, bool] | None
 
 
-@dataclass(frozen=True, slots=True)
-class SlotDenied:
+class SlotDenied(Struct, frozen=True):
     """Every held-at-zero slot of the cluster is taken (by ``held``; the bound is ``bound`` services)."""
 
     held: tuple[str, ...]
     bound: int
 
 
-@dataclass(frozen=True, slots=True)
-class ScalingSuspended:
+class ScalingSuspended(Struct, frozen=True):
     """RegisterScalableTarget suspended the scalable target (or it already was)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendRefused:
+class SuspendRefused(Struct, frozen=True):
     """Application Auto Scaling refused to suspend (``reason``: the AWS error in one line)."""
 
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Scaled:
+class Scaled(Struct, frozen=True):
     """UpdateService set desiredCount 0 (or it already was 0)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ActionRefused:
+class ActionRefused(Struct, frozen=True):
     """ECS refused the action for good (``error``: code and message): AccessDenied from the explicit deny
     or an SCP, a service or cluster deleted meanwhile. A throttle is not a refusal: it is retried."""
 
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class AlertDelivered:
+class AlertDelivered(Struct, frozen=True):
     """At least one sink took the alert; ``cluster_alert_owner``: this episode sent its cluster's alert."""
 
     cluster_alert_owner: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AlertCovered:
+class AlertCovered(Struct, frozen=True):
     """A mass hold whose one cluster alert another service's decision sent."""
 
 
-@dataclass(frozen=True, slots=True)
-class AlertFailed:
+class AlertFailed(Struct, frozen=True):
     """Every sink failed; a later delivery re-sends. ``cluster_alert_owner`` as in :class:`AlertDelivered`."""
 
     cluster_alert_owner: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseReleased:
+class LeaseReleased(Struct, frozen=True):
     """The holder dropped its lease."""
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseTaken:
+class LeaseTaken(Struct, frozen=True):
     """``owner`` took the lease until ``until`` (Unix seconds) at ``now``: a new claim's holder, or the
     next delivery resuming an episode whose holder died."""
 
@@ -343,51 +286,54 @@ class LeaseTaken:
     now: float
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorRaised:
+class OperatorRaised(Struct, frozen=True):
     """The service's desired count was raised above 0 by someone else (seen at event time ``at``), or
     ``restore`` put it back."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeClaimed:
+class Restored(Struct, frozen=True):
+    """``restore`` put the service back (desired count, then the scalable target's previous
+    ``SuspendedState``: :class:`RestoreService`) at ``at`` (event time of the recovery message), on the wall
+    clock ``now`` (Unix seconds: a scale-down or probe step whose lease still runs at ``now`` is in
+    flight, and refuses it)."""
+
+    at: datetime
+    now: float
+
+
+class ProbeClaimed(Struct, frozen=True):
     """The lease holder starts probe number ``probes + 1`` at ``at`` (the sweep's time, or the event
     time of a new task definition revision); recorded before UpdateService."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeStarted:
+class ProbeStarted(Struct, frozen=True):
     """UpdateService desiredCount 1 ran (or the service already was at 1)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeFailed:
+class ProbeFailed(Struct, frozen=True):
     """A genuine crash or health-check kill of the probing service at event time ``at``."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeStopped:
+class ProbeStopped(Struct, frozen=True):
     """Back at 0 after a failed probe seen at ``at``; ``settings`` give the next delay and its cap."""
 
     at: datetime
     settings: ProbeSettings
 
 
-@dataclass(frozen=True, slots=True)
-class ProbePassed:
+class ProbePassed(Struct, frozen=True):
     """The probe passed and the service was restored (count and scalable target) at ``at``."""
 
     at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeOverruled:
+class ProbeOverruled(Struct, frozen=True):
     """Before a probe's change (desired count 1, back to 0, the restore at a pass), DescribeServices
     said ``desired_count`` (tasks), which is not the count the probe itself last set
     (:func:`probe_owns_count`): an operator's action, seen at ``at``. The episode ends ``operator_raised``;
@@ -398,12 +344,11 @@ class ProbeOverruled:
 
 
 Outcome = FactsRecorded | SlotDenied | ScalingSuspended | SuspendRefused | Scaled | ActionRefused | AlertDelivered \
-    | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised | ProbeClaimed | ProbeStarted \
-    | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled
+    | AlertCovered | AlertFailed | LeaseReleased | LeaseTaken | OperatorRaised | Restored | ProbeClaimed \
+    | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeSettings:
+class ProbeSettings(Struct, frozen=True):
     """``RECOVERY=probe``'s schedule, in minutes: the first delay (``PROBE_DELAY_MINUTES``), its cap
     (``PROBE_MAX_DELAY_MINUTES``) and how long a probe must stay free of failures (``PROBE_PASS_MINUTES``)."""
 
@@ -418,8 +363,7 @@ def next_delay_minutes(current: int, settings: ProbeSettings) -> int:
     return min(settings.max_delay_minutes, base * 2)
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(Struct, frozen=True):
     """What :func:`transition` returns: the summary to store (``None``: nothing changes) and the effects
     to perform after storing it, in order (compensations, the decision record's amendment)."""
 
@@ -460,24 +404,33 @@ def action_refused(d: Decision, error: str) -> Decision:
 # ---------------------------------------------------------------------------------------------- the machine
 def next_effect(ep: Episode, owner: str, *, alert_tried: bool = False) -> Effect | None:
     """What the lease holder ``owner`` does next for episode ``ep``, or ``None`` (nothing owed; another
-    invocation holds the lease). Effects come in the order of the module docstring.
+    invocation holds the lease): one switch on :attr:`~ecs_guardrail.core.summary.Episode.phase`, in the
+    order of the module docstring, a probe's steps included (``StartProbe`` for a claimed probe not yet
+    asked for, ``StopProbe`` for a failed one).
 
     ``alert_tried``: this invocation already tried the alert and every sink failed: it releases the
-    lease (and fails, so Lambda retries later) instead of hammering a sink that is down.
+    lease (and fails, so Lambda retries later) instead of hammering a sink that is down. A probe's pass
+    is not asked of the machine: the sweep decides it (:func:`probe_due`) and performs
+    :class:`RestoreService` before storing :class:`ProbePassed`; an operator's ``restore`` performs it
+    before storing :class:`Restored`.
     """
     if ep.lease_owner != owner:
         return None
-    status = ep.action_status
-    if status is ActionStatus.PENDING:
+    p = ep.phase
+    if p is Phase.CLAIMED:
         return RecordFacts(1)
-    if status is ActionStatus.RECORDED:
+    if p is Phase.FACTS_RECORDED:
         prev = ep.previous_suspended
         if prev is not None and not all(prev.values()):
             return SuspendScaling(prev)
         return ScaleToZero(int(ep.previous_desired_count or 0))
-    if status is ActionStatus.SUSPENDED:
+    if p is Phase.SCALING_SUSPENDED:
         return ScaleToZero(int(ep.previous_desired_count or 0))
-    if ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED) and not alert_tried:
+    if p is Phase.PROBE_CLAIMED:
+        return StartProbe()
+    if p is Phase.PROBE_FAILED:
+        return StopProbe(int(ep.previous_desired_count or 0))
+    if p in ALERT_OWED and not alert_tried:
         return SendAlert()
     return ReleaseLease()
 
@@ -492,13 +445,17 @@ def _with(summary: ServiceSummary, **changes: Any) -> ServiceSummary:
     return replace(summary, episode=replace(_ep(summary), **changes))
 
 
-def _in_flight(ep: Episode, name: str) -> None:
-    if ep.action_status not in _IN_FLIGHT:
-        raise IllegalTransitionError(f"{name} while the action is {ep.action_status.value}")
+def _need(decision: Decision | None, outcome: Outcome) -> Decision:
+    if decision is None:
+        raise IllegalTransitionError(f"{type(outcome).__name__} without its decision")
+    return decision
 
 
 def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | None = None) -> Transition:
-    """The pure step of the machine: the summary after ``outcome`` and the effects it owes.
+    """The pure step of the machine: the summary after ``outcome`` and the effects it owes. The one
+    transition function: every outcome (the scale-down's, the alert's, the lease's, a probe's, an
+    operator's raise, a ``restore``) is allowed in the phases :data:`_RULES` lists for it, checked here
+    on :attr:`~ecs_guardrail.core.summary.Episode.phase`, and its rule builds the new summary.
 
     ``decision`` is the episode's current decision (needed by the outcomes that change it: a slot
     denied, a refusal); the returned :attr:`Transition.decision` is the new one when it changed.
@@ -508,136 +465,154 @@ def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | N
             docstring); nothing must be written.
     """
     ep = _ep(summary)
-    status = ep.action_status
-    if isinstance(outcome, LeaseTaken):
-        if not (ep.lease_owner is None or ep.lease_owner == outcome.owner or ep.lease_until <= outcome.now):
-            raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
-        return Transition(_with(summary, lease_owner=outcome.owner, lease_until=outcome.until))
-    if isinstance(outcome, LeaseReleased):
-        return Transition(_with(summary, lease_owner=None, lease_until=0.0))
-    if isinstance(outcome, FactsRecorded):
-        if status is not ActionStatus.PENDING:
-            raise IllegalTransitionError(f"facts recorded while the action is {status.value}")
-        return Transition(_with(summary, action_status=ActionStatus.RECORDED,
-                                previous_suspended=outcome.previous_suspended))
-    if isinstance(outcome, SlotDenied):
-        if status is not ActionStatus.PENDING or decision is None:
-            raise IllegalTransitionError(f"slot denied while the action is {status.value}")
-        held = capped(decision, outcome.held, outcome.bound)
-        return Transition(_with(summary, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
-                                action_status=ActionStatus.NONE), (AmendDecision(held),), held)
-    if isinstance(outcome, ScalingSuspended):
-        if status is not ActionStatus.RECORDED:
-            raise IllegalTransitionError(f"scaling suspended while the action is {status.value}")
-        return Transition(_with(summary, action_status=ActionStatus.SUSPENDED))
-    if isinstance(outcome, SuspendRefused):
-        if status not in (ActionStatus.PENDING, ActionStatus.RECORDED) or decision is None:
-            raise IllegalTransitionError(f"suspend refused while the action is {status.value}")
-        alert = suspend_refused(decision, outcome.reason)
-        return Transition(_with(summary, action=Action.ALERT_ONLY, reason=Reason.SCALING_SUSPEND_FAILED,
-                                action_status=ActionStatus.NONE), (ReleaseSlot(), AmendDecision(alert)), alert)
-    if isinstance(outcome, Scaled):
-        if status not in (ActionStatus.RECORDED, ActionStatus.SUSPENDED):
-            raise IllegalTransitionError(f"scaled while the action is {status.value}")
-        return Transition(_with(summary, action_status=ActionStatus.DONE))
-    if isinstance(outcome, ActionRefused):
-        _in_flight(ep, "action refused")
-        if decision is None:
-            raise IllegalTransitionError("action refused without its decision")
-        alert = action_refused(decision, outcome.error)
-        effects: tuple[Effect, ...] = ((ResumeScaling(ep.previous_suspended),)
-                                       if ep.previous_suspended is not None else ())
-        return Transition(_with(summary, action=Action.ALERT_ONLY, reason=Reason.ACTION_FAILED,
-                                action_status=ActionStatus.NONE),
-                          effects + (ReleaseSlot(), AmendDecision(alert)), alert)
-    if isinstance(outcome, AlertDelivered | AlertFailed | AlertCovered):
-        if status in _IN_FLIGHT:
-            raise IllegalTransitionError("alert before the action finished")
-        if ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED):
-            raise IllegalTransitionError(f"alert already {ep.alert_status.value}")
-        if isinstance(outcome, AlertCovered):
-            return Transition(_with(summary, alert_status=AlertStatus.COVERED))
-        sent = AlertStatus.SENT if isinstance(outcome, AlertDelivered) else AlertStatus.FAILED
-        return Transition(_with(summary, alert_status=sent, cluster_alert_owner=outcome.cluster_alert_owner))
-    if isinstance(outcome, ProbeClaimed | ProbeStarted | ProbeFailed | ProbeStopped | ProbePassed | ProbeOverruled):
-        return _probe_transition(summary, ep, outcome)
-    if isinstance(outcome, OperatorRaised):
-        if status is not ActionStatus.DONE or ep.action is not Action.SCALE_TO_ZERO:
-            raise IllegalTransitionError(f"a raise seen while the action is {status.value}: an action in flight "
-                                         "is never read as an operator's raise")
-        restored = mark_restored(summary, outcome.at)
-        if restored is None:
-            raise IllegalTransitionError("nothing to restore")
+    rule = _RULES.get(type(outcome))
+    if rule is None:
+        raise IllegalTransitionError(f"unknown outcome {outcome!r}")
+    allowed, step = rule
+    if type(outcome) in _PROBE_OUTCOMES and ep.action is not Action.SCALE_TO_ZERO:
+        raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
+    p = ep.phase
+    if allowed is not None and p not in allowed:
+        raise IllegalTransitionError(_refused(outcome, p))
+    return step(summary, ep, outcome, decision)
+
+
+def _refused(outcome: Outcome, p: Phase) -> str:
+    why = f"{type(outcome).__name__} while the episode is {p.value}"
+    if p in IN_FLIGHT:
+        why += " (its action in flight: an action in flight is never read as an operator's raise, nor alerted " \
+               "before it finishes)"
+    if isinstance(outcome, ProbePassed) and p is Phase.PROBE_CLAIMED:
+        why += " and no probe task was asked for"
+    return why
+
+
+def _lease_taken(s: ServiceSummary, ep: Episode, o: LeaseTaken, d: Decision | None) -> Transition:
+    if not (ep.lease_owner is None or ep.lease_owner == o.owner or ep.lease_until <= o.now):
+        raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
+    return Transition(_with(s, lease_owner=o.owner, lease_until=o.until))
+
+
+def _lease_released(s: ServiceSummary, ep: Episode, o: LeaseReleased, d: Decision | None) -> Transition:
+    return Transition(_with(s, lease_owner=None, lease_until=0.0))
+
+
+def _facts_recorded(s: ServiceSummary, ep: Episode, o: FactsRecorded, d: Decision | None) -> Transition:
+    return Transition(_with(s, action_status=ActionStatus.RECORDED, previous_suspended=o.previous_suspended))
+
+
+def _slot_denied(s: ServiceSummary, ep: Episode, o: SlotDenied, d: Decision | None) -> Transition:
+    held = capped(_need(d, o), o.held, o.bound)
+    return Transition(_with(s, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP, action_status=ActionStatus.NONE),
+                      (AmendDecision(held),), held)
+
+
+def _scaling_suspended(s: ServiceSummary, ep: Episode, o: ScalingSuspended, d: Decision | None) -> Transition:
+    return Transition(_with(s, action_status=ActionStatus.SUSPENDED))
+
+
+def _suspend_refused(s: ServiceSummary, ep: Episode, o: SuspendRefused, d: Decision | None) -> Transition:
+    alert = suspend_refused(_need(d, o), o.reason)
+    return Transition(_with(s, action=Action.ALERT_ONLY, reason=Reason.SCALING_SUSPEND_FAILED,
+                            action_status=ActionStatus.NONE), (ReleaseSlot(), AmendDecision(alert)), alert)
+
+
+def _scaled(s: ServiceSummary, ep: Episode, o: Scaled, d: Decision | None) -> Transition:
+    return Transition(_with(s, action_status=ActionStatus.DONE))
+
+
+def _action_refused(s: ServiceSummary, ep: Episode, o: ActionRefused, d: Decision | None) -> Transition:
+    alert = action_refused(_need(d, o), o.error)
+    effects: tuple[Effect, ...] = (ResumeScaling(ep.previous_suspended),) if ep.previous_suspended is not None else ()
+    return Transition(_with(s, action=Action.ALERT_ONLY, reason=Reason.ACTION_FAILED, action_status=ActionStatus.NONE),
+                      effects + (ReleaseSlot(), AmendDecision(alert)), alert)
+
+
+def _alerted(s: ServiceSummary, ep: Episode, o: AlertDelivered | AlertFailed | AlertCovered,
+             d: Decision | None) -> Transition:
+    if isinstance(o, AlertCovered):
+        return Transition(_with(s, alert_status=AlertStatus.COVERED))
+    sent = AlertStatus.SENT if isinstance(o, AlertDelivered) else AlertStatus.FAILED
+    return Transition(_with(s, alert_status=sent, cluster_alert_owner=o.cluster_alert_owner))
+
+
+def _released(s: ServiceSummary, ep: Episode, o: OperatorRaised | ProbePassed | ProbeOverruled,
+              d: Decision | None) -> Transition:
+    """An operator's raise, a probe that passed, or a probe overruled: the scale-down ends, its slot is freed."""
+    why = EpisodeEnd.OPERATOR_RAISED if isinstance(o, ProbeOverruled) else EpisodeEnd.RESTORED
+    restored = mark_restored(s, o.at, why)
+    if restored is None:
+        raise IllegalTransitionError("nothing to restore")
+    if isinstance(o, OperatorRaised):
         return Transition(restored, (ReleaseSlot(),))
-    raise IllegalTransitionError(f"unknown outcome {outcome!r}")
+    live = {"probe_live": False} if isinstance(o, ProbeOverruled) else {}
+    return Transition(_with(restored, lease_owner=None, lease_until=0.0, **live), (ReleaseSlot(),))
 
 
-def restore_transition(summary: ServiceSummary, at: datetime, now: float) -> Transition:
-    """``restore`` finished putting the service back at ``at`` (event time of the recovery message; wall
-    clock ``now`` in Unix seconds): the episode ends ``RESTORED``, its slot is freed after this write,
-    and its lease dropped.
-
-    Raises:
-        IllegalTransitionError: another invocation is inside the scale-down right now (its lease runs):
-            restoring under it would be overwritten; retry once its lease ends (or it finishes).
-    """
-    ep = _ep(summary)
-    if (ep.action_status in _IN_FLIGHT or ep.probing) and ep.lease_owner is not None and ep.lease_until > now:
-        raise IllegalTransitionError(f"{summary.service}: a scale-down is in flight (lease of {ep.lease_owner} "
-                                     f"runs for {ep.lease_until - now:.0f} s more); restore again after it")
-    if ep.action_status is ActionStatus.RESTORED:
+def _restored(s: ServiceSummary, ep: Episode, o: Restored, d: Decision | None) -> Transition:
+    """``restore`` finished putting the service back (an operator's, or a probe-less one): the episode
+    ends ``RESTORED``, its slot is freed after this write, and its lease dropped; twice changes nothing."""
+    if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.lease_owner is not None and ep.lease_until > o.now:
+        raise IllegalTransitionError(f"{s.service}: a scale-down is in flight (lease of {ep.lease_owner} "
+                                     f"runs for {ep.lease_until - o.now:.0f} s more); restore again after it")
+    if ep.phase in (Phase.RELEASED, Phase.RELEASED_ALERT_OWED):
         return Transition(None)
-    ended = mark_restored(summary, at) if ep.acted else None
+    ended = mark_restored(s, o.at) if ep.acted else None
     if ended is None:
-        ended = close_episode(summary, EpisodeEnd.RESTORED, ep.last_failure, at) or summary
+        ended = close_episode(s, EpisodeEnd.RESTORED, ep.last_failure, o.at) or s
     return Transition(_with(ended, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
 
 
+def _probe_claimed(s: ServiceSummary, ep: Episode, o: ProbeClaimed, d: Decision | None) -> Transition:
+    return Transition(_with(s, action_status=ActionStatus.PROBING, probes=ep.probes + 1, probe_at=o.at,
+                            probe_live=False))
+
+
+def _probe_started(s: ServiceSummary, ep: Episode, o: ProbeStarted, d: Decision | None) -> Transition:
+    return Transition(_with(s, probe_live=True))
+
+
+def _probe_failed(s: ServiceSummary, ep: Episode, o: ProbeFailed, d: Decision | None) -> Transition:
+    return Transition(_with(s, action_status=ActionStatus.PROBE_FAILED, probe_at=o.at))
+
+
+def _probe_stopped(s: ServiceSummary, ep: Episode, o: ProbeStopped, d: Decision | None) -> Transition:
+    delay = next_delay_minutes(ep.probe_delay_minutes, o.settings)
+    capped_now = delay >= o.settings.max_delay_minutes and not ep.still_failing_sent
+    new = _with(s, action_status=ActionStatus.DONE, probe_live=False, probe_delay_minutes=delay,
+                probe_at=o.at + timedelta(minutes=delay), still_failing_sent=ep.still_failing_sent or capped_now)
+    return Transition(new, (SendStillFailing(ep.probes, o.at),) if capped_now else ())
+
+
+_Rule = tuple[frozenset[Phase] | None, Callable[[ServiceSummary, Episode, Any, Decision | None], Transition]]
+_HELD_DONE = frozenset({Phase.ACTED, Phase.HELD})
+_PROBE_LIVE = frozenset({Phase.PROBE_CLAIMED, Phase.PROBING})
+#: outcome -> the phases it is allowed in (``None``: any) and the rule that builds the new summary
+_RULES: dict[type, _Rule] = {
+    LeaseTaken: (None, _lease_taken),
+    LeaseReleased: (None, _lease_released),
+    FactsRecorded: (frozenset({Phase.CLAIMED}), _facts_recorded),
+    SlotDenied: (frozenset({Phase.CLAIMED}), _slot_denied),
+    ScalingSuspended: (frozenset({Phase.FACTS_RECORDED}), _scaling_suspended),
+    SuspendRefused: (frozenset({Phase.CLAIMED, Phase.FACTS_RECORDED}), _suspend_refused),
+    Scaled: (frozenset({Phase.FACTS_RECORDED, Phase.SCALING_SUSPENDED}), _scaled),
+    ActionRefused: (IN_FLIGHT, _action_refused),
+    AlertDelivered: (ALERT_OWED, _alerted),
+    AlertFailed: (ALERT_OWED, _alerted),
+    AlertCovered: (ALERT_OWED, _alerted),
+    OperatorRaised: (frozenset({Phase.ACTED, Phase.HELD}), _released),
+    Restored: (None, _restored),
+    ProbeOverruled: (_HELD_DONE | PROBE_PHASES, _released),
+    ProbeClaimed: (frozenset({Phase.HELD}), _probe_claimed),
+    ProbeStarted: (_PROBE_LIVE, _probe_started),
+    ProbeFailed: (_PROBE_LIVE, _probe_failed),
+    ProbeStopped: (frozenset({Phase.PROBE_FAILED}), _probe_stopped),
+    ProbePassed: (frozenset({Phase.PROBING}), _released),
+}
+_PROBE_OUTCOMES = (ProbeClaimed, ProbeStarted, ProbeFailed, ProbeStopped, ProbePassed, ProbeOverruled)
+
+
 # ---------------------------------------------------------------------------------------------- probes
-def _probe_transition(summary: ServiceSummary, ep: Episode, outcome: Outcome) -> Transition:
-    status = ep.action_status
-    if ep.action is not Action.SCALE_TO_ZERO:
-        raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
-    if isinstance(outcome, ProbeOverruled):
-        if status not in (ActionStatus.DONE, ActionStatus.PROBING, ActionStatus.PROBE_FAILED):
-            raise IllegalTransitionError(f"a probe overruled while the action is {status.value}")
-        ended = mark_restored(summary, outcome.at, EpisodeEnd.OPERATOR_RAISED)
-        if ended is None:
-            raise IllegalTransitionError("nothing to end")
-        return Transition(_with(ended, lease_owner=None, lease_until=0.0, probe_live=False), (ReleaseSlot(),))
-    if isinstance(outcome, ProbeClaimed):
-        if status is not ActionStatus.DONE or ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
-            raise IllegalTransitionError(f"a probe claimed while the action is {status.value} and the alert "
-                                         f"{ep.alert_status.value}: only a service held at zero, alerted, is probed")
-        return Transition(_with(summary, action_status=ActionStatus.PROBING, probes=ep.probes + 1,
-                                probe_at=outcome.at, probe_live=False))
-    if isinstance(outcome, ProbeStarted):
-        if status is not ActionStatus.PROBING:
-            raise IllegalTransitionError(f"a probe started while the action is {status.value}")
-        return Transition(_with(summary, probe_live=True))
-    if isinstance(outcome, ProbeFailed):
-        if status is not ActionStatus.PROBING:
-            raise IllegalTransitionError(f"a probe failed while the action is {status.value}")
-        return Transition(_with(summary, action_status=ActionStatus.PROBE_FAILED, probe_at=outcome.at))
-    if isinstance(outcome, ProbeStopped):
-        if status is not ActionStatus.PROBE_FAILED:
-            raise IllegalTransitionError(f"a probe stopped while the action is {status.value}")
-        delay = next_delay_minutes(ep.probe_delay_minutes, outcome.settings)
-        capped_now = delay >= outcome.settings.max_delay_minutes and not ep.still_failing_sent
-        new = _with(summary, action_status=ActionStatus.DONE, probe_live=False, probe_delay_minutes=delay,
-                    probe_at=outcome.at + timedelta(minutes=delay),
-                    still_failing_sent=ep.still_failing_sent or capped_now)
-        return Transition(new, (SendStillFailing(ep.probes),) if capped_now else ())
-    assert isinstance(outcome, ProbePassed)
-    if status is not ActionStatus.PROBING or not ep.probe_live:
-        raise IllegalTransitionError(f"a probe passed while the action is {status.value}"
-                                     + ("" if ep.probe_live else " and no probe task was asked for"))
-    restored = mark_restored(summary, outcome.at)
-    if restored is None:
-        raise IllegalTransitionError("nothing to restore")
-    return Transition(_with(restored, lease_owner=None, lease_until=0.0), (ReleaseSlot(),))
-
-
 def probe_due(ep: Episode | None, now: datetime, settings: ProbeSettings) -> str | None:
     """What the sweep owes a held service's episode ``ep`` at ``now`` (pure; the sweep's time):
 
@@ -648,13 +623,13 @@ def probe_due(ep: Episode | None, now: datetime, settings: ProbeSettings) -> str
     """
     if ep is None or ep.action is not Action.SCALE_TO_ZERO:
         return None
-    status = ep.action_status
-    if status is ActionStatus.PROBE_FAILED or (status is ActionStatus.PROBING and not ep.probe_live):
+    p = ep.phase
+    if p is Phase.PROBE_FAILED or p is Phase.PROBE_CLAIMED:
         return "resume"
-    if status is ActionStatus.PROBING:
+    if p is Phase.PROBING:
         started = ep.probe_at or now
         return "pass" if now >= started + timedelta(minutes=settings.pass_minutes) else None
-    if status is not ActionStatus.DONE or ep.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED):
+    if p is not Phase.HELD:
         return None
     due = ep.probe_at or ep.decision_time + timedelta(minutes=settings.delay_minutes)
     return "start" if now >= due else None
@@ -681,17 +656,3 @@ def probe_owns_count(ep: Episode, step: Effect, desired_count: int) -> bool:
     raise IllegalTransitionError(f"{step!r} is not a probe's change")
 
 
-def next_probe_effect(ep: Episode, owner: str) -> Effect | None:
-    """The probe step the lease holder ``owner`` performs next for ``ep`` (``None``: not its lease).
-
-    ``StartProbe`` for a claimed probe not yet asked for, ``StopProbe`` for a failed one, else
-    ``ReleaseLease``. A pass is not asked of the machine: the sweep decides it (:func:`probe_due`) and
-    performs :class:`RestoreService` before storing :class:`ProbePassed`.
-    """
-    if ep.lease_owner != owner:
-        return None
-    if ep.action_status is ActionStatus.PROBING and not ep.probe_live:
-        return StartProbe()
-    if ep.action_status is ActionStatus.PROBE_FAILED:
-        return StopProbe(int(ep.previous_desired_count or 0))
-    return ReleaseLease()

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import CodeType, MappingProxyType
 from typing import Any, TypeVar
 
-__all__ = ["RESOURCE_KINDS", "Permissions", "permissions", "permissions_of", "declared_by_code", "declared_functions"]
+__all__ = ["RESOURCE_KINDS", "Permissions", "permissions", "permissions_of", "declared_by_code", "declared_functions",
+           "performs", "performer_by_code"]
 
 RESOURCE_KINDS = frozenset({"history_table", "history_index", "ecs_service", "ecs_service_deployment", "alert_topic",
                             "default_bus", "webhook_secret", "scalable_target", "crash_log_group", "any"})
@@ -24,6 +25,8 @@ _ACTION = re.compile(r"[a-z0-9-]+:[A-Z][A-Za-z0-9]+")
 _F = TypeVar("_F", bound=Callable[..., Any])
 #: the code object of every declared unit -> its declaration (the call recorder's stack walk reads it)
 _BY_CODE: dict[CodeType, Permissions] = {}
+#: the code object of every effect performer (:func:`performs`) -> its declaration
+_PERFORMERS: dict[CodeType, Permissions] = {}
 
 
 def permissions(**needs: Iterable[str]) -> Callable[[_F], _F]:
@@ -90,3 +93,35 @@ def declared_functions(unit: Any) -> list[Any]:
     methods (its bases' included)."""
     sources = list(_functions_of(unit)) if isinstance(unit, type) else [unit]
     return [fn for fn in sources if getattr(fn, "__iam_permissions__", None)]
+
+
+def performs(*units: Any) -> Callable[[_F], _F]:
+    """Declare an effect's performer (the one small unit that carries out one effect of the episode
+    machine, :mod:`ecs_guardrail.core.lifecycle`): the IAM actions it needs are the union of the
+    declarations of the adapter ``units`` it calls (declared functions or classes), so the declaration
+    cannot drift from the calls. Each call made while the performer runs must be among them
+    (``tests/infra/test_iam_calls.py``). The function is returned unchanged.
+
+    Raises:
+        ValueError: a unit declares nothing (it is not an adapter unit that calls AWS).
+    """
+    needs: dict[str, set[str]] = {}
+    for unit in units:
+        declared = permissions_of(unit) or dict(getattr(unit, "__iam_performs__", {}))  # an adapter, or a performer
+        if not declared:
+            raise ValueError(f"{unit!r} declares no IAM action")
+        for kind, actions in declared.items():
+            needs.setdefault(kind, set()).update(actions)
+    frozen: Permissions = MappingProxyType({kind: frozenset(actions) for kind, actions in needs.items()})
+
+    def mark(fn: _F) -> _F:
+        fn.__iam_performs__ = frozen  # type: ignore[attr-defined]
+        _PERFORMERS[fn.__code__] = frozen
+        return fn
+
+    return mark
+
+
+def performer_by_code(code: CodeType) -> Permissions | None:
+    """The declaration of the effect performer whose code object is ``code``, or ``None``."""
+    return _PERFORMERS.get(code)

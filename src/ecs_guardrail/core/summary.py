@@ -36,7 +36,8 @@ from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.records import Action, Failure, Reason
 
 __all__ = [
-    "ActionStatus", "AlertStatus", "RecoveryStatus", "EpisodeEnd", "Episode", "DeploymentNote", "ServiceSummary",
+    "ActionStatus", "AlertStatus", "RecoveryStatus", "EpisodeEnd", "Phase", "IN_FLIGHT", "ALERT_OWED",
+    "PROBE_PHASES", "HELD_PHASES", "Episode", "DeploymentNote", "ServiceSummary",
     "JobSummary", "JobFiling", "MinuteCount", "SPOT_MEMORY", "DEPLOYMENT_MEMORY", "JOB_TASKS_KEPT",
     "RECENT_TASKS_KEPT", "SCALE_DOWNS_KEPT", "add_failure", "add_spot", "add_deployment", "episode_is_open",
     "in_window", "close_episode", "mark_restored", "recovery_owed", "owe_recovery", "file_job_failure",
@@ -116,6 +117,54 @@ class EpisodeEnd(StrEnum):
     OPERATOR_RAISED = "operator_raised"
 
 
+class Phase(StrEnum):
+    """Where an episode stands: derived from the stored statuses by :attr:`Episode.phase` (the one place
+    they are read), and what every transition of :mod:`ecs_guardrail.core.lifecycle` switches on.
+
+    A scale-down: ``CLAIMED`` (decision and claim written in one transaction, under a lease),
+    ``FACTS_RECORDED`` (its held-at-zero slot taken, the scalable target's previous state recorded),
+    ``SCALING_SUSPENDED`` (RegisterScalableTarget suspended scaling), ``ACTED`` (UpdateService set the
+    desired count to 0: held at zero, the alert owed), ``HELD`` (held at zero, alerted). ``REFUSED``: AWS
+    refused the action, the decision became ``alert_only`` and its alert is owed; ``ALERT_OWED``: an
+    alert-only or hold decision whose alert is owed; ``ALERTED``: its alert went out (or the cluster alert
+    covers it), the lease still held; ``DONE``: nothing owed, lease released. Probes (``RECOVERY=probe``):
+    ``PROBE_CLAIMED`` (desired count 1 owed), ``PROBING`` (desired count 1 asked for), ``PROBE_FAILED``
+    ("back to 0" owed). ``RELEASED``: the scale-down was undone (a restore, a probe that passed, an
+    operator's raise) and its slot freed; ``RELEASED_ALERT_OWED``: undone before its alert went out (the
+    alert is still owed).
+    """
+
+    CLAIMED = "claimed"
+    FACTS_RECORDED = "facts_recorded"
+    SCALING_SUSPENDED = "scaling_suspended"
+    ACTED = "acted"
+    HELD = "held"
+    REFUSED = "refused"
+    ALERT_OWED = "alert_owed"
+    ALERTED = "alerted"
+    DONE = "done"
+    PROBE_CLAIMED = "probe_claimed"
+    PROBING = "probing"
+    PROBE_FAILED = "probe_failed"
+    RELEASED = "released"
+    RELEASED_ALERT_OWED = "released_alert_owed"
+
+
+_REFUSALS = (Reason.ACTION_FAILED, Reason.SCALING_SUSPEND_FAILED)
+_PHASE_OF = {ActionStatus.PENDING: Phase.CLAIMED, ActionStatus.RECORDED: Phase.FACTS_RECORDED,
+             ActionStatus.SUSPENDED: Phase.SCALING_SUSPENDED, ActionStatus.PROBE_FAILED: Phase.PROBE_FAILED}
+#: an invocation is inside the scale-down (its alert is owed as well)
+IN_FLIGHT = frozenset({Phase.CLAIMED, Phase.FACTS_RECORDED, Phase.SCALING_SUSPENDED})
+#: the alert is owed once the action (if any) is finished
+ALERT_OWED = frozenset({Phase.ACTED, Phase.REFUSED, Phase.ALERT_OWED, Phase.RELEASED_ALERT_OWED})
+#: a probe is claimed, running, or owed its way back to 0
+PROBE_PHASES = frozenset({Phase.PROBE_CLAIMED, Phase.PROBING, Phase.PROBE_FAILED})
+#: a scale-down's service is held at zero (the blast-radius cap counts it)
+HELD_PHASES = IN_FLIGHT | PROBE_PHASES | {Phase.ACTED, Phase.HELD}
+_NOT_ACTED = frozenset({Phase.REFUSED, Phase.ALERT_OWED, Phase.ALERTED, Phase.DONE})
+_OWED = IN_FLIGHT | ALERT_OWED
+
+
 @dataclass(frozen=True, slots=True)
 class Episode:
     """One decision and its progress.
@@ -162,33 +211,55 @@ class Episode:
         return self.evaluated_at or self.decision_time
 
     @property
+    def phase(self) -> Phase:
+        """Where the episode stands: the one reading of ``action_status`` and ``alert_status`` (as
+        Powertools' idempotency record has one status, read in one place). Every property below, the
+        machine's :func:`~ecs_guardrail.core.lifecycle.transition` and
+        :func:`~ecs_guardrail.core.lifecycle.next_effect` switch on it."""
+        status = self.action_status
+        if status is ActionStatus.NONE or status is ActionStatus.DONE or status is ActionStatus.RESTORED:
+            owed = self.alert_status is AlertStatus.PENDING or self.alert_status is AlertStatus.FAILED
+            if status is ActionStatus.RESTORED:
+                return Phase.RELEASED_ALERT_OWED if owed else Phase.RELEASED
+            if status is ActionStatus.DONE:
+                return Phase.ACTED if owed else Phase.HELD
+            if owed:
+                return Phase.REFUSED if self.reason in _REFUSALS else Phase.ALERT_OWED
+            return Phase.ALERTED if self.lease_owner is not None else Phase.DONE
+        if status is ActionStatus.PROBING:
+            return Phase.PROBING if self.probe_live else Phase.PROBE_CLAIMED
+        return _PHASE_OF[status]
+
+    @property
     def acted(self) -> bool:
         """A scale-down was decided and not turned into an alert or a hold (pending, done, restored)."""
-        return self.action is Action.SCALE_TO_ZERO and self.action_status is not ActionStatus.NONE
+        return self.action is Action.SCALE_TO_ZERO and self.phase not in _NOT_ACTED
 
     @property
     def held_at_zero(self) -> bool:
         """The watchdog scaled (or is scaling) this service to 0 and nobody has restored it."""
-        return self.action is Action.SCALE_TO_ZERO and self.action_status in (
-            ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED, ActionStatus.DONE,
-            ActionStatus.PROBING, ActionStatus.PROBE_FAILED)
+        return self.action is Action.SCALE_TO_ZERO and self.phase in HELD_PHASES
 
     @property
     def probing(self) -> bool:
         """A probe is claimed, running, or owed its way back to 0 (``PROBING``, ``PROBE_FAILED``)."""
-        return self.action_status in (ActionStatus.PROBING, ActionStatus.PROBE_FAILED)
+        return self.phase in PROBE_PHASES
 
     @property
     def in_flight(self) -> bool:
         """An invocation is inside this episode's scale-down (claimed, not yet done or refused)."""
-        return self.action_status in (ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED)
+        return self.phase in IN_FLIGHT
+
+    @property
+    def alert_owed(self) -> bool:
+        """The episode's alert is decided and not delivered (``PENDING``, or ``FAILED``: re-sent)."""
+        return self.phase in ALERT_OWED
 
     @property
     def unfinished(self) -> bool:
         """An action or an alert is still owed, or a lease is still held (a later delivery resumes it
         once the lease expires)."""
-        return self.in_flight or self.alert_status in (AlertStatus.PENDING, AlertStatus.FAILED) \
-            or self.lease_owner is not None
+        return self.phase in _OWED or self.lease_owner is not None
 
     def leased(self, now: float) -> bool:
         """True while another invocation's lease runs (``now``: wall-clock Unix seconds)."""
@@ -641,7 +712,7 @@ def mark_restored(summary: ServiceSummary, at: datetime,
     recovery becomes owed, ended at ``at``; ``why`` is ``RESTORED``, or ``OPERATOR_RAISED`` when a probe
     found an operator's count. ``None`` when there is no scale-down to restore, or it already was."""
     ep = summary.episode
-    if ep is None or not ep.acted or ep.action_status is ActionStatus.RESTORED:
+    if ep is None or not ep.acted or ep.phase in (Phase.RELEASED, Phase.RELEASED_ALERT_OWED):
         return None
     ep = owe_recovery(replace(ep, action_status=ActionStatus.RESTORED), why, at)
     new = replace(summary, episode=ep)

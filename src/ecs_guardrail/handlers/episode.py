@@ -18,14 +18,19 @@ most once per episode: every path to UpdateService passes the claim and the leas
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct, structs
+
+from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
-from ecs_guardrail.adapters.ecs import ServiceFacts
+from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
+from ecs_guardrail.adapters.logs import CrashLogs
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
@@ -53,6 +58,7 @@ from ecs_guardrail.core.errors import (
 )
 from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import arn_parts, metric_target_group_name, parse_arn, partition_of
+from ecs_guardrail.core.permissions import performs
 from ecs_guardrail.core.policy import is_alert_only_cluster
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
 from ecs_guardrail.core.summary import (
@@ -74,11 +80,10 @@ if TYPE_CHECKING:
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
-__all__ = ["Episodes", "Claim", "Known", "AlertDeliveryError", "DecisionInProgressError"]
+__all__ = ["Episodes", "Claim", "Known", "Job", "AlertDeliveryError", "DecisionInProgressError"]
 
 
-@dataclass(frozen=True, slots=True)
-class Known:
+class Known(Struct, frozen=True):
     """What a decision read that its action can reuse in the same invocation (no second read):
     DescribeServices' answer and the scalable target, both read before any change."""
 
@@ -89,8 +94,7 @@ class Known:
     scalable_error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
+class Claim(Struct, frozen=True):
     """A decision as the episode carries it: the typed :class:`Decision` and what its record adds
     (``previous_desired_count``: tasks, recorded with the claim before any call changes the service)."""
 
@@ -109,6 +113,33 @@ class Claim:
         """Read back :meth:`record`'s output."""
         return cls(decision_from_record(record), record.get("previous_desired_count"),
                    bool(record.get("dry_run")), bool(record.get("escalation")))
+
+
+class Job(Struct, frozen=True):
+    """One run of the interpreter (:meth:`Episodes.run`) over one episode: where it is (cluster key
+    ``ck``, ``cluster``, ``service``), the decision it carries (``claim``, ``None`` for a probe's steps),
+    what the decision already read (``known``), a probe's time (``probe_at``: set, the job performs a
+    probe's steps; ``None``, it releases the lease over them), the service as a probe's pass read it
+    (``facts``), and the last outcome stored (``last``)."""
+
+    ck: str
+    cluster: str
+    service: str
+    claim: Claim | None = None
+    known: Known | None = None
+    probe_at: datetime | None = None
+    facts: ServiceFacts | None = None
+    last: lc.Outcome | None = None
+
+
+#: effect (class name) -> the method that performs it (declared with ``@performs``: the AWS actions it needs);
+#: the probe's steps are :class:`~ecs_guardrail.handlers.probe.ProbingEpisodes`' methods
+_PERFORMER_NAMES = {
+    "RecordFacts": "_record_facts", "SuspendScaling": "_suspend", "ScaleToZero": "_scale_to_zero",
+    "SendAlert": "_send_alert", "ReleaseSlot": "_release_slot", "AmendDecision": "_amend",
+    "ResumeScaling": "_resume_scaling", "StartProbe": "_start_probe", "StopProbe": "_stop_probe",
+    "RestoreService": "_restore_service", "SendStillFailing": "_send_still_failing",
+}
 
 
 class Episodes:
@@ -290,70 +321,67 @@ class Episodes:
                 if x.episode is not None else None)
             return {"status": "error", "why": "decision record missing"}
         logger.info("resuming an unfinished episode", extra={"cluster": ck, "service": service,
-                                                             "phase": lc.phase(ep).value})
+                                                             "phase": ep.phase.value})
         claim = self.drive(ck, s, Claim.of(record), None)
         return {"status": "resumed", "cluster": ck, "service": service, "decision": claim.record()}
 
-    # ------------------------------------------------------------------ drive
+    # ------------------------------------------------------------------ the interpreter
     def drive(self, ck: str, s: ServiceSummary, claim: Claim, known: Known | None) -> Claim:
-        """Perform what the claimed episode owes, effect by effect, until the lease is released.
-
-        Returns the claim as it ended (a scale-down may have become a hold or an alert).
+        """Perform what the claimed episode owes, effect by effect, until the lease is released
+        (:meth:`run`). Returns the claim as it ended (a scale-down may have become a hold or an alert).
 
         Raises:
             LeaseLostError: the lease was taken over (this invocation outlived it; it stops at once).
             botocore.exceptions.ClientError: a transient AWS error (throttling after retries): the
                 phase reached so far is stored, and Lambda's retry resumes from it.
         """
-        service = s.service
-        cluster = claim.decision.cluster
+        job = self.run(Job(ck, claim.decision.cluster, s.service, claim=claim, known=known), s)
+        assert job.claim is not None
+        return job.claim
+
+    def run(self, job: Job, s: ServiceSummary, first: lc.Effect | None = None) -> Job:
+        """The one interpreter of the machine's effects: ask :func:`~ecs_guardrail.core.lifecycle.next_effect`
+        (or perform ``first``, an effect the caller decided: a probe's pass), perform the effect with its
+        performer (:data:`PERFORMERS`), store the transition of its outcome under the lease
+        (:meth:`_step`), perform the effects that transition owes after the write (compensations, the
+        decision's amendment, the slot's release, a "still failing" alert), and again, until the lease is
+        released. A probe's steps are performed only by a probe's job (``job.probe_at``); any other job
+        releases the lease over them (the sweep's probe resumes them). Returns the job as it ended (its
+        claim's decision, the last outcome stored).
+
+        Raises:
+            LeaseLostError: the lease was taken over (this invocation outlived it; it stops at once).
+            botocore.exceptions.ClientError: a transient AWS error: the phase reached is stored, and the
+                next delivery (or sweep) resumes from it.
+        """
         alert_tried = False
         while True:
             ep = s.episode
             assert ep is not None
-            effect = lc.next_effect(ep, self.owner, alert_tried=alert_tried)
+            effect = first or lc.next_effect(ep, self.owner, alert_tried=alert_tried)
+            first = None
             alert_tried = alert_tried or isinstance(effect, lc.SendAlert)
             if effect is None:
-                return claim
-            if isinstance(effect, lc.ReleaseLease):
-                self._step(ck, service, lc.LeaseReleased())
-                return claim
-            self._check_lease(ck, service, ep.lease_until)
-            outcome = self._perform(ck, cluster, s, claim, effect, known)
-            s, tr = self._step(ck, service, outcome, claim.decision)
-            if tr.decision is not None:
-                claim = replace(claim, decision=tr.decision)
+                return job
+            if isinstance(effect, lc.ReleaseLease) or (job.probe_at is None
+                                                       and isinstance(effect, lc.StartProbe | lc.StopProbe)):
+                self._step(job.ck, job.service, lc.LeaseReleased())
+                return job
+            if job.probe_at is None:  # a probe step checks its lease itself, right before its UpdateService
+                self._check_lease(job.ck, job.service, ep.lease_until)
+            outcome = self._performer(effect)(job, s, effect)
+            s, tr = self._step(job.ck, job.service, outcome, job.claim.decision if job.claim else None)
+            job = structs.replace(job, last=outcome)
+            if tr.decision is not None and job.claim is not None:
+                job = structs.replace(job, claim=structs.replace(job.claim, decision=tr.decision))
             for follow in tr.effects:
-                self._compensate(ck, cluster, service, claim, follow)
+                self._performer(follow)(job, s, follow)
 
-    def _perform(self, ck: str, cluster: str, s: ServiceSummary, claim: Claim, effect: lc.Effect,
-                 known: Known | None) -> lc.Outcome:
-        ep = s.episode
-        assert ep is not None
-        service = s.service
-        if isinstance(effect, lc.RecordFacts):
-            return self._record_facts(ck, cluster, s, claim, known)
-        if isinstance(effect, lc.SuspendScaling):  # the adapter refuses an alert-only cluster before the call
-            target = ScalableTargetFacts(resource_id=resource_id(cluster, service), min_capacity=0, max_capacity=0,
-                                         suspended=SuspendedState.from_api(effect.previous))
-            try:
-                self._scaling().suspend(target)
-            except ScalingSuspendError as exc:
-                return lc.SuspendRefused(exc.reason)
-            return lc.ScalingSuspended()
-        if isinstance(effect, lc.ScaleToZero):
-            if not self._alert_only(ck, cluster):
-                # named in the sweep's index before the call that holds it, so no held service is missed:
-                # with RECOVERY=probe for its probes, with either setting for the recovery a ``restore``
-                # (an operator's credentials, no SNS or Slack) makes owed
-                self.state.open_work(ck, cluster, service)
-            return self._scale(ck, cluster, service, effect.previous_desired_count, known)
-        if isinstance(effect, lc.SendAlert):
-            # named in the sweep's index before the alert goes out: whatever ends the episode (a quiet
-            # window with no further event of the service included), the sweep finds its owed recovery
-            self.state.open_work(ck, cluster, service)
-            return self._alert(ck, claim, ep.cluster_alert_owner)
-        raise lc.IllegalTransitionError(f"effect {effect!r} is not performed by drive")
+    def _performer(self, effect: lc.Effect) -> Callable[[Job, ServiceSummary, Any], Any]:
+        performer = getattr(self, _PERFORMER_NAMES.get(type(effect).__name__, ""), None)
+        if performer is None:
+            raise lc.IllegalTransitionError(f"effect {effect!r} has no performer here")
+        return performer
 
     def _scaling(self) -> ScalableTargets:
         """The Application Auto Scaling adapter, refusing writes for alert-only clusters before the call."""
@@ -364,13 +392,26 @@ class Episodes:
         before every call that changes capacity, whatever the decision said."""
         return is_alert_only_cluster(self.config, cluster, self.arns.get(ck, cluster))
 
-    def _record_facts(self, ck: str, cluster: str, s: ServiceSummary, claim: Claim,
-                      known: Known | None) -> lc.Outcome:
-        """Take the slot, then read (or reuse) the scalable target's state before any change."""
+    def _check_lease(self, ck: str, service: str, until: float) -> None:
+        """An invocation that outlived its own lease stops before its next call (another may own the
+        episode by now). With the lease at remaining time + margin this cannot happen in Lambda; it
+        guards the watchdog against a clock jump or a runtime that ignores its timeout.
+
+        Raises:
+            LeaseLostError: the lease expired on this invocation's clock.
+        """
+        if self._now() >= until:
+            raise LeaseLostError(f"{ck}/{service}: this invocation outlived its lease; it stops here")
+
+    # ------------------------------------------------------------------ the performers
+    @performs(WatchdogState.take_slot, WatchdogState.cluster, ScalableTargets.describe)
+    def _record_facts(self, job: Job, s: ServiceSummary, effect: lc.RecordFacts) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.RecordFacts`: take the slot, then read (or reuse) the
+        scalable target's state before any change."""
         ep = s.episode
-        assert ep is not None
-        service, d = s.service, claim.decision
-        bound = max(1, int(d.bound or 1))
+        assert ep is not None and job.claim is not None
+        ck, cluster, service, known = job.ck, job.cluster, job.service, job.known
+        bound = max(1, int(job.claim.decision.bound or 1))
         view = known.view if known is not None else self.state.cluster(ck)
         if self.state.take_slot(ck, service, ep.decision_time, bound, view) is None:
             held = tuple(x for x in self.state.cluster(ck).held() if x != service)
@@ -388,16 +429,27 @@ class Episodes:
                 return lc.SuspendRefused(exc.reason)
         return lc.FactsRecorded(target.suspended.to_api() if target is not None else None)
 
-    def _check_lease(self, ck: str, service: str, until: float) -> None:
-        """An invocation that outlived its own lease stops before its next call (another may own the
-        episode by now). With the lease at remaining time + margin this cannot happen in Lambda; it
-        guards the watchdog against a clock jump or a runtime that ignores its timeout.
+    @performs(ScalableTargets._register)
+    def _suspend(self, job: Job, s: ServiceSummary, effect: lc.SuspendScaling) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.SuspendScaling` (the adapter refuses an alert-only
+        cluster before the call)."""
+        target = ScalableTargetFacts(resource_id=resource_id(job.cluster, job.service), min_capacity=0,
+                                     max_capacity=0, suspended=SuspendedState.from_api(effect.previous))
+        try:
+            self._scaling().suspend(target)
+        except ScalingSuspendError as exc:
+            return lc.SuspendRefused(exc.reason)
+        return lc.ScalingSuspended()
 
-        Raises:
-            LeaseLostError: the lease expired on this invocation's clock.
-        """
-        if self._now() >= until:
-            raise LeaseLostError(f"{ck}/{service}: this invocation outlived its lease; it stops here")
+    @performs(WatchdogState._index_change, WatchdogState.load, EcsService.describe, EcsService.scale_to_zero)
+    def _scale_to_zero(self, job: Job, s: ServiceSummary, effect: lc.ScaleToZero) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.ScaleToZero`."""
+        if not self._alert_only(job.ck, job.cluster):
+            # named in the sweep's index before the call that holds it, so no held service is missed:
+            # with RECOVERY=probe for its probes, with either setting for the recovery a ``restore``
+            # (an operator's credentials, no SNS or Slack) makes owed
+            self.state.open_work(job.ck, job.cluster, job.service)
+        return self._scale(job.ck, job.cluster, job.service, effect.previous_desired_count, job.known)
 
     def _scale(self, ck: str, cluster: str, service: str, previous: int, known: Known | None) -> lc.Outcome:
         assert self.rt.ecs is not None
@@ -418,21 +470,37 @@ class Episodes:
         metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
         return lc.Scaled()
 
-    def _compensate(self, ck: str, cluster: str, service: str, claim: Claim, effect: lc.Effect) -> None:
-        """The effects a transition owes after it is stored (undo what a refused action left, amend)."""
-        if isinstance(effect, lc.ReleaseSlot):
-            self.state.release_slot(ck, service)
-        elif isinstance(effect, lc.AmendDecision):
-            self.state.amend_decision(ck, replace(claim, decision=effect.decision).record())
-        elif isinstance(effect, lc.ResumeScaling):
-            if self._alert_only(ck, cluster):  # nothing was suspended there, and nothing may be changed
-                return
-            try:
-                self._scaling().restore_suspended(
-                    cluster, service, effect.previous)
-            except Exception as exc:  # noqa: BLE001 - the alert must still go out; say what is left
-                logger.error("could not put the scalable target's suspended state back after a refused "
-                             "scale-down; set it by hand", extra={"service": service, "error": str(exc)[:300]})
+    @performs(WatchdogState, TaskDefinitions, EcsService, SnsTopic, WebhookUrl, CrashLogs, describe_services)
+    def _send_alert(self, job: Job, s: ServiceSummary, effect: lc.SendAlert) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.SendAlert`: named in the sweep's index before the alert
+        goes out (whatever ends the episode, a quiet window with no further event of the service
+        included, the sweep finds its owed recovery), then composed and delivered (:meth:`_alert`)."""
+        ep = s.episode
+        assert ep is not None and job.claim is not None
+        self.state.open_work(job.ck, job.cluster, job.service)
+        return self._alert(job.ck, job.claim, ep.cluster_alert_owner)
+
+    @performs(WatchdogState.release_slot, WatchdogState.cluster)
+    def _release_slot(self, job: Job, s: ServiceSummary, effect: lc.ReleaseSlot) -> None:
+        """:class:`~ecs_guardrail.core.lifecycle.ReleaseSlot` (after the write that ended the hold)."""
+        self.state.release_slot(job.ck, job.service)
+
+    @performs(WatchdogState.amend_decision)
+    def _amend(self, job: Job, s: ServiceSummary, effect: lc.AmendDecision) -> None:
+        """:class:`~ecs_guardrail.core.lifecycle.AmendDecision`: the decision record says what it became."""
+        assert job.claim is not None
+        self.state.amend_decision(job.ck, structs.replace(job.claim, decision=effect.decision).record())
+
+    @performs(ScalableTargets.describe, ScalableTargets._register)
+    def _resume_scaling(self, job: Job, s: ServiceSummary, effect: lc.ResumeScaling) -> None:
+        """:class:`~ecs_guardrail.core.lifecycle.ResumeScaling`: undo the suspension a refused scale-down left."""
+        if self._alert_only(job.ck, job.cluster):  # nothing was suspended there, and nothing may be changed
+            return
+        try:
+            self._scaling().restore_suspended(job.cluster, job.service, effect.previous)
+        except Exception as exc:  # noqa: BLE001 - the alert must still go out; say what is left
+            logger.error("could not put the scalable target's suspended state back after a refused "
+                         "scale-down; set it by hand", extra={"service": job.service, "error": str(exc)[:300]})
 
     # ------------------------------------------------------------------ alert
     def _alert(self, ck: str, claim: Claim, owner: bool) -> lc.Outcome:

@@ -13,7 +13,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ecs_guardrail.adapters.ecs import ServiceFacts
+from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
+from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
+from ecs_guardrail.adapters.restore_service import perform_restore
+from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import (
     still_failing_alert,
 )
@@ -21,14 +25,14 @@ from ecs_guardrail.core.errors import (
     DecisionInProgressError,
 )
 from ecs_guardrail.core.lazy import lazy_module
+from ecs_guardrail.core.permissions import performs
 from ecs_guardrail.core.summary import (
-    ActionStatus,
-    AlertStatus,
     Episode,
+    Phase,
     RecoveryStatus,
     ServiceSummary,
 )
-from ecs_guardrail.handlers.episode import Episodes
+from ecs_guardrail.handlers.episode import Episodes, Job
 from ecs_guardrail.handlers.runtime import logger, metrics
 
 if TYPE_CHECKING:
@@ -62,7 +66,7 @@ class ProbingEpisodes(Episodes):
             return None
         def due_of(e: Episode | None) -> str | None:
             due = lc.probe_due(e, now, settings)
-            if fix and e is not None and e.action_status is ActionStatus.DONE and due is None:
+            if fix and e is not None and e.phase in (Phase.ACTED, Phase.HELD) and due is None:
                 due = "start" if lc.probe_due(replace(e, probe_at=now), now, settings) == "start" else None
             return due
 
@@ -70,7 +74,7 @@ class ProbingEpisodes(Episodes):
         ep = s.episode
         due = due_of(ep)
         if due is None and ep is not None and ep.lease_owner is not None and not ep.in_flight \
-                and ep.alert_status not in (AlertStatus.PENDING, AlertStatus.FAILED) and self._lease(ck, service):
+                and not ep.alert_owed and self._lease(ck, service):
             # a probe step that died (or whose last write was throttled) left its lease, nothing else: drop it
             self._step(ck, service, lc.LeaseReleased())
             return None
@@ -110,11 +114,11 @@ class ProbingEpisodes(Episodes):
         if not self._lease(ck, service):
             raise DecisionInProgressError(f"{ck}/{service}: a probe step holds the lease; retry later")
         ep = self.state.load(ck, service, fresh=True).episode  # what the lease now protects: re-read
-        if ep is not None and ep.action_status is ActionStatus.PROBE_FAILED:
+        if ep is not None and ep.phase is Phase.PROBE_FAILED:
             # the verdict is stored; a step that died on the way back to 0 left it: this delivery resumes it
             self._drive_probe(ck, cluster, service, at)
             return "failed"
-        if ep is None or ep.action_status is not ActionStatus.PROBING:
+        if ep is None or ep.phase not in (Phase.PROBE_CLAIMED, Phase.PROBING):
             self._step(ck, service, lc.LeaseReleased())  # the probe ended meanwhile (passed, or failed)
             return None
         previous = int(ep.previous_desired_count or 0)
@@ -147,7 +151,7 @@ class ProbingEpisodes(Episodes):
         conditional write on the phase, as :meth:`_raised`); True when this write did it."""
         def change(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
-            if ep is None or ep.action_status is not ActionStatus.DONE:
+            if ep is None or ep.phase not in (Phase.ACTED, Phase.HELD):
                 return None
             try:
                 return lc.transition(s, lc.ProbeOverruled(at, desired)).summary
@@ -159,21 +163,6 @@ class ProbingEpisodes(Episodes):
         if changed:
             self._after_overruled(ck, cluster, s)
         return changed
-
-    def _overruled(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> str:
-        """A probe step found ``desired`` tasks, a count it did not set: an operator's action (ARCHITECTURE.md,
-        "Recovery"). The episode ends ``operator_raised`` under this invocation's lease, the slot is freed,
-        and nothing else is changed (no UpdateService, the scalable target as the operator has it)."""
-        logger.warning("an operator set the desired count of a probed service: the probe stops and changes "
-                       "nothing (slot freed, scalable target left as it is)",
-                       extra={"cluster": ck, "service": service, "desired_count": desired})
-        s, tr = self._step(ck, service, lc.ProbeOverruled(at, desired))
-        for follow in tr.effects:
-            if isinstance(follow, lc.ReleaseSlot):
-                self.state.release_slot(ck, service)
-        self._after_overruled(ck, cluster, s)
-        metrics.add_metric(name="ProbesOverruled", unit="Count", value=1)
-        return "operator_raised"
 
     def _after_overruled(self, ck: str, cluster: str, s: ServiceSummary) -> None:
         self.state.release_slot(ck, s.service)  # idempotent: the slot of a service no longer held
@@ -189,35 +178,82 @@ class ProbingEpisodes(Episodes):
             return False
         return True
 
-    def _drive_probe(self, ck: str, cluster: str, service: str, at: datetime) -> str | None:
-        """Perform the probe steps owed, effect by effect, until the lease is released."""
+    def _drive_probe(self, ck: str, cluster: str, service: str, at: datetime, *, facts: ServiceFacts | None = None,
+                     first: lc.Effect | None = None) -> str | None:
+        """Perform the probe steps owed (or ``first``, a pass's restore, with the service as it read it:
+        ``facts``), effect by effect, until the lease is released: the one interpreter
+        (:meth:`~ecs_guardrail.handlers.episode.Episodes.run`). ``"operator_raised"`` when a step found a
+        desired count it had not set (:meth:`_owned`), else ``None``."""
         assert self.probes is not None and self.rt.ecs is not None
-        while True:
-            s = self.state.load(ck, service)
-            ep = s.episode
-            assert ep is not None
-            effect = lc.next_probe_effect(ep, self.owner)
-            if effect is None:
-                return None
-            if isinstance(effect, lc.ReleaseLease):
-                self._step(ck, service, lc.LeaseReleased())
-                return None
-            if self._alert_only(ck, cluster):  # never reached: probes stop before; refuse before any call
-                self._step(ck, service, lc.LeaseReleased())
-                return None
-            facts = self.rt.ecs.describe(cluster, service)
-            if not lc.probe_owns_count(ep, effect, facts.desired_count):  # a resumed step checks as well
-                return self._overruled(ck, cluster, service, facts.desired_count, at)
-            self._check_lease(ck, service, ep.lease_until)  # right before the UpdateService
-            if isinstance(effect, lc.StartProbe):
-                self.rt.ecs.probe(facts)
-                self._step(ck, service, lc.ProbeStarted())
-            elif isinstance(effect, lc.StopProbe):
-                self.rt.ecs.scale_to_zero(facts, effect.previous_desired_count)
-                _, tr = self._step(ck, service, lc.ProbeStopped(ep.probe_at or at, self.probes))
-                for follow in tr.effects:
-                    if isinstance(follow, lc.SendStillFailing):
-                        self._still_failing(ck, cluster, service, follow.probes, ep.probe_at or at)
+        job = self.run(Job(ck, cluster, service, probe_at=at, facts=facts), self.state.load(ck, service), first)
+        if not isinstance(job.last, lc.ProbeOverruled):
+            return None
+        self._after_overruled(ck, cluster, self.state.load(ck, service))
+        metrics.add_metric(name="ProbesOverruled", unit="Count", value=1)
+        return "operator_raised"
+
+    def _owned(self, job: Job, ep: Episode, step: lc.Effect) -> tuple[ServiceFacts, lc.Outcome | None]:
+        """Before a probe's change: the service as DescribeServices says (or as the pass read it), and
+        :class:`~ecs_guardrail.core.lifecycle.ProbeOverruled` when its desired count is not the one the probe
+        itself last set (an operator's action, ARCHITECTURE.md "Recovery": the episode ends
+        ``operator_raised``, the slot is freed, and nothing else is changed)."""
+        assert self.rt.ecs is not None and job.probe_at is not None
+        facts = job.facts or self.rt.ecs.describe(job.cluster, job.service)
+        if lc.probe_owns_count(ep, step, facts.desired_count):  # a resumed step checks as well
+            return facts, None
+        logger.warning("an operator set the desired count of a probed service: the probe stops and changes "
+                       "nothing (slot freed, scalable target left as it is)",
+                       extra={"cluster": job.ck, "service": job.service, "desired_count": facts.desired_count})
+        return facts, lc.ProbeOverruled(job.probe_at, facts.desired_count)
+
+    @performs(EcsService.describe, EcsService.probe)
+    def _start_probe(self, job: Job, s: ServiceSummary, effect: lc.StartProbe) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.StartProbe`: desired count 1, over the count the probe set."""
+        assert self.rt.ecs is not None and s.episode is not None
+        if self._alert_only(job.ck, job.cluster):  # never reached: probes stop before; refuse before any call
+            return lc.LeaseReleased()
+        facts, overruled = self._owned(job, s.episode, effect)
+        if overruled is not None:
+            return overruled
+        self._check_lease(job.ck, job.service, s.episode.lease_until)  # right before the UpdateService
+        self.rt.ecs.probe(facts)
+        return lc.ProbeStarted()
+
+    @performs(EcsService.describe, EcsService.scale_to_zero)
+    def _stop_probe(self, job: Job, s: ServiceSummary, effect: lc.StopProbe) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.StopProbe`: back to 0 after a failed probe."""
+        ep = s.episode
+        assert self.rt.ecs is not None and self.probes is not None and ep is not None and job.probe_at is not None
+        if self._alert_only(job.ck, job.cluster):  # never reached: probes stop before; refuse before any call
+            return lc.LeaseReleased()
+        facts, overruled = self._owned(job, ep, effect)
+        if overruled is not None:
+            return overruled
+        self._check_lease(job.ck, job.service, ep.lease_until)  # right before the UpdateService
+        self.rt.ecs.scale_to_zero(facts, effect.previous_desired_count)
+        return lc.ProbeStopped(ep.probe_at or job.probe_at, self.probes)
+
+    @performs(perform_restore)
+    def _restore_service(self, job: Job, s: ServiceSummary, effect: lc.RestoreService) -> lc.Outcome:
+        """:class:`~ecs_guardrail.core.lifecycle.RestoreService` at a probe's pass: the one restore
+        (:func:`~ecs_guardrail.adapters.restore_service.perform_restore`, as the operator's ``restore``), over
+        the count the probe set (else :class:`~ecs_guardrail.core.lifecycle.ProbeOverruled`).
+
+        Raises:
+            RestoreError: the count is back but Application Auto Scaling refused the scalable target's
+                previous state (its error code named): the episode stays probing, the next sweep finishes it.
+        """
+        ep = s.episode
+        assert self.rt.ecs is not None and ep is not None and job.probe_at is not None
+        facts, overruled = self._owned(job, ep, effect)
+        if overruled is not None:
+            return overruled
+        self._check_lease(job.ck, job.service, ep.lease_until)
+        done = perform_restore(self.rt.ecs, self._scaling(), job.cluster, job.service, facts,
+                               effect.previous_desired_count, effect.previous)
+        done.check(f"{job.cluster}/{job.service}: a passed probe restored desired count "
+                   f"{effect.previous_desired_count}")
+        return lc.ProbePassed(job.probe_at)
 
     def _pass(self, ck: str, cluster: str, s: ServiceSummary, now: datetime) -> str:
         """The probe ran PROBE_PASS_MINUTES without a failure: restore exactly as ``restore`` does
@@ -232,7 +268,7 @@ class ProbingEpisodes(Episodes):
         previous = int(ep.previous_desired_count or 0)
         restore_step = lc.RestoreService(previous, ep.previous_suspended)
         if not lc.probe_owns_count(ep, restore_step, facts.desired_count):
-            return self._overruled(ck, cluster, service, facts.desired_count, now)
+            return self._drive_probe(ck, cluster, service, now, facts=facts, first=restore_step) or "operator_raised"
         # the pass's own restore already ran (a step that died or was throttled after UpdateService): it
         # was judged then; finish it (count, tag, scalable target), never judge it again
         resumed = facts.desired_count == previous != 1
@@ -250,15 +286,9 @@ class ProbingEpisodes(Episodes):
             self.probe_counts["failed"] += 1
             self._drive_probe(ck, cluster, service, now)
             return "failed"
-        self._check_lease(ck, service, self.state.load(ck, service).episode.lease_until)  # type: ignore[union-attr]
-        self.rt.ecs.restore(facts, int(ep.previous_desired_count or 0))
-        if ep.previous_suspended is not None:
-            self._scaling().restore_suspended(
-                cluster, service, ep.previous_suspended)
-        s, tr = self._step(ck, service, lc.ProbePassed(now))
-        for follow in tr.effects:
-            if isinstance(follow, lc.ReleaseSlot):
-                self.state.release_slot(ck, service)
+        if self._drive_probe(ck, cluster, service, now, facts=facts, first=restore_step) is not None:
+            return "operator_raised"
+        s = self.state.load(ck, service)
         self.probe_counts["passed"] += 1
         metrics.add_metric(name="ProbesPassed", unit="Count", value=1)
         s = self.recover_if_owed(ck, cluster, s)
@@ -282,14 +312,17 @@ class ProbingEpisodes(Episodes):
         return sorted(x.target_group for x in self.serving(facts, now, minutes, requests=False)
                       if x.healthy_host_count is not None and x.healthy_host_count < 1)
 
-    def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
+    @performs(WatchdogState.load, TaskDefinitions, SnsTopic, WebhookUrl)
+    def _send_still_failing(self, job: Job, s: ServiceSummary, effect: lc.SendStillFailing) -> None:
+        """:class:`~ecs_guardrail.core.lifecycle.SendStillFailing`: the one "still failing" alert at the cap."""
         assert self.probes is not None
-        s = self.state.load(ck, service)
-        ep = s.episode
+        ep = self.state.load(job.ck, job.service).episode
         assert ep is not None
-        where = self.place(ck, cluster, service)
-        if not self.deliver(still_failing_alert(where, probes=probes, delay_minutes=self.probes.max_delay_minutes,
-                                                decision_time=ep.decision_time, at=at, links=self.links(where))):
-            logger.error("still-failing alert not delivered", extra={"cluster": ck, "service": service})
+        where = self.place(job.ck, job.cluster, job.service)
+        if not self.deliver(still_failing_alert(where, probes=effect.probes,
+                                                delay_minutes=self.probes.max_delay_minutes,
+                                                decision_time=ep.decision_time, at=effect.at,
+                                                links=self.links(where))):
+            logger.error("still-failing alert not delivered", extra={"cluster": job.ck, "service": job.service})
 
     # ------------------------------------------------------------------ recovery
