@@ -144,7 +144,7 @@ class ProbingEpisodes(Episodes):
 
     def _overruled_unleased(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> bool:
         """End a held service's episode ``operator_raised`` before any probe step holds its lease (a
-        conditional write on the phase, as :meth:`_raised`); True when this write did it."""
+        conditional write on the phase, as :func:`slots.end_raised`); True when this write did it."""
         def change(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
             if ep is None or ep.action_status is not ActionStatus.DONE:
@@ -279,7 +279,7 @@ class ProbingEpisodes(Episodes):
         (``since`` to ``now``) is 0: each must report a healthy host for the probe to pass. A target
         group with no datapoint there gives no evidence either way (never "down")."""
         minutes = max(1, int((now - since).total_seconds() // 60))
-        return sorted(x.target_group for x in self.serving(facts, now, minutes, requests=False)
+        return sorted(x.target_group for x in self.out.serving(facts, now, minutes, requests=False)
                       if x.healthy_host_count is not None and x.healthy_host_count < 1)
 
     def _still_failing(self, ck: str, cluster: str, service: str, probes: int, at: datetime) -> None:
@@ -287,9 +287,9 @@ class ProbingEpisodes(Episodes):
         s = self.state.load(ck, service)
         ep = s.episode
         assert ep is not None
-        where = self.place(ck, cluster, service)
-        if not self.deliver(still_failing_alert(where, probes=probes, delay_minutes=self.probes.max_delay_minutes,
-                                                decision_time=ep.decision_time, at=at, links=self.links(where))):
+        where = self.out.place(ck, cluster, service)
+        if not self.out.deliver(still_failing_alert(where, probes=probes, delay_minutes=self.probes.max_delay_minutes,
+                                                decision_time=ep.decision_time, at=at, links=self.out.links(where))):
             logger.error("still-failing alert not delivered", extra={"cluster": ck, "service": service})
 
     # ------------------------------------------------------------------ recovery
