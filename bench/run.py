@@ -21,6 +21,8 @@ are ratios of medians. A line per step goes to stderr while it runs; the report 
   <= 400 MB peak (``ru_maxrss``);
 - the availability sampler's monthly cost for 200 target groups, per component, from the requests the
   Lambda's entry point sends over a simulated day (``bench/sampler_cost.py``): <= $21;
+- the AWS calls of one scaling decision, counted at the client and table ports on the real handler
+  (``bench/decision_calls.py``, issue 33 item 6): <= 14 of the decision's own;
 - ``make test``'s CPU (``--test-suite``; off by default, it takes minutes): <= 240 s;
 - the validation library's candidates (``bench/validation.py``, issue 36): msgspec and pydantic with
   ``defer_build``, each as ``import boto3`` and then it, against ``import boto3`` alone;
@@ -475,6 +477,10 @@ def main(argv: list[str] | None = None) -> int:
 
         step("availability sampler: the Lambda's minute for a simulated day (bench/sampler_cost.py)")
         lines += [sampler_cost.report()]
+    import decision_calls
+
+    step("AWS calls per scaling decision: one deciding invocation on the fast engine (bench/decision_calls.py)")
+    lines += [decision_calls.report()]
     if args.storm:
         step(f"event storm on moto: {args.services} services, {args.events} events")
         lines += storm_report(measure(args.services, args.events))

@@ -65,9 +65,9 @@ MUTANTS = (
     Mutant("probe: no desired-count check before the first probe", "handlers/probe.py",
            "        if facts.desired_count == 0:\n            return True\n        if self._overruled_unleased(",
            "        if True:\n            return True\n        if self._overruled_unleased(", PROBE_TESTS),
-    Mutant("probe: a crash under a left-behind lease is not the verdict", "handlers/watchdog.py",
-           "        if ep.probing:\n            if failure is not None:",
-           "        if ep.probing and not ep.unfinished:\n            if failure is not None:", PROBE_TESTS),
+    Mutant("probe: a crash under a left-behind lease is not the verdict", "handlers/hold.py",
+           "    if ep.probing:\n        if failure is not None:",
+           "    if ep.probing and not ep.unfinished:\n        if failure is not None:", PROBE_TESTS),
     Mutant("probe: a pass ignores the failures counted during the probe", "handlers/probe.py",
            "        times = [f.time for f in s.crashes + s.kills if since <= f.time <= now]",
            "        times: list[datetime] = []", PROBE_TESTS),
@@ -76,7 +76,7 @@ MUTANTS = (
            "    return ep is not None and ep.held_at_zero\n", "    return False\n",
            ("tests/faults/test_held_at_zero_decides_nothing.py",)),
     # the claim (issue 30 item 5)
-    Mutant("claim: every failed claim read as a lost race", "handlers/watchdog.py",
+    Mutant("claim: every failed claim read as a lost race", "handlers/decision.py",
            "            if now is not None and now != before:", "            if True:",
            ("tests/faults/test_claim_conflict.py",)),
     # the episode machine and the lease

@@ -16,7 +16,7 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError
 from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
-from ecs_guardrail.adapters.store.watchdog_state import summary_from_doc, summary_to_doc
+from ecs_guardrail.adapters.store.watchdog_state import ClusterView, summary_from_doc, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.records import Action, Failure, Reason, iso
 from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, MinuteCount, ServiceSummary, add_failure
@@ -215,7 +215,7 @@ def test_transact_put_all_or_nothing(table):
     with pytest.raises(ConditionFailedError) as info:
         table.transact_put([({"pk": "X", "sk": "new", "v": 1}, Cond(absent=True)),
                             ({"pk": "X", "sk": "seq", "seq": 3}, Cond(any_of=({"seq": 2},)))])
-    assert info.value.old is None
+    assert info.value.old is None and info.value.failed == (1,)  # which write's condition failed, on both engines
     assert table.get("X", "new") is None and table.get("X", "seq") == {"pk": "X", "sk": "seq", "seq": 1}
     table.transact_put([({"pk": "X", "sk": "new", "v": 1}, Cond(absent=True)),
                         ({"pk": "X", "sk": "seq", "seq": 2}, Cond(any_of=({"seq": 1},))),
@@ -399,6 +399,64 @@ def test_claim_fails_whole_when_the_record_exists(table):
     with pytest.raises(ConditionFailedError):
         st.claim("c", cur, replace(cur, episode=_episode(t, "again")), _record(t))
     assert st.load("c", "api", fresh=True).episode.lease_owner == "a"
+
+
+def test_claim_with_slot_takes_the_slot_in_the_same_transaction(table):
+    """Issue 33 item 6: the claim and the slot in one TransactWriteItems; a slot another service took under
+    a stale view falls back to the claim alone (the caller then takes or is denied a slot, as before)."""
+    st = store_on(table).state
+    before = dict(getattr(table, "calls", {}))
+    s = st.load("c", "api")
+    stored, n = st.claim_with_slot("c", s, replace(s, episode=_episode(T0, "a")), _record(T0), at=T0, bound=1,
+                                   view=st.slots_view("c"))
+    assert n == 0 and stored.episode.lease_owner == "a" and st.cluster("c").held() == ("api",)
+    if hasattr(table, "calls"):  # the memory engine counts its calls: one transaction, no PutItem
+        after = {k: v - before.get(k, 0) for k, v in table.calls.items() if v != before.get(k, 0)}
+        assert after.get("TransactWriteItems") == 1 and "PutItem" not in after
+    # its own slot is reused without a write: take_slot over the view that holds it writes nothing
+    assert st.take_slot("c", "api", T0, 1, st.slots_view("c").with_slot(0, "api", T0)) == 0
+    # another service, with a stale (empty) view: the slot's condition fails, the claim alone is made
+    web = st.load("c", "web")
+    stale = ClusterView((), (), None)
+    stored, n = st.claim_with_slot("c", web, replace(web, episode=_episode(T0, "b")), _record(T0, "web"), at=T0,
+                                   bound=1, view=stale)
+    assert n is None and stored.episode.lease_owner == "b" and st.cluster("c").held() == ("api",)
+    assert st.decision("c", "web", T0) is not None
+    # the claim's own condition still fails whole
+    with pytest.raises(ConditionFailedError):
+        st.claim_with_slot("c", web, replace(web, episode=_episode(T0, "c")), _record(T0, "web"), at=T0, bound=2,
+                           view=st.slots_view("c"))
+    assert st.load("c", "web", fresh=True).episode.lease_owner == "b" and st.cluster("c").held() == ("api",)
+
+
+def test_the_folds_keep_every_step(table):
+    """handlers/folds.py (issue 33 item 6), on both engines: the claim stores the episode with its slot and
+    facts (the next effect is the scale-down), and the alert's outcome releases the lease only when nothing
+    else is owed."""
+    from ecs_guardrail.core import lifecycle as lc
+    from ecs_guardrail.handlers.episode import Known
+    from ecs_guardrail.handlers.folds import claim_taking_slot, release_after_alert
+
+    st = store_on(table).state
+    s = st.load("c", "api")
+    known = Known(facts=object(), scalable=None, view=st.slots_view("c"))  # type: ignore[arg-type]
+    stored, known2 = claim_taking_slot(st, "c", s, replace(s, episode=_episode(T0, "a")), _record(T0), known)
+    assert stored.episode.action_status is ActionStatus.RECORDED and st.cluster("c").held() == ("api",)
+    assert known2 is not None and known2.view.held() == ("api",)
+    assert isinstance(lc.next_effect(stored.episode, "a"), lc.ScaleToZero)
+    # unread facts: the claim and the slot only; the facts step stays the interpreter's
+    web = st.load("c", "web")
+    unread = Known(facts=None, scalable=None, view=st.slots_view("c"), scalable_error="denied")
+    stored, _ = claim_taking_slot(st, "c", web, replace(web, episode=_episode(T0, "w")), _record(T0, "web"), unread)
+    assert stored.episode.action_status is ActionStatus.PENDING and st.cluster("c").held() == ("api",)  # bound 1
+    # the alert's outcome: the lease released in the same step when nothing else is owed
+    ep = replace(stored.episode, action_status=ActionStatus.DONE)
+    done = replace(stored, episode=ep)
+    tr = release_after_alert(lc.transition(done, lc.AlertDelivered()), lc.AlertDelivered(), "w")
+    assert tr.summary is not None and tr.summary.episode.lease_owner is None
+    assert tr.summary.episode.alert_status is AlertStatus.SENT
+    failed = release_after_alert(lc.transition(done, lc.AlertFailed()), lc.AlertFailed(), "w")
+    assert failed.summary is not None and failed.summary.episode.lease_owner == "w"
 
 
 def test_take_and_release_slots(table):

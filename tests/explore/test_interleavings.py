@@ -40,11 +40,11 @@ def test_explorer_finds_the_cap_race_of_the_old_rule() -> None:
     """The explorer is not vacuous: with the pre-issue-17 rule ("a held service whose desired count is
     above 0 was raised by an operator", in flight or not), it finds two services at 0 with bound 1."""
     from ecs_guardrail.core.summary import ActionStatus
-    from ecs_guardrail.handlers import episode as episode_module
+    from ecs_guardrail.handlers import slots as slots_module
 
-    real = episode_module.Episodes.free_raised
+    real = slots_module.free_raised
 
-    def old_rule(self, ck, cluster, service, view, bound, at):  # type: ignore[no-untyped-def]
+    def old_rule(self, ck, cluster, service, view, bound, at):  # type: ignore[no-untyped-def]  # self: Episodes
         held = tuple(h for h in view.held() if h != service)
         if len(held) + 1 <= bound:
             return held
@@ -60,7 +60,7 @@ def test_explorer_finds_the_cap_race_of_the_old_rule() -> None:
     sit = SITUATIONS[2]
     found = []
     try:
-        episode_module.Episodes.free_raised = old_rule  # type: ignore[method-assign]
+        slots_module.free_raised = old_rule
 
         def run(chooser: Forced) -> list[Step]:
             try:
@@ -73,7 +73,7 @@ def test_explorer_finds_the_cap_race_of_the_old_rule() -> None:
             if found:
                 break
     finally:
-        episode_module.Episodes.free_raised = real  # type: ignore[method-assign]
+        slots_module.free_raised = real
     assert ActionStatus.DONE  # (imported for the reader: the new rule frees only DONE scale-downs)
     assert found and ("exceeds the bound" in found[0] or "services at 0" in found[0]), found[:1]
 

@@ -75,7 +75,16 @@ def _slot_race(fleet, monkeypatch):
             taken["other"] = real_take(self, ck, "svc1", at, bound, view)
         return real_take(self, ck, service, at, bound, view)
 
+    real_claim = WatchdogState.claim_with_slot
+
+    def claim_interleaved(self, ck, current, new, record, *, at, bound, view, slotted=None):
+        # the claim that takes the slot in its own transaction (handlers/folds.py): the other one comes first
+        if not taken:
+            taken["other"] = real_take(self, ck, "svc1", at, bound, view)
+        return real_claim(self, ck, current, new, record, at=at, bound=bound, view=view, slotted=slotted)
+
     monkeypatch.setattr(WatchdogState, "take_slot", interleaved)
+    monkeypatch.setattr(WatchdogState, "claim_with_slot", claim_interleaved)
     out, _ = _loop(fleet, rt, "svc0")
     assert taken["other"] == 0
     return out

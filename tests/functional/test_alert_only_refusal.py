@@ -12,8 +12,8 @@ import boto3
 import pytest
 
 from ecs_guardrail.adapters.autoscaling import SCALABLE_DIMENSION
+from ecs_guardrail.core import decision_facts
 from ecs_guardrail.core.entitlement import EntitlementReason, Verdict
-from ecs_guardrail.handlers import watchdog
 from tests.functional.test_watchdog_state import REGION, T0, Aws, crash, deliver, make_aws, moto_env  # noqa: F401
 
 RID = "service/production/orders"
@@ -37,7 +37,7 @@ def _target() -> dict[str, Any]:
 
 @pytest.mark.parametrize("alert_only", ["production", "prod*", "arn:aws:ecs:eu-west-1:123456789012:cluster/production"])
 def test_a_policy_bug_cannot_touch_an_alert_only_clusters_scalable_target(prod: Aws, monkeypatch, alert_only):
-    monkeypatch.setattr(watchdog, "entitlement",
+    monkeypatch.setattr(decision_facts, "entitlement",  # rule 4's verdict, as core/decision_facts.py asks it
                         lambda *_a, **_k: Verdict(True, EntitlementReason.CRASH_LOOP, "a bug: entitled"))
     registered: list[str] = []
 

@@ -27,6 +27,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from ecs_guardrail.adapters.decision_reads import read_fleet
 from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
@@ -501,7 +502,7 @@ def test_fleet_test_reads_an_overflowed_minute_from_the_services_summary(aws: Aw
     state = rt.history.state
     raw = state.fleet("dev", at - timedelta(minutes=30), at, 2)
     assert "web" in raw.uncertain and "web" not in raw.failing
-    view = watchdog.Watchdog(rt)._fleet("dev", "api", at, 5)
+    view = read_fleet(state, rt.settings.policy(), "dev", "api", at, 5)
     assert view.failing == {"api", "web"}
     later = T0 + timedelta(minutes=1)  # a window that holds the whole minute: failing without the summary
     assert "web" in state.fleet("dev", later - timedelta(minutes=30), later, 2).failing

@@ -2,6 +2,6 @@
 declares its IAM actions with :func:`ecs_guardrail.iam.permissions`."""
 
 __all__ = [
-    "alerts", "audit_facts", "autoscaling", "aws", "bus", "cloudwatch", "clusters", "ecs", "elb", "heartbeats",
-    "history", "logs", "restore_service", "store", "taskdef",
+    "alerts", "audit_facts", "autoscaling", "aws", "bus", "cloudwatch", "clusters", "decision_reads", "ecs", "elb",
+    "heartbeats", "history", "logs", "placement", "restore_service", "serving", "store", "taskdef",
 ]

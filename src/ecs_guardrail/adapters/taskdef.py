@@ -13,6 +13,7 @@ awslogs log driver"), so a link costs no second call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,15 @@ class TaskDefinitions:
         self._errors: dict[str, str] = {}
         self._logs: dict[str, dict[str, AwsLogs]] = {}
         self._images: dict[str, dict[str, str]] = {}
+
+    @classmethod
+    def cached(cls, cache: dict[str, Any], clients: Callable[[str], Any]) -> TaskDefinitions:
+        """The execution environment's instance, kept in ``cache`` (key ``taskdefs``) for its life; its ECS
+        client is made (``clients("ecs")``) only the first time."""
+        found = cache.get("taskdefs")
+        if found is None:
+            found = cache["taskdefs"] = cls(clients("ecs"))
+        return found
 
     @permissions(any=["ecs:DescribeTaskDefinition"])
     def essential_containers(self, task_definition_arn: str) -> frozenset[str] | None:

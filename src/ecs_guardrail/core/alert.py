@@ -18,19 +18,24 @@ Renderings, one per channel, all from the same :class:`Alert`:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.core import links as L
-from ecs_guardrail.core.links import resource_name
-from ecs_guardrail.core.records import Action, Decision, Failure, TriggerKind, iso
+from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.links import arn_parts, partition_of, resource_name
+from ecs_guardrail.core.records import Action, Decision, Failure, Reason, TriggerKind, iso
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.summary import Episode, ServiceSummary
 
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",
     "alert_links", "decision_alert", "mass_alert", "job_failure_alert", "job_summary_alert", "recovery_alert",
     "still_failing_alert",
     "chatbot_message", "slack_payload", "pick_log_streams", "decision_id", "mrkdwn_escape",
+    "where_of", "undo_command", "mass_shown", "mass_row", "with_task_definitions", "mass_held",
 ]
 
 _ICON = {Action.SCALE_TO_ZERO: ":octagonal_sign:", Action.ALERT_ONLY: ":warning:", Action.HOLD: ":pause_button:"}
@@ -645,3 +650,71 @@ def pick_log_streams(failures: tuple[Failure, ...], destinations: Callable[[str]
                                      d.region or region or ""))
                 break
     return tuple(out)
+
+
+# ---------------------------------------------------------------------- the parts an episode's alert reads
+def where_of(ck: str, cluster: str, *, arn: str | None, home: tuple[str, str] | None, region: str | None,
+             service: str | None = None, family: str | None = None) -> Where:
+    """Account, region and partition of cluster key ``ck`` (``NAME`` at home, ``NAME@ACCOUNT@REGION``
+    elsewhere): from ``arn`` (an ARN of the cluster seen in this invocation), else the cluster key, else
+    ``home`` (the function's ``(account, region)``), else ``region`` (the table's region)."""
+    partition, reg, account = arn_parts(arn)
+    if reg is None and "@" in ck:
+        _, account, reg = ck.split("@", 2)
+    if reg is None and home is not None:
+        account, reg = home
+    reg = reg or region
+    return Where(cluster=cluster, service=service, family=family, account=account, region=reg,
+                 partition=partition or partition_of(reg or ""))
+
+
+def undo_command(decision: Decision, table: str, region: str | None) -> str | None:
+    """The exact ``ecs-guardrail restore`` command for a scale-down (``table``: the watchdog's DynamoDB
+    table; ``region`` when known), else ``None`` (nothing to undo)."""
+    if decision.action is not Action.SCALE_TO_ZERO:
+        return None
+    return (f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service} "
+            f"--table {table}" + (f" --region {region}" if region else ""))
+
+
+def mass_shown(decision: Decision) -> tuple[list[str], set[str]]:
+    """The failing services of a mass event (the decision's ``failing``, else its own service) and the
+    ones the cluster alert shows a line for: the first :data:`MASS_LINES` names, sorted (the rest are
+    counted, so their summaries need no read)."""
+    names = list(decision.failing or (decision.service,))
+    return names, set(sorted(names)[:MASS_LINES])
+
+
+def mass_row(name: str, s: ServiceSummary | None, decision: Decision,
+             window: timedelta) -> tuple[str, int, int, Failure | None]:
+    """One line of the cluster alert: ``(service, crashes, health-check kills, last failure)`` in the
+    ``window`` ending at the decision, from the service's summary (``None`` or never written: zeros)."""
+    if s is None or s.seq == 0:
+        return name, 0, 0, None
+    crashes = s.counted(StopKind.CRASH, decision.time, window)
+    kills = s.counted(StopKind.HEALTH_CHECK_KILL, decision.time, window)
+    return name, len(crashes), len(kills), max(crashes + kills, key=lambda f: f.time, default=None)
+
+
+def with_task_definitions(failures: tuple[Failure, ...], s: ServiceSummary) -> tuple[Failure, ...]:
+    """``failures`` (from a decision record, which does not carry it) with each task's task definition
+    ARN, from the service's summary ``s`` where it still holds the task."""
+    known = {f.task_arn: f.task_definition_arn for f in s.crashes + s.kills if f.task_definition_arn}
+    return tuple(replace(f, task_definition_arn=f.task_definition_arn or known.get(f.task_arn)) for f in failures)
+
+
+def mass_held(service: str, ep: Episode, record: Mapping[str, Any],
+              summaries: tuple[ServiceSummary, ...]) -> tuple[list[str], list[str]]:
+    """Every service a mass hold held (``record``'s ``failing``: the services its decision found failing,
+    and each later hold of the same mass event in the cluster's ``summaries``, whose alert this one
+    covered), and those still in their own episode; both sorted."""
+    names = set(record.get("failing") or ()) | {service}
+    end = ep.ended_at or ep.last_failure
+    for x in summaries:
+        e = x.episode
+        if e is not None and e.reason is Reason.MASS_UNHEALTHY and ep.decision_time <= e.decision_time <= end:
+            names.add(x.service)
+    by_name = {x.service: x for x in summaries}
+    still = sorted(n for n in names if n != service and n in by_name and by_name[n].episode is not None
+                   and by_name[n].episode_end is None)
+    return sorted(names), still

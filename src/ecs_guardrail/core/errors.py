@@ -188,12 +188,15 @@ class ConditionFailedError(GuardrailError):
     Raised by the table port (:mod:`ecs_guardrail.adapters.store.table`, both implementations) on
     ``PutItem``/``TransactWriteItems``. ``old`` is the item as it was (DynamoDB's
     ``ReturnValuesOnConditionCheckFailure=ALL_OLD``), ``None`` when absent or not returned (a
-    transaction's cancellation). A lost race: a catch-all ``except GuardrailError`` must let it through.
+    transaction's cancellation). ``failed``: for a transaction, the positions (0-based) of the writes whose
+    condition failed (TransactionCanceledException ``CancellationReasons`` code ``ConditionalCheckFailed``);
+    ``None`` when not known. A lost race: a catch-all ``except GuardrailError`` must let it through.
     """
 
-    def __init__(self, old: dict[str, Any] | None = None) -> None:
+    def __init__(self, old: dict[str, Any] | None = None, failed: tuple[int, ...] | None = None) -> None:
         super().__init__("condition failed")
         self.old = old
+        self.failed = failed
 
 
 class StateConflictError(GuardrailError):

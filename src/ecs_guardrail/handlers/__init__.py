@@ -6,9 +6,11 @@ sweep and the restart observations in their own lane, issue 32) and ``availabili
 are not Lambdas: ``episode`` performs an episode's effects for the watchdog and the sweep, ``probe`` its probe
 steps (``RECOVERY=probe``), ``runtime`` builds the settings and adapters every handler uses, ``channels`` the
 alert routes' channels, ``crash_context`` a decision alert's crash lines and change, ``deployment_failed`` the
-failed deployment alert, and ``sweep`` is the recovery sweep (not ``replay --sweep``'s settings grid, which is
-:mod:`ecs_guardrail.replay.settings_sweep`).
+failed deployment alert, ``decision`` a trigger's decision recipe (rules 2 to 5), ``hold`` rule 2 over a service
+held at zero, ``slots`` rule 5's slot freeing, ``jobs`` the standalone jobs' alerts, ``outbox`` the alerts' places,
+reads and delivery, ``folds`` the episode writes folded into one (issue 33 item 6), and ``sweep`` is the
+recovery sweep (not ``replay --sweep``'s settings grid, which is :mod:`ecs_guardrail.replay.settings_sweep`).
 """
 
-__all__ = ["availability", "channels", "crash_context", "deployment_failed", "episode", "lane", "probe", "record",
-           "runtime", "sweep", "watchdog"]
+__all__ = ["availability", "channels", "crash_context", "decision", "deployment_failed", "episode", "folds", "hold",
+           "jobs", "lane", "outbox", "probe", "record", "runtime", "slots", "sweep", "watchdog"]

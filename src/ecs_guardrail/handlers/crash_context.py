@@ -30,14 +30,14 @@ from ecs_guardrail.core.crash_words import Revision, change_line
 from ecs_guardrail.core.records import Decision, Failure
 
 if TYPE_CHECKING:
-    from ecs_guardrail.handlers.episode import Episodes
+    from ecs_guardrail.handlers.outbox import Outbox
 
 __all__ = ["decision_fields", "crash_logs"]
 
 _DEPLOYMENT_STARTED = frozenset({"SERVICE_DEPLOYMENT_IN_PROGRESS"})
 
 
-def crash_logs(episodes: Episodes) -> CrashLogs:
+def crash_logs(episodes: Outbox) -> CrashLogs:
     """The execution environment's :class:`CrashLogs` (the runtime's ``logs`` client, home account)."""
     rt = episodes.rt
     cached = rt.cache.get("crash_logs")
@@ -46,7 +46,7 @@ def crash_logs(episodes: Episodes) -> CrashLogs:
     return cached
 
 
-def decision_fields(episodes: Episodes, ck: str, decision: Decision, where: Where,
+def decision_fields(episodes: Outbox, ck: str, decision: Decision, where: Where,
                     failures: tuple[Failure, ...]) -> dict[str, str]:
     """``{"Change": ..., "Last log lines (...)": ...}`` for the decision's alert (either may be missing:
     nothing to say). ``failures``: the decision's last failures with their task definition ARNs."""
@@ -67,7 +67,7 @@ def decision_fields(episodes: Episodes, ck: str, decision: Decision, where: Wher
     return out
 
 
-def _wanted(episodes: Episodes, where: Where, failures: tuple[Failure, ...]) -> list[Wanted]:
+def _wanted(episodes: Outbox, where: Where, failures: tuple[Failure, ...]) -> list[Wanted]:
     """The streams of the crashed tasks, newest first (the alert's log links pick the same ones)."""
     streams = pick_log_streams(failures, episodes.taskdefs().log_destinations, where.region)
     stopped = {f.task_arn.rsplit("/", 1)[-1]: f.time for f in failures}
@@ -75,7 +75,7 @@ def _wanted(episodes: Episodes, where: Where, failures: tuple[Failure, ...]) -> 
             for s in reversed(streams) if s.task_id in stopped]
 
 
-def _change(episodes: Episodes, ck: str, decision: Decision, failures: tuple[Failure, ...]) -> str | None:
+def _change(episodes: Outbox, ck: str, decision: Decision, failures: tuple[Failure, ...]) -> str | None:
     newest = next((f for f in reversed(failures) if f.task_definition_arn), None)
     if newest is None or newest.task_definition_arn is None:
         return None
@@ -98,7 +98,7 @@ def _change(episodes: Episodes, ck: str, decision: Decision, failures: tuple[Fai
     return change_line(crashing, before, deployment_at, first, window, unknown_before=why, before_crashed=crashed)
 
 
-def _before(episodes: Episodes, decision: Decision, crashing: str,
+def _before(episodes: Outbox, decision: Decision, crashing: str,
             deployment_at: datetime) -> tuple[Revision | None, str | None]:
     """The revision that ran before the deployment: DescribeServices ``deployments[]`` with another
     ``taskDefinition`` (the one being replaced, or a rollback's target), the newest created first."""

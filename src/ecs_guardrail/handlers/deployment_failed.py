@@ -83,10 +83,10 @@ def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck
         did, event.time, ((n.time, n.event_name, n.deployment_id, n.reason) for n in s.deployments), described)
     rollback = Rollback(rolls_back, target if rolls_back is not False else None,
                         source if rolls_back is not False else None, strategy)
-    where = episodes.place(ck, event.cluster, service=event.service)
+    where = episodes.out.place(ck, event.cluster, service=event.service)
     alert = deployment_failed_alert(where, deployment_id=did, reason=d.reason, at=event.time, rollback=rollback,
-                                    links=episodes.links(where, ()))
-    sent = episodes.deliver(alert)
+                                    links=episodes.out.links(where, ()))
+    sent = episodes.out.deliver(alert)
     store.finish(ck, event.service, did, owner=episodes.owner, at=event.time, sent=sent)
     metrics.add_metric(name="DeploymentFailedAlerts", unit="Count", value=1)
     if not sent:

@@ -27,25 +27,16 @@ from msgspec import Struct, structs
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets, resource_id
-from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts, describe_services
-from ecs_guardrail.adapters.elb import TargetGroups, load_balancer_dimension, target_group_dimension
 from ecs_guardrail.adapters.logs import CrashLogs
-from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.alert import (
-    MASS_LINES,
-    Alert,
-    Where,
-    alert_links,
     decision_alert,
     mass_alert,
-    pick_log_streams,
     recovery_alert,
 )
-from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.errors import (
     ActionRefusedError,
@@ -57,10 +48,9 @@ from ecs_guardrail.core.errors import (
     ServiceNotFoundError,
 )
 from ecs_guardrail.core.lazy import lazy_module
-from ecs_guardrail.core.links import arn_parts, metric_target_group_name, parse_arn, partition_of
 from ecs_guardrail.core.permissions import performs
 from ecs_guardrail.core.policy import is_alert_only_cluster
-from ecs_guardrail.core.records import Action, Decision, Failure, Reason, decision_from_record, decision_record
+from ecs_guardrail.core.records import Decision, Reason, decision_from_record, decision_record
 from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
@@ -73,6 +63,8 @@ from ecs_guardrail.core.summary import (
     open_episode,
 )
 from ecs_guardrail.handlers import crash_context
+from ecs_guardrail.handlers.folds import claim_taking_slot, release_after_alert
+from ecs_guardrail.handlers.outbox import Outbox
 from ecs_guardrail.handlers.runtime import Runtime, logger, metrics
 
 if TYPE_CHECKING:
@@ -159,73 +151,15 @@ class Episodes:
         self.remaining_s = remaining() / 1000.0 if remaining else None
         self.decisions: list[dict[str, Any]] = []
         self.alerts_failed: list[str] = []
-        self.alerts_sent = 0
-        self.arns: dict[str, str] = {}  # cluster key -> an ARN of the cluster (account, region, partition)
+        self.out = Outbox(rt)  # places, the alerts' reads, delivery (handlers/outbox.py)
+        self.arns = self.out.arns  # cluster key -> an ARN of the cluster (account, region, partition)
         self.probes: lc.ProbeSettings | None = rt.settings.probes()  # None: RECOVERY=manual
         self.probe_counts = {"started": 0, "passed": 0, "failed": 0}
 
-    # ------------------------------------------------------------------ where, links, delivery
-    def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
-        """The cluster key of the watchdog's state, and ``"account A, region R"`` when not home."""
-        a = parse_arn(arn)
-        home = self.rt.home
-        if home is None or a is None or (a.account, a.region) == home:
-            ck, foreign = cluster, None
-        else:
-            ck, foreign = keys.cluster_key(cluster, a.account, a.region), f"account {a.account}, region {a.region}"
-        if a is not None:
-            self.arns.setdefault(ck, arn)
-        return ck, foreign
-
-    def place(self, ck: str, cluster: str, service: str | None = None, family: str | None = None) -> Where:
-        """Account, region and partition of cluster key ``ck``: from an ARN of the cluster seen in this
-        invocation, else the cluster key (``NAME@ACCOUNT@REGION``), else the watchdog's home."""
-        partition, region, account = arn_parts(self.arns.get(ck))
-        if region is None and "@" in ck:
-            _, account, region = ck.split("@", 2)
-        if region is None and self.rt.home is not None:
-            account, region = self.rt.home
-        region = region or self.rt.history.region
-        return Where(cluster=cluster, service=service, family=family, account=account, region=region,
-                     partition=partition or partition_of(region or ""))
-
-    def taskdefs(self) -> TaskDefinitions:
-        """DescribeTaskDefinition answers, cached per ARN for the life of the execution environment."""
-        cached = self.rt.cache.get("taskdefs")
-        if cached is None:
-            cached = self.rt.cache["taskdefs"] = TaskDefinitions(self.rt.clients("ecs"))
-        return cached
-
-    def links(self, where: Where, failures: tuple[Failure, ...] = ()) -> Any:
-        logs = pick_log_streams(failures, self.taskdefs().log_destinations, where.region)
-        return alert_links(where, logs=logs, runbook=self.rt.settings.RUNBOOK_URL)
-
-    def serving(self, facts: ServiceFacts, at: datetime, max_age_minutes: int = 3,
-                requests: bool = True) -> tuple[Any, ...]:
-        """The newest minute of both observers (HealthyHostCount minimum, and the request metrics of an ALB)
-        per target group within ``max_age_minutes`` of ``at`` (one DescribeTargetGroups and one
-        GetMetricData; only for a service behind a load balancer). A decision's ``still_serving`` reads
-        it, and a probe's pass (its target groups must report a healthy host)."""
-        if not facts.target_group_arns:
-            return ()
-        tgs = list(facts.target_group_arns)
-        lbs = TargetGroups(self.rt.clients("elbv2")).load_balancers(tgs)
-        series = [Series(target_group_dimension(arn), load_balancer_dimension(lb))
-                  for arn in tgs for lb in lbs.get(arn, ())]
-        if not series:
-            return ()
-        metrics_source = self.rt.cache.get("metrics") or HealthyHostCount(self.rt.clients("cloudwatch"))
-        # evidence names the target group as operators know it (targetgroup/NAME/ID -> NAME)
-        return tuple(replace(x, target_group=metric_target_group_name(x.target_group))
-                     for x in metrics_source.newest_healthy(series, at, max_age_minutes, requests=requests))
-
-    def deliver(self, alert: Alert) -> bool:
-        """Send ``alert`` to every sink; True when one took it (or none is configured)."""
-        results = self.rt.send(alert)
-        if results and any(r.ok for r in results):
-            self.alerts_sent += 1
-            return True
-        return not results  # no sink configured: nothing failed, nothing to retry
+    @property
+    def alerts_sent(self) -> int:
+        """Alerts a sink took in this invocation (:attr:`Outbox.alerts_sent`)."""
+        return self.out.alerts_sent
 
     def _now(self) -> float:
         return self.rt.clock()
@@ -246,7 +180,7 @@ class Episodes:
             ep = s.episode
             if ep is None or (ep.lease_owner != self.owner and not isinstance(outcome, lc.LeaseTaken)):
                 raise LeaseLostError(f"{ck}/{service}: lease lost to {ep and ep.lease_owner}")
-            tr = lc.transition(s, outcome, decision)
+            tr = release_after_alert(lc.transition(s, outcome, decision), outcome, self.owner)  # one write
             done[:] = [tr]
             return tr.summary
 
@@ -277,7 +211,7 @@ class Episodes:
         new = open_episode(s, ep)  # a replaced scale-down stays in the fleet test (rule 3)
         record = claim.record()
         try:
-            s = self.state.claim(ck, s, new, record)
+            s, known = claim_taking_slot(self.state, ck, s, new, record, known)  # slot + facts in the claim
         except ConditionFailedError:
             # the summary changed since it was read: another invocation's claim, or a write that claims
             # nothing (a steady state, a Spot notice, a deployment event); the caller reloads and detects again
@@ -510,108 +444,23 @@ class Episodes:
         if decision.reason is Reason.MASS_UNHEALTHY:
             if not owner and not self.state.open_mass_event(ck, decision.time, self.config.window):
                 return lc.AlertCovered()
-            where = self.place(ck, decision.cluster)
-            ok = self.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.links(where),
-                                         per_service=self._mass_rows(ck, decision),
+            where = self.out.place(ck, decision.cluster)
+            ok = self.out.deliver(mass_alert(decision, list(decision.failing), where=where, links=self.out.links(where),
+                                         per_service=self.out.mass_rows(ck, decision),
                                          window_minutes=self.config.window_minutes))
             if not ok:
                 self.alerts_failed.append(f"{decision.cluster} (cluster alert)")
             return lc.AlertDelivered(True) if ok else lc.AlertFailed(True)
-        where = self.place(ck, decision.cluster, decision.service)
-        failures = self._with_task_definitions(ck, decision.service, decision.last_failures)
-        links = self.links(where, failures)
-        on_call = crash_context.decision_fields(self, ck, decision, where, failures)  # crash's words, the change
-        ok = self.deliver(decision_alert(decision, previous_desired_count=claim.previous_desired_count,
-                                         undo=self._undo_command(decision), where=where,
+        where = self.out.place(ck, decision.cluster, decision.service)
+        failures = self.out.with_task_definitions(ck, decision.service, decision.last_failures)
+        links = self.out.links(where, failures)
+        on_call = crash_context.decision_fields(self.out, ck, decision, where, failures)  # crash's words, the change
+        ok = self.out.deliver(decision_alert(decision, previous_desired_count=claim.previous_desired_count,
+                                         undo=self.out.undo_command(decision), where=where,
                                          links=links, extra=on_call))
         if not ok:
             self.alerts_failed.append(f"{decision.cluster}/{decision.service}")
         return lc.AlertDelivered() if ok else lc.AlertFailed()
-
-    def _mass_rows(self, ck: str, decision: Decision) -> list[tuple[str, int, int, Failure | None]]:
-        """Per failing service of a mass event: crashes and health-check kills in the window ending at
-        the decision, and its last failure, for the cluster alert's one line per service. The alert
-        shows the first :data:`~ecs_guardrail.core.alert.MASS_LINES` names (sorted) and counts the rest,
-        so only those are read (one GetItem each, whatever the cluster's size); the rest are rows of
-        their name alone."""
-        names = list(decision.failing or (decision.service,))
-        shown = set(sorted(names)[:MASS_LINES])
-        rows: list[tuple[str, int, int, Failure | None]] = []
-        for name in names:
-            s = self.state.load(ck, name, fresh=True) if name in shown else None
-            if s is None or s.seq == 0:
-                rows.append((name, 0, 0, None))
-                continue
-            crashes = s.counted(StopKind.CRASH, decision.time, self.config.window)
-            kills = s.counted(StopKind.HEALTH_CHECK_KILL, decision.time, self.config.window)
-            last = max(crashes + kills, key=lambda f: f.time, default=None)
-            rows.append((name, len(crashes), len(kills), last))
-        return rows
-
-    def _with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
-        """``failures`` (from a decision record, which does not carry it) with each task's task
-        definition ARN, from the service's summary where it still holds the task."""
-        if all(f.task_definition_arn for f in failures):
-            return failures
-        s = self.state.load(ck, service)
-        known = {f.task_arn: f.task_definition_arn for f in s.crashes + s.kills if f.task_definition_arn}
-        return tuple(replace(f, task_definition_arn=f.task_definition_arn or known.get(f.task_arn)) for f in failures)
-
-    def _undo_command(self, decision: Decision) -> str | None:
-        """The exact ``restore`` command for a scale-down (table and region included), else ``None``."""
-        if decision.action is not Action.SCALE_TO_ZERO:
-            return None
-        region = self.rt.history.region
-        return (f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service} "
-                f"--table {self.rt.history.table}" + (f" --region {region}" if region else ""))
-
-    # ------------------------------------------------------------------ the cap's slots (rule 5)
-    def free_raised(self, ck: str, cluster: str, service: str, view: ClusterView, bound: int,
-                    at: datetime) -> tuple[str, ...]:
-        """The other services held at zero. When they fill the bound, free the slots that are no longer
-        held: a service whose scale-down is *done* and whose desired count an operator raised (ECS
-        re-read), and a slot whose episode already ended restored (a restore that died before freeing
-        it). A service whose action is in flight stays held, whatever its desired count says."""
-        held = tuple(h for h in view.held() if h != service)
-        if len(held) + 1 <= bound or self.rt.ecs is None:
-            return held
-        episodes = {x: self.state.load(ck, x, fresh=True).episode for x in held}  # at most the bound
-        still = []
-        for other in held:
-            ep = episodes.get(other)
-            if ep is not None and not ep.held_at_zero and not ep.in_flight:
-                self.state.release_slot(ck, other, view)  # a finished restore's slot
-                continue
-            if ep is None or ep.action_status is not ActionStatus.DONE:
-                still.append(other)  # in flight (or unknown): held
-                continue
-            try:
-                facts = self.rt.ecs.describe(cluster, other)
-            except (ServiceNotFoundError, ServiceAccessDeniedError):
-                facts = None
-            if facts is not None and facts.desired_count > 0 and self._raised(ck, cluster, other, at):
-                self.state.release_slot(ck, other, view)
-                logger.info("held service raised by an operator: slot freed", extra={"service": other})
-            else:
-                still.append(other)
-        return tuple(still)
-
-    def _raised(self, ck: str, cluster: str, service: str, at: datetime) -> bool:
-        """End ``service``'s scale-down as restored by an operator (conditional on the phase at write
-        time); True when this write did it. Its recovery message then goes out."""
-        def change(s: ServiceSummary) -> ServiceSummary | None:
-            if s.episode is None:
-                return None
-            try:
-                return lc.transition(s, lc.OperatorRaised(at)).summary
-            except lc.IllegalTransitionError:
-                return None
-
-        self.state.load(ck, service)
-        s, changed = self.state.update(ck, service, change)
-        if changed:
-            self.recover_if_owed(ck, cluster, s)
-        return changed
 
     def recover(self, ck: str, cluster: str, service: str) -> bool:
         """Send the episode's owed recovery message, once: the claim (``PENDING`` -> ``SENT``) is a
@@ -628,7 +477,7 @@ class Episodes:
         ep = s.episode
         if not claimed or ep is None:
             return False
-        where = self.place(ck, cluster, service)
+        where = self.out.place(ck, cluster, service)
         detail = None
         if ep.ended_by is EpisodeEnd.RESTORED and ep.acted:
             detail = f"Desired count back to {ep.previous_desired_count}." if ep.previous_desired_count else None
@@ -640,7 +489,7 @@ class Episodes:
             detail = ("A probe found a desired count it had not set (an operator's) and stopped: the watchdog "
                       "changed nothing after that; the count and the scalable target are as the operator has them "
                       "(a scalable target the watchdog suspended stays suspended: `restore` puts its state back).")
-        held = self._mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
+        held = self.out.mass_held(ck, service, ep) if ep.reason is Reason.MASS_UNHEALTHY else None
         if held:
             names, still = held
             detail = (f"The mass hold covered {len(names)} services: {', '.join(names)}"
@@ -648,9 +497,9 @@ class Episodes:
                          "; none of them is in an episode now.") + (" " + detail if detail else ""))
         alert = recovery_alert(where, action=ep.action, reason=ep.reason.value, decision_time=ep.decision_time,
                                ended_by=(ep.ended_by or EpisodeEnd.QUIET).value,
-                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.links(where),
+                               ended_at=ep.ended_at or ep.last_failure, detail=detail, links=self.out.links(where),
                                held=held[0] if held else None)
-        if not self.deliver(alert):
+        if not self.out.deliver(alert):
             logger.error("recovery alert not delivered; the sweep retries it when the service is in its index",
                          extra={"cluster": ck, "service": service})
             decided = ep.decision_time
@@ -658,23 +507,6 @@ class Episodes:
                                                                    RecoveryStatus.FAILED))
         metrics.add_metric(name="RecoveriesAlerted", unit="Count", value=1)
         return True
-
-    def _mass_held(self, ck: str, service: str, ep: Episode) -> tuple[list[str], list[str]]:
-        """Every service a mass hold held (the services its decision found failing, and each later hold
-        of the same mass event, whose alert this one covered), and those still in their own episode.
-        One Query of the cluster's summaries (bounded by its services)."""
-        record = self.state.decision(ck, service, ep.decision_time) or {}
-        names = set(record.get("failing") or ()) | {service}
-        end = ep.ended_at or ep.last_failure
-        view = self.state.cluster(ck)
-        for x in view.summaries:
-            e = x.episode
-            if e is not None and e.reason is Reason.MASS_UNHEALTHY and ep.decision_time <= e.decision_time <= end:
-                names.add(x.service)
-        by_name = {x.service: x for x in view.summaries}
-        still = sorted(n for n in names if n != service and n in by_name and by_name[n].episode is not None
-                       and by_name[n].episode_end is None)
-        return sorted(names), still
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`recover` when ``s`` owes one; returns the summary as stored afterwards."""

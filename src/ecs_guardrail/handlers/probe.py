@@ -148,7 +148,7 @@ class ProbingEpisodes(Episodes):
 
     def _overruled_unleased(self, ck: str, cluster: str, service: str, desired: int, at: datetime) -> bool:
         """End a held service's episode ``operator_raised`` before any probe step holds its lease (a
-        conditional write on the phase, as :meth:`_raised`); True when this write did it."""
+        conditional write on the phase, as :func:`slots.end_raised`); True when this write did it."""
         def change(s: ServiceSummary) -> ServiceSummary | None:
             ep = s.episode
             if ep is None or ep.phase not in (Phase.ACTED, Phase.HELD):
@@ -309,7 +309,7 @@ class ProbingEpisodes(Episodes):
         (``since`` to ``now``) is 0: each must report a healthy host for the probe to pass. A target
         group with no datapoint there gives no evidence either way (never "down")."""
         minutes = max(1, int((now - since).total_seconds() // 60))
-        return sorted(x.target_group for x in self.serving(facts, now, minutes, requests=False)
+        return sorted(x.target_group for x in self.out.serving(facts, now, minutes, requests=False)
                       if x.healthy_host_count is not None and x.healthy_host_count < 1)
 
     @performs(WatchdogState.load, TaskDefinitions, SnsTopic, WebhookUrl)
@@ -318,11 +318,11 @@ class ProbingEpisodes(Episodes):
         assert self.probes is not None
         ep = self.state.load(job.ck, job.service).episode
         assert ep is not None
-        where = self.place(job.ck, job.cluster, job.service)
-        if not self.deliver(still_failing_alert(where, probes=effect.probes,
+        where = self.out.place(job.ck, job.cluster, job.service)
+        if not self.out.deliver(still_failing_alert(where, probes=effect.probes,
                                                 delay_minutes=self.probes.max_delay_minutes,
                                                 decision_time=ep.decision_time, at=effect.at,
-                                                links=self.links(where))):
+                                                links=self.out.links(where))):
             logger.error("still-failing alert not delivered", extra={"cluster": job.ck, "service": job.service})
 
     # ------------------------------------------------------------------ recovery

@@ -148,11 +148,11 @@ class Sweep:
         filing = close_job_window(self.state.job(ck, family), now, cfg.window)
         if filing is not None and filing.closed is not None:
             start, count, last_exit, last_time = filing.closed
-            where = self.episodes.place(ck, cluster, family=family)
-            if not self.episodes.deliver(job_summary_alert(
+            where = self.episodes.out.place(ck, cluster, family=family)
+            if not self.episodes.out.deliver(job_summary_alert(
                     cluster, family, failures=count, window_minutes=cfg.window_minutes, window_start=start,
                     last_exit=last_exit, last_time=last_time, closed_at=start + cfg.window, where=where,
-                    links=self.episodes.links(where, ()))):
+                    links=self.episodes.out.links(where, ()))):
                 logger.error("job summary not delivered; the next sweep retries it", extra={"family": family})
                 return 0
             self.state.job_window_due(ck, family, now, cfg.window)  # None: a failure closed it meanwhile

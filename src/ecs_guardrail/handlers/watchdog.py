@@ -25,7 +25,6 @@ episode and an alert at least once (carrying the decision's id, so a repeat is r
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,43 +32,28 @@ from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
 from ecs_guardrail.adapters.clusters import AccountClusters
-from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts, describe_services
+from ecs_guardrail.adapters.ecs import EcsService, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.logs import CrashLogs
 from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
-from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
-from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, judge_job_stop, remembered_per_task
+from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, remembered_per_task
+from ecs_guardrail.core.decision_facts import failure_of, file_restarts
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.deployment_failure import DEPLOYMENT_FAILED
-from ecs_guardrail.core.deployment_protection import deployments_worth_reading
-from ecs_guardrail.core.entitlement import DeploymentEvent, EntitlementFacts, ScalableTargetFacts, entitlement
 from ecs_guardrail.core.errors import (
     AlertDeliveryError,
-    ClusterNotFoundError,
     DecisionInProgressError,
     EventRejectedError,
-    ScalingSuspendError,
-    ServiceAccessDeniedError,
-    ServiceNotFoundError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
 from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import parse_arn
 from ecs_guardrail.core.policy import (
-    Entitlement,
     Failure,
-    FleetView,
-    Reason,
-    Trigger,
-    decide,
-    detect,
-    fleet_view_of,
-    is_alert_only_cluster,
 )
-from ecs_guardrail.core.records import TriggerKind
 from ecs_guardrail.core.recount import count_again
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.core.summary import (
@@ -78,15 +62,14 @@ from ecs_guardrail.core.summary import (
     ServiceSummary,
     add_deployment,
     add_spot,
-    episode_is_open,
-    failures_between,
     file_service_failure,
     note_activity,
     note_steady,
-    reevaluated,
 )
+from ecs_guardrail.handlers import hold
+from ecs_guardrail.handlers.decision import CLAIM_ATTEMPTS, Decider
 from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
-from ecs_guardrail.handlers.episode import Claim, Known
+from ecs_guardrail.handlers.jobs import on_job
 from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
@@ -95,7 +78,8 @@ if TYPE_CHECKING:
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
-__all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES"]
+__all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES",
+           "CLAIM_ATTEMPTS"]
 
 #: the units (adapter classes: every declared method; or one declared method) whose AWS calls this function
 #: makes, the scheduled sweep's (handlers.sweep) included; ecs_guardrail.iam.handler_permissions unions their
@@ -121,16 +105,6 @@ IMPAIRED = "SERVICE_TASK_START_IMPAIRED"
 STEADY = "SERVICE_STEADY_STATE"
 #: ``ECS Deployment State Change`` that a new deployment (an operator's UpdateService, a new revision) started
 FIX_DEPLOYMENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
-#: claims one event tries before it gives up for a Lambda retry (each failed one re-reads and detects again)
-CLAIM_ATTEMPTS = 4
-
-
-def _failure(event: TaskStateChange, kind: StopKind, cause: str | None,
-             exit_codes: tuple[tuple[str, int | None], ...], service: str) -> Failure:
-    d = event.detail
-    return Failure(service=service, time=event.time, kind=kind, task_arn=d.task_arn,
-                   availability_zone=d.availability_zone, stop_code=d.stop_code, reason=d.stopped_reason,
-                   cause=cause, exit_codes=exit_codes, task_definition_arn=d.task_definition_arn)
 
 
 class Watchdog:
@@ -145,6 +119,8 @@ class Watchdog:
         self.config = rt.settings.policy()
         self.state: WatchdogState = rt.history.state
         self.episodes = ProbingEpisodes(rt, context)
+        self.out = self.episodes.out  # places, the alerts' reads, delivery
+        self.decider = Decider(rt, self.episodes)  # resume, detect, gather once, decide, claim
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
@@ -170,10 +146,11 @@ class Watchdog:
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        ck, foreign = self.episodes.where(d.cluster, d.cluster_arn)
+        ck, foreign = self.out.where(d.cluster, d.cluster_arn)
         if d.service is None:
             if d.family is not None:
-                return self._job(event, ck, d.family, verdict.kind, verdict.cause, verdict.exit_codes)
+                return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
+                              verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
         if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
@@ -190,8 +167,8 @@ class Watchdog:
             return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
         if not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
-        failure = _failure(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
-        held = self._held_for_probes(ck, d.cluster, service, event.time, failure)
+        failure = failure_of(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
+        held = hold.held_for_probes(self.episodes, ck, d.cluster, service, event.time, failure)
         if held is not None:
             return held
         config = self.config
@@ -205,43 +182,16 @@ class Watchdog:
         if new:
             metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
                                unit="Count", value=1)
-        out = self._evaluate(ck, d.cluster, d.cluster_arn, service, s, event.time, impaired=False, foreign=foreign)
+        out = self.decider.evaluate(ck, d.cluster, d.cluster_arn, service, s, event.time, impaired=False,
+                                    foreign=foreign)
         if not new and out.get("status") == "counted":
             return {"status": "duplicate"}
         return out
 
-    def _held_for_probes(self, ck: str, cluster: str, service: str, at: datetime,
-                         failure: Failure | None = None) -> dict[str, Any] | None:
-        """``RECOVERY=probe``: a failure of a service the watchdog holds at zero is the probe's verdict
-        (a running probe failed) or, with no probe running, a straggler of the scale-down; neither
-        opens a new decision. ``None``: not held (or ``RECOVERY=manual``): the recipe goes on.
-
-        A genuine crash or health-check kill (``failure``) of a *probing* service is its verdict whatever
-        state a previous step left the lease or the episode in (ARCHITECTURE.md, "Recovery"): it is
-        counted in the summary first (so a pass that comes before the verdict is stored sees it and
-        fails), then stored as :class:`~ecs_guardrail.core.lifecycle.ProbeFailed` under the lease
-        (:class:`DecisionInProgressError` while another invocation's lease runs: Lambda retries)."""
-        if self.episodes.probes is None:
-            return None
-        ep = self.state.load(ck, service, fresh=True).episode
-        if ep is None or not ep.held_at_zero:
-            return None
-        if ep.probing:
-            if failure is not None:
-                config = self.config
-                self.state.update(ck, service, lambda s: file_service_failure(
-                    s, failure, config.keep, config.window, edge=config.fleet_signal_min_failures,
-                    horizon=config.horizon))
-            if self.episodes.probe_failed(ck, cluster, service, at) is not None:
-                return {"status": "probe_failed", "cluster": cluster, "service": service}
-        elif ep.unfinished:  # an unfinished scale-down or alert is resumed first
-            return None
-        return {"status": "held_at_zero", "why": "the service is held at zero; only a probe's failures count"}
-
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
         arn = event.detail.cluster_arn or event.resources[0]
-        ck, foreign = self.episodes.where(event.cluster, arn)
+        ck, foreign = self.out.where(event.cluster, arn)
         service = event.service
         if name == STEADY:
             s, changed = self.state.update(ck, service, lambda x: note_steady(x, event.time))
@@ -258,7 +208,7 @@ class Watchdog:
             return {"status": "ignored", "why": f"{name} is recorded, not acted on"}
         # a service-level failure of a held service is the probe's verdict (or a straggler): never a new
         # decision over the probing episode
-        held = self._held_for_probes(ck, event.cluster, service, event.time)
+        held = hold.held_for_probes(self.episodes, ck, event.cluster, service, event.time)
         if held is not None:
             return held
         s, _ = self.state.update(ck, service, lambda x: note_activity(x, event.time, self.config.window))
@@ -269,7 +219,7 @@ class Watchdog:
             # stops the service just restored (a genuine impairment is reported again, after the restore)
             return {"status": "ignored", "why": f"{IMPAIRED} stamped before the probe passed"}
         s = self.episodes.recover_if_owed(ck, event.cluster, s)
-        return self._evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
+        return self.decider.evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
     def _after_steady(self, ck: str, event: ServiceAction, arn: str, s: ServiceSummary,
                       foreign: str | None) -> dict[str, Any] | None:
@@ -281,40 +231,30 @@ class Watchdog:
         newest = s.newest_failure
         if newest is None or newest <= event.time or (s.episode is not None and s.episode.held_at_zero):
             return None
-        out = self._evaluate(ck, event.cluster, arn, event.service, s, newest, impaired=False, foreign=foreign)
+        out = self.decider.evaluate(ck, event.cluster, arn, event.service, s, newest, impaired=False, foreign=foreign)
         return out if out.get("status") == "decided" else None
 
     def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
         """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
         stops (a ``restart_loop`` trigger is always alert-only; restarts count in the fleet test)."""
-        ck, foreign = self.episodes.where(obs.cluster, obs.cluster_arn)
+        ck, foreign = self.out.where(obs.cluster, obs.cluster_arn)
         keep, window = self.config.keep, self.config.window
         failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
 
         filed: list[Failure] = []
-
-        def file(s: ServiceSummary) -> ServiceSummary | None:
-            out = None
-            filed.clear()
-            for f in failures:  # as on_task files a stop (core/summary.py), one restart at a time
-                step = file_service_failure(out or s, f, keep, window, edge=self.config.fleet_signal_min_failures,
-                                            horizon=self.config.horizon)
-                if step is not None:
-                    out = step
-                    filed.append(f)
-            return out
-
-        s, new = self.state.update(ck, obs.service, file)
+        edge, horizon = self.config.fleet_signal_min_failures, self.config.horizon
+        s, new = self.state.update(ck, obs.service, lambda x: file_restarts(
+            x, failures, keep, window, edge=edge, horizon=horizon, filed=filed))
         if not new:
             return {"status": "duplicate"}
         self.state.count_failures(ck, obs.service, filed, self.config.fleet_signal_min_failures)
         metrics.add_metric(name="ContainerRestartsCounted", unit="Count", value=obs.restarts)
-        return self._evaluate(ck, obs.cluster, obs.cluster_arn, obs.service, s, obs.minute, impaired=False,
+        return self.decider.evaluate(ck, obs.cluster, obs.cluster_arn, obs.service, s, obs.minute, impaired=False,
                               foreign=foreign)
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
-        ck, _ = self.episodes.where(event.cluster, event.resources[0])
+        ck, _ = self.out.where(event.cluster, event.resources[0])
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
         s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
         self.episodes.recover_if_owed(ck, event.cluster, s)
@@ -325,248 +265,6 @@ class Watchdog:
         failed = alert_failed_deployment(self.episodes, event, ck, s) if d.event_name == DEPLOYMENT_FAILED else {}
         return {"status": "deployment_noted" if new else "duplicate", "event": d.event_name,
                 **({"probe": probed} if probed else {}), **failed}
-
-    # -------------------------------------------------------------- standalone jobs
-    def _job(self, event: TaskStateChange, ck: str, family: str, kind: StopKind, cause: str | None,
-             exit_codes: tuple[tuple[str, int | None], ...]) -> dict[str, Any]:
-        d = event.detail
-        arn = d.task_definition_arn
-        run = judge_job_stop(d.last_status, kind, exit_codes,
-                             lambda: self.episodes.taskdefs().essential_containers(arn) if arn else None)
-        if run.outcome == "ok":
-            return self._job_ok(event, ck, family, run.why)
-        if run.outcome != "failed":
-            return {"status": "ignored", "why": run.why}
-        failure = replace(_failure(event, kind, cause, exit_codes, f"family:{family}"),
-                          reason=f"{run.why}; {d.stopped_reason or 'no reason'}")
-        window = self.config.window
-        filing = self.state.job_failure(ck, family, d.task_arn, event.time, window, run.exit_text)
-        if filing is None:
-            return {"status": "duplicate"}
-        metrics.add_metric(name="JobFailures", unit="Count", value=1)
-        if filing.opened:
-            # the sweep closes the window on time (its summary needs no further run of the job)
-            self.state.open_job(ck, d.cluster, family, event.time + window)
-            where = self.episodes.place(ck, d.cluster, family=family)
-            links = self.episodes.links(where, (failure,))
-            minutes = self.config.window_minutes
-            if filing.closed is not None:
-                start, count, last_exit, last_time = filing.closed
-                alert = job_summary_alert(d.cluster, family, failures=count, window_minutes=minutes,
-                                          window_start=start, last_exit=last_exit, last_time=last_time,
-                                          next_failure=failure, where=where, links=links)
-            else:
-                alert = job_failure_alert(d.cluster, family, failure, where=where, links=links,
-                                          window_minutes=minutes, window_end=event.time + window)
-            self.episodes.deliver(alert)
-        return {"status": "job_failed", "cluster": d.cluster, "family": family, "alerted": filing.opened,
-                **({"summarised": filing.closed[1]} if filing.closed else {})}
-
-    def _job_ok(self, event: TaskStateChange, ck: str, family: str, why: str) -> dict[str, Any]:
-        """A run of ``family`` finished normally: if it closes a window that counted several failures,
-        send that window's summary now (a job that stops failing sends no further failure to do it)."""
-        d = event.detail
-        filing = self.state.job_run_ok(ck, family, event.time, self.config.window)
-        if filing is None or filing.closed is None:
-            return {"status": "ignored", "why": why}
-        start, count, last_exit, last_time = filing.closed
-        where = self.episodes.place(ck, d.cluster, family=family)
-        self.episodes.deliver(job_summary_alert(d.cluster, family, failures=count,
-                                                window_minutes=self.config.window_minutes, window_start=start,
-                                                last_exit=last_exit, last_time=last_time, ok_run_at=event.time,
-                                                where=where, links=self.episodes.links(where, ())))
-        return {"status": "ignored", "why": why, "cluster": d.cluster, "family": family, "summarised": count}
-
-    # -------------------------------------------------------------- decide
-    def _evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
-                  *, impaired: bool, foreign: str | None) -> dict[str, Any]:
-        """Resume, :func:`detect`, and decide; a claim whose condition failed is not a lost race by itself
-        (issue 30 item 5): the write that changed the summary may claim nothing (an old deployment event, a
-        Spot notice, a steady state, a quiet window moved on). Reload and detect again; ``lost_race`` only
-        when an episode is open now that was not before (another invocation decided).
-
-        Raises:
-            DecisionInProgressError: the summary kept changing under :data:`CLAIM_ATTEMPTS` claims in a
-                row (Lambda retries the event; nothing was decided, nothing is lost).
-        """
-        def opened(x: ServiceSummary) -> tuple[Any, ...] | None:
-            e = x.episode
-            return None if e is None or x.episode_end is not None else (
-                e.decision_time, e.last_evaluation, e.action, e.reason, e.escalated)
-
-        before = opened(s)
-        for _ in range(CLAIM_ATTEMPTS):
-            out = self._evaluate_once(ck, cluster, cluster_arn, service, s, at, impaired=impaired, foreign=foreign)
-            if out.get("status") != "claim_conflict":
-                return out
-            s = self.state.load(ck, service, fresh=True)
-            now = opened(s)
-            if now is not None and now != before:
-                logger.info("another invocation claimed this episode first", extra={"cluster": ck, "service": service})
-                return {"status": "lost_race"}
-            logger.info("a write that claimed nothing changed the summary under the claim: detecting again",
-                        extra={"cluster": ck, "service": service})
-        raise DecisionInProgressError(f"{ck}/{service}: the summary changed under {CLAIM_ATTEMPTS} claims in a row; "
-                                      "retry later")
-
-    def _evaluate_once(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary,
-                       at: datetime, *, impaired: bool, foreign: str | None) -> dict[str, Any]:
-        ep = s.episode
-        if ep is not None and ep.unfinished:
-            resumed = self.episodes.resume(ck, service, s)
-            if resumed is not None:
-                return resumed
-            s = self.state.load(ck, service)
-        trigger = detect(self.config, s, at, impaired=impaired)
-        if trigger is not None and lc.holds_decisions(s):
-            held = self._held_at_zero(ck, cluster, service, s, at)
-            if held is not None:
-                return held
-            s = self.state.load(ck, service, fresh=True)  # raised by an operator: the hold ended just now
-            trigger = None if lc.holds_decisions(s) else detect(self.config, s, at, impaired=impaired)
-        if trigger is None:
-            if s.episode is not None and episode_is_open(s, at, self.config.window):
-                return {"status": "in_episode", "decided": s.episode.action.value}
-            return {"status": "counted"}
-        return self._decide(ck, cluster, cluster_arn, s, trigger, foreign)
-
-    def _held_at_zero(self, ck: str, cluster: str, service: str, s: ServiceSummary,
-                      at: datetime) -> dict[str, Any] | None:
-        """Rule 2 over a trigger of a service held at zero (:func:`~ecs_guardrail.core.lifecycle.holds_decisions`):
-        its failures are counted and nothing else is done, unless ECS says an operator raised it since
-        (DescribeServices ``desiredCount`` above 0 over a finished scale-down: the episode ends as an
-        operator's raise, slot freed, recovery owed; ``None`` is returned and the trigger is decided anew).
-        """
-        desired = None
-        if self.rt.ecs is not None:
-            try:
-                desired = self.rt.ecs.describe(cluster, service).desired_count
-            except (ServiceNotFoundError, ServiceAccessDeniedError):
-                desired = None  # unreadable: still held (fail safe: nothing new to decide over a stopped service)
-        if lc.raise_seen(s, desired) and self.episodes._raised(ck, cluster, service, at):
-            self.state.release_slot(ck, service)
-            logger.info("held service raised by someone else: its hold ended, slot freed", extra={"service": service})
-            return None
-        metrics.add_metric(name="HeldAtZeroFailures", unit="Count", value=1)
-        return {"status": "held_at_zero", "cluster": cluster, "service": service,
-                "why": "the service is held at zero by the watchdog's own scale-down: its failures are counted, "
-                       "no new decision until it is restored or raised"}
-
-    def _facts(self, cluster: str, service: str,
-               foreign: str | None) -> tuple[ServiceFacts | None, str | None, bool, int]:
-        """DescribeServices and ListServices, once per decision. Returns (facts, why unreadable, whether ECS
-        denied DescribeServices, services): the adapter translated AccessDeniedException into
-        :class:`ServiceAccessDeniedError`, and its type, not its text, says "denied"."""
-        if foreign is not None:
-            return None, f"in {foreign}", False, 0
-        ecs = self.rt.ecs
-        assert ecs is not None
-        facts, why, denied = None, None, False
-        try:
-            facts = ecs.describe(cluster, service)
-        except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
-            why, denied = str(exc), isinstance(exc, ServiceAccessDeniedError)
-            logger.warning("service not readable; deciding without its facts", extra={"error": why})
-        try:
-            count = ecs.count_services(cluster)
-        except (ClusterNotFoundError, ServiceAccessDeniedError):
-            count = 0
-        return facts, why, denied, count
-
-    def _serving(self, facts: ServiceFacts, at: datetime) -> tuple[Any, ...]:
-        """The newest minute of both observers per target group within 3 minutes of ``at``
-        (:meth:`Episodes.serving`)."""
-        return self.episodes.serving(facts, at)
-
-    def _entitle(self, trigger: Trigger, cluster: str, cluster_arn: str, facts: ServiceFacts | None,
-                 why: str | None, foreign: str | None, s: ServiceSummary, *,
-                 denied: bool = False) -> tuple[Entitlement, ScalableTargetFacts | None, str | None]:
-        """Rule 4 over the facts gathered once for this decision (core/entitlement.py decides).
-
-        Returns the entitlement, the scalable target (``None``: none) and why it could not be read.
-        """
-        scalable, unreadable = None, None
-        serving: tuple[Any, ...] = ()
-        if facts is not None and trigger.kind is not TriggerKind.HEALTH_CHECK_KILLS:
-            try:
-                scalable = ScalableTargets(self.rt.clients("application-autoscaling"),
-                                           alert_only=self.config.alert_only).describe(cluster, s.service)
-            except ScalingSuspendError as exc:
-                unreadable = exc.reason
-                logger.warning("scalable target unreadable", extra={"error": str(exc)})
-            serving = self._serving(facts, trigger.time)
-        base = facts.entitlement_fields() if facts is not None else {
-            "exists": False, "access_denied": denied}
-        ef = EntitlementFacts(
-            cluster=cluster, service=s.service, **base,
-            deployment_events=tuple(DeploymentEvent(n.time, n.event_name, n.deployment_id, n.reason)
-                                    for n in s.deployments),
-            serving=serving, service_deployments=self._service_deployments(cluster, s, facts),
-            alert_only_cluster=is_alert_only_cluster(self.config, cluster, facts.cluster_arn if facts else cluster_arn),
-            alert_only_patterns=self.config.alert_only_clusters, elsewhere=foreign, dry_run=self.config.dry_run,
-            scalable_target=scalable,
-        )
-        v = entitlement(trigger.kind, ef, trigger.time)
-        if v.entitled:
-            return Entitlement(), scalable, unreadable
-        evidence = dict(v.evidence)
-        if why and not facts:
-            evidence.setdefault("ecs", why)
-        return Entitlement(Reason(v.reason.value), v.message, evidence), scalable, unreadable
-
-    def _service_deployments(self, cluster: str, s: ServiceSummary, facts: ServiceFacts | None) -> Any:
-        """ListServiceDeployments (one page; DescribeServiceDeployments for the unfinished) for a service
-        whose deployments something else finishes; ``None`` when not read (core decides then from the
-        events and rolloutState)."""
-        if facts is None or self.rt.ecs is None or not deployments_worth_reading(
-                facts.circuit_breaker, facts.deployment_controller, facts.deployment_strategy):
-            return None
-        return self.rt.ecs.service_deployments(cluster, s.service)
-
-    def _fleet(self, ck: str, service: str, at: datetime, count: int) -> FleetView:
-        """Rule 3 at event time ``at`` from the cluster's fleet minutes (core/fleet_minutes.py): a
-        bounded read whatever the cluster's size. A service whose overflowed minute the window cuts is
-        decided from its own summary's per-minute counts (their edge offsets are exact there).
-        ``count``: ListServices' answer; 0 (unreadable, another account) counts the services the
-        watchdog keeps a summary of, this one included."""
-        config = self.config
-        need, start = config.fleet_signal_min_failures, at - config.window
-        signals = self.state.fleet(ck, start, at, need)
-        failing = set(signals.failing)
-        for other in sorted(signals.uncertain - {service}):
-            if failures_between(self.state.load(ck, other, fresh=True).minutes, start, at, need) >= need:
-                failing.add(other)
-        if not count:
-            count = len(self.state.service_names(ck) | {service})
-        return fleet_view_of(config, service, failing, signals.scaled_down, count)
-
-    def _decide(self, ck: str, cluster: str, cluster_arn: str, s: ServiceSummary, trigger: Trigger,
-                foreign: str | None) -> dict[str, Any]:
-        service = s.service
-        facts, why, denied, count = self._facts(cluster, service, foreign)
-        fleet = self._fleet(ck, service, trigger.time, count)
-        view = self.state.slots_view(ck)
-        ent, scalable, unreadable = self._entitle(trigger, cluster, cluster_arn, facts, why, foreign, s,
-                                                  denied=denied)
-        held = (self.episodes.free_raised(ck, cluster, service, view, fleet.bound, trigger.time)
-                if ent.reason is None else view.held())
-        decision = decide(self.config, cluster, trigger, fleet, ent, held)
-        if trigger.escalation or trigger.reevaluation:  # rule 2: the episode's current outcome again is silent
-            def same(x: ServiceSummary) -> ServiceSummary | None:
-                return reevaluated(x, trigger.time, decision.action, decision.reason, escalation=trigger.escalation)
-
-            if same(s) is not None:
-                self.state.update(ck, service, same)
-                return {"status": "re_evaluated", "decided": decision.action.value}
-        prev = facts.desired_count if facts else None
-        # a service held at zero never reaches here (rule 2, core/lifecycle.holds_decisions, asked in _evaluate)
-        claim = Claim(decision, prev, self.config.dry_run, trigger.escalation)
-        return self.episodes.claim(
-            ck, s, claim, trigger.kind, last_failure=max(trigger.time, s.newest_failure or trigger.time),
-            previous_suspended=None,
-            escalated=trigger.escalation or bool(s.episode and s.episode.escalated and (
-                trigger.escalation or trigger.reevaluation)),
-            known=Known(facts, scalable, view, unreadable))
 
 
 def home_of(context: Any) -> tuple[str, str] | None:

@@ -131,7 +131,8 @@ class DynamoTable:
             reasons = exc.response.get("CancellationReasons") or []
             if reasons and not any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
                 raise  # cancelled for another reason (a conflict, throttling): retried by the caller's path
-            raise ConditionFailedError(None) from exc
+            failed = tuple(i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed")
+            raise ConditionFailedError(None, failed or None) from exc
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
                    expires_at: int | None = None) -> int | None:

@@ -133,11 +133,14 @@ class MemoryTable:
     def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
         self._count("TransactWriteItems")
         copies = [_json_safe(item) for item, _ in writes]
-        for item, (_, cond) in zip(copies, writes, strict=True):
+        failed = []
+        for i, (item, (_, cond)) in enumerate(zip(copies, writes, strict=True)):
             try:
                 self._check(item, cond)
             except ConditionFailedError:
-                raise ConditionFailedError(None) from None
+                failed.append(i)
+        if failed:
+            raise ConditionFailedError(None, tuple(failed))
         for item in copies:
             self._store(item)
 

@@ -75,7 +75,7 @@ class Table(Protocol):
 
     def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
         """All the puts or none (TransactWriteItems). Raises :class:`ConditionFailedError` (``old``
-        ``None``) when any condition fails."""
+        ``None``; ``failed``: the positions of the writes whose condition failed) when any condition fails."""
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
                    expires_at: int | None = None) -> int | None:

@@ -90,6 +90,13 @@ class ClusterView:
         """Services holding a slot now (scaled to 0 by the watchdog, not restored)."""
         return tuple(sorted({s.service for s in self.slots if not s.released}))
 
+    def with_slot(self, n: int, service: str, at: datetime) -> ClusterView:
+        """This view with slot ``n`` held by ``service`` since event time ``at`` (a slot this invocation
+        just wrote, e.g. by :meth:`WatchdogState.claim_with_slot`): :meth:`WatchdogState.take_slot` over it
+        reuses the slot and writes nothing."""
+        others = tuple(x for x in self.slots if x.n != n)
+        return replace(self, slots=(*others, Slot(n, service, at, False)))
+
 
 # ---------------------------------------------------------------------------- codec
 def _ep_doc(ep: Episode) -> dict[str, Any]:
@@ -420,13 +427,50 @@ class WatchdogState:
 
     # -------------------------------------------------------------- episode claim and decision records
     @permissions(history_table=["dynamodb:PutItem"])
-    def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any]) -> ServiceSummary:
-        """Open (or escalate) the episode in ``new`` and write the decision record, in ONE transaction.
+    def claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any], *,
+              also: tuple[tuple[dict[str, Any], Cond | None], ...] = ()) -> ServiceSummary:
+        """Open (or escalate) the episode in ``new`` and write the decision record, in ONE transaction
+        (with ``also``, further conditional puts in the same transaction: :meth:`claim_with_slot`).
 
         Both or neither: a throttled decision write can never leave a claimed episode without its
         record (DynamoDB TransactWriteItems). Raises :class:`ConditionFailedError` when the summary
-        changed since ``current`` (another invocation claimed first) or the record exists.
+        changed since ``current`` (another invocation claimed first), the record exists, or a condition
+        of ``also`` failed (its ``failed`` says which: 0 the summary, 1 the record, 2... ``also``).
         """
+        return self._claim(ck, current, new, record, also)
+
+    @permissions(history_table=["dynamodb:PutItem"])
+    def claim_with_slot(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any], *,
+                        at: datetime, bound: int, view: ClusterView,
+                        slotted: ServiceSummary | None = None) -> tuple[ServiceSummary, int | None]:
+        """:meth:`claim` that also takes the service's held-at-zero slot (rule 5, as :meth:`take_slot`: its
+        own slot reused, else the first free of ``bound`` in ``view``; ``at``: event time) in the SAME
+        transaction: one TransactWriteItems instead of a claim and a PutItem (issue 33 item 6).
+        ``slotted``: the summary to store instead of ``new`` when the slot is the service's after the
+        transaction (the episode one step on: its facts recorded), so that step's own write is saved too.
+
+        Returns the summary as stored and the slot taken (``None``: no slot was free, or the slot's
+        condition failed: ``new`` was then claimed alone, as :meth:`claim`, and the caller takes the
+        slot, or is denied it, as before). Raises :class:`ConditionFailedError` when the claim itself
+        failed (the summary changed, or the record exists).
+        """
+        held = next((x.n for x in view.slots if x.service == current.service and not x.released), None)
+        taken = {x.n for x in view.slots if not x.released}
+        n = held if held is not None else next((k for k in range(bound) if k not in taken), None)
+        if n is None:
+            return self.claim(ck, current, new, record), None
+        pk, sk = keys.slot(ck, n)
+        slot = ({"pk": pk, "sk": sk, "service": current.service, "time": iso(at), "released": False},
+                Cond(absent=True, any_of=({"released": True}, {"service": current.service})))
+        try:
+            return self.claim(ck, current, slotted or new, record, also=() if held is not None else (slot,)), n
+        except ConditionFailedError as exc:
+            if exc.failed != (2,):  # the claim's own condition (or not known): as claim
+                raise
+        return self.claim(ck, current, new, record), None  # only the slot was taken meanwhile
+
+    def _claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any],
+               more: tuple[tuple[dict[str, Any], Cond | None], ...]) -> ServiceSummary:
         stored = replace(new, seq=current.seq + 1)
         t = parse_time(record["time"])
         pk, sk = keys.decision(ck, current.service, t)
@@ -441,7 +485,7 @@ class WatchdogState:
         gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.transact_put([(self._item(ck, stored, stored.seq), self._cond(current)),
-                                     (dec, Cond(absent=True))])
+                                     (dec, Cond(absent=True)), *more])
         except ConditionFailedError:
             self._cache.pop((ck, current.service), None)
             raise
