@@ -188,7 +188,8 @@ def tf_function_environment(function: str) -> dict[str, Any]:
 
 def tf_source_documents(name: str) -> list[tuple[str, str | None]]:
     """A policy document's ``source_policy_documents`` as (document, for_each key or None)."""
-    return [_tf_document_name(r) for r in TF["data"]["aws_iam_policy_document"][name].get("source_policy_documents", [])]
+    document = TF["data"]["aws_iam_policy_document"][name]
+    return [_tf_document_name(r) for r in document.get("source_policy_documents", [])]
 
 
 def tf_dynamic_statements(name: str) -> list[tuple[str, dict[str, Any]]]:
