@@ -599,35 +599,15 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         raise ScenarioError(f"{out_dir}: cannot be created ({exc.strerror})") from None
     (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
     (out_dir / "events.jsonl").write_text("".join(line + "\n" for line, _ in events), encoding="utf-8")
-    delivered = out_dir / "delivered.csv"  # lets a replay reject events stamped in the future (SCENARIOS.md)
-    if any(ms is not None for _, ms in events):
-        with delivered.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("line", "delivered_at"))
-            for n, (_, ms) in enumerate(events, 1):
-                if ms is not None:
-                    w.writerow((n, _iso(datetime.fromtimestamp(ms / 1000, UTC))))
-    elif delivered.exists():
-        delivered.unlink()
-    csv_path = out_dir / "healthy_hosts.csv"
-    if rows:
-        with csv_path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("time", "target_group", "healthy_host_count", "request_count", "target_2xx", "target_5xx",
-                        "elb_5xx"))
-            for t, name, *values in rows:
-                w.writerow((t, name, *("" if v is None else int(v) if float(v).is_integer() else v for v in values)))
-    elif csv_path.exists():
-        csv_path.unlink()
-    restarts_path = out_dir / "container_restarts.csv"
-    if restarts:
-        with restarts_path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("time", "cluster", "service", "restart_count"))
-            for t, c, svc, v in restarts:
-                w.writerow((t, c, svc, int(v) if float(v).is_integer() else v))
-    elif restarts_path.exists():
-        restarts_path.unlink()
+    # delivered.csv lets a replay reject events stamped in the future (SCENARIOS.md)
+    _write_csv(out_dir / "delivered.csv", ("line", "delivered_at"),
+               [(n, _iso(datetime.fromtimestamp(ms / 1000, UTC))) for n, (_, ms) in enumerate(events, 1)
+                if ms is not None])
+    _write_csv(out_dir / "healthy_hosts.csv", ("time", "target_group", "healthy_host_count", "request_count",
+                                               "target_2xx", "target_5xx", "elb_5xx"),
+               [(t, name, *("" if v is None else _number(v) for v in values)) for t, name, *values in rows])
+    _write_csv(out_dir / "container_restarts.csv", ("time", "cluster", "service", "restart_count"),
+               [(t, c, svc, _number(v)) for t, c, svc, v in restarts])
     report.restart_rows = len(restarts)
     logs_path = out_dir / "logs.jsonl"
     if log_lines:
@@ -638,6 +618,23 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         logs_path.unlink()
     _write_notes(out_dir / "CAPTURE.md", report)
     return report
+
+
+def _number(v: float) -> float | int:
+    """A CSV cell's number: whole numbers without ``.0``."""
+    return int(v) if float(v).is_integer() else v
+
+
+def _write_csv(path: Path, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """``path`` with ``header`` and ``rows`` (``\\n`` line ends); with no rows, no file (an earlier
+    capture's is removed)."""
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
 
 
 def _write_notes(path: Path, r: CaptureReport) -> None:
