@@ -57,7 +57,7 @@ locals {
     ACCOUNT_NAME                 = var.account_name
   }
 
-  # One code artifact, three handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
+  # One code artifact, four handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
   # template.yaml (Globals.Function.Environment merged with the function's own).
   functions = {
     recorder = {
@@ -228,7 +228,7 @@ resource "aws_sqs_queue_policy" "events_dlq" {
   })
 }
 
-# Invocations that failed after Lambda's own retries (on-failure destination of the three functions).
+# Invocations that failed after Lambda's own retries (on-failure destination of the four functions).
 resource "aws_sqs_queue" "function_failures" {
   name                      = "${var.name}-function-failures"
   message_retention_seconds = 1209600
@@ -275,7 +275,7 @@ resource "aws_cloudwatch_log_resource_policy" "ecs_events" {
 resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_116:Failed async invocations go to the on-failure destination (function_failures queue), the successor of a function DLQ that also keeps the error and the response.
   #checkov:skip=CKV_AWS_117:The functions call public AWS APIs only; a VPC would add NAT cost and a failure mode without protecting any private resource.
-  #checkov:skip=CKV_AWS_115:Only the recorder is unreserved (reserved_concurrency -1), on purpose - it only writes DynamoDB and must keep up with ECS event bursts; the watchdog (watchdog_reserved_concurrency) and the sampler (1) are capped.
+  #checkov:skip=CKV_AWS_115:Only the recorder is unreserved (reserved_concurrency -1), on purpose - it only writes DynamoDB and must keep up with ECS event bursts; the watchdog (watchdog_reserved_concurrency), the sampler (1) and the sweep function (2) are capped.
   #checkov:skip=CKV_AWS_173:Environment holds names, numbers and ARNs only; the Slack webhook URL stays in Secrets Manager.
   #checkov:skip=CKV_AWS_272:The artifact is built reproducibly by `make package` and its sha256 is printed; code signing needs a signing profile outside this module.
   for_each = local.functions
