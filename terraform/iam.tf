@@ -58,9 +58,10 @@ data "aws_iam_policy_document" "recorder" {
   }
 }
 
-data "aws_iam_policy_document" "watchdog" {
-  source_policy_documents = [data.aws_iam_policy_document.platform["watchdog"].json]
-
+# The crash path's statements, written once: the watchdog and the sweep function (which runs the
+# watchdog's code, ecs_guardrail.handlers.lane.USES) both source this document after their own platform
+# one (tests/infra/test_parity_iam.py holds both to handler_permissions).
+data "aws_iam_policy_document" "crash_path" {
   # the table only: the watchdog queries no index
   statement {
     sid       = "HistoryTable"
@@ -162,6 +163,13 @@ data "aws_iam_policy_document" "watchdog" {
   }
 }
 
+data "aws_iam_policy_document" "watchdog" {
+  source_policy_documents = [
+    data.aws_iam_policy_document.platform["watchdog"].json,
+    data.aws_iam_policy_document.crash_path.json,
+  ]
+}
+
 # Production unreachable by construction: an explicit Deny beats any Allow, so even a bug in the policy
 # code cannot scale or tag a service of an alert-only cluster (any region, any account). The functions
 # and the event targets depend on its attachment: never live without it, never left without it.
@@ -223,108 +231,12 @@ data "aws_iam_policy_document" "availability" {
 }
 
 # BEGIN lane (issue 32 item 3): the sweep function runs the watchdog's code (ecs_guardrail.handlers.lane.USES):
-# the watchdog's statements, copied (tests/infra/test_parity_iam.py holds both to handler_permissions),
-# with its own platform statements (its log group), and the alert-only deny
+# the crash path's statements (above), its own platform statements (its log group), and the alert-only deny
 data "aws_iam_policy_document" "sweep" {
-  source_policy_documents = [data.aws_iam_policy_document.platform["sweep"].json]
-
-  # the table only: the watchdog queries no index
-  statement {
-    sid       = "HistoryTable"
-    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"]
-    resources = [local.history_table_arn]
-  }
-  statement {
-    sid       = "EcsServices"
-    actions   = ["ecs:DescribeServices", "ecs:ListServiceDeployments", "ecs:UpdateService"]
-    resources = [local.ecs_service_arns]
-  }
-  # where a deployment stands (rule 4, deployment_in_progress): the service deployments' own ARNs
-  statement {
-    sid       = "EcsServiceDeployments"
-    actions   = ["ecs:DescribeServiceDeployments"]
-    resources = [local.ecs_service_deployment_arns]
-  }
-  # only the tag the watchdog writes (ecs_guardrail.adapters.ecs.PREVIOUS_COUNT_TAG), never the opt-out tag;
-  # UntagResource: a probe's pass restores (EcsService.restore)
-  statement {
-    sid       = "EcsTagPreviousDesiredCount"
-    actions   = ["ecs:TagResource", "ecs:UntagResource"]
-    resources = [local.ecs_service_arns]
-    condition {
-      test     = "ForAllValues:StringEquals"
-      variable = "aws:TagKeys"
-      values   = ["ecs-guardrail:previous-desired-count"]
-    }
-    condition {
-      test     = "Null"
-      variable = "aws:TagKeys"
-      values   = ["false"]
-    }
-  }
-  # Scalable-target ARNs carry a random id, not the service: this account and region is the narrowest
-  # resource Application Auto Scaling supports.
-  statement {
-    sid       = "EcsScalableTargets"
-    actions   = ["application-autoscaling:RegisterScalableTarget"]
-    resources = [local.scalable_target_arns]
-  }
-  statement {
-    sid = "NoResourceLevelPermissions"
-    actions = [
-      "application-autoscaling:DescribeScalableTargets",
-      "cloudwatch:GetMetricData",
-      "ecs:DescribeTaskDefinition",
-      "ecs:ListClusters",
-      "ecs:ListServices",
-      "elasticloadbalancing:DescribeTargetGroups",
-    ]
-    resources = ["*"]
-  }
-  statement {
-    sid       = "AlertTopic"
-    actions   = ["sns:Publish"]
-    resources = [aws_sns_topic.alerts.arn]
-  }
-  dynamic "statement" {
-    for_each = local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []
-    content {
-      sid       = "SlackWebhookSecret"
-      actions   = ["secretsmanager:GetSecretValue"]
-      resources = [statement.value]
-    }
-  }
-  # a restart loop's decision alert quotes the crash's lines (issue 35)
-  statement {
-    sid       = "CrashLogLines"
-    actions   = ["logs:FilterLogEvents"]
-    resources = ["arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${var.crash_log_group_pattern}"]
-  }
-  # alerts routed to named channels (issue 35 item 4)
-  dynamic "statement" {
-    for_each = length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []
-    content {
-      sid       = "AlertChannelTopics"
-      actions   = ["sns:Publish"]
-      resources = local.alert_channel_topic_arns
-    }
-  }
-  dynamic "statement" {
-    for_each = length(local.alert_channel_secret_arns) > 0 ? ["secretsmanager"] : []
-    content {
-      sid       = "AlertChannelSecrets"
-      actions   = ["secretsmanager:GetSecretValue"]
-      resources = local.alert_channel_secret_arns
-    }
-  }
-  dynamic "statement" { # the organisation's topic in the central account (issue 32 item 4, org.tf)
-    for_each = local.has_central_alert_topic ? [var.central_alert_topic_arn] : []
-    content {
-      sid       = "CentralAlertTopic"
-      actions   = ["sns:Publish"]
-      resources = [var.central_alert_topic_arn]
-    }
-  }
+  source_policy_documents = [
+    data.aws_iam_policy_document.platform["sweep"].json,
+    data.aws_iam_policy_document.crash_path.json,
+  ]
 }
 
 resource "aws_iam_role_policy" "sweep_deny_alert_only" {

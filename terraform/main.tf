@@ -26,7 +26,38 @@ locals {
   : "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.existing_history_table_name}")
   source_account_ids = compact(split(",", var.source_account_ids))
 
-  # One code artifact, three handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
+  # The crash path's environment, written once: the watchdog and the sweep function (which runs the
+  # watchdog's code) read the same settings.
+  crash_path_environment = {
+    POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
+    POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
+    POWERTOOLS_LOG_LEVEL         = var.log_level
+    HISTORY_TABLE                = local.history_table_name
+    HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
+    ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
+    CRASH_THRESHOLD              = tostring(var.crash_threshold)
+    CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
+    MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
+    MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
+    FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
+    CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
+    DRY_RUN                      = tostring(var.dry_run)
+    ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
+    SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
+    ALERT_ROUTES                 = var.alert_routes
+    ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
+    ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
+    RUNBOOK_URL                  = var.runbook_url
+    SNS_FORMAT                   = var.sns_format
+    RECOVERY                     = var.recovery
+    PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
+    PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
+    PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
+    CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
+    ACCOUNT_NAME                 = var.account_name
+  }
+
+  # One code artifact, four handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
   # template.yaml (Globals.Function.Environment merged with the function's own).
   functions = {
     recorder = {
@@ -53,34 +84,7 @@ locals {
       max_retry_attempt = 2
       # an event storm cannot take the account's concurrency or hammer ECS (0: unreserved, see the variable)
       reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : var.watchdog_reserved_concurrency
-      environment = {
-        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
-        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
-        POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = local.history_table_name
-        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
-        ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
-        CRASH_THRESHOLD              = tostring(var.crash_threshold)
-        CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
-        MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
-        MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
-        FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
-        CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
-        DRY_RUN                      = tostring(var.dry_run)
-        ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
-        SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
-        ALERT_ROUTES                 = var.alert_routes
-        ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
-        ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
-        RUNBOOK_URL                  = var.runbook_url
-        SNS_FORMAT                   = var.sns_format
-        RECOVERY                     = var.recovery
-        PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
-        PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
-        PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
-        CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
-        ACCOUNT_NAME                 = var.account_name
-      }
+      environment          = local.crash_path_environment
     }
     # BEGIN lane (issue 32 item 3): the crash path's own lane - the one-minute sweep and the sampler's
     # restart observations run the watchdog's code here, with this function's own asynchronous event
@@ -93,34 +97,7 @@ locals {
       max_retry_attempt = 2
       # two slots (ecs_guardrail.handlers.lane.RESERVED_CONCURRENCY): the sweep's, and the restart observations'
       reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : 2
-      environment = {
-        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
-        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
-        POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = local.history_table_name
-        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
-        ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
-        CRASH_THRESHOLD              = tostring(var.crash_threshold)
-        CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
-        MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
-        MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
-        FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
-        CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
-        DRY_RUN                      = tostring(var.dry_run)
-        ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
-        SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
-        ALERT_ROUTES                 = var.alert_routes
-        ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
-        ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
-        RUNBOOK_URL                  = var.runbook_url
-        SNS_FORMAT                   = var.sns_format
-        RECOVERY                     = var.recovery
-        PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
-        PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
-        PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
-        CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
-        ACCOUNT_NAME                 = var.account_name
-      }
+      environment          = local.crash_path_environment
     }
     # END lane
     availability = {
@@ -251,7 +228,7 @@ resource "aws_sqs_queue_policy" "events_dlq" {
   })
 }
 
-# Invocations that failed after Lambda's own retries (on-failure destination of the three functions).
+# Invocations that failed after Lambda's own retries (on-failure destination of the four functions).
 resource "aws_sqs_queue" "function_failures" {
   name                      = "${var.name}-function-failures"
   message_retention_seconds = 1209600
@@ -298,7 +275,7 @@ resource "aws_cloudwatch_log_resource_policy" "ecs_events" {
 resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_116:Failed async invocations go to the on-failure destination (function_failures queue), the successor of a function DLQ that also keeps the error and the response.
   #checkov:skip=CKV_AWS_117:The functions call public AWS APIs only; a VPC would add NAT cost and a failure mode without protecting any private resource.
-  #checkov:skip=CKV_AWS_115:Only the recorder is unreserved (reserved_concurrency -1), on purpose - it only writes DynamoDB and must keep up with ECS event bursts; the watchdog (watchdog_reserved_concurrency) and the sampler (1) are capped.
+  #checkov:skip=CKV_AWS_115:Only the recorder is unreserved (reserved_concurrency -1), on purpose - it only writes DynamoDB and must keep up with ECS event bursts; the watchdog (watchdog_reserved_concurrency), the sampler (1) and the sweep function (2) are capped.
   #checkov:skip=CKV_AWS_173:Environment holds names, numbers and ARNs only; the Slack webhook URL stays in Secrets Manager.
   #checkov:skip=CKV_AWS_272:The artifact is built reproducibly by `make package` and its sha256 is printed; code signing needs a signing profile outside this module.
   for_each = local.functions

@@ -39,7 +39,7 @@ output "events_dead_letter_queue_url" {
 }
 
 output "function_failure_queue_url" {
-  description = "On-failure destination of the three functions."
+  description = "On-failure destination of the four functions."
   value       = aws_sqs_queue.function_failures.id
 }
 

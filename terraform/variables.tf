@@ -134,7 +134,7 @@ variable "sns_format" {
 }
 
 variable "log_level" {
-  description = "POWERTOOLS_LOG_LEVEL of the three functions."
+  description = "POWERTOOLS_LOG_LEVEL of the four functions."
   type        = string
   default     = "INFO"
 
@@ -145,7 +145,7 @@ variable "log_level" {
 }
 
 variable "tracing_mode" {
-  description = "X-Ray tracing of the three functions. PassThrough (default): no trace of their own. Active traces sampled invocations (up to $6.75 per million events, docs/deploy.md), but only the invocation: the code does not patch boto3 (no Powertools Tracer), so no DynamoDB or ECS call shows in a trace."
+  description = "X-Ray tracing of the four functions. PassThrough (default): no trace of their own. Active traces sampled invocations (up to $6.75 per million events, docs/deploy.md), but only the invocation: the code does not patch boto3 (no Powertools Tracer), so no DynamoDB or ECS call shows in a trace."
   type        = string
   default     = "PassThrough"
 

@@ -184,10 +184,18 @@ def _restore_count(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ecs-guardrail`` command line: one subcommand per verb (each added by its ``_add_*`` step)."""
     p = argparse.ArgumentParser(prog="ecs-guardrail", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ecs-guardrail {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
+    for add in (_add_replay, _add_capture, _add_timeline, _add_restore, _add_audit):
+        add(sub)
+    return p
+
+
+def _add_replay(sub: Any) -> None:
+    """``replay SCENARIO``: its arguments."""
     r = sub.add_parser("replay", help="replay a scenario folder on an embedded AWS (in memory; moto with --engine "
                                       "moto) and report")
     r.add_argument("scenario", nargs="?", default=None,
@@ -217,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the same partitions on the Dask cluster whose scheduler is at ADDRESS "
                         "(tcp://HOST:PORT; needs the [dist] extra; workers read the scenario at the same path)")
 
+
+def _add_capture(sub: Any) -> None:
+    """``capture OUT_DIR``: its arguments."""
     c = sub.add_parser("capture", help="write a scenario folder from a real account: fleet.json, events.jsonl "
                                        "(the raw-event log group), healthy_hosts.csv")
     c.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="folder to write (created; files replaced)")
@@ -228,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"the stack's raw-event log group (default: {DEFAULT_LOG_GROUP})")
     c.add_argument("--region", default=None, help="AWS region (default: the environment's)")
 
+
+def _add_timeline(sub: Any) -> None:
+    """``timeline``: its arguments."""
     t = sub.add_parser("timeline", help="the incident timeline of a cluster, read from the history table")
     t.add_argument("--cluster", required=True, help="the ECS cluster's name")
     t.add_argument("--since", required=True, type=_time, help="ISO 8601 start (UTC unless an offset is given)")
@@ -239,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     t.add_argument("--region", default=None, help="AWS region (default: the environment's)")
 
+
+def _add_restore(sub: Any) -> None:
+    """``restore``: its arguments."""
     s = sub.add_parser("restore", help="put back the desired count the watchdog replaced with 0")
     s.add_argument("--cluster", required=True, help="the ECS cluster's name")
     s.add_argument("--service", required=True, help="the ECS service's name")
@@ -248,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="desired count to put back when the table lost the episode and the service's "
                         "previous-desired-count tag is above its bound (MaxCapacity, or the recorded history)")
 
+
+def _add_audit(sub: Any) -> None:
+    """``audit``: its arguments."""
     a = sub.add_parser("audit", help="who can stop each service's tasks, and how fast: health checks, deployment "
                                      "safety, watchdog scope (read-only)")
     where = a.add_mutually_exclusive_group(required=True)
@@ -265,7 +285,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a setting (ALERT_ONLY_CLUSTERS, MAX_ACTION_FRACTION, AUDIT_*; repeatable)")
     a.add_argument("--region", default=None,
                    help="AWS region (default: the environment's; --scenario uses fleet.json's)")
-    return p
 
 
 def _time(text: str) -> Any:

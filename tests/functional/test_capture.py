@@ -219,3 +219,73 @@ def test_capture_writes_what_list_service_deployments_answers(tmp_path: Path) ->
     shutil.copy(folder / "events.jsonl", out / "events.jsonl")
     shutil.copy(folder / "settings.env", out / "settings.env")
     assert [d[3:] for d in _decisions(out)] == [("scale_to_zero", "crash_loop")]
+
+
+TOUR = SCENARIO.parent / "alerts-tour"
+TOUR_SINCE, TOUR_UNTIL = datetime.fromisoformat("2025-09-02T08:50:00+00:00"), \
+    datetime.fromisoformat("2025-09-02T11:30:00+00:00")
+
+
+def _quoted(alerts: list[dict]) -> list[str]:
+    """The 'Last log lines' field of each alert that has one (to the 'Last stops' field after it), in order."""
+    import re
+
+    return [m.group(0) for a in alerts for m in re.finditer(r"Last log lines \(.*?(?=Last stops)",
+                                                                   str(a.get("message", "")))]
+
+
+def test_capture_writes_the_log_lines_alerts_quote_masked_and_the_replay_quotes_them(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """capture wrote neither logs.jsonl nor logGroup: a captured incident replayed without the crash
+    log lines its decision alerts quote. Now the essential container's awslogs group is the service's
+    logGroup and each stopped task's stream is read as the crash-log reader reads it, masked."""
+    import moto.logs.models
+
+    monkeypatch.setattr(moto.logs.models, "utcnow", lambda: datetime(2025, 9, 3))
+    out = tmp_path / "captured"
+    with EmbeddedAws(load_scenario(TOUR)) as aws:
+        _seed_logs(aws, TOUR)
+        report = capture(aws.client, ["development"], TOUR_SINCE, TOUR_UNTIL, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.problems == []
+    fleet = json.loads((out / "fleet.json").read_text())
+    groups = {s["name"]: s.get("logGroup") for s in fleet["clusters"][0]["services"]}
+    assert groups["worker"] == "/ecs/worker" and {g for n, g in groups.items() if n != "worker"} == {None}
+    written = [json.loads(ln) for ln in (out / "logs.jsonl").read_text().splitlines()]
+    assert report.log_lines == len(written) > 0 and report.log_streams >= 1
+    text = (out / "logs.jsonl").read_text()
+    for secret in ("hunter2", "AKIAIOSFODNN7EXAMPLE", "s3cr3t"):  # as the alert masks them, never on disk
+        assert secret in (TOUR / "logs.jsonl").read_text() and secret not in text
+    assert all(w["logStream"].startswith("ecs/app/") for w in written)
+    assert "- logs.jsonl: " in (out / "CAPTURE.md").read_text()
+    shutil.copy(TOUR / "settings.env", out / "settings.env")
+    original, captured = replay(load_scenario(TOUR)), replay(load_scenario(out))
+    assert _quoted(original.alerts) and _quoted(captured.alerts) == _quoted(original.alerts)
+
+
+def test_capture_names_a_denied_log_group_once_and_writes_no_logs(tmp_path: Path, monkeypatch) -> None:
+    import moto.logs.models
+
+    monkeypatch.setattr(moto.logs.models, "utcnow", lambda: datetime(2025, 9, 3))
+    out = tmp_path / "captured"
+    (out).mkdir()
+    (out / "logs.jsonl").write_text("an earlier capture's\n")
+    with EmbeddedAws(load_scenario(TOUR)) as aws:
+        _seed_logs(aws, TOUR)
+
+        def client(service: str):
+            c = aws.client(service)
+            if service == "logs":
+                real = c.filter_log_events
+
+                def deny(**kwargs: object) -> object:
+                    if kwargs.get("logGroupName") == "/ecs/worker":
+                        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}},
+                                          "FilterLogEvents")
+                    return real(**kwargs)
+                c.filter_log_events = deny
+            return c
+
+        report = capture(client, ["development"], TOUR_SINCE, TOUR_UNTIL, out, log_group=DEFAULT_LOG_GROUP)
+    assert report.problems == ["no permission for logs:FilterLogEvents on /ecs/worker: logs.jsonl has none of "
+                               "its lines"]
+    assert report.events > 0 and not (out / "logs.jsonl").exists()

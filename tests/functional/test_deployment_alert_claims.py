@@ -125,9 +125,15 @@ def test_two_concurrent_invocations_send_one_alert(aws: Aws) -> None:  # noqa: F
     assert len(_deployment_alerts(aws)) == 1
 
 
-def test_a_deployment_id_longer_than_ecs_gives_still_alerts_once(aws: Aws, table: Any) -> None:  # noqa: F811
+def test_a_deployment_id_longer_than_ecs_gives_is_rejected_not_alerted(aws: Aws, table: Any) -> None:  # noqa: F811
+    """An id cut to 200 characters made two long ids with one prefix one alert; the event model now
+    rejects any id past ``ecs-svc/`` and 64 letters or digits (tests/functional/test_deployment_id_rejected.py)."""
     rt = aws.runtime(table)
     forged = "ecs-svc/" + "9" * 5000  # a DynamoDB sort key holds 1,024 bytes at most
-    assert deliver(failed(did=forged), rt)["deployment_alert"] == "sent"
-    assert deliver(failed(did=forged, envelope="e-2"), rt)["deployment_alert"] == "already_sent"
+    out = deliver(failed(did=forged), rt)
+    assert out["status"] == "rejected" and "is not an ECS deployment id" in out["reason"]
+    assert _deployment_alerts(aws) == []
+    longest = "ecs-svc/" + "9" * 64
+    assert deliver(failed(did=longest), rt)["deployment_alert"] == "sent"
+    assert deliver(failed(did=longest, envelope="e-2"), rt)["deployment_alert"] == "already_sent"
     assert len(_deployment_alerts(aws)) == 1

@@ -14,7 +14,9 @@ The documented differences (CHANGELOG, issues 23 and 36), all stricter, on input
 - a Python attribute name (``last_status``) is not read for its JSON key, and unknown keys are ignored:
   the oracle is run with ``populate_by_name=False`` and ``extra="ignore"`` (below);
 - where pydantic raised an ``OverflowError`` out of a validator (a time of year 1 moved to UTC), the new
-  parser rejects the event at that field.
+  parser rejects the event at that field;
+- a deployment event's ``detail.deploymentId`` text is ``ecs-svc/`` and 1 to 64 ASCII letters or digits
+  (issue 34 leftovers: the oracle read any text, a right-to-left override or an empty one included).
 
 Settings: msgspec's lax mode reads numbers and booleans from text by its own rules (JSON's number
 grammar: no whitespace, ``_`` or leading zero; ``true``/``false``/``1``/``0``); where a value is outside the text both
@@ -193,7 +195,7 @@ def _refused(value: Any, tp: Any) -> bool:
 
 def _stricter(raw: Any) -> bool:
     """Whether ``raw`` holds a value of a documented difference: a time msgspec does not read as RFC
-    3339, or a ``detail.version`` that is not a JSON integer."""
+    3339, a ``detail.version`` that is not a JSON integer, or a deployment id ECS never writes."""
     if not isinstance(raw, dict):
         return False
     spots = [raw["time"]] if "time" in raw else []
@@ -201,6 +203,10 @@ def _stricter(raw: Any) -> bool:
     if isinstance(detail, dict):
         spots += [detail[k] for k in DATETIME_KEYS if k in detail]
         if "version" in detail and _refused(detail["version"], int | None):
+            return True
+        did = detail.get("deploymentId")
+        if raw.get("detail-type") == new.DEPLOYMENT_STATE_CHANGE and isinstance(did, str) \
+                and not re.fullmatch(r"ecs-svc/[0-9A-Za-z]{1,64}", did):
             return True
     return any(_refused(v, datetime | None) for v in spots)
 

@@ -26,7 +26,7 @@ from typing import Any
 import iac
 from iam_calls import Request
 from moto.iam.access_control import IAMPolicyStatement, PermissionResult
-from parity import TF, cfn_statements
+from parity import TF, cfn_statements, tf_source_documents
 
 Statement = dict[str, Any]
 
@@ -194,6 +194,15 @@ def _tf_document(name: str) -> list[tuple[Statement, str | None]]:
     return out
 
 
+def _tf_with_sources(name: str) -> list[tuple[Statement, str | None]]:
+    """A document's statements after those of its ``source_policy_documents`` (as Terraform merges them):
+    the per-function platform document, and the crash_path document the watchdog and the sweep share."""
+    out: list[tuple[Statement, str | None]] = []
+    for source, _key in tf_source_documents(name):
+        out += _tf_with_sources(source)
+    return out + _tf_document(name)
+
+
 def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
     """The function's role in terraform/ for deployment ``d``: its documents' statements (the platform
     document included), locals and references made concrete, dynamic blocks kept where their
@@ -243,13 +252,7 @@ def tf_policy(function: str, d: Deployment, workdir: Path) -> list[Statement]:
         assert "${" not in out, f"unresolved Terraform reference in {value}"
         return [out]
 
-    docs: list[tuple[Statement, str | None]] = []
-    for name in _TF_DOCUMENTS[function]:
-        doc = TF["data"]["aws_iam_policy_document"][name]
-        for source in doc.get("source_policy_documents", []):
-            assert "platform" in source, source
-            docs += _tf_document("platform")
-        docs += _tf_document(name)
+    docs = [pair for name in _TF_DOCUMENTS[function] for pair in _tf_with_sources(name)]
     out: list[Statement] = []
     for s, for_each in docs:
         values: list[str | None] = [None] if for_each is None else list(dynamic_values[for_each])

@@ -167,6 +167,39 @@ def _tf_document_name(reference: str) -> tuple[str, str | None]:
     return match.group(1), match.group(2)
 
 
+def tf_local(value: Any) -> Any:
+    """``${local.NAME}`` -> the literal value of ``locals { NAME = ... }`` (followed while it is another
+    bare local reference); any other value as it is. Strict: a name that is not a local is a KeyError."""
+    seen: set[str] = set()
+    while isinstance(value, str) and (match := re.fullmatch(r"\$\{local\.(\w+)\}", value)):
+        assert match.group(1) not in seen, f"local.{match.group(1)} refers to itself"
+        seen.add(match.group(1))
+        value = TF["locals"][match.group(1)]
+    return value
+
+
+def tf_function_environment(function: str) -> dict[str, Any]:
+    """The Lambda environment terraform/ gives ``function``: its ``local.functions`` entry's map, or the
+    local that entry names (the watchdog and the sweep function share ``local.crash_path_environment``)."""
+    environment = tf_local(TF["locals"]["functions"][function]["environment"])
+    assert isinstance(environment, dict), f"{function}: environment is not a literal map: {environment!r}"
+    return environment
+
+
+def tf_source_documents(name: str) -> list[tuple[str, str | None]]:
+    """A policy document's ``source_policy_documents`` as (document, for_each key or None)."""
+    document = TF["data"]["aws_iam_policy_document"][name]
+    return [_tf_document_name(r) for r in document.get("source_policy_documents", [])]
+
+
+def tf_dynamic_statements(name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The dynamic statements of a policy document and of the documents it sources, as (for_each, content)."""
+    out = [pair for source, _key in tf_source_documents(name) for pair in tf_dynamic_statements(source)]
+    for dynamic in iac.as_list(TF["data"]["aws_iam_policy_document"][name].get("dynamic", [])):
+        out += [(dynamic["statement"]["for_each"], c) for c in iac.as_list(dynamic["statement"]["content"])]
+    return out
+
+
 def tf_document_statements(name: str) -> list[dict[str, Any]]:
     """A policy document's statements, its source_policy_documents' included; a dynamic one counts."""
     doc = TF["data"]["aws_iam_policy_document"][name]

@@ -12,7 +12,7 @@ from typing import Any
 
 import iac
 import pytest
-from parity import CFN_FUNCTION, CFN_LOG_GROUP, TEMPLATE, TF, _normal_default, snake
+from parity import CFN_FUNCTION, CFN_LOG_GROUP, TEMPLATE, TF, _normal_default, snake, tf_function_environment
 
 from ecs_guardrail import iam
 
@@ -87,7 +87,7 @@ POWERTOOLS_ENV = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "PO
 @pytest.mark.parametrize("function", sorted(CFN_FUNCTION))
 def test_same_environment_reaches_each_function(function: str) -> None:
     cfn = {k: _cfn_value(v) for k, v in iac.function_environment(TEMPLATE, CFN_FUNCTION[function]).items()}
-    tf = {k: _tf_value_ref(v) for k, v in TF["locals"]["functions"][function]["environment"].items()}
+    tf = {k: _tf_value_ref(v) for k, v in tf_function_environment(function).items()}
     assert cfn == tf
     assert set(cfn) == CONTRACT_ENV[function] | POWERTOOLS_ENV
     assert cfn["POWERTOOLS_SERVICE_NAME"] == "ecs-guardrail"
@@ -100,7 +100,7 @@ def test_environment_names_are_settings_the_code_reads() -> None:
     except ImportError as exc:  # settings.py lives on main; at merge this runs
         pytest.skip(f"ecs_guardrail.settings not importable on this branch ({exc})")
     for function in CFN_FUNCTION:
-        names = set(TF["locals"]["functions"][function]["environment"]) - POWERTOOLS_ENV
+        names = set(tf_function_environment(function)) - POWERTOOLS_ENV
         assert names <= SETTING_NAMES, names - SETTING_NAMES
 
 
@@ -137,6 +137,9 @@ def test_tf_function_wiring() -> None:
     on_failure = res["aws_lambda_function_event_invoke_config"]["this"]["destination_config"][0]["on_failure"][0]
     assert on_failure["destination"] == "${aws_sqs_queue.function_failures.arn}"
     assert set(TF["locals"]["functions"]) == set(iam.FUNCTIONS)
+    # the sweep function runs the watchdog's code: one environment map, not a copy
+    for function in ("watchdog", "sweep"):
+        assert TF["locals"]["functions"][function]["environment"] == "${local.crash_path_environment}", function
 
 
 def test_reserved_concurrency() -> None:

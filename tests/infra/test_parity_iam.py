@@ -24,6 +24,8 @@ from parity import (
     cfn_statements,
     declared,
     granted,
+    tf_dynamic_statements,
+    tf_source_documents,
     tf_statements,
 )
 
@@ -31,11 +33,18 @@ from ecs_guardrail import iam
 
 
 def test_tf_base_document_is_each_functions_own() -> None:
-    """The platform document is per function (its own log group) and every policy sources it."""
+    """The platform document is per function (its own log group) and every policy sources it; the
+    watchdog and the sweep function (the watchdog's code) source the one crash_path document after it,
+    and have no statement of their own (written once, not copied)."""
     assert TF["data"]["aws_iam_policy_document"]["platform"]["for_each"] == "${local.functions}"
     for function in iam.FUNCTIONS:
         sources = TF["data"]["aws_iam_policy_document"][TF_POLICY[function]]["source_policy_documents"]
-        assert [_tf_document_name(r) for r in sources] == [("platform", function)]
+        crash_path = [("crash_path", None)] if function in ("watchdog", "sweep") else []
+        assert [_tf_document_name(r) for r in sources] == [("platform", function), *crash_path]
+    for function in ("watchdog", "sweep"):
+        own = TF["data"]["aws_iam_policy_document"][TF_POLICY[function]]
+        assert not {"statement", "dynamic"} & set(own), f"{function}: statements copied beside crash_path"
+    assert tf_source_documents("crash_path") == []
 
 
 @pytest.mark.parametrize("function", sorted(iam.FUNCTIONS))
@@ -48,11 +57,8 @@ def test_granted_actions_equal_declared_actions(function: str) -> None:
 def test_slack_secret_is_granted_only_when_configured() -> None:
     without = granted(cfn_statements("watchdog", SlackWebhookSecretArn=""), _classify_cfn, "watchdog")
     assert without == (declared("watchdog") | PLATFORM) - {("webhook_secret", "secretsmanager:GetSecretValue")}
-    dynamic = TF["data"]["aws_iam_policy_document"]["watchdog"]["dynamic"]
-    assert (
-        iac.as_list(dynamic)[0]["statement"]["for_each"]
-        == "${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}"
-    )
+    slack = [for_each for for_each, c in tf_dynamic_statements("watchdog") if c["sid"] == "SlackWebhookSecret"]
+    assert slack == ["${local.has_slack_webhook ? [var.slack_webhook_secret_arn] : []}"]
     assert TF["locals"]["has_slack_webhook"] == '${var.slack_webhook_secret_arn != ""}'
 
 
@@ -293,8 +299,7 @@ def test_alert_channels_are_granted_exactly_when_configured() -> None:
     assert not {"AlertChannelTopics", "AlertChannelSecrets"} & sids
     for function in set(iam.FUNCTIONS) - {"watchdog"}:
         assert not {"AlertChannelTopics", "AlertChannelSecrets"} & {s.get("Sid") for s in cfn_statements(function)}
-    dynamic = {c["sid"]: (d["statement"]["for_each"], c) for d in iac.as_list(
-        TF["data"]["aws_iam_policy_document"]["watchdog"]["dynamic"]) for c in iac.as_list(d["statement"]["content"])}
+    dynamic = {c["sid"]: (for_each, c) for for_each, c in tf_dynamic_statements("watchdog")}
     assert dynamic["AlertChannelTopics"][0] == '${length(local.alert_channel_topic_arns) > 0 ? ["sns"] : []}'
     assert dynamic["AlertChannelTopics"][1]["resources"] == "${local.alert_channel_topic_arns}"
     assert dynamic["AlertChannelSecrets"][1]["resources"] == "${local.alert_channel_secret_arns}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import iac
 import pytest
-from parity import CFN_FUNCTION, TEMPLATE, TF, cfn_statements
+from parity import CFN_FUNCTION, TEMPLATE, TF, cfn_statements, tf_function_environment
 
 
 def test_history_table_is_the_same() -> None:
@@ -82,7 +82,7 @@ def test_a_failed_first_deploy_can_be_retried() -> None:
     tf = TF["resource"]["aws_dynamodb_table"]["history"]
     assert tf["deletion_protection_enabled"] == "${var.deletion_protection}"  # default true (issue 24 item 18)
     assert "lifecycle" not in tf
-    assert TF["locals"]["functions"]["watchdog"]["environment"]["HISTORY_TABLE"] == "${local.history_table_name}"
+    assert tf_function_environment("watchdog")["HISTORY_TABLE"] == "${local.history_table_name}"
 
 
 KEPT = "ecs-guardrail-history"

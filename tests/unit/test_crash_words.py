@@ -260,3 +260,15 @@ def test_masking_a_hostile_line_stays_cheap() -> None:
 
 def test_a_quoted_line_never_opens_a_code_block() -> None:
     assert quote(["a ```b``` c"]) == ("a '''b''' c",)
+
+
+def test_masked_keeps_every_line_masked_and_quoting_it_again_changes_nothing() -> None:
+    """capture's logs.jsonl: each line as an alert shows it, none dropped; a replay quotes it the same."""
+    from ecs_guardrail.core.crash_words import masked, quote
+
+    messages = ["INFO start", "db_password=hunter2 key AKIAIOSFODNN7EXAMPLE", "", "-----BEGIN RSA PRIVATE KEY-----",
+                "MIIEow", "-----END RSA PRIVATE KEY-----", b"\xff bytes\x1b[31m", "url postgres://u:p@h/db"]
+    out = masked(messages)
+    assert len(out) == len(messages) and out[2] == "" and out[4] == "****"
+    assert "hunter2" not in out[1] and "AKIA" not in out[1] and "u:p@" not in out[7]
+    assert quote(out) == quote(messages)

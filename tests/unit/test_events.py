@@ -284,3 +284,38 @@ def test_an_arn_whose_account_is_not_ascii_digits_is_rejected(field):
     raw["detail"][field] = raw["detail"][field].replace(account, "".join(chr(0x0660 + int(c)) for c in account))
     with pytest.raises(EventRejectedError):
         parse_event(raw)
+
+
+@pytest.mark.parametrize("did", ["ecs-svc/4406718823409915271", "ecs-svc/123", "ecs-svc/86127fceec8419bd1e7",
+                                 "ecs-svc/" + "9" * 64])
+def test_an_ecs_deployment_id_is_kept(did):
+    raw = load_event("deployment-failed-circuit-breaker.docs")
+    raw["detail"]["deploymentId"] = did
+    assert parse_event(raw).detail.deployment_id == did
+
+
+def test_an_event_without_a_deployment_id_keeps_none():
+    raw = load_event("deployment-failed-circuit-breaker.docs")
+    del raw["detail"]["deploymentId"]
+    assert parse_event(raw).detail.deployment_id is None
+
+
+@pytest.mark.parametrize("did, shown", [
+    ("", "''"),
+    ("ecs-svc/12\u202e34", r"'ecs-svc/12\u202e34'"),  # a right-to-left override: escaped, never shown
+    ("ecs-svc/" + "9" * 65, "'ecs-svc/" + "9" * 65 + "'"),
+    ("ecs-svc/" + "9" * 300, "(308 characters)"),  # two such ids with one prefix shared an alert id
+    ("ecs-svc/123\n", r"'ecs-svc/123\n'"),
+    ("ecs-svc/", "'ecs-svc/'"),
+    ("d-1", "'d-1'"),
+    ("ecs-svc/12 34", "'ecs-svc/12 34'"),
+    ("ecs-svc/١٢٣", r"'ecs-svc/\u0661\u0662\u0663'"),  # Unicode digits are no ECS id's
+])
+def test_a_deployment_id_ecs_never_writes_is_rejected_with_its_reason(did, shown):
+    raw = load_event("deployment-failed-circuit-breaker.docs")
+    raw["detail"]["deploymentId"] = did
+    with pytest.raises(EventRejectedError) as info:
+        parse_event(raw)
+    assert "detail.deploymentId: " in info.value.reason and shown in info.value.reason
+    assert "is not an ECS deployment id" in info.value.reason and "\u202e" not in info.value.reason
+    assert info.value.raw is raw  # kept whole for the log and the table's rejected events

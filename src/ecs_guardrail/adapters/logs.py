@@ -111,7 +111,8 @@ class CrashLogs:
             if n and self._clock() - started > BUDGET_S:
                 break
             try:
-                messages = self._filter(w.group, w.stream, w.stopped - LOOK_BACK, w.stopped + _LOOK_AFTER, started)
+                messages = [m for _, m in self._filter(w.group, w.stream, w.stopped - LOOK_BACK,
+                                                       w.stopped + _LOOK_AFTER, started)]
             except ClientError as exc:
                 code = str(exc.response.get("Error", {}).get("Code") or "ClientError")
                 note = _WHY.get(code, "{group}: " + code).format(group=w.group, stream=w.stream)
@@ -131,12 +132,27 @@ class CrashLogs:
                    "before the stop"
         return CrashWords(group=first.group, note=note)
 
+    def around_stop(self, group: str, stream: str, stopped: datetime) -> list[tuple[int, object]]:
+        """The events an alert would quote from one task's stream: ``(timestamp in epoch milliseconds,
+        message)``, oldest first, from :data:`LOOK_BACK` before ``stopped`` to 30 s after, within the same
+        budget as :meth:`last_words` (:data:`MAX_PAGES` pages, :data:`BUDGET_S` from this call, the last
+        :data:`~ecs_guardrail.core.crash_words.MAX_LINES` x 5 kept). Unmasked: mask before writing them anywhere
+        (:func:`~ecs_guardrail.core.crash_words.masked`). Used by ``capture`` (``logs.jsonl``).
+
+        Raises:
+            botocore ``ClientError`` / ``BotoCoreError``: as FilterLogEvents does (no permission, no group
+                or stream, throttling after the client's retries, a timeout).
+        """
+        return self._filter(group, stream, stopped - LOOK_BACK, stopped + _LOOK_AFTER, self._clock())
+
     @permissions(crash_log_group=["logs:FilterLogEvents"])
-    def _filter(self, group: str, stream: str, start: datetime, end: datetime, started: float) -> list[object]:
-        """The newest messages of one stream between ``start`` and ``end``, oldest first: the pages
-        FilterLogEvents gives (oldest first) while the budget lasts, at most :data:`MAX_PAGES`, the last
-        :data:`~ecs_guardrail.core.crash_words.MAX_LINES` x 5 messages kept (empty lines are dropped later)."""
-        kept: list[object] = []
+    def _filter(self, group: str, stream: str, start: datetime, end: datetime,
+                started: float) -> list[tuple[int, object]]:
+        """The newest events of one stream between ``start`` and ``end``, oldest first, as ``(timestamp,
+        message)``: the pages FilterLogEvents gives (oldest first) while the budget lasts, at most
+        :data:`MAX_PAGES`, the last :data:`~ecs_guardrail.core.crash_words.MAX_LINES` x 5 kept (empty lines
+        are dropped later)."""
+        kept: list[tuple[int, object]] = []
         token: str | None = None
         for n in range(MAX_PAGES):
             if n and self._clock() - started > BUDGET_S:
@@ -145,7 +161,8 @@ class CrashLogs:
                                                 startTime=int(start.timestamp() * 1000),
                                                 endTime=int(end.timestamp() * 1000),
                                                 **({"nextToken": token} if token else {}))
-            kept = (kept + [e.get("message", "") for e in resp.get("events") or []])[-5 * MAX_LINES:]
+            kept = (kept + [(int(e.get("timestamp") or 0), e.get("message", ""))
+                            for e in resp.get("events") or []])[-5 * MAX_LINES:]
             token = resp.get("nextToken")
             if not token:
                 break

@@ -19,6 +19,13 @@
   per target group + load balancer (``AWS/ApplicationELB`` or ``AWS/NetworkELB``), the lowest over a
   target group's load balancers, and the clients' view of ALB target groups (``request_count``,
   ``target_2xx``, ``target_5xx``, ``elb_5xx``: Sum, summed over its load balancers; empty behind an NLB);
+- ``logs.jsonl`` and each service's ``logGroup`` from the essential container's ``awslogs`` log
+  configuration (DescribeTaskDefinition ``logConfiguration.options``): for each task of the captured events
+  that stopped, the lines a decision's alert would quote (FilterLogEvents on its stream, with the crash-log
+  reader's window, page limit and budget: :meth:`ecs_guardrail.adapters.logs.CrashLogs.around_stop`),
+  masked as alerts mask them (:func:`ecs_guardrail.core.crash_words.masked`), at most
+  :data:`MAX_LOG_STREAMS` streams; a stream prefix other than ``ecs`` is written as ``ecs`` (a replay's
+  task definitions use that prefix);
 - ``CAPTURE.md``: what was read, and what could not be (a missing permission, a retention gap), one line
   each. It is a separate file so that ``fleet.json`` keeps only the keys a replay reads.
 
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -41,8 +49,15 @@ from ecs_guardrail.adapters.ecs import describe_services, target_group_arns
 from ecs_guardrail.adapters.elb import target_group_dimension, target_group_name
 from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.core.links import resource_name, service_resource_id_parts
+from ecs_guardrail.replay.fleet import LOG_STREAM_PREFIX
 
-__all__ = ["capture", "CaptureReport", "DENIED_CODES"]
+#: CloudWatch Logs log group names a fleet.json ``logGroup`` may hold (CreateLogGroup: 1 to 512 of these)
+_LOG_GROUP = re.compile(r"[A-Za-z0-9_./#-]{1,512}")
+
+__all__ = ["capture", "CaptureReport", "DENIED_CODES", "MAX_LOG_STREAMS"]
+
+#: task streams read for ``logs.jsonl`` at most (one FilterLogEvents call of up to 3 pages each)
+MAX_LOG_STREAMS = 200
 
 #: error codes that mean "this identity may not call that"
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
@@ -66,6 +81,9 @@ class CaptureReport:
     events_skipped: int = 0
     csv_rows: int = 0
     restart_rows: int = 0
+    log_lines: int = 0
+    log_streams: int = 0
+    log_notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     missing_clusters: list[str] = field(default_factory=list)
 
@@ -108,9 +126,23 @@ def _health_check(tg: dict[str, Any]) -> dict[str, Any]:
     return hc
 
 
-def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: CaptureReport
+@dataclass(frozen=True)
+class _LogSource:
+    """Where a service's essential container logs (its ``awslogs`` options): ``group``, stream ``prefix``,
+    ``container`` (its name), ``region`` (``awslogs-region``, or ``None`` for the task's own)."""
+
+    group: str
+    prefix: str
+    container: str
+    region: str | None
+
+
+def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: CaptureReport,
+                sources: dict[tuple[str, str], _LogSource] | None = None
                 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """fleet.json's content and ``{target group name: {"arn", "lbs": [(lb dimension, namespace)]}}``."""
+    """fleet.json's content and ``{target group name: {"arn", "lbs": [(lb dimension, namespace)]}}``;
+    ``sources`` gets each service's log source, ``(cluster, service)`` -> :class:`_LogSource`."""
+    sources = {} if sources is None else sources
     ecs = client("ecs")
     services: dict[str, list[dict[str, Any]]] = {}
     for cluster in clusters:
@@ -163,7 +195,7 @@ def _read_fleet(client: Callable[[str], Any], clusters: list[str], report: Captu
                 svc["deploymentStrategy"] = {"strategy": config["strategy"]}
                 if isinstance(config.get("bakeTimeInMinutes"), int):
                     svc["deploymentStrategy"]["bakeTimeInMinutes"] = config["bakeTimeInMinutes"]
-            svc.update(_task_definition_keys(ecs, s, families, f"{cluster}/{s['serviceName']}", report))
+            svc.update(_task_definition_keys(ecs, s, families, (cluster, s["serviceName"]), report, sources))
             if (breaker or {}).get("enable") or "deploymentController" in svc or "deploymentStrategy" in svc:
                 listed = _read_deployments(ecs, cluster, s["serviceName"], report)
                 if listed:
@@ -211,12 +243,15 @@ def _read_deployments(ecs: Any, cluster: str, service: str, report: CaptureRepor
     return rows
 
 
-def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple[Any, str]], where: str,
-                          report: CaptureReport) -> dict[str, Any]:
-    """``taskDefinitionFamily`` (when not the service name) and ``containers`` (name, essential, restartPolicy)
+def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple[Any, str]],
+                          key: tuple[str, str], report: CaptureReport,
+                          sources: dict[tuple[str, str], _LogSource]) -> dict[str, Any]:
+    """``taskDefinitionFamily`` (when not the service name), ``containers`` (name, essential, restartPolicy)
+    and ``logGroup`` (the essential container's ``awslogs-group``; its source goes into ``sources[key]``)
     of the task definition the service runs (DescribeTaskDefinition). A family already written with other
-    containers (two services on different revisions) keeps the first; the later service is noted and left
-    without these keys (fleet.json allows one shape per family)."""
+    containers or another log group (two services on different revisions) keeps the first; the later
+    service is noted and left without these keys (fleet.json allows one shape per family)."""
+    where = "/".join(key)
     arn = s.get("taskDefinition")
     if not arn:
         return {}
@@ -237,16 +272,35 @@ def _task_definition_keys(ecs: Any, s: dict[str, Any], families: dict[str, tuple
             ct["restartPolicy"] = {k: policy[k] for k in ("enabled", "ignoredExitCodes", "restartAttemptPeriod")
                                    if k in policy}
         containers.append(ct)
+    source = _log_source(td)
     family = str(td.get("family") or s["serviceName"])
-    seen = families.setdefault(family, (containers, where))
-    if seen[0] != containers:
-        report.problems.append(f"{where}: runs task definition family {family} with other containers than "
-                               f"{seen[1]}; fleet.json keeps {seen[1]}'s and gives {where} the default")
+    seen = families.setdefault(family, ((containers, source and source.group), where))
+    if seen[0] != (containers, source and source.group):
+        report.problems.append(f"{where}: runs task definition family {family} with other containers or log "
+                               f"group than {seen[1]}; fleet.json keeps {seen[1]}'s and gives {where} the default")
         return {}
     out: dict[str, Any] = {"containers": containers} if containers else {}
     if family != s["serviceName"]:
         out["taskDefinitionFamily"] = family
+    if source is not None:
+        out["logGroup"] = source.group
+        sources[key] = source
     return out
+
+
+def _log_source(td: dict[str, Any]) -> _LogSource | None:
+    """The essential container's ``awslogs`` destination (the first essential container's, as a replay
+    builds it: fleet.json's ``logGroup``), when it names a group and a stream prefix (without a prefix
+    the stream is not named after the task: ECS Developer Guide, "Using the awslogs log driver")."""
+    lead: dict[str, Any] = next((c for c in td.get("containerDefinitions") or [] if c.get("essential", True)), {})
+    config = lead.get("logConfiguration") or {}
+    options = config.get("options") or {}
+    group, prefix = options.get("awslogs-group"), options.get("awslogs-stream-prefix")
+    if config.get("logDriver") != "awslogs" or not isinstance(group, str) or not _LOG_GROUP.fullmatch(group) \
+            or not isinstance(prefix, str) or not prefix:
+        return None
+    region = options.get("awslogs-region")
+    return _LogSource(group, prefix, str(lead["name"]), region if isinstance(region, str) else None)
 
 
 def _read_restarts(client: Callable[[str], Any], fleet: dict[str, Any], since: datetime, until: datetime,
@@ -375,6 +429,89 @@ def _read_events(client: Callable[[str], Any], clusters: list[str], since: datet
     return lines
 
 
+# ------------------------------------------------------------------------------------------------- logs
+def _stopped_tasks(events: list[tuple[str, int | None]], sources: dict[tuple[str, str], _LogSource]
+                   ) -> list[tuple[datetime, str, _LogSource]]:
+    """``(stopped at, task id, its service's log source)`` of each task of a service with a log source
+    that the captured events show STOPPED (``detail.stoppedAt``, else the event's ``time``), once each,
+    oldest first."""
+    seen: dict[str, tuple[datetime, str, _LogSource]] = {}
+    for line, _ in events:
+        raw = json.loads(line)
+        detail = raw.get("detail") or {}
+        if raw.get("detail-type") != "ECS Task State Change" or detail.get("lastStatus") != "STOPPED":
+            continue
+        group, arn, cluster = detail.get("group"), detail.get("taskArn"), _cluster_of(raw)
+        service = group[len("service:"):] if isinstance(group, str) and group.startswith("service:") else None
+        source = sources.get((cluster or "", service or ""))
+        when = detail.get("stoppedAt") or raw.get("time")
+        if source is None or not isinstance(arn, str) or not isinstance(when, str):
+            continue
+        try:
+            stopped = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        task_id = arn.rsplit("/", 1)[-1]
+        seen.setdefault(task_id, (stopped if stopped.tzinfo else stopped.replace(tzinfo=UTC), task_id, source))
+    return sorted(seen.values(), key=lambda x: (x[0], x[1]))
+
+
+def _read_log_lines(client: Callable[[str], Any], events: list[tuple[str, int | None]],
+                    sources: dict[tuple[str, str], _LogSource], region: str | None, report: CaptureReport
+                    ) -> list[tuple[int, str, str]]:
+    """``logs.jsonl`` rows ``(timestamp ms, logStream, message)``: what a decision's alert would quote of
+    each stopped task's stream (:func:`_stopped_tasks`; the crash-log reader's window, pages and budget),
+    masked, at most :data:`MAX_LOG_STREAMS` streams. A denied group is one problem line; a stream that is
+    gone (ResourceNotFoundException) has no rows; any other AWS error propagates."""
+    from ecs_guardrail.adapters.logs import CrashLogs
+    from ecs_guardrail.core.crash_words import masked
+
+    tasks = _stopped_tasks(events, sources)
+    if not tasks:
+        return []
+    if len(tasks) > MAX_LOG_STREAMS:
+        report.log_notes.append(f"{len(tasks) - MAX_LOG_STREAMS} later stopped tasks' streams not read "
+                                f"(at most {MAX_LOG_STREAMS})")
+        tasks = tasks[:MAX_LOG_STREAMS]
+    reader = CrashLogs(client("logs"))
+    rows: list[tuple[int, str, str]] = []
+    skipped: set[str] = set()
+    renamed: set[str] = set()
+    for stopped, task_id, source in tasks:
+        if source.group in skipped:
+            continue
+        if source.region and region and source.region != region:
+            skipped.add(source.group)
+            report.log_notes.append(f"log group {source.group} is in region {source.region}: not read")
+            continue
+        try:
+            found = reader.around_stop(source.group, f"{source.prefix}/{source.container}/{task_id}", stopped)
+        except ClientError as exc:
+            if _denied(exc):
+                skipped.add(source.group)
+                report.problems.append(f"no permission for logs:FilterLogEvents on {source.group}: logs.jsonl "
+                                       "has none of its lines")
+                continue
+            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                continue
+            raise
+        report.log_streams += 1
+        stream = f"{LOG_STREAM_PREFIX}/{source.container}/{task_id}"
+        rows += [(ms, stream, text) for (ms, _), text in zip(found, masked(m for _, m in found), strict=True)
+                 if text]
+        if source.prefix != LOG_STREAM_PREFIX and source.group not in renamed:
+            renamed.add(source.group)
+            report.log_notes.append(f"{source.group}: stream prefix {source.prefix} written as {LOG_STREAM_PREFIX} "
+                                    "(a replay's task definitions use that prefix)")
+    report.log_lines = len(rows)
+    return rows
+
+
+def _ms_iso(ms: int) -> str:
+    t = datetime.fromtimestamp(ms // 1000, UTC)
+    return _iso(t) if ms % 1000 == 0 else f"{t:%Y-%m-%dT%H:%M:%S}.{ms % 1000:03d}Z"
+
+
 # ------------------------------------------------------------------------------------------ healthy hosts
 def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, dict[str, Any]], since: datetime,
                         until: datetime, report: CaptureReport) -> list[tuple[Any, ...]]:
@@ -425,7 +562,8 @@ def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, d
 def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, until: datetime, out_dir: Path,
             *, log_group: str) -> CaptureReport:
     """Write ``fleet.json``, ``events.jsonl``, ``delivered.csv`` (each line's ingestion time),
-    ``healthy_hosts.csv`` (when there are rows) and ``CAPTURE.md`` to ``out_dir`` (created). Returns the
+    ``healthy_hosts.csv``, ``container_restarts.csv`` and ``logs.jsonl`` (each when there are rows) and
+    ``CAPTURE.md`` to ``out_dir`` (created). Returns the
     :class:`CaptureReport`.
 
     Permission errors and a retention gap become ``report.problems`` (and lines of CAPTURE.md); any other
@@ -435,7 +573,8 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     if out_dir.exists() and not out_dir.is_dir():
         raise ScenarioError(f"{out_dir}: exists and is not a folder")
     report = CaptureReport(out_dir, list(clusters), since, until, log_group)
-    fleet, target_groups = _read_fleet(client, list(dict.fromkeys(clusters)), report)
+    sources: dict[tuple[str, str], _LogSource] = {}
+    fleet, target_groups = _read_fleet(client, list(dict.fromkeys(clusters)), report, sources)
     region = getattr(getattr(client("ecs"), "meta", None), "region_name", None)
     try:
         account = client("sts").get_caller_identity()["Account"]
@@ -452,6 +591,7 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     events = _read_events(client, list(clusters), since, until, log_group, report)
     rows = _read_healthy_hosts(client, target_groups, since, until, report)
     restarts = _read_restarts(client, fleet, since, until, report)
+    log_lines = _read_log_lines(client, events, sources, region, report)
     # everything read before anything is written: an AWS error part way leaves an earlier capture whole
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -459,38 +599,42 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         raise ScenarioError(f"{out_dir}: cannot be created ({exc.strerror})") from None
     (out_dir / "fleet.json").write_text(json.dumps({**head, **fleet}, indent=2) + "\n", encoding="utf-8")
     (out_dir / "events.jsonl").write_text("".join(line + "\n" for line, _ in events), encoding="utf-8")
-    delivered = out_dir / "delivered.csv"  # lets a replay reject events stamped in the future (SCENARIOS.md)
-    if any(ms is not None for _, ms in events):
-        with delivered.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("line", "delivered_at"))
-            for n, (_, ms) in enumerate(events, 1):
-                if ms is not None:
-                    w.writerow((n, _iso(datetime.fromtimestamp(ms / 1000, UTC))))
-    elif delivered.exists():
-        delivered.unlink()
-    csv_path = out_dir / "healthy_hosts.csv"
-    if rows:
-        with csv_path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("time", "target_group", "healthy_host_count", "request_count", "target_2xx", "target_5xx",
-                        "elb_5xx"))
-            for t, name, *values in rows:
-                w.writerow((t, name, *("" if v is None else int(v) if float(v).is_integer() else v for v in values)))
-    elif csv_path.exists():
-        csv_path.unlink()
-    restarts_path = out_dir / "container_restarts.csv"
-    if restarts:
-        with restarts_path.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(("time", "cluster", "service", "restart_count"))
-            for t, c, svc, v in restarts:
-                w.writerow((t, c, svc, int(v) if float(v).is_integer() else v))
-    elif restarts_path.exists():
-        restarts_path.unlink()
+    # delivered.csv lets a replay reject events stamped in the future (SCENARIOS.md)
+    _write_csv(out_dir / "delivered.csv", ("line", "delivered_at"),
+               [(n, _iso(datetime.fromtimestamp(ms / 1000, UTC))) for n, (_, ms) in enumerate(events, 1)
+                if ms is not None])
+    _write_csv(out_dir / "healthy_hosts.csv", ("time", "target_group", "healthy_host_count", "request_count",
+                                               "target_2xx", "target_5xx", "elb_5xx"),
+               [(t, name, *("" if v is None else _number(v) for v in values)) for t, name, *values in rows])
+    _write_csv(out_dir / "container_restarts.csv", ("time", "cluster", "service", "restart_count"),
+               [(t, c, svc, _number(v)) for t, c, svc, v in restarts])
     report.restart_rows = len(restarts)
+    logs_path = out_dir / "logs.jsonl"
+    if log_lines:
+        logs_path.write_text("".join(json.dumps({"time": _ms_iso(ms), "logStream": stream, "message": text},
+                                                separators=(",", ":"), ensure_ascii=False) + "\n"
+                                     for ms, stream, text in log_lines), encoding="utf-8")
+    elif logs_path.exists():
+        logs_path.unlink()
     _write_notes(out_dir / "CAPTURE.md", report)
     return report
+
+
+def _number(v: float) -> float | int:
+    """A CSV cell's number: whole numbers without ``.0``."""
+    return int(v) if float(v).is_integer() else v
+
+
+def _write_csv(path: Path, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """``path`` with ``header`` and ``rows`` (``\\n`` line ends); with no rows, no file (an earlier
+    capture's is removed)."""
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
 
 
 def _write_notes(path: Path, r: CaptureReport) -> None:
@@ -507,6 +651,9 @@ def _write_notes(path: Path, r: CaptureReport) -> None:
         f"- healthy_hosts.csv: {r.csv_rows} rows" if r.csv_rows else "- healthy_hosts.csv: not written (no rows)",
         f"- container_restarts.csv: {r.restart_rows} rows" if r.restart_rows
         else "- container_restarts.csv: not written (no Container Insights RestartCount datapoints)",
+        (f"- logs.jsonl: {r.log_lines} lines of {r.log_streams} stopped tasks' streams, masked as alerts mask "
+         "them" if r.log_lines else "- logs.jsonl: not written (no log lines of a stopped task in a service "
+         "with an awslogs log group)") + "".join(f"; {n}" for n in r.log_notes),
         "",
         "## Missing",
         "",

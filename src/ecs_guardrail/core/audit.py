@@ -283,8 +283,16 @@ def is_production_name(cluster: str, config: AuditConfig) -> bool:
 
 
 def _service_findings(s: ServiceAuditFacts, config: AuditConfig) -> list[Finding]:
-    out: list[Finding] = []
+    """Every finding of one service, in a fixed order: its health checks' (what can eject or replace its
+    tasks), then its deployments' and capacity's."""
     where = f"{s.cluster}/{s.name}"
+    return _health_check_findings(s, config, where) + _deployment_findings(s, where)
+
+
+def _health_check_findings(s: ServiceAuditFacts, config: AuditConfig, where: str) -> list[Finding]:
+    """An aggregating health path, a fast ejection, no grace period, a container check on the load
+    balancer's path (``where``: ``cluster/service``, the text's subject)."""
+    out: list[Finding] = []
     aggregate = {tg.name: p for tg in s.target_groups if (p := aggregate_path(tg, config)) is not None}
     if aggregate:
         paths = sorted(set(aggregate.values()))
@@ -322,6 +330,13 @@ def _service_findings(s: ServiceAuditFacts, config: AuditConfig) -> list[Finding
                  "command": list(s.container_health_check.command), "paths": sorted(called),
                  "retries": s.container_health_check.retries,
                  "interval_seconds": s.container_health_check.interval_seconds}))
+    return out
+
+
+def _deployment_findings(s: ServiceAuditFacts, where: str) -> list[Finding]:
+    """No circuit breaker, no automatic rollback, a single task, no unhealthy-state routing floor, a
+    mistyped opt-out tag, an Application Auto Scaling minimum above 0."""
+    out: list[Finding] = []
     if s.deployment_controller == "ECS" and not s.circuit_breaker:
         out.append(Finding(
             "no_circuit_breaker", s.cluster, s.name,

@@ -345,10 +345,40 @@ def classify_service_minutes(
     minutes = minutes_between(start, end)
     if not minutes:
         return []
+    slots, observed = _slot_samples(samples, minutes)
+    counts = [c for c in counts if c.sampled_at <= minutes[-1] + MINUTE]
+    observed += [(c.cluster, c.service, c.sampled_at, c.desired_count, None) for c in counts
+                 if c.desired_count is not None]
+    scale_downs = list(scale_downs)
+    periods = _watchdog_periods(scale_downs, observed)
+    held_periods = _watchdog_periods([d for d in scale_downs if d.held], observed)
+    desired_points = _points_by_service((cluster, service, at, count) for cluster, service, at, count, _ in observed)
+    running_points = _points_by_service((c.cluster, c.service, c.sampled_at, c.running_count) for c in counts
+                                        if c.running_count is not None)
+    running_tasks = running_tasks or {}
+    out: list[ServiceMinute] = []
+    for key in sorted(slots):
+        groups = slots.pop(key)  # this service's samples are not needed past its own minutes
+        out += _service_minutes(key, [groups[tg] for tg in sorted(groups)], minutes, desired_points.get(key, []),
+                                running_points.get(key, []), periods.get(key, []), held_periods.get(key, []),
+                                running_tasks, client_error_ratio)
+    return out
+
+
+#: a desired count DescribeServices reported: (cluster, service, when, count, the minute it was seen
+#: serving or None)
+_Observed = tuple[str, str, datetime, int, datetime | None]
+
+
+def _slot_samples(samples: Iterable[Sample], minutes: list[datetime]
+                  ) -> tuple[dict[tuple[str, str], dict[str, list[Sample | None]]], list[_Observed]]:
+    """``samples`` (read once) as ``(cluster, service) -> target group -> the sample of each of
+    ``minutes`` (index i: minute ``minutes[0]`` + i; None: none; of two, the later given)``, and the
+    desired counts they carry (:data:`_Observed`, seen at ``sampled_at``). Samples outside the minutes
+    are left out."""
     lo, hi = minutes[0], minutes[-1]
-    # (cluster, service) -> target group -> the sample of each minute (index i: minute lo + i), None: none
     slots: dict[tuple[str, str], dict[str, list[Sample | None]]] = {}
-    observed: list[tuple[str, str, datetime, int, datetime | None]] = []
+    observed: list[_Observed] = []
     for s in samples:
         m = minute_floor(s.minute)
         if not lo <= m <= hi:
@@ -361,64 +391,72 @@ def classify_service_minutes(
         if s.desired_count is not None:
             observed.append((s.cluster, s.service, s.sampled_at or s.minute, s.desired_count,
                              s.minute if s.healthy_host_count is not None and s.healthy_host_count >= 1 else None))
-    counts = [c for c in counts if c.sampled_at <= hi + MINUTE]
-    observed += [(c.cluster, c.service, c.sampled_at, c.desired_count, None) for c in counts
-                 if c.desired_count is not None]
-    scale_downs = list(scale_downs)
-    periods = _watchdog_periods(scale_downs, observed)
-    held_periods = _watchdog_periods([d for d in scale_downs if d.held], observed)
-    desired_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
-    for cluster, service, at, count, _ in observed:
-        desired_points[(cluster, service)].append((at, count))
-    for points in desired_points.values():
-        points.sort()
-    running_points: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
-    for c in counts:
-        if c.running_count is not None:
-            running_points[(c.cluster, c.service)].append((c.sampled_at, c.running_count))
-    for points in running_points.values():
-        points.sort()
-    running_tasks = running_tasks or {}
-    out: list[ServiceMinute] = []
-    for key in sorted(slots):
-        cluster, service = key
-        groups = slots.pop(key)  # this service's samples are not needed past its own minutes
-        columns = [groups[tg] for tg in sorted(groups)]
-        desired_of, running_of = desired_points.get(key, []), running_points.get(key, [])
-        own_periods, own_held = periods.get(key, []), held_periods.get(key, [])
-        for i, m in enumerate(minutes):
-            seen = [column[i] for column in columns]
-            values = [x.healthy_host_count if x is not None else None for x in seen]
-            present = [x for x in seen if x is not None]
-            known = [v for v in values if v is not None]
-            desired = _desired_at(desired_of, m + MINUTE)
-            running = [x.running_count for x in present if x.running_count is not None]
-            from_counts = _desired_at(running_of, m + MINUTE)
-            from_events = running_tasks.get((cluster, service, m))
-            candidates = running + [x for x in (from_counts, from_events) if x is not None]
-            run = max(candidates) if candidates else None
-            lowest = min(known) if known else None
-            has_data = len(known) == len(values)
-            by_watchdog = any(a <= m and (b is None or m < b) for a, b in own_periods)
-            probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b) for a, b in own_held)
-            if by_watchdog and not (probing and has_data and lowest is not None and lowest >= 1):
-                # from the decision's T on, whatever the samples of a late-acted minute say; only a probe
-                # the watchdog itself raised (RECOVERY=probe) may serve inside the hold
-                state = MinuteState.ZERO_BY_WATCHDOG
-            elif has_data and lowest is not None and lowest >= 1:
-                state = MinuteState.UP
-            elif desired == 0:
-                state = MinuteState.ZERO_BY_OPERATOR
-            elif lowest is not None and lowest < 1:
-                state = MinuteState.DOWN
-            else:
-                state = MinuteState.NO_DATA
-            mine = [x for x in present if x.request_metrics]
-            clients = clients_state(mine, client_error_ratio) if mine else None
-            requests = sum((x.request_count or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
-            errors = sum((x.target_5xx or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
-            out.append(ServiceMinute(cluster, service, m, state, lowest, run, has_data, clients, requests, errors))
+    return slots, observed
+
+
+def _points_by_service(points: Iterable[tuple[str, str, datetime, int]]
+                       ) -> dict[tuple[str, str], list[tuple[datetime, int]]]:
+    """``(cluster, service, when, count)`` as ``(cluster, service) -> [(when, count)]``, time order."""
+    out: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
+    for cluster, service, at, count in points:
+        out[(cluster, service)].append((at, count))
+    for listed in out.values():
+        listed.sort()
     return out
+
+
+def _service_minutes(key: tuple[str, str], columns: list[list[Sample | None]], minutes: list[datetime],
+                     desired_of: list[tuple[datetime, int]], running_of: list[tuple[datetime, int]],
+                     own_periods: list[tuple[datetime, datetime | None]],
+                     own_held: list[tuple[datetime, datetime | None]],
+                     running_tasks: Mapping[tuple[str, str, datetime], int],
+                     client_error_ratio: float) -> list[ServiceMinute]:
+    """Every minute of one service (``key``): ``columns``, its target groups' samples per minute;
+    ``desired_of`` / ``running_of``, its reported desired and running counts; ``own_periods`` /
+    ``own_held``, the watchdog's zero periods (all, and a hold's) from :func:`_watchdog_periods`."""
+    cluster, service = key
+    out: list[ServiceMinute] = []
+    for i, m in enumerate(minutes):
+        seen = [column[i] for column in columns]
+        values = [x.healthy_host_count if x is not None else None for x in seen]
+        present = [x for x in seen if x is not None]
+        known = [v for v in values if v is not None]
+        desired = _desired_at(desired_of, m + MINUTE)
+        running = [x.running_count for x in present if x.running_count is not None]
+        from_counts = _desired_at(running_of, m + MINUTE)
+        from_events = running_tasks.get((cluster, service, m))
+        candidates = running + [x for x in (from_counts, from_events) if x is not None]
+        run = max(candidates) if candidates else None
+        lowest = min(known) if known else None
+        has_data = len(known) == len(values)
+        by_watchdog = any(a <= m and (b is None or m < b) for a, b in own_periods)
+        probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b) for a, b in own_held)
+        state = _minute_state(by_watchdog, probing, has_data, lowest, desired)
+        mine = [x for x in present if x.request_metrics]
+        clients = clients_state(mine, client_error_ratio) if mine else None
+        requests = sum((x.request_count or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
+        errors = sum((x.target_5xx or 0.0) + (x.elb_5xx or 0.0) for x in mine) if mine else None
+        out.append(ServiceMinute(cluster, service, m, state, lowest, run, has_data, clients, requests, errors))
+    return out
+
+
+def _minute_state(by_watchdog: bool, probing: bool, has_data: bool, lowest: float | None,
+                  desired: int | None) -> MinuteState:
+    """A minute's state from the watchdog's zero period (``by_watchdog``; ``probing``: a probe it raised
+    inside a hold), the samples (``has_data``: every target group has one; ``lowest`` healthy host
+    count) and the desired count reported by the minute's end."""
+    serving = has_data and lowest is not None and lowest >= 1
+    if by_watchdog and not (probing and serving):
+        # from the decision's T on, whatever the samples of a late-acted minute say; only a probe
+        # the watchdog itself raised (RECOVERY=probe) may serve inside the hold
+        return MinuteState.ZERO_BY_WATCHDOG
+    if serving:
+        return MinuteState.UP
+    if desired == 0:
+        return MinuteState.ZERO_BY_OPERATOR
+    if lowest is not None and lowest < 1:
+        return MinuteState.DOWN
+    return MinuteState.NO_DATA
 
 
 class RunningTasks(Mapping[tuple[str, str, datetime], int]):

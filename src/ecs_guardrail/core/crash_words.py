@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-__all__ = ["MAX_LINES", "MAX_CHARS", "LINE_MAX", "CrashWords", "Revision", "clean", "mask", "quote",
+__all__ = ["MAX_LINES", "MAX_CHARS", "LINE_MAX", "CrashWords", "Revision", "clean", "mask", "masked", "quote",
            "change_line", "revision_name", "image_tag"]
 
 #: lines quoted at most (ARCHITECTURE.md, "What on-call reads")
@@ -143,6 +143,16 @@ def quote(messages: Iterable[object]) -> tuple[str, ...]:
     if lines and len(lines[0]) > MAX_CHARS:
         lines[0] = lines[0][:MAX_CHARS - 1] + "…"
     return tuple(lines)
+
+
+def masked(messages: Iterable[object]) -> list[str]:
+    """Every one of ``messages`` (oldest first) as :func:`quote` shows a line, none dropped: cleaned
+    (:func:`clean`), masked (:func:`mask`), and ``****`` for a line of a secret written over several lines
+    (inside a PEM private key, the value after a dangling key); an empty line stays empty. For text that
+    leaves the account (``capture``'s ``logs.jsonl``): quoting it again masks nothing more."""
+    messages = list(messages)
+    return [_MASK if hide and line else line
+            for hide, line in zip(_hidden(messages), (mask(clean(m)) for m in messages), strict=True)]
 
 
 def _hidden(messages: list[object]) -> list[bool]:

@@ -337,7 +337,8 @@ def decide(config: PolicyConfig, cluster: str, trigger: Trigger, fleet: FleetVie
            held: Iterable[str] = ()) -> Decision:
     """Rules 3 to 6 for one trigger (rule 1 is :func:`detect`, rule 2 the caller's episode).
 
-    ``entitlement`` is rule 4's answer (:func:`ecs_guardrail.core.entitlement.entitle`); ``held``
+    ``entitlement`` is rule 4's answer (the :func:`ecs_guardrail.core.entitlement.entitlement` verdict the
+    caller carries as an :class:`Entitlement`); ``held``
     the *other* services of the cluster held at zero now (scaled by the watchdog, not restored,
     re-read from ECS by the caller).
 

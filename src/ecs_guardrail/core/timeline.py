@@ -506,6 +506,46 @@ def _in_window(i: dict[str, Any], since: datetime, until: datetime) -> bool:
     return since <= t <= until
 
 
+def _services_in_cluster(items: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> int:
+    """The cluster's services count: the most of the services its items name and the
+    ``services_in_cluster`` its decisions recorded (on the item, or inside its ``decision`` JSON)."""
+    known = {i["service"] for i in items if i.get("service")}
+    counted = [int(d["services_in_cluster"]) for d in decisions if d.get("services_in_cluster")]
+    for d in decisions:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            counted.append(int(json.loads(d.get("decision") or "{}").get("services_in_cluster") or 0))
+    return max([len(known), *counted])
+
+
+def _cluster_attribution(config: PolicyConfig, tasks: list[dict[str, Any]], stops: list[_Stop],
+                         services_in_cluster: int, since: datetime, until: datetime) -> Attribution:
+    """:func:`attribute` over the services' crashes and health-check kills in their busiest window
+    (``[since, until]`` without any), each service's share counted among the tasks alive then."""
+    zones = {i["az"] for i in tasks if i.get("az")}
+    # only services' tasks (group service:...) are in the fleet test, so in the attribution: standalone tasks
+    # (family:..., or a custom RunTask group) are not
+    of_services = {i["task_arn"] for i in tasks if i.get("service") and i.get("task_arn")}
+    failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
+                if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)
+                and s.task_arn in of_services]
+    span = busiest_window(failures, config) if failures else (since, until)
+    # the share's denominator: the tasks alive during the span (first seen by its end, not stopped before its
+    # start), not every task of the query window: a longer --since/--until must not dilute a service's failure
+    first: dict[tuple[str, str], datetime] = {}
+    stopped: dict[tuple[str, str], datetime] = {}
+    for i in tasks:
+        if i.get("service") and i.get("task_arn"):
+            key, t = (i["service"], i["task_arn"]), _t(i["time"])
+            first[key] = min(first.get(key, t), t)
+            if i.get("last_status") == "STOPPED":
+                stopped[key] = min(stopped.get(key, t), t)
+    seen: dict[str, set[str]] = defaultdict(set)
+    for (svc, arn), t in first.items():
+        if t <= span[1] and stopped.get((svc, arn), span[0]) >= span[0]:
+            seen[svc].add(arn)
+    return attribute(config, failures, seen, zones, services_in_cluster, span[0], span[1])
+
+
 def build_timeline(
     items: Iterable[dict[str, Any]],
     cluster: str,
@@ -541,36 +581,8 @@ def build_timeline(
     tasks = [i for i in items if i.get("type") == "task"]
     stops = _stops(tasks)
     decisions = [i for i in items if i.get("type") == "decision"]
-    known = {i["service"] for i in items if i.get("service")}
-    counted = [int(d["services_in_cluster"]) for d in decisions if d.get("services_in_cluster")]
-    for d in decisions:
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
-            counted.append(int(json.loads(d.get("decision") or "{}").get("services_in_cluster") or 0))
-    services_in_cluster = max([len(known), *counted])
-
-    zones = {i["az"] for i in tasks if i.get("az")}
-    # only services' tasks (group service:...) are in the fleet test, so in the attribution: standalone tasks
-    # (family:..., or a custom RunTask group) are not
-    of_services = {i["task_arn"] for i in tasks if i.get("service") and i.get("task_arn")}
-    failures = [Failure(s.service, s.time, StopKind(s.kind), s.task_arn, s.az) for s in stops
-                if s.kind in (StopKind.CRASH.value, StopKind.HEALTH_CHECK_KILL.value)
-                and s.task_arn in of_services]
-    span = busiest_window(failures, config) if failures else (since, until)
-    # the share's denominator: the tasks alive during the span (first seen by its end, not stopped before its
-    # start), not every task of the query window: a longer --since/--until must not dilute a service's failure
-    first: dict[tuple[str, str], datetime] = {}
-    stopped: dict[tuple[str, str], datetime] = {}
-    for i in tasks:
-        if i.get("service") and i.get("task_arn"):
-            key, t = (i["service"], i["task_arn"]), _t(i["time"])
-            first[key] = min(first.get(key, t), t)
-            if i.get("last_status") == "STOPPED":
-                stopped[key] = min(stopped.get(key, t), t)
-    seen: dict[str, set[str]] = defaultdict(set)
-    for (svc, arn), t in first.items():
-        if t <= span[1] and stopped.get((svc, arn), span[0]) >= span[0]:
-            seen[svc].add(arn)
-    attribution = attribute(config, failures, seen, zones, services_in_cluster, span[0], span[1])
+    services_in_cluster = _services_in_cluster(items, decisions)
+    attribution = _cluster_attribution(config, tasks, stops, services_in_cluster, since, until)
 
     def mine(i: dict[str, Any]) -> bool:
         return service is None or i.get("service") == service

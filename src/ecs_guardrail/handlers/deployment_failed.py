@@ -45,7 +45,7 @@ def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck
                             s: ServiceSummary) -> dict[str, Any]:
     """Send the one alert for the failed deployment of ``event`` (cluster key ``ck``; ``s``: the service's
     summary with the event noted). Returns ``{"deployment_alert": "sent" | "already_sent" | "failed" |
-    "no_deployment_id"}`` to merge into the handler's outcome.
+    "no_deployment_id"}`` (the event has no ``deploymentId``) to merge into the handler's outcome.
 
     Raises:
         DecisionInProgressError: another invocation claimed this deployment's alert and its lease runs
@@ -54,7 +54,9 @@ def alert_failed_deployment(episodes: Episodes, event: DeploymentStateChange, ck
     rt = episodes.rt
     d = event.detail
     did = getattr(d, "deployment_id", None)
-    if not did:  # ECS always names it; an event without one cannot be deduplicated: logged, no alert
+    # ECS always names it; an empty or malformed one was rejected by the event model (core.events), so only
+    # an absent one gets here, and it cannot be deduplicated: logged, no alert
+    if not did:
         logger.warning("SERVICE_DEPLOYMENT_FAILED without deploymentId: no deployment alert",
                        extra={"cluster": ck, "service": event.service})
         return {"deployment_alert": "no_deployment_id"}

@@ -1,10 +1,12 @@
 """The scheduled sweep: what the watchdog owes on time, not with a service's next event.
 
-ARCHITECTURE.md, "Recovery". It runs in the watchdog function (its IAM already grants every call it
-makes: DescribeServices, UpdateService, RegisterScalableTarget, the table, SNS and the Slack secret),
-as a second target of the availability sampler's one-minute EventBridge schedule (``template.yaml``
-``AvailabilityScheduleRule``, ``terraform`` ``aws_cloudwatch_event_rule.availability``), so no new
-schedule, role or call exists for it. Each run:
+ARCHITECTURE.md, "Recovery". It runs in the sweep function (:mod:`ecs_guardrail.handlers.lane`: the
+watchdog's code in the crash path's own lane, issue 32; its role holds the watchdog's statements, so every
+call it makes is granted: DescribeServices, UpdateService, RegisterScalableTarget, the table, SNS and the
+Slack secret), as the ``sweep`` target of the availability sampler's one-minute EventBridge schedule
+(``template.yaml`` ``AvailabilityScheduleRule``, ``terraform`` ``aws_cloudwatch_event_rule.availability``),
+so no schedule of its own exists for it (the watchdog's handler still runs it for a scheduled event
+aimed at the watchdog function). Each run:
 
 1. reads the bounded index of open work
    (:meth:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState.open_work_items`: one item per

@@ -660,14 +660,7 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
     built = BuiltFleet()
     ecs = client_factory("ecs")
     services = [(c["name"], s) for c in fleet["clusters"] for s in c.get("services", [])]
-    wanted: dict[str, int] = {}  # family -> newest revision an event names
-    job_containers: dict[str, set[str]] = {}
-    for arn, names in (event_task_definitions or {}).items():
-        family, rev = task_definition_parts(arn)
-        if int(rev) > MAX_EVENT_REVISION:
-            continue
-        wanted[family] = max(wanted.get(family, 0), int(rev))
-        job_containers.setdefault(family, set()).update(names)
+    wanted, job_containers = _event_revisions(event_task_definitions or {})
 
     groups: dict[str, tuple[str, dict[str, Any] | None]] = {}
     for _, s in services:
@@ -692,46 +685,8 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
                 families_done.add(family)
                 td = ecs.register_task_definition(family=family, containerDefinitions=containers)
                 td_arns[family] = td["taskDefinition"]["taskDefinitionArn"]
-            td_arn = td_arns[family]
-            built.task_definitions[(c["name"], s["name"])] = td_arn
-            kwargs: dict[str, Any] = {}
-            lbs = [{"targetGroupArn": built.target_groups[tg]["arn"], "containerName": _lead_container(s),
-                    "containerPort": _APP_PORT} for tg in s.get("targetGroups", [])]
-            if lbs:
-                kwargs["loadBalancers"] = lbs
-            if s.get("tags"):
-                kwargs["tags"] = [{"key": k, "value": str(v)} for k, v in s["tags"].items()]
-            if s.get("schedulingStrategy", "REPLICA") == "DAEMON":
-                kwargs["schedulingStrategy"] = "DAEMON"
-            else:
-                kwargs["desiredCount"] = s.get("desiredCount", 1)
-            if s.get("deploymentController", "ECS") != "ECS":
-                kwargs["deploymentController"] = {"type": s["deploymentController"]}
-            ecs.create_service(cluster=c["name"], serviceName=s["name"], taskDefinition=td_arn, **kwargs)
-            _settle_service(ecs, account, region, c["name"], s["name"])
-            if s.get("deployments"):
-                _list_deployments(ecs, account, region, c["name"], s["name"], s["deployments"])
-            update: dict[str, Any] = {}
-            # a key given as null is a key omitted (as check_fleet reads it)
-            if s.get("healthCheckGracePeriodSeconds") is not None:
-                update["healthCheckGracePeriodSeconds"] = s["healthCheckGracePeriodSeconds"]
-            config: dict[str, Any] = {}
-            if s.get("deploymentCircuitBreaker") is not None:
-                config["deploymentCircuitBreaker"] = dict(s["deploymentCircuitBreaker"])
-            if s.get("deploymentStrategy") is not None:
-                config["strategy"] = s["deploymentStrategy"]["strategy"]
-                if "bakeTimeInMinutes" in s["deploymentStrategy"]:
-                    config["bakeTimeInMinutes"] = s["deploymentStrategy"]["bakeTimeInMinutes"]
-            if config:
-                update["deploymentConfiguration"] = {**config, "maximumPercent": 200, "minimumHealthyPercent": 100}
-            if update:
-                ecs.update_service(cluster=c["name"], service=s["name"], **update)
-            if s.get("autoScaling") is not None:
-                resource = f"service/{c['name']}/{s['name']}"
-                client_factory("application-autoscaling").register_scalable_target(
-                    ServiceNamespace="ecs", ResourceId=resource, ScalableDimension="ecs:service:DesiredCount",
-                    MinCapacity=s["autoScaling"]["minCapacity"], MaxCapacity=s["autoScaling"]["maxCapacity"])
-                built.scalable_targets[(c["name"], s["name"])] = resource
+            built.task_definitions[(c["name"], s["name"])] = td_arns[family]
+            _build_service(client_factory, ecs, built, c["name"], s, account, region)
 
     for family, revision in sorted(wanted.items()):
         if family in families_done:
@@ -741,6 +696,81 @@ def build_fleet(client_factory: Callable[[str], Any], fleet: dict[str, Any], acc
                       for n in names]
         _pad_revisions(ecs, family, revision, containers, account, region)
     return built
+
+
+def _event_revisions(event_task_definitions: Mapping[str, Iterable[str]]
+                     ) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """``(family -> the newest revision an event names, family -> the container names the events give
+    it)``; revisions above :data:`MAX_EVENT_REVISION` are left out (unresolvable)."""
+    wanted: dict[str, int] = {}
+    job_containers: dict[str, set[str]] = {}
+    for arn, names in event_task_definitions.items():
+        family, rev = task_definition_parts(arn)
+        if int(rev) > MAX_EVENT_REVISION:
+            continue
+        wanted[family] = max(wanted.get(family, 0), int(rev))
+        job_containers.setdefault(family, set()).update(names)
+    return wanted, job_containers
+
+
+def _build_service(client_factory: Callable[[str], Any], ecs: Any, built: BuiltFleet, cluster: str,
+                   s: dict[str, Any], account: str, region: str) -> None:
+    """One fleet.json service on its registered revision (``built.task_definitions``): CreateService, its
+    settled deployment and listed ``deployments``, UpdateService for what moto's CreateService drops, and
+    RegisterScalableTarget for ``autoScaling`` (recorded in ``built.scalable_targets``)."""
+    td_arn = built.task_definitions[(cluster, s["name"])]
+    ecs.create_service(cluster=cluster, serviceName=s["name"], taskDefinition=td_arn, **_create_service_args(s, built))
+    _settle_service(ecs, account, region, cluster, s["name"])
+    if s.get("deployments"):
+        _list_deployments(ecs, account, region, cluster, s["name"], s["deployments"])
+    update = _update_service_args(s)
+    if update:
+        ecs.update_service(cluster=cluster, service=s["name"], **update)
+    if s.get("autoScaling") is not None:
+        resource = f"service/{cluster}/{s['name']}"
+        client_factory("application-autoscaling").register_scalable_target(
+            ServiceNamespace="ecs", ResourceId=resource, ScalableDimension="ecs:service:DesiredCount",
+            MinCapacity=s["autoScaling"]["minCapacity"], MaxCapacity=s["autoScaling"]["maxCapacity"])
+        built.scalable_targets[(cluster, s["name"])] = resource
+
+
+def _create_service_args(s: dict[str, Any], built: BuiltFleet) -> dict[str, Any]:
+    """CreateService's arguments beside cluster, name and task definition: ``loadBalancers`` (the lead
+    container's port in each target group), ``tags``, ``schedulingStrategy`` or ``desiredCount``,
+    ``deploymentController``."""
+    kwargs: dict[str, Any] = {}
+    lbs = [{"targetGroupArn": built.target_groups[tg]["arn"], "containerName": _lead_container(s),
+            "containerPort": _APP_PORT} for tg in s.get("targetGroups", [])]
+    if lbs:
+        kwargs["loadBalancers"] = lbs
+    if s.get("tags"):
+        kwargs["tags"] = [{"key": k, "value": str(v)} for k, v in s["tags"].items()]
+    if s.get("schedulingStrategy", "REPLICA") == "DAEMON":
+        kwargs["schedulingStrategy"] = "DAEMON"
+    else:
+        kwargs["desiredCount"] = s.get("desiredCount", 1)
+    if s.get("deploymentController", "ECS") != "ECS":
+        kwargs["deploymentController"] = {"type": s["deploymentController"]}
+    return kwargs
+
+
+def _update_service_args(s: dict[str, Any]) -> dict[str, Any]:
+    """UpdateService's arguments for what moto's CreateService drops: ``healthCheckGracePeriodSeconds`` and
+    ``deploymentConfiguration`` (circuit breaker, ``strategy``, ``bakeTimeInMinutes``); ``{}`` for none.
+    A key given as null is a key omitted (as check_fleet reads it)."""
+    update: dict[str, Any] = {}
+    if s.get("healthCheckGracePeriodSeconds") is not None:
+        update["healthCheckGracePeriodSeconds"] = s["healthCheckGracePeriodSeconds"]
+    config: dict[str, Any] = {}
+    if s.get("deploymentCircuitBreaker") is not None:
+        config["deploymentCircuitBreaker"] = dict(s["deploymentCircuitBreaker"])
+    if s.get("deploymentStrategy") is not None:
+        config["strategy"] = s["deploymentStrategy"]["strategy"]
+        if "bakeTimeInMinutes" in s["deploymentStrategy"]:
+            config["bakeTimeInMinutes"] = s["deploymentStrategy"]["bakeTimeInMinutes"]
+    if config:
+        update["deploymentConfiguration"] = {**config, "maximumPercent": 200, "minimumHealthyPercent": 100}
+    return update
 
 
 def _build_target_groups(client_factory: Callable[[str], Any],
