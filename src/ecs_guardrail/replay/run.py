@@ -306,6 +306,8 @@ class Replay:
         self.accepted: dict[int, datetime] = {}  # events.jsonl line -> event time, of the lines accepted
         self.opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
         self.closed: set[tuple[str, str]] = set()
+        self.account, self.region = scenario.account, scenario.region  # properties: read once, not per event
+        self._fleet_seen: dict[tuple[str, str | None], str | None] = {}  # _unknown_to_fleet per (cluster ARN, group)
 
     def warn(self, text: str | None, line: int | None = None) -> None:
         """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
@@ -392,8 +394,8 @@ class Replay:
 
     def _route(self, n: int, raw: Any) -> None:
         """One decoded event: where the rules send it, the recorder's verdict, the clock, the watchdog."""
-        scenario, result = self.scenario, self.builder
-        routes = targets(raw, scenario.account)
+        result = self.builder
+        routes = targets(raw, self.account)
         if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
             routes = routes | {"watchdog"}
         mark = _deployment_mark(raw)
@@ -401,8 +403,8 @@ class Replay:
             self.opened.setdefault(mark[:2], n)
         elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
             self.closed.add(mark[:2])
-        self.warn(_unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services), n)
-        self.warn(_other_home(raw, scenario.account, scenario.region), n)
+        self.warn(self._unknown(raw), n)
+        self.warn(_other_home(raw, self.account, self.region), n)
         at = self.delivered.get(n)
         out = (record.record_event(raw, self.rt_record.history, delivered_at=at)
                if "recorder" in routes or not routes else None)
@@ -420,11 +422,23 @@ class Replay:
         if "watchdog" in routes:
             self._to_watchdog(n, raw, out, at)
 
+    def _unknown(self, raw: Any) -> str | None:
+        """:func:`_unknown_to_fleet` of ``raw``, once per (cluster ARN, group): it reads nothing else."""
+        detail = raw.get("detail") if isinstance(raw, dict) else None
+        arn = detail.get("clusterArn") if isinstance(detail, dict) else None
+        group = detail.get("group") if isinstance(detail, dict) else None
+        if type(arn) is not str or (group is not None and type(group) is not str):
+            return _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        key = (arn, group)
+        if key not in self._fleet_seen:
+            self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        return self._fleet_seen[key]
+
     def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
         """Move the clock to an accepted line's event time (returned; ``None``: the line moves no clock).
         Only a line the replay accepts moves it (a rejected one is named, not swept): the recorder's
         verdict, or for a line only the watchdog reads (a restart observation) its own."""
-        t = event_time(raw) if out is not None or _accepted(raw, self.scenario.account) else None
+        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
         if t is not None:
             self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
         self.clock.before_event(t)
