@@ -23,14 +23,14 @@ from ecs_guardrail.core.events import parse_event, parsed_once
 from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.restarts import RestartObservation
 from ecs_guardrail.handlers import record, watchdog
+from ecs_guardrail.handlers import sweep as sweep_handler  # its run_sweep read at each call (tests wrap it)
 from ecs_guardrail.handlers.channels import simulate_channels
 from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
 from ecs_guardrail.handlers.runtime import logger as function_logger
-from ecs_guardrail.handlers.sweep import run_sweep
+from ecs_guardrail.replay import engine as engines  # make_aws, make_table read at each call (tests wrap them)
 from ecs_guardrail.replay.clock import MinuteClock, event_time
 from ecs_guardrail.replay.delivered import read_delivered
 from ecs_guardrail.replay.embedded import EmbeddedAws
-from ecs_guardrail.replay.engine import make_aws, make_table
 from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
 from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES, shifted_samples_warning
@@ -255,7 +255,7 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
     """
     run = Replay(scenario, on_reject=on_reject, on_warning=on_warning, on_stage=on_stage)
-    with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
+    with engines.make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
         stack.enter_context(quiet_logs())
         run.start(aws, engine)
         with scenario.events_path.open("rb") as fh, run.feeding():
@@ -327,7 +327,7 @@ class Replay:
         if settings.CENTRAL_ALERT_TOPIC_ARN:  # the organisation's topic is stood in for by the embedded one
             settings = settings.with_values(CENTRAL_ALERT_TOPIC_ARN=aws.topic_arn)
         clients = aws.clients()
-        self.table = make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
+        self.table = engines.make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
         home = (scenario.account, scenario.region)
         self.rt_record = build_runtime(settings, clients, table=self.table, home=home)
         self.rt_watchdog = build_runtime(settings, clients, watchdog=True, table=self.table, home=home)
@@ -691,7 +691,7 @@ class SweepTicks:
         if s.first is not None and s.last is not None and s.first <= minute <= s.last:
             s.tick(minute)
         probing = self.probe_end is not None and minute <= self.probe_end
-        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
+        out = sweep_handler.run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
         if self.probes is None:
             return
         for k in self.counts:
