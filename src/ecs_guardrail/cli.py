@@ -345,9 +345,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         folder = folder.resolve()
     _check_output(args.plot, "--plot")
     _check_output(args.alerts_out, "--alerts-out")
-    from ecs_guardrail.replay.parallel import check_jobs
+    if getattr(args, "jobs", 1) != 1 or getattr(args, "scheduler", None) is not None:  # the serial replay: nothing
+        from ecs_guardrail.replay.parallel import check_jobs  # to check, and no parallel machinery to import
 
-    check_jobs(getattr(args, "jobs", 1), getattr(args, "scheduler", None))  # --jobs/--scheduler (issue 32.6)
+        check_jobs(getattr(args, "jobs", 1), getattr(args, "scheduler", None))  # --jobs/--scheduler (issue 32.6)
     if args.sweep:
         return cmd_sweep(args, folder)
     scenario = load_scenario(folder, _overrides(args.overrides))
@@ -695,11 +696,11 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
     Raises:
         SystemExit: 2, argparse's usage error.
     """
-    import difflib
-
     args, extra = parser.parse_known_args(argv)
     if not extra:
         return args
+    import difflib  # only for a mistyped option
+
     command = next((a.choices[args.command] for a in parser._actions  # noqa: SLF001 - argparse has no public way
                     if isinstance(a, argparse._SubParsersAction) and args.command in a.choices), parser)  # noqa: SLF001
     known = [o for a in command._actions for o in a.option_strings]  # noqa: SLF001

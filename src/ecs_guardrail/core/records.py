@@ -61,6 +61,21 @@ class TriggerKind(StrEnum):
 
 def iso(t: datetime) -> str:
     """``2025-08-21T12:25:03Z`` (UTC; ``.123`` milliseconds only when the time has a fraction)."""
+    if t.tzinfo is None:  # local time: never cached (the zone may change)
+        return _iso(t)
+    text = _ISO.get(t)  # speed (issue 33.2): a replay writes each event's time 3 times, a failure's at every save
+    if text is None:
+        text = _iso(t)
+        if len(_ISO) >= 65_536:
+            _ISO.clear()
+        _ISO[t] = text  # equal aware times are one instant: one text
+    return text
+
+
+_ISO: dict[datetime, str] = {}
+
+
+def _iso(t: datetime) -> str:
     t = t.astimezone(UTC)
     if t.year < 1000:  # strftime's %Y writes such a year without leading zeros (isoformat pads it): as ever
         return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" if t.microsecond else t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -77,6 +92,23 @@ def parse_time(text: str) -> datetime:
     """
     t = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+#: speed (issue 33.2): the stored failures are read again at every sweep minute; their times and kinds by text
+_KINDS = {k.value: k for k in StopKind}
+_TIMES: dict[str, datetime] = {}
+
+
+def _doc_time(text: str) -> datetime:
+    """:func:`parse_time` of a stored failure's ``t``, each text parsed once (at most 65,536 kept)."""
+    t = _TIMES.get(text) if type(text) is str else None
+    if t is None:
+        t = parse_time(text)
+        if len(_TIMES) >= 65_536:
+            _TIMES.clear()
+        if type(text) is str:
+            _TIMES[text] = t
+    return t
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +142,8 @@ class Failure:
 
     @classmethod
     def from_doc(cls, service: str, doc: dict[str, Any]) -> Failure:
-        return cls(service=service, time=parse_time(doc["t"]), kind=StopKind(doc["k"]), task_arn=doc.get("a", ""),
+        return cls(service=service, time=_doc_time(doc["t"]), kind=_KINDS.get(doc["k"]) or StopKind(doc["k"]),
+                   task_arn=doc.get("a", ""),
                    availability_zone=doc.get("z"), stop_code=doc.get("c"), reason=doc.get("r"), cause=doc.get("x"),
                    exit_codes=tuple((n, c) for n, c in doc.get("e") or ()), task_definition_arn=doc.get("d"))
 

@@ -57,6 +57,25 @@ __all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment
 #: holds (a fleet.json describes the fleet as it stood before the first event; SCENARIOS.md)
 FLEET_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 #: DescribeServices ``rolloutState`` -> ListServiceDeployments ``status`` of the same deployment
+_SHARED = (str, int, float, bool, type(None), datetime)
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of an answer's data (dicts, lists and tuples rebuilt; text, numbers and datetimes shared:
+    they are immutable), as :func:`copy.deepcopy` gives it at a fraction of its cost (a replay copies every
+    answer); anything else goes to :func:`copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _SHARED else _clone(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SHARED else _clone(v) for v in value]
+    if kind in _SHARED:
+        return value
+    if kind is tuple:
+        return tuple(_clone(v) for v in value)
+    return copy.deepcopy(value)
+
+
 _ROLLOUT_TO_STATUS = {"COMPLETED": "SUCCESSFUL", "IN_PROGRESS": "IN_PROGRESS", "FAILED": "STOPPED"}
 
 
@@ -259,7 +278,7 @@ class _Ecs(MemoryClient):
         arn = self._aws.arn("ecs", f"cluster/{clusterName}")
         cluster = self._aws.ecs_clusters.setdefault(clusterName, {
             "clusterArn": arn, "clusterName": clusterName, "status": "ACTIVE", "services": {},
-            "settings": copy.deepcopy(settings or [{"name": "containerInsights", "value": "disabled"}])})
+            "settings": _clone(settings or [{"name": "containerInsights", "value": "disabled"}])})
         return {"cluster": {k: v for k, v in cluster.items() if k not in ("services", "settings")}}
 
     def describe_clusters(self, clusters: list[str] | None = None, include: list[str] | None = None,
@@ -273,10 +292,10 @@ class _Ecs(MemoryClient):
             if c is None:
                 failures.append({"arn": name_or_arn, "reason": "MISSING"})
                 continue
-            out = {k: copy.deepcopy(v) for k, v in c.items() if k not in ("services", "settings")}
+            out = {k: _clone(v) for k, v in c.items() if k not in ("services", "settings")}
             out["activeServicesCount"] = sum(s["status"] == "ACTIVE" for s in c["services"].values())
             if "SETTINGS" in (include or []):
-                out["settings"] = copy.deepcopy(c["settings"])
+                out["settings"] = _clone(c["settings"])
             found.append(out)
         return {"clusters": found, "failures": failures}
 
@@ -290,10 +309,10 @@ class _Ecs(MemoryClient):
         revisions = self._aws.task_definitions.setdefault(family, [])
         revision = len(revisions) + 1
         td = {"taskDefinitionArn": self._aws.arn("ecs", f"task-definition/{family}:{revision}"), "family": family,
-              "revision": revision, "status": "ACTIVE", "containerDefinitions": copy.deepcopy(containerDefinitions),
-              **copy.deepcopy(extra)}
+              "revision": revision, "status": "ACTIVE", "containerDefinitions": _clone(containerDefinitions),
+              **_clone(extra)}
         revisions.append(td)
-        return {"taskDefinition": copy.deepcopy(td)}
+        return {"taskDefinition": _clone(td)}
 
     def describe_task_definition(self, taskDefinition: str, **_: Any) -> dict[str, Any]:
         self._call("describe_task_definition")
@@ -304,7 +323,7 @@ class _Ecs(MemoryClient):
         td = revisions[number - 1] if number is not None and 1 <= number <= len(revisions) else None
         if td is None:
             raise _error("DescribeTaskDefinition", "ClientException", "Unable to describe task definition.")
-        return {"taskDefinition": copy.deepcopy(td), "tags": []}
+        return {"taskDefinition": _clone(td), "tags": []}
 
     def create_service(self, cluster: str, serviceName: str, taskDefinition: str | None = None,
                        desiredCount: int | None = None, loadBalancers: list[dict[str, Any]] | None = None,
@@ -319,12 +338,12 @@ class _Ecs(MemoryClient):
             "serviceArn": self._aws.arn("ecs", f"service/{c['clusterName']}/{serviceName}"),
             "serviceName": serviceName, "clusterArn": c["clusterArn"], "status": "ACTIVE",
             "desiredCount": desired, "runningCount": 0, "pendingCount": desired,
-            "taskDefinition": taskDefinition, "loadBalancers": copy.deepcopy(loadBalancers or []),
+            "taskDefinition": taskDefinition, "loadBalancers": _clone(loadBalancers or []),
             "schedulingStrategy": schedulingStrategy or "REPLICA", "deploymentController": dict(controller),
-            "tags": copy.deepcopy(tags or []), "deployments": [],
+            "tags": _clone(tags or []), "deployments": [],
         }
         if deploymentConfiguration is not None:
-            service["deploymentConfiguration"] = copy.deepcopy(deploymentConfiguration)
+            service["deploymentConfiguration"] = _clone(deploymentConfiguration)
         if controller.get("type", "ECS") == "ECS":  # as moto: one PRIMARY deployment, its state fixed now
             did = deployment_id(c["clusterName"], serviceName)
             state = "COMPLETED" if desired <= 0 else "IN_PROGRESS"
@@ -348,11 +367,11 @@ class _Ecs(MemoryClient):
         """Not an AWS operation: the fleet build's step that gives ListServiceDeployments and
         DescribeServiceDeployments the fleet.json service's ``deployments`` rows to answer from
         (:func:`service_deployments_of`; the moto engine's patch reads the same rows)."""
-        self._cluster("CreateService", cluster)["services"][service]["listed"] = copy.deepcopy(rows)
+        self._cluster("CreateService", cluster)["services"][service]["listed"] = _clone(rows)
 
     @staticmethod
     def _public(service: dict[str, Any], *, tags: bool) -> dict[str, Any]:
-        out = copy.deepcopy(service)
+        out = _clone(service)
         out.pop("listed", None)  # not a DescribeServices field: ListServiceDeployments' rows
         if not tags:
             out.pop("tags", None)
@@ -370,7 +389,7 @@ class _Ecs(MemoryClient):
             s["pendingCount"] = 0
         for key in ("healthCheckGracePeriodSeconds", "deploymentConfiguration", "taskDefinition"):
             if changes.get(key) is not None:
-                s[key] = copy.deepcopy(changes[key])
+                s[key] = _clone(changes[key])
         return {"service": self._public(s, tags=True)}
 
     def describe_services(self, cluster: str = "default", services: list[str] | None = None,
@@ -419,7 +438,7 @@ class _Ecs(MemoryClient):
         known = {sd["serviceDeploymentArn"]: sd for c in self._aws.ecs_clusters.values()
                  for s in c["services"].values()
                  for sd in service_deployments_of(s["serviceArn"], s["deployments"], s.get("listed", ()))}
-        found = [copy.deepcopy(known[a]) for a in serviceDeploymentArns if a in known]
+        found = [_clone(known[a]) for a in serviceDeploymentArns if a in known]
         failures = [{"arn": a, "reason": "MISSING"} for a in serviceDeploymentArns if a not in known]
         return {"serviceDeployments": found, "failures": failures}
 
@@ -477,7 +496,7 @@ class _Elbv2(MemoryClient):
             tg["HealthCheckPath"] = params.get("HealthCheckPath", "/")
             tg["Matcher"] = params.get("Matcher", {"HttpCode": "200"})
         self._aws.elb_target_groups[arn] = tg
-        return {"TargetGroups": [copy.deepcopy(tg)]}
+        return {"TargetGroups": [_clone(tg)]}
 
     def create_listener(self, LoadBalancerArn: str, DefaultActions: list[dict[str, Any]], **_: Any
                         ) -> dict[str, Any]:
@@ -492,11 +511,11 @@ class _Elbv2(MemoryClient):
         self._call("describe_target_groups")
         groups = self._aws.elb_target_groups
         if TargetGroupArns is None:
-            return {"TargetGroups": [copy.deepcopy(tg) for tg in groups.values()]}
+            return {"TargetGroups": [_clone(tg) for tg in groups.values()]}
         missing = [a for a in TargetGroupArns if a not in groups]
         if missing:
             raise _error("DescribeTargetGroups", "TargetGroupNotFound", "One or more target groups not found")
-        return {"TargetGroups": [copy.deepcopy(groups[a]) for a in TargetGroupArns]}
+        return {"TargetGroups": [_clone(groups[a]) for a in TargetGroupArns]}
 
 
 class _Ec2(MemoryClient):
@@ -600,7 +619,7 @@ class _ApplicationAutoScaling(MemoryClient):
     def describe_scalable_targets(self, ServiceNamespace: str, ResourceIds: list[str] | None = None,
                                   ScalableDimension: str | None = None, **_: Any) -> dict[str, Any]:
         self._call("describe_scalable_targets")
-        out = [copy.deepcopy(t) for (ns, rid, dim), t in sorted(self._aws.scalable_targets.items())
+        out = [_clone(t) for (ns, rid, dim), t in sorted(self._aws.scalable_targets.items())
                if ns == ServiceNamespace and (ResourceIds is None or rid in ResourceIds)
                and (ScalableDimension is None or dim == ScalableDimension)]
         return {"ScalableTargets": out}

@@ -17,14 +17,28 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.classify import StopKind, kind_with_notice
+from ecs_guardrail.core.errors import EventRejectedError, ScenarioError
+from ecs_guardrail.core.events import parse_event, parsed_once
 from ecs_guardrail.core.links import resource_name
+from ecs_guardrail.core.restarts import RestartObservation
+from ecs_guardrail.handlers import record, watchdog
+from ecs_guardrail.handlers import sweep as sweep_handler  # its run_sweep read at each call (tests wrap it)
+from ecs_guardrail.handlers.channels import simulate_channels
+from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
+from ecs_guardrail.handlers.runtime import logger as function_logger
+from ecs_guardrail.replay import engine as engines  # make_aws, make_table read at each call (tests wrap them)
+from ecs_guardrail.replay.clock import MinuteClock, event_time
+from ecs_guardrail.replay.delivered import read_delivered
 from ecs_guardrail.replay.embedded import EmbeddedAws
-from ecs_guardrail.replay.engine import make_aws
 from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
-from ecs_guardrail.replay.healthy_hosts import shifted_samples_warning
+from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES, shifted_samples_warning
+from ecs_guardrail.replay.lines import decode_line
+from ecs_guardrail.replay.restarts import ReplayRestarts
+from ecs_guardrail.replay.sampling import ReplaySampler
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
+from ecs_guardrail.routing import targets
 
 __all__ = ["ReplayResult", "replay", "quiet_logs"]
 
@@ -58,8 +72,6 @@ def quiet_logs() -> Iterator[None]:
     """Powertools logs go to stderr at ERROR during a replay (stdout carries only the report); the
     logger's level and streams are put back afterwards, so an in-process replay changes nothing for
     whatever runs next (a Lambda handler in the same process, a test)."""
-    from ecs_guardrail.handlers.runtime import logger as function_logger
-
     verbose = bool(os.environ.get("ECS_GUARDRAIL_VERBOSE"))
     if verbose:
         function_logger.name  # noqa: B018 - builds the Powertools logger: verbose replays log as Lambda does
@@ -224,6 +236,10 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     """Feed ``events.jsonl`` through the recorder and watchdog handlers on the embedded AWS, with the
     availability sampler's minute ticks on the same clock (:mod:`ecs_guardrail.replay.clock`).
 
+    The recipe: :class:`Replay` reads the scenario's inputs, :meth:`Replay.start` builds both handlers'
+    runtimes on the embedded AWS, :meth:`Replay.feed` takes each line of ``events.jsonl`` (read once, in
+    order), :meth:`Replay.finish` runs the minutes left and :meth:`Replay.result` reads what came out.
+
     Each line goes where the EventBridge rules would send it (:mod:`ecs_guardrail.routing`); both
     handlers run exactly as in Lambda. Malformed lines are counted, reported through ``on_reject(line
     number, reason)`` and skipped. ``keep_open(aws, result)`` runs before the embedded AWS closes (the
@@ -238,205 +254,283 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     Raises:
         ScenarioError: a ``healthy_hosts.csv`` that cannot be read (before any event is replayed).
     """
-    from ecs_guardrail.core.events import parsed_once
-    from ecs_guardrail.handlers import record, watchdog
-    from ecs_guardrail.handlers.channels import simulate_channels
-    from ecs_guardrail.handlers.runtime import LambdaContextStub, build_runtime, metrics_enabled
-    from ecs_guardrail.replay.clock import MinuteClock, event_time
-    from ecs_guardrail.replay.delivered import read_delivered
-    from ecs_guardrail.replay.engine import make_table
-    from ecs_guardrail.replay.lines import decode_line
-    from ecs_guardrail.replay.restarts import ReplayRestarts
-    from ecs_guardrail.replay.sampling import ReplaySampler
-    from ecs_guardrail.routing import targets
-
-    result = ResultBuilder()
-    warned: set[str] = set()
-    delivered = read_delivered(scenario.delivered_path)  # ScenarioError before any event is replayed
-
-    def warn(text: str | None, line: int | None = None) -> None:
-        """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
-        if text and text not in warned:
-            warned.add(text)
-            if on_warning:
-                on_warning(text if line is None else f"events.jsonl:{line}: {text} (first seen here)")
-
-    for text in fleet_warnings(scenario.fleet) + scenario_warnings(scenario):
-        warn(text)
-    fleet_clusters, fleet_services = _fleet_names(scenario.fleet)
-    at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])
-               if s.get("desiredCount", 1) == 0 and s.get("schedulingStrategy", "REPLICA") == "REPLICA"}
-    with make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
+    run = Replay(scenario, on_reject=on_reject, on_warning=on_warning, on_stage=on_stage)
+    with engines.make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
         stack.enter_context(quiet_logs())
-        ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
-                                                      f"function:ecs-guardrail-local")
+        run.start(aws, engine)
+        with scenario.events_path.open("rb") as fh, run.feeding():
+            for line in fh:
+                if on_progress is not None and (run.n + 1) % 100 == 0:
+                    on_progress(100)
+                run.feed(line)
+            run.finish()
+            if on_progress is not None and run.n % 100:
+                on_progress(run.n % 100)
+        res = run.result()
+        if keep_open is not None:
+            keep_open(aws, res)
+    return res
+
+
+#: what :meth:`Replay._decode` returns for a line it rejected (``None`` is a JSON value)
+_REJECTED = object()
+
+
+class Replay:
+    """One replay, fed a line at a time: ``Replay(scenario)``, :meth:`start` on the embedded AWS, then
+    :meth:`feed` for every line of ``events.jsonl`` in order (inside :meth:`feeding`), :meth:`finish`
+    and :meth:`result`. :func:`replay` is the recipe that calls them; the events file is read once.
+
+    One clock: :class:`SweepTicks` moves the sweep, the sampler's ``healthy_hosts.csv`` minutes and the
+    restart observations of ``container_restarts.csv`` (its lane) by the accepted events' times.
+
+    Raises:
+        ScenarioError: a ``delivered.csv`` that cannot be read (from the constructor), a ``healthy_hosts.csv``
+            that cannot be read (from :meth:`start`), too many minutes swept (from :meth:`feed`, :meth:`finish`).
+    """
+
+    def __init__(self, scenario: Scenario, *, on_reject: Callable[[int, str], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None,
+                 on_stage: Callable[[tuple[Any, ...], int, int, int], None] | None = None) -> None:
+        self.scenario, self.on_reject, self.on_warning, self.on_stage = scenario, on_reject, on_warning, on_stage
+        self.builder = ResultBuilder()
+        self.warned: set[str] = set()
+        self.delivered = read_delivered(scenario.delivered_path)  # ScenarioError before any event is replayed
+        for text in fleet_warnings(scenario.fleet) + scenario_warnings(scenario):
+            self.warn(text)
+        self.fleet_clusters, self.fleet_services = _fleet_names(scenario.fleet)
+        self.at_zero = {(c["name"], s["name"]) for c in scenario.fleet["clusters"] for s in c.get("services", [])
+                        if s.get("desiredCount", 1) == 0 and s.get("schedulingStrategy", "REPLICA") == "REPLICA"}
+        self.n = self.read = 0  # lines seen, non-blank lines read
+        self.span: tuple[datetime, datetime] | None = None  # first and last event time
+        self.accepted: dict[int, datetime] = {}  # events.jsonl line -> event time, of the lines accepted
+        self.opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
+        self.closed: set[tuple[str, str]] = set()
+        self.account, self.region = scenario.account, scenario.region  # properties: read once, not per event
+        self._fleet_seen: dict[tuple[str, str | None], str | None] = {}  # _unknown_to_fleet per (cluster ARN, group)
+
+    def warn(self, text: str | None, line: int | None = None) -> None:
+        """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
+        if text and text not in self.warned:
+            self.warned.add(text)
+            if self.on_warning:
+                self.on_warning(text if line is None else f"events.jsonl:{line}: {text} (first seen here)")
+
+    def start(self, aws: EmbeddedAws, engine: str) -> None:
+        """Build the recorder's and the watchdog's runtimes on ``aws`` (``engine``'s table), the sampler
+        and the one clock. ``ValueError`` for an unknown engine; ``ScenarioError`` for unreadable CSVs."""
+        scenario = self.scenario
+        self.aws = aws
+        self.ctx = LambdaContextStub(invoked_function_arn=f"arn:aws:lambda:{scenario.region}:{scenario.account}:"
+                                                          f"function:ecs-guardrail-local")
         settings = scenario.settings.with_values(HISTORY_TABLE=TABLE, ALERT_TOPIC_ARN=aws.topic_arn)
         if settings.CENTRAL_ALERT_TOPIC_ARN:  # the organisation's topic is stood in for by the embedded one
             settings = settings.with_values(CENTRAL_ALERT_TOPIC_ARN=aws.topic_arn)
         clients = aws.clients()
-        table = make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
+        self.table = engines.make_table(engine, clients, scenario.region)  # ValueError for an unknown engine
         home = (scenario.account, scenario.region)
-        rt_record = build_runtime(settings, clients, table=table, home=home)
-        rt_watchdog = build_runtime(settings, clients, watchdog=True, table=table, home=home)
-        previews: list[dict[str, Any]] = []
-        rt_watchdog.previews = previews  # what each channel receives, stamped with the event time (--alerts-out)
-        simulate_channels(rt_watchdog, aws.topic_arn)  # ALERT_ROUTES' channels, simulated as the default one
-        sampler = ReplaySampler(scenario, aws, engine, rt_record.history, settings.CLIENT_ERROR_RATIO)
-        for text in sampler.warnings + aws.warnings:  # aws.warnings: logs.jsonl lines left out (issue 35)
-            warn(text)
-        checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
+        self.rt_record = build_runtime(settings, clients, table=self.table, home=home)
+        self.rt_watchdog = build_runtime(settings, clients, watchdog=True, table=self.table, home=home)
+        self.previews: list[dict[str, Any]] = []
+        self.rt_watchdog.previews = self.previews  # what each channel receives, stamped with the event time
+        simulate_channels(self.rt_watchdog, aws.topic_arn)  # ALERT_ROUTES' channels, simulated as the default one
+        self.sampler = ReplaySampler(scenario, aws, engine, self.rt_record.history, settings.CLIENT_ERROR_RATIO)
+        for text in self.sampler.warnings + aws.warnings:  # aws.warnings: logs.jsonl lines left out (issue 35)
+            self.warn(text)
+        self.checks = EventChecks()  # what a hand-written file earns a warning for (issue 38)
         probes = settings.probes()
-        sweep = SweepTicks(sampler, rt_watchdog, ctx, probes)
+        self.clock = SweepTicks(self.sampler, self.rt_watchdog, self.ctx, probes)
+        self.clock.on_stage = self.stage if self.on_stage is not None else None
+        self.recovery = self.clock if probes is not None else None  # what RECOVERY=probe adds to the summary
+        self.restarts = ReplayRestarts(scenario, aws)
+        for name in self.restarts.unknown:
+            self.warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
+        self.clock.lanes.append(MinuteClock(self.restarts.first, self.restarts.last, self._restart_tick))
 
-        def stage(key: tuple[Any, ...]) -> None:  # --jobs: where each decision and alert was made
-            if on_stage is not None:
-                on_stage(key, len(result.decisions), len(previews), len(result.job_failures))
+    def stage(self, key: tuple[Any, ...]) -> None:
+        """``--jobs``: where each decision and alert was made (``on_stage``'s counts before ``key``)."""
+        if self.on_stage is not None:
+            self.on_stage(key, len(self.builder.decisions), len(self.previews), len(self.builder.job_failures))
 
-        sweep.on_stage = stage if on_stage is not None else None
-        recovery = sweep if probes is not None else None  # what RECOVERY=probe adds to the summary
-        clock = sweep
-        restarts = ReplayRestarts(scenario, aws)
-        for name in restarts.unknown:
-            warn(f"container_restarts.csv: service {name!r} is not in fleet.json; rows ignored")
+    def _restart_tick(self, minute: datetime) -> None:
+        """The sampler's restart observations of ``minute`` go to the watchdog."""
+        for observed in self.restarts.tick(minute):
+            self.builder.add(_invoke_watchdog(watchdog, observed, self.rt_watchdog, self.ctx))
 
-        def restart_tick(minute: Any) -> None:  # the sampler's restart observations go to the watchdog
-            for observed in restarts.tick(minute):
-                result.add(_invoke_watchdog(watchdog, observed, rt_watchdog, ctx))
+    @contextlib.contextmanager
+    def feeding(self) -> Iterator[None]:
+        """Where :meth:`feed` and :meth:`finish` run. EMF metrics print to stdout in Lambda; a replay reports
+        none (--calls counts AWS calls, not metrics), so they are off; stdout carries only the report. Each
+        line is decoded into a fresh object and validated once for the recorder and the watchdog."""
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), metrics_enabled(False), \
+                parsed_once():
+            yield
 
-        restart_clock = MinuteClock(restarts.first, restarts.last, restart_tick)
-        read = n = 0
-        span: tuple[datetime, datetime] | None = None  # first and last event time
-        accepted: dict[int, datetime] = {}  # events.jsonl line -> event time, of the lines accepted
-        opened: dict[tuple[str, str], int] = {}  # (cluster/service, deployment id) -> its IN_PROGRESS line
-        closed: set[tuple[str, str]] = set()
-        # EMF metrics print to stdout in Lambda; a replay reports none (--calls counts AWS calls, not
-        # metrics), so they are off; stdout carries only the report. Each line is decoded into a fresh
-        # object and validated once for the recorder and the watchdog (parsed_once)
-        with scenario.events_path.open("rb") as fh, open(os.devnull, "w") as sink, \
-                contextlib.redirect_stdout(sink), metrics_enabled(False), parsed_once():
-            for n, line in enumerate(fh, 1):
-                if on_progress is not None and n % 100 == 0:
-                    on_progress(100)
-                if not line.strip():
-                    continue
-                read += 1
-                text, replaced = decode_line(line)
-                if replaced:
-                    warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)",
-                         n)
-                try:
-                    raw = json.loads(text)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    result.reject(n, f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}", on_reject)
-                    continue
-                except RecursionError:
-                    result.reject(n, "not JSON: nested too deeply to decode", on_reject)
-                    continue
-                except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
-                    result.reject(n, f"not JSON: {str(exc)[:120]}", on_reject)
-                    continue
-                routes = targets(raw, scenario.account)
-                if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
-                    routes = routes | {"watchdog"}
-                mark = _deployment_mark(raw)
-                if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
-                    opened.setdefault(mark[:2], n)
-                elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
-                    closed.add(mark[:2])
-                warn(_unknown_to_fleet(raw, fleet_clusters, fleet_services), n)
-                warn(_other_home(raw, scenario.account, scenario.region), n)
-                at = delivered.get(n)
-                out = (record.record_event(raw, rt_record.history, delivered_at=at)
-                       if "recorder" in routes or not routes else None)
-                if out is not None and out["status"] == "rejected":
-                    result.reject(n, out["reason"], on_reject)
-                    continue
-                # only a line the replay accepts moves its clocks (a rejected one is named, not swept): the
-                # recorder's verdict, or for a line only the watchdog reads (a restart observation) its own
-                t = event_time(raw) if out is not None or _accepted(raw, scenario.account) else None
-                if t is not None:
-                    aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
-                clock.before_event(t)
-                restart_clock.before_event(t)
-                stage(("line", n, t))
-                if t is not None:
-                    span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
-                    accepted[n] = t
-                if out is not None and out.get("notice_kind"):
-                    result.note_notice(raw, out["notice_kind"], t)
-                if out is not None and out.get("stop_kind"):
-                    result.count_stop(raw, out["stop_kind"], t)
-                    checks.stop(raw, out["stop_kind"])
-                    if out["stop_kind"] == "crash":
-                        warn(_crash_at_zero(raw, at_zero), n)
-                stop_line = _stop_line_kind(raw)
-                if stop_line is not None:
-                    result.stop_lines[stop_line] += 1
-                    if "watchdog" in routes and stop_line == "STOPPED":
-                        result.stopped_to_watchdog.add(_task_arn(raw))
-                if out is not None and out["status"] == "duplicate":
-                    result.duplicates += 1
-                    checks.duplicate(raw)
-                    if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
-                        result.add(_invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at))
-                    continue
-                if "watchdog" in routes:
-                    result.clock = span[1] if span is not None else None  # when its decisions act
-                    outcome = _invoke_watchdog(watchdog, raw, rt_watchdog, ctx, at)
-                    if out is None and outcome.get("status") == "rejected":  # the watchdog's alone (restarts)
-                        result.reject(n, outcome.get("reason", "rejected"), on_reject)
-                        continue
-                    result.add(outcome)
-                    if recovery is not None and out is not None and out.get("stop_kind") in _FAILURE_KINDS:
-                        recovery.failure(raw, outcome)
-                    elif recovery is not None and outcome.get("status") == "probe_failed":
-                        recovery.counts["failed"] += 1  # a SERVICE_TASK_START_IMPAIRED failed the probe
-            clock.finish()
-            restart_clock.finish()
-            stage(("end",))
-            if on_progress is not None and n % 100:
-                on_progress(n % 100)
-        warn(samples_overlap_warning(span, (sampler.first, sampler.last) if sampler.first and sampler.last else None)
-             or shifted_samples_warning(sampler.rows, scenario.fleet, checks.failures))
-        warn(checks.shared_task_warning())
-        for text in unclosed_deployment_warnings(opened, closed, scenario.fleet) + far_future_warnings(
-                accepted, delivered):
+    def feed(self, line: bytes) -> None:
+        """The next line of ``events.jsonl`` (bytes as read, newline kept): decoded, routed, recorded and
+        delivered as the bus would, moving the clock first; a malformed one is rejected with its reason."""
+        self.n += 1
+        if not line.strip():
+            return
+        self.read += 1
+        raw = self._decode(self.n, line)
+        if raw is not _REJECTED:
+            self._route(self.n, raw)
+
+    def _decode(self, n: int, line: bytes) -> Any:
+        text, replaced = decode_line(line)
+        if replaced:
+            self.warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)", n)
+        try:
+            return json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            reason = f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}"
+        except RecursionError:
+            reason = "not JSON: nested too deeply to decode"
+        except ValueError as exc:  # e.g. an integer longer than sys.get_int_max_str_digits()
+            reason = f"not JSON: {str(exc)[:120]}"
+        self.builder.reject(n, reason, self.on_reject)
+        return _REJECTED
+
+    def _route(self, n: int, raw: Any) -> None:
+        """One decoded event: where the rules send it, the recorder's verdict, the clock, the watchdog."""
+        result = self.builder
+        routes = targets(raw, self.account)
+        if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
+            routes = routes | {"watchdog"}
+        mark = _deployment_mark(raw)
+        if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
+            self.opened.setdefault(mark[:2], n)
+        elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
+            self.closed.add(mark[:2])
+        self.warn(self._unknown(raw), n)
+        self.warn(_other_home(raw, self.account, self.region), n)
+        at = self.delivered.get(n)
+        out = (record.record_event(raw, self.rt_record.history, delivered_at=at)
+               if "recorder" in routes or not routes else None)
+        if out is not None and out["status"] == "rejected":
+            result.reject(n, out["reason"], self.on_reject)
+            return
+        t = self._tick_to(n, raw, out)
+        self._tally(n, raw, out, routes, t)
+        if out is not None and out["status"] == "duplicate":
+            result.duplicates += 1
+            self.checks.duplicate(raw)
+            if "watchdog" in routes:  # the bus delivers the duplicate to the watchdog too
+                result.add(_invoke_watchdog(watchdog, raw, self.rt_watchdog, self.ctx, at))
+            return
+        if "watchdog" in routes:
+            self._to_watchdog(n, raw, out, at)
+
+    def _unknown(self, raw: Any) -> str | None:
+        """:func:`_unknown_to_fleet` of ``raw``, once per (cluster ARN, group): it reads nothing else."""
+        detail = raw.get("detail") if isinstance(raw, dict) else None
+        arn = detail.get("clusterArn") if isinstance(detail, dict) else None
+        group = detail.get("group") if isinstance(detail, dict) else None
+        if type(arn) is not str or (group is not None and type(group) is not str):
+            return _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        key = (arn, group)
+        if key not in self._fleet_seen:
+            self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        return self._fleet_seen[key]
+
+    def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
+        """Move the clock to an accepted line's event time (returned; ``None``: the line moves no clock).
+        Only a line the replay accepts moves it (a rejected one is named, not swept): the recorder's
+        verdict, or for a line only the watchdog reads (a restart observation) its own."""
+        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
+        if t is not None:
+            self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
+        self.clock.before_event(t)
+        self.stage(("line", n, t))
+        if t is not None:
+            self.span = (t, t) if self.span is None else (min(self.span[0], t), max(self.span[1], t))
+            self.accepted[n] = t
+        return t
+
+    def _tally(self, n: int, raw: Any, out: dict[str, Any] | None, routes: Any, t: datetime | None) -> None:
+        """Count the line's notice, stop and stopping-task status for the summary and the warnings."""
+        result = self.builder
+        if out is not None and out.get("notice_kind"):
+            result.note_notice(raw, out["notice_kind"], t)
+        if out is not None and out.get("stop_kind"):
+            result.count_stop(raw, out["stop_kind"], t)
+            self.checks.stop(raw, out["stop_kind"])
+            if out["stop_kind"] == "crash":
+                self.warn(_crash_at_zero(raw, self.at_zero), n)
+        stop_line = _stop_line_kind(raw)
+        if stop_line is not None:
+            result.stop_lines[stop_line] += 1
+            if "watchdog" in routes and stop_line == "STOPPED":
+                result.stopped_to_watchdog.add(_task_arn(raw))
+
+    def _to_watchdog(self, n: int, raw: Any, out: dict[str, Any] | None, at: datetime | None) -> None:
+        """Deliver a line the rules route to the watchdog (``at``: its delivered.csv time, if any)."""
+        result, recovery = self.builder, self.recovery
+        result.clock = self.span[1] if self.span is not None else None  # when its decisions act
+        outcome = _invoke_watchdog(watchdog, raw, self.rt_watchdog, self.ctx, at)
+        if out is None and outcome.get("status") == "rejected":  # the watchdog's alone (restarts)
+            result.reject(n, outcome.get("reason", "rejected"), self.on_reject)
+            return
+        result.add(outcome)
+        if recovery is not None and out is not None and out.get("stop_kind") in _FAILURE_KINDS:
+            recovery.failure(raw, outcome)
+        elif recovery is not None and outcome.get("status") == "probe_failed":
+            recovery.counts["failed"] += 1  # a SERVICE_TASK_START_IMPAIRED failed the probe
+
+    def finish(self) -> None:
+        """After the last line: the minutes left on the clock, then the ``("end",)`` stage."""
+        self.clock.finish()
+        self.stage(("end",))
+
+    def _closing_warnings(self) -> None:
+        sampler, n = self.sampler, self.n
+        warn = self.warn
+        warn(samples_overlap_warning(self.span, (sampler.first, sampler.last)
+                                     if sampler.first and sampler.last else None)
+             or shifted_samples_warning(sampler.rows, self.scenario.fleet, self.checks.failures))
+        warn(self.checks.shared_task_warning())
+        for text in unclosed_deployment_warnings(self.opened, self.closed, self.scenario.fleet) + far_future_warnings(
+                self.accepted, self.delivered):
             warn(text)
-        beyond = sorted(k for k in delivered if k > n)
+        beyond = sorted(k for k in self.delivered if k > n)
         if beyond:  # silently unused rows hide a delivered.csv that belongs to another events.jsonl
             warn(f"delivered.csv: {len(beyond)} row(s) name lines past the last line ({n}) of events.jsonl "
                  f"(first: line {beyond[0]}); they check nothing: is it the delivered.csv of another capture?")
-        if result.stop_lines and not result.stop_lines.get("STOPPED"):
-            warn(f"{sum(result.stop_lines.values())} task event(s) of stopping tasks "
-                 f"({', '.join(sorted(result.stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
+        stop_lines = self.builder.stop_lines
+        if stop_lines and not stop_lines.get("STOPPED"):
+            warn(f"{sum(stop_lines.values())} task event(s) of stopping tasks "
+                 f"({', '.join(sorted(stop_lines))}) and none with lastStatus STOPPED: only the STOPPED "
                  "event reaches the watchdog, so no stop was counted")
-        res = result.build(read)
-        res.clock_span = span
+
+    def result(self) -> ReplayResult:
+        """The warnings that need the whole file, then the result and its summary (after :meth:`finish`)."""
+        self._closing_warnings()
+        aws, recovery = self.aws, self.recovery
+        res = self.builder.build(self.read)
+        res.clock_span = self.span
         res.calls = aws.counter.calls
-        res.history = rt_record.history
-        if getattr(table, "calls", None):
-            res.calls.update({("dynamodb", op): n for op, n in table.calls.items()})
-        res.availability = sampler.report(recovery.held_until(result) if recovery is not None else None,
-                                          result.acted_at)
-        res.summary["unavailable_service_minutes"] = (
-            res.availability.unavailable_service_minutes if res.availability is not None else None)
-        res.summary["watchdog_service_minutes"] = (
-            res.availability.by_cause["zero_by_watchdog"] if res.availability is not None else None)
-        if res.availability is not None and res.availability.clients_view:
+        res.history = self.rt_record.history
+        if getattr(self.table, "calls", None):
+            res.calls.update({("dynamodb", op): k for op, k in self.table.calls.items()})
+        res.availability = self.sampler.report(recovery.held_until(self.builder) if recovery is not None else None,
+                                               self.builder.acted_at)
+        avail = res.availability
+        res.summary["unavailable_service_minutes"] = avail.unavailable_service_minutes if avail is not None else None
+        res.summary["watchdog_service_minutes"] = avail.by_cause["zero_by_watchdog"] if avail is not None else None
+        if avail is not None and avail.clients_view:
             # the clients' view beside the checker's (healthy_hosts.csv with the request columns)
-            res.summary["served_service_minutes"] = res.availability.served_service_minutes
-            res.summary["idle_service_minutes"] = res.availability.idle_service_minutes
-            res.summary["checker_disagreement_minutes"] = res.availability.checker_disagreement_minutes
-            if res.availability.healthy_hosts_only:
-                res.summary["healthy_hosts_only"] = res.availability.healthy_hosts_only
+            res.summary["served_service_minutes"] = avail.served_service_minutes
+            res.summary["idle_service_minutes"] = avail.idle_service_minutes
+            res.summary["checker_disagreement_minutes"] = avail.checker_disagreement_minutes
+            if avail.healthy_hosts_only:
+                res.summary["healthy_hosts_only"] = avail.healthy_hosts_only
         res.summary["alerts_sent"] = len(aws.alerts())  # published to SNS, read back from the embedded AWS
-        res.alerts = rt_watchdog.previews
+        res.alerts = self.previews  # the watchdog runtime's previews (the same list)
         res.summary["desired_counts"] = aws.desired_counts()
         if recovery is not None:
-            recovery.summarise(res, result)
-        if keep_open is not None:
-            keep_open(aws, res)
-    return res
+            recovery.summarise(res, self.builder)
+        return res
 
 
 _FAILURE_KINDS = ("crash", "health_check_kill")
@@ -446,10 +540,6 @@ MINUTE = timedelta(minutes=1)
 def _accepted(raw: Any, account: str | None = None) -> bool:
     """Whether the recorder or the watchdog (of a stack in ``account``) accepts ``raw`` (an ECS event, or
     a restart observation)."""
-    from ecs_guardrail.core.errors import EventRejectedError
-    from ecs_guardrail.core.events import parse_event
-    from ecs_guardrail.core.restarts import RestartObservation
-
     try:
         if RestartObservation.from_event(raw, account=account) is not None:
             return True
@@ -503,6 +593,8 @@ class SweepTicks:
         self.restored: list[str] = []
         self.failures: list[tuple[str, datetime, str]] = []  # (cluster/service, time, watchdog status)
         self.on_stage: Callable[[tuple[Any, ...]], None] | None = None  # replay's stage hook (--jobs)
+        #: minute clocks that move with this one, each after it (the restart observations' ticks)
+        self.lanes: list[MinuteClock] = []
 
     @staticmethod
     def horizon(window: timedelta, probes: Any) -> timedelta:
@@ -528,8 +620,6 @@ class SweepTicks:
 
     def _run_until(self, before: datetime | None, last: datetime | None) -> None:
         """Tick every known minute ``m`` with ``m + 1 min <= before`` (``None``: no bound) and ``m <= last``."""
-        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
-
         while self._next is not None:
             m = self._upcoming(self._next)
             if m is None or (before is not None and m + MINUTE > before) or (last is not None and m > last):
@@ -544,7 +634,12 @@ class SweepTicks:
     def before_event(self, t: datetime | None) -> None:
         """Call before delivering an accepted event of time ``t``: runs every minute that ended by ``t``,
         then lets the minutes within :meth:`horizon` of ``t`` tick. A late event (older than minutes
-        already ticked) runs none; the clock never goes back."""
+        already ticked) runs none; the clock never goes back. Then each of :attr:`lanes` to ``t``."""
+        self._sweep_before(t)
+        for lane in self.lanes:
+            lane.before_event(t)
+
+    def _sweep_before(self, t: datetime | None) -> None:
         if t is None:
             return
         m = t.replace(second=0, microsecond=0)
@@ -562,7 +657,13 @@ class SweepTicks:
         self._newest = m if self._newest is None else max(self._newest, m)
 
     def finish(self) -> None:
-        """Runs the minutes left: to one quiet window past the newest event, and the CSV's last minute."""
+        """Runs the minutes left: to one quiet window past the newest event, and the CSV's last minute;
+        then each of :attr:`lanes` to its end."""
+        self._sweep_finish()
+        for lane in self.lanes:
+            lane.finish()
+
+    def _sweep_finish(self) -> None:
         if self._next is None:
             if self.csv is None:
                 return
@@ -584,15 +685,13 @@ class SweepTicks:
 
     def tick(self, minute: datetime) -> None:
         """Sample ``minute`` (inside the CSV's minutes), then sweep at ``minute`` + 1 min."""
-        from ecs_guardrail.handlers.sweep import run_sweep
-
         if self.on_stage is not None:
             self.on_stage(("tick", minute))
         s = self.sampler
         if s.first is not None and s.last is not None and s.first <= minute <= s.last:
             s.tick(minute)
         probing = self.probe_end is not None and minute <= self.probe_end
-        out = run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
+        out = sweep_handler.run_sweep(self.rt, minute + timedelta(minutes=1), self.ctx, probes=probing)
         if self.probes is None:
             return
         for k in self.counts:
@@ -601,8 +700,6 @@ class SweepTicks:
 
     def failure(self, raw: Any, outcome: dict[str, Any]) -> None:
         """A genuine failure event and what the watchdog made of it (``probe_failed``, ``held_at_zero``...)."""
-        from ecs_guardrail.replay.clock import event_time
-
         detail = raw.get("detail") or {}
         group, arn = str(detail.get("group") or ""), str(detail.get("clusterArn") or "")
         t = event_time(raw)
@@ -683,8 +780,6 @@ class ResultBuilder:
         the same tasks again (EventBridge delivers at least once). A Spot or termination notice the
         task got before (:meth:`note_notice`) makes it the notice's kind, as the watchdog counts it
         (:func:`~ecs_guardrail.core.classify.kind_with_notice`). ``at``: the STOPPED event's time."""
-        from ecs_guardrail.core.classify import StopKind, kind_with_notice
-
         self.stop_events += 1
         arn = _task_arn(raw)
         if arn in self.stops:
@@ -701,8 +796,6 @@ class ResultBuilder:
         """A stopping task's Spot or termination notice (``kind``: spot, infrastructure) at event time
         ``at``: remembered per task (its first one stands); delivered after the task's STOPPED event, it
         takes back a crash or health-check kill stamped at or after it, as the watchdog does."""
-        from ecs_guardrail.core.classify import StopKind, kind_with_notice
-
         tid = resource_name(_task_arn(raw))
         if at is None or tid in self.notices:
             return

@@ -36,6 +36,7 @@ class ReplaySampler:
 
     def __init__(self, scenario: Any, aws: Any, engine: str, store: Any, client_error_ratio: float = 0.05) -> None:
         self.scenario = scenario
+        self._home = (scenario.account, scenario.region)  # properties: read once, not per timeline item
         self.store = store
         self.client_error_ratio = client_error_ratio
         path = scenario.healthy_hosts_path
@@ -85,8 +86,8 @@ class ReplaySampler:
     def _own(self, item: dict[str, Any]) -> bool:
         """The fleet's own account and region (an item without them is the fleet's): another account's
         cluster of the same name never counts in this fleet's availability."""
-        return (item.get("account") in (None, self.scenario.account)
-                and item.get("region") in (None, self.scenario.region))
+        account, region = self._home
+        return item.get("account") in (None, account) and item.get("region") in (None, region)
 
     def report(self, held_until: dict[tuple[str, str], datetime | None] | None = None,
                acted_at: dict[tuple[str, str, datetime], datetime] | None = None) -> AvailabilityReport | None:

@@ -53,8 +53,12 @@ class Model(msgspec.Struct):
 
     def __post_init__(self) -> None:
         for name, check in self.CHECKS.items():
-            msgspec.Struct.__setattr__(self, name, check(getattr(self, name)))
-        self.check()
+            value = getattr(self, name)
+            checked = check(value)
+            if checked is not value:  # a check that normalised (most return the value itself: no write)
+                msgspec.Struct.__setattr__(self, name, checked)
+        if type(self).check is not Model.check:  # most models have no class-wide rule
+            self.check()
 
     def check(self) -> None:
         """The class-wide rule, once every field passed; raise ``ValueError`` to reject."""
