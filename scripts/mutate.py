@@ -49,7 +49,7 @@ MUTANTS = (
     Mutant("probe: allowed on alert-only clusters", "handlers/probe.py",
            "if settings is None or self.config.dry_run or self._alert_only(ck, cluster) or self.rt.ecs is None:",
            "if settings is None or self.config.dry_run or self.rt.ecs is None:", PROBE_TESTS),
-    Mutant("lease: no check right before UpdateService", "handlers/episode.py",
+    Mutant("lease: no check right before UpdateService", "handlers/performers.py",
            "                self._check_lease(ck, service, ep.lease_until)  # right before the one call that "
            "matters most",
            "                pass", PROBE_TESTS),
@@ -96,7 +96,7 @@ MUTANTS = (
            ("tests/explore/test_interleavings.py::test_every_interleaving_of_two_invocations_within_two_preemptions"
             "[two-services-near-the-cap]",)),
     # the alert-only guards
-    Mutant("alert-only: UpdateService not refused before the call", "handlers/episode.py",
+    Mutant("alert-only: UpdateService not refused before the call", "handlers/performers.py",
            "        if self._alert_only(ck, cluster):  # the entitlement rules already said so; never reach "
            "UpdateService",
            "        if False:  # the entitlement rules already said so; never reach UpdateService",
