@@ -96,6 +96,41 @@ def _moto_query_reads_one_partition() -> None:
 _moto_query_reads_one_partition()
 
 
+def _moto_serializer_remembers_attribute_names() -> None:
+    """moto's response serializer finds each attribute's names once per kind of object (issue 33 item 4).
+
+    For every member of every response shape moto 5 builds six alias providers and asks each whether the
+    member has another name on the Python object (``XFormedAttributePicker.get_possible_keys``): about a
+    third of the CPU of a functional test on moto's CloudWatch and ELB. The names depend only on the
+    object's class (its name and its class-level ``Meta``), the member's name and its shape, so they are
+    kept per (class, member, shape); an object whose ``Meta`` is its own (not its class's) is asked every
+    time, as before."""
+    try:
+        from moto.core import serialize
+    except ImportError:
+        return
+    picker = getattr(serialize, "XFormedAttributePicker", None)
+    if picker is None or not hasattr(picker, "get_possible_keys"):
+        return
+    real = picker.get_possible_keys
+    cache: dict[tuple[Any, ...], tuple[Any, Any, tuple[str, ...]]] = {}
+
+    def get_possible_keys(self: Any, context: Any) -> Any:
+        obj, shape = context.obj, context.shape
+        if getattr(obj, "Meta", None) is not getattr(type(obj), "Meta", None):
+            return real(self, context)
+        key = (type(obj), context.key, id(shape), id(self.alias_providers))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not shape or hit[1] is not self.alias_providers:
+            hit = cache[key] = (shape, self.alias_providers, tuple(real(self, context)))
+        return iter(hit[2])
+
+    picker.get_possible_keys = get_possible_keys
+
+
+_moto_serializer_remembers_attribute_names()
+
+
 class ManualClock:
     """An invocation clock (Unix seconds) that moves only when a test says so: leases never depend on
     how fast the machine runs. Assign it to ``Runtime.clock``."""
