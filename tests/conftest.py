@@ -49,6 +49,88 @@ def _share_botocore_loader() -> None:
 _share_botocore_loader()
 
 
+def _moto_query_reads_one_partition() -> None:
+    """moto's DynamoDB Query on a table's key reads one partition, not the whole table (issue 33 item 4).
+
+    moto 5 answers a Query by sorting every item of the table (``Table.all_items``: each key cast and
+    compared) and then keeping the queried partition key's items, sorted again by the sort key: on the
+    history table of a moto replay that was about half the replay's CPU. While a Query without an index
+    runs, ``all_items`` here gives only that partition's items, in the same (sort key) order: the items
+    the Query kept before, so the answer is the same. Queries on an index, and every other caller of
+    ``all_items`` (Scan, exports), see the whole table as before."""
+    import contextvars
+
+    try:
+        from moto.dynamodb.models.table import Table
+    except ImportError:  # moto is a dependency of replay's moto engine; without it nothing to speed up
+        return
+    if not all(hasattr(Table, name) for name in ("query", "all_items")):
+        return
+    partition: contextvars.ContextVar[Any] = contextvars.ContextVar("moto_query_partition", default=None)
+    real_query, real_all_items = Table.query, Table.all_items
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        if index_name or hash_key is None:
+            return real_query(self, hash_key, *args, **kwargs)
+        token = partition.set(hash_key)
+        try:
+            return real_query(self, hash_key, *args, **kwargs)
+        finally:
+            partition.reset(token)
+
+    def all_items(self: Any) -> Any:
+        hash_key = partition.get()
+        if hash_key is None:
+            return real_all_items(self)
+        part = self.items.get(hash_key)  # a defaultdict: .get adds no partition
+        if part is None:
+            return []
+        if not self.range_key_attr:
+            return [part]
+        return sorted(part.values(), key=lambda x: x.range_key)
+
+    Table.query, Table.all_items = query, all_items
+
+
+_moto_query_reads_one_partition()
+
+
+def _moto_serializer_remembers_attribute_names() -> None:
+    """moto's response serializer finds each attribute's names once per kind of object (issue 33 item 4).
+
+    For every member of every response shape moto 5 builds six alias providers and asks each whether the
+    member has another name on the Python object (``XFormedAttributePicker.get_possible_keys``): about a
+    third of the CPU of a functional test on moto's CloudWatch and ELB. The names depend only on the
+    object's class (its name and its class-level ``Meta``), the member's name and its shape, so they are
+    kept per (class, member, shape); an object whose ``Meta`` is its own (not its class's) is asked every
+    time, as before."""
+    try:
+        from moto.core import serialize
+    except ImportError:
+        return
+    picker = getattr(serialize, "XFormedAttributePicker", None)
+    if picker is None or not hasattr(picker, "get_possible_keys"):
+        return
+    real = picker.get_possible_keys
+    cache: dict[tuple[Any, ...], tuple[Any, Any, tuple[str, ...]]] = {}
+
+    def get_possible_keys(self: Any, context: Any) -> Any:
+        obj, shape = context.obj, context.shape
+        if getattr(obj, "Meta", None) is not getattr(type(obj), "Meta", None):
+            return real(self, context)
+        key = (type(obj), context.key, id(shape), id(self.alias_providers))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not shape or hit[1] is not self.alias_providers:
+            hit = cache[key] = (shape, self.alias_providers, tuple(real(self, context)))
+        return iter(hit[2])
+
+    picker.get_possible_keys = get_possible_keys
+
+
+_moto_serializer_remembers_attribute_names()
+
+
 class ManualClock:
     """An invocation clock (Unix seconds) that moves only when a test says so: leases never depend on
     how fast the machine runs. Assign it to ``Runtime.clock``."""

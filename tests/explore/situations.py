@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -191,14 +192,20 @@ SITUATIONS = [
     for how, value in (("name", "prod"), ("glob", "pro*"),
                        ("arn", f"arn:aws:ecs:{ecsgen.REGION}:{ecsgen.ACCOUNT}:cluster/prod"))
 ]
-_BASES: dict[str, World] = {}
+_BASES: dict[str, tuple[World, bytes]] = {}
 
 
 def fresh_world(sit: Situation) -> World:
+    """A copy of the situation's world after its history (the history is settled once per situation).
+
+    The copy is unpickled from the settled world's pickle: the same fresh objects a deep copy gives, in
+    about a fifth of its CPU (thousands of schedules each start from one)."""
     if sit.name not in _BASES:
-        _BASES[sit.name] = sit.base()
-    base = _BASES[sit.name]
-    w = World(copy.deepcopy(base.aws), copy.deepcopy(base.table), dict(base.desired0), env=dict(base.env))
+        base = sit.base()
+        _BASES[sit.name] = (base, pickle.dumps((base.aws, base.table), pickle.HIGHEST_PROTOCOL))
+    base, state = _BASES[sit.name]
+    aws, table = pickle.loads(state)
+    w = World(aws, table, dict(base.desired0), env=dict(base.env))
     w.clock.now = base.clock.now
     return w
 

@@ -308,6 +308,13 @@ def fast_slack(monkeypatch):
     waits: list[float] = []
     for module in (builtin_handlers, handler):
         monkeypatch.setattr(module, "time", SimpleNamespace(sleep=waits.append))
+    # slack_sdk adds a random jitter in [0, 1) s to every wait (jitter.RandomJitter, and builtin_handlers'
+    # Retry-After): a 5xx's quick backoff of 0.01 s waited up to 1.01 s and crossed the test's 1 s bound
+    # about once in a hundred runs. Half a second each: the 5xx waits 0.51 s, the 429 1.5 s, every run.
+    from slack_sdk.http_retry import jitter
+
+    for module in (builtin_handlers, jitter):
+        monkeypatch.setattr(module, "random", SimpleNamespace(random=lambda: 0.5))
     return waits
 
 

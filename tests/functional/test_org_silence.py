@@ -54,10 +54,22 @@ def test_one_lost_heartbeat_names_nobody() -> None:
         silent_accounts([A], last, NOW, silent_minutes=5)
 
 
-def test_the_command_exits_1_naming_the_silent_account(cloudwatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # the command reads the clock itself: stamp the heartbeat from the clock at this test's start, not at the
-    # module's import (a busy 2-core CI run reached this test 20 minutes after collection and named A too)
-    _beat(cloudwatch, A, datetime.now(UTC) - timedelta(minutes=2))
+class _AtNow(datetime):
+    """``datetime`` whose ``now()`` is :data:`NOW`: the command judges silence at the test's own instant,
+    not at the wall clock's (NOW is taken at import; a loaded ``make test`` reached this test more than
+    15 minutes later, when A's beat 2 minutes before NOW had itself gone silent)."""
+
+    @classmethod
+    def now(cls, tz=None):  # type: ignore[no-untyped-def,override]
+        return NOW if tz is not None else NOW.replace(tzinfo=None)
+
+
+def test_the_command_exits_1_naming_the_silent_account(cloudwatch, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecs_guardrail.app import org_silence
+
+    monkeypatch.setattr(org_silence, "datetime", _AtNow)
+    _beat(cloudwatch, A, NOW - timedelta(minutes=2))
     assert main(["--accounts", f"{A},{B}", "--region", "eu-west-1"]) == 1
     assert capsys.readouterr().out.splitlines() == [f"account {B} silent: no heartbeat in the lookback"]
     assert main(["--accounts", "12"]) == 2

@@ -16,11 +16,12 @@ either template makes some recorded call fail (each mutant is a test case).
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -51,13 +52,18 @@ class Collected:
     calls: list[Call]
     deployments: dict[str, Deployment]  # Call.where -> the deployment its role is evaluated for
     skipped: list[str]
+    _requests: dict[str, dict[Deployment, set[Request]]] = field(default_factory=dict)
 
     def requests(self, function: str) -> dict[Deployment, set[Request]]:
-        out: dict[Deployment, set[Request]] = defaultdict(set)
-        for c in self.calls:
-            if c.function in RUNS_CODE_OF.get(function, (function,)):
-                out[self.deployments[c.where]].update(requests_of(c))
-        return out
+        """The distinct requests of ``function``'s recorded calls, per deployment (built once per function:
+        every role test and each of its mutants reads the same ones)."""
+        if function not in self._requests:
+            out: dict[Deployment, set[Request]] = defaultdict(set)
+            for c in self.calls:
+                if c.function in RUNS_CODE_OF.get(function, (function,)):
+                    out[self.deployments[c.where]].update(requests_of(c))
+            self._requests[function] = out
+        return self._requests[function]
 
 
 #: the functions whose recorded calls a function's role must allow: the sweep function (the crash path's
@@ -400,12 +406,18 @@ def _need_terraform(template: str, tf_workdir: Path | None) -> None:
 
 
 def _refused(template: str, function: str, collected: Collected, tf_workdir: Path | None,
-             mutate: Any = None) -> tuple[list[str], int, int]:
+             mutate: Any = None, actions: str | None = None) -> tuple[list[str], int, int]:
     """Requests of ``function`` its role does not allow (the home account's; another account's resource
-    is refused by design: ``ServiceAccessDeniedError``), how many were evaluated, how many foreign."""
+    is refused by design: ``ServiceAccessDeniedError``), how many were evaluated, how many foreign.
+    ``actions``: only the requests whose action this IAM action pattern matches (case-insensitive, ``*``
+    wildcards), the only ones a mutant removing that action can refuse."""
     refused: list[str] = []
     evaluated = foreign = 0
     for d, requests in collected.requests(function).items():
+        if actions is not None:
+            requests = {r for r in requests if fnmatch.fnmatch(r.action.lower(), actions.lower())}
+            if not requests:
+                continue
         policy = _policy(template, function, d, tf_workdir)
         if mutate is not None:
             policy = mutate(policy)
@@ -456,9 +468,14 @@ GRANTS = _grants()
 def test_removing_any_one_granted_action_refuses_a_call(template: str, function: str, sid: str, action: str,
                                                         collected: Collected, tf_workdir: Path | None) -> None:
     """A mutant of the role: ``action`` removed from statement ``sid``. Some recorded call of the function
-    must then be refused; a grant no call needs survives and fails here (grant less, or exercise it)."""
+    must then be refused; a grant no call needs survives and fails here (grant less, or exercise it).
+
+    Only the requests ``action`` matches are evaluated against the mutant: removing it cannot refuse any
+    other (and ``test_every_call_is_allowed_by_the_functions_role`` holds them all allowed unmutated), so
+    the refused call found here is one the removed grant allowed."""
     _need_terraform(template, tf_workdir)
     refused, _, _ = _refused(template, function, collected, tf_workdir,
                              mutate=lambda policy: without(policy, sid, action)
-                             if any(s["Sid"] == sid for s in policy) else policy)  # a deployment without it: as is
+                             if any(s["Sid"] == sid for s in policy) else policy,  # a deployment without it: as is
+                             actions=action)
     assert refused, f"{template} {function}: removing {action} from {sid} refuses no recorded call"
