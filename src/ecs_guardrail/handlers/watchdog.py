@@ -281,7 +281,8 @@ def process(raw: Any, rt: Runtime, context: Any = None, *,
     ``delivered.csv`` in a replay; ``None``: unknown, the future-stamp check is skipped).
 
     A malformed event, or one stamped more than 15 minutes after its delivery, is logged with its
-    reason and returns ``{"status": "rejected"}`` (the recorder keeps it in the table); it is never counted.
+    reason and returns ``{"status": "rejected"}`` (the recorder keeps it in the table); it is counted in the
+    ``EventsRejected`` metric, never as a failure.
     """
     wd = Watchdog(rt, context)
     try:
