@@ -143,7 +143,7 @@ def may_take_over(ep: Episode, owner: str, now: float) -> bool:
     and only when its lease is free, expired, or already ``owner``'s."""
     if not ep.unfinished:
         return False
-    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now
+    return ep.lease_owner is None or ep.lease_owner == owner or not ep.leased(now)
 
 
 # ---------------------------------------------------------------------------------------------- effects
@@ -488,7 +488,7 @@ def _refused(outcome: Outcome, p: Phase) -> str:
 
 
 def _lease_taken(s: ServiceSummary, ep: Episode, o: LeaseTaken, d: Decision | None) -> Transition:
-    if not (ep.lease_owner is None or ep.lease_owner == o.owner or ep.lease_until <= o.now):
+    if not (ep.lease_owner is None or ep.lease_owner == o.owner or not ep.leased(o.now)):
         raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
     return Transition(_with(s, lease_owner=o.owner, lease_until=o.until))
 
@@ -552,7 +552,7 @@ def _released(s: ServiceSummary, ep: Episode, o: OperatorRaised | ProbePassed | 
 def _restored(s: ServiceSummary, ep: Episode, o: Restored, d: Decision | None) -> Transition:
     """``restore`` finished putting the service back (an operator's, or a probe-less one): the episode
     ends ``RESTORED``, its slot is freed after this write, and its lease dropped; twice changes nothing."""
-    if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.lease_owner is not None and ep.lease_until > o.now:
+    if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.leased(o.now):
         raise IllegalTransitionError(f"{s.service}: a scale-down is in flight (lease of {ep.lease_owner} "
                                      f"runs for {ep.lease_until - o.now:.0f} s more); restore again after it")
     if ep.phase in (Phase.RELEASED, Phase.RELEASED_ALERT_OWED):
