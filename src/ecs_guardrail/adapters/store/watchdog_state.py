@@ -32,7 +32,7 @@ from typing import Any
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
-from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.errors import StateConflictError, UnreadableSummaryError
 from ecs_guardrail.core.fleet_minutes import (
     MEMBERS_KEPT,
     SHARDS,
@@ -208,11 +208,6 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
 
 #: attributes of a fleet minute item that name no service
 _RESERVED = ("pk", "expires_at")
-
-
-class UnreadableSummaryError(ValueError):
-    """A stored service summary this code cannot read (an unknown status, a missing field: an item
-    written by hand, or by a newer version); the message names the item and what is wrong."""
 
 
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
