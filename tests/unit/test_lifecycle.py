@@ -196,6 +196,19 @@ def test_a_lease_longer_than_any_invocation_is_corrupt_and_can_be_taken_over():
         assert lc.transition(s, lc.Restored(T, now)).summary.episode.action_status is ActionStatus.RESTORED
 
 
+@pytest.mark.parametrize("action", [Action.ALERT_ONLY, Action.HOLD])
+@pytest.mark.parametrize("status", [ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED])
+def test_a_stored_non_scale_down_with_a_scale_down_in_flight_is_never_scaled(action, status):
+    """A corrupt episode (an alert-only or hold decision, a scale-down status in flight): the machine
+    asked RecordFacts then ScaleToZero, and would have scaled a service its decision did not scale."""
+    s = _claimed(action=action)
+    s = replace(s, episode=replace(s.episode, action_status=status, previous_suspended=PREV))
+    assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
+    for outcome in (lc.FactsRecorded(PREV), lc.SlotDenied(("web",), 1), lc.ScalingSuspended(), lc.Scaled()):
+        with pytest.raises(lc.IllegalTransitionError, match="only a scale-down"):
+            lc.transition(s, outcome, _decision(action))
+
+
 def test_restore_refuses_an_action_in_flight_under_a_live_lease():
     s = _claimed(owner="other", until=500.0)
     with pytest.raises(lc.IllegalTransitionError, match="in flight"):

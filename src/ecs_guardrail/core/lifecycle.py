@@ -417,6 +417,10 @@ def next_effect(ep: Episode, owner: str, *, alert_tried: bool = False) -> Effect
     if ep.lease_owner != owner:
         return None
     p = ep.phase
+    if p in IN_FLIGHT and ep.action is not Action.SCALE_TO_ZERO:
+        # a stored episode no write of this machine makes (an alert-only or hold decision with a scale-down
+        # in flight: hand-edited, corrupt): never scale a service its decision did not scale
+        return ReleaseLease()
     if p is Phase.CLAIMED:
         return RecordFacts(1)
     if p is Phase.FACTS_RECORDED:
@@ -471,6 +475,9 @@ def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | N
     allowed, step = rule
     if type(outcome) in _PROBE_OUTCOMES and ep.action is not Action.SCALE_TO_ZERO:
         raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
+    if type(outcome) in _SCALE_OUTCOMES and ep.action is not Action.SCALE_TO_ZERO:
+        raise IllegalTransitionError(f"{type(outcome).__name__} of a {ep.action.value} decision: only a "
+                                     "scale-down takes a slot, suspends scaling or scales")
     p = ep.phase
     if allowed is not None and p not in allowed:
         raise IllegalTransitionError(_refused(outcome, p))
@@ -609,6 +616,7 @@ _RULES: dict[type, _Rule] = {
     ProbeStopped: (frozenset({Phase.PROBE_FAILED}), _probe_stopped),
     ProbePassed: (frozenset({Phase.PROBING}), _released),
 }
+_SCALE_OUTCOMES = (FactsRecorded, SlotDenied, ScalingSuspended, Scaled)
 _PROBE_OUTCOMES = (ProbeClaimed, ProbeStarted, ProbeFailed, ProbeStopped, ProbePassed, ProbeOverruled)
 
 
