@@ -161,6 +161,24 @@ def test_an_unlisted_unclosed_deployment_protects_and_is_warned(tmp_path: Path) 
     assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
 
 
+def test_a_rejected_deployment_event_opens_nothing_and_its_id_is_not_echoed(tmp_path: Path) -> None:
+    folder = _with_deployments(tmp_path, [])
+    events = folder / "events.jsonl"
+    lines = events.read_text().splitlines()
+    opened = json.loads(next(line for line in lines if "SERVICE_DEPLOYMENT_IN_PROGRESS" in line))
+    for n, did in enumerate(("ecs-svc/12\x1b[31mred", "ecs-svc/12\x00", "ecs-svc/" + "9" * 5000, "")):
+        bad = copy.deepcopy(opened)
+        bad["id"], bad["detail"]["deploymentId"] = f"hostile-{n}", did
+        lines.append(json.dumps(bad))
+    events.write_text("\n".join(lines) + "\n")
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0
+    assert proc.stderr.count("is not an ECS deployment id") == 4
+    # the accepted IN_PROGRESS is still warned; the four rejected ones open nothing
+    assert proc.stderr.count("has no closing event") == 1
+    assert "\x1b" not in proc.stderr and "\x00" not in proc.stderr and "9" * 100 not in proc.stderr
+
+
 @pytest.mark.parametrize("rows, says", [
     ({"id": "ecs-svc/1"}, "deployments is a list"),
     ([{"id": "ecs-svc/1", "status": "DONE"}], "status 'DONE'"),

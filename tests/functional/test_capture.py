@@ -289,3 +289,21 @@ def test_capture_names_a_denied_log_group_once_and_writes_no_logs(tmp_path: Path
     assert report.problems == ["no permission for logs:FilterLogEvents on /ecs/worker: logs.jsonl has none of "
                                "its lines"]
     assert report.events > 0 and not (out / "logs.jsonl").exists()
+
+
+def test_a_stop_time_at_the_calendars_ends_reads_no_stream_and_does_not_crash_capture() -> None:
+    """A STOPPED event in the events log group stamped year 1 or 9999 (stoppedAt): its log window
+    (stopped - LOOK_BACK .. + 30 s) overflowed, and the OverflowError ended the whole capture."""
+    from ecs_guardrail.app.capture import _LogSource, _stopped_tasks
+
+    def event(n: int, when: str) -> tuple[str, None]:
+        return json.dumps({"source": "aws.ecs", "detail-type": "ECS Task State Change", "time": "2026-01-01T00:00:00Z",
+                           "detail": {"lastStatus": "STOPPED", "group": "service:api", "stoppedAt": when,
+                                      "taskArn": f"arn:aws:ecs:eu-west-1:111122223333:task/dev/{n}",
+                                      "clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/dev"}}), None
+
+    source = _LogSource("/ecs/api", "ecs", "app", None)
+    found = _stopped_tasks([event(1, "0001-01-01T00:00:00Z"), event(2, "9999-12-31T23:59:59Z"),
+                            event(3, "0001-01-01T00:00:00+01:00"), event(4, "2026-01-01T02:00:00+02:00")],
+                           {("dev", "api"): source})
+    assert [(t.isoformat(), task) for t, task, _ in found] == [("2026-01-01T00:00:00+00:00", "4")]

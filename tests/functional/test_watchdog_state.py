@@ -506,3 +506,32 @@ def test_fleet_test_reads_an_overflowed_minute_from_the_services_summary(aws: Aw
     assert view.failing == {"api", "web"}
     later = T0 + timedelta(minutes=1)  # a window that holds the whole minute: failing without the summary
     assert "web" in state.fleet("dev", later - timedelta(minutes=30), later, 2).failing
+
+
+# ---------------------------------------------------------------- a corrupt stored summary
+@pytest.mark.parametrize("corrupt", [{"as": "bogus"}, {"al": "weird"}, {"ac": 5}, {"dt": None}])
+def test_one_unreadable_summary_stops_only_its_own_service(aws: Aws, corrupt: dict[str, Any]) -> None:
+    """api scaled to 0 (its slot taken), then its stored episode corrupted (an unknown status, a missing
+    field): web's loop in the same cluster is still decided (held: api's slot counts, fail safe), and api's
+    own events fail naming the item; before, every decision in the cluster raised ValueError or KeyError."""
+    from ecs_guardrail.adapters.store.watchdog_state import UnreadableSummaryError
+
+    rt = aws.runtime()
+    for i in range(3):
+        deliver(crash(i, T0 + timedelta(minutes=i), service="api"), rt)
+    assert aws.desired("api") == 0
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    key = {"pk": {"S": "WD#dev"}, "sk": {"S": "S#api"}}
+    item = ddb.get_item(TableName=TABLE, Key=key)["Item"]
+    doc = json.loads(item["doc"]["S"])
+    doc["e"].update({k: v for k, v in corrupt.items() if v is not None})
+    for k in (k for k, v in corrupt.items() if v is None):
+        del doc["e"][k]
+    item["doc"] = {"S": json.dumps(doc)}
+    ddb.put_item(TableName=TABLE, Item=item)
+    aws.alerts()
+    web = aws.runtime()
+    outs = [deliver(crash(10 + i, T0 + timedelta(minutes=10 + i), service="web"), web) for i in range(3)]
+    assert [d["action"] for d in outs[-1]["decisions"]] == ["hold"] and aws.desired("web") == 2
+    with pytest.raises(UnreadableSummaryError, match="S#api is unreadable"):
+        deliver(crash(20, T0 + timedelta(minutes=20), service="api"), aws.runtime())

@@ -274,3 +274,22 @@ def test_masked_keeps_every_line_masked_and_quoting_it_again_changes_nothing() -
     assert len(out) == len(messages) and out[2] == "" and out[4] == "****"
     assert "hunter2" not in out[1] and "AKIA" not in out[1] and "u:p@" not in out[7]
     assert quote(out) == quote(messages)
+
+
+@pytest.mark.parametrize("secret", ["ghp_" + "A" * 36, "sk_live_" + "B" * 24, "AKIA" + "C" * 16])
+def test_a_secret_split_by_the_line_cut_is_masked_not_shown_in_part(secret: str) -> None:
+    from ecs_guardrail.core.crash_words import LINE_MAX, masked, quote
+
+    for pad in range(LINE_MAX - len(secret) - 2, LINE_MAX):
+        line = "x" * pad + " " + secret
+        for shown in (masked([line])[0], quote([line])[0]):
+            assert secret[:5] not in shown
+            assert len(shown) <= LINE_MAX
+
+
+def test_a_line_cut_unmasked_still_ends_with_an_ellipsis() -> None:
+    from ecs_guardrail.core.crash_words import LINE_MAX, masked
+
+    assert masked(["x" * 400]) == ["x" * (LINE_MAX - 1) + "…"]
+    assert masked(["password=" + "a" * 5000]) == ["password=****…"]  # its end was never read
+    assert masked(["y" * 280 + " ghp_" + "A" * 36]) == ["y" * 280 + " ****"]  # nothing lost: no ellipsis

@@ -178,6 +178,37 @@ def test_a_live_lease_cannot_be_taken_over_an_expired_one_can():
     assert s.episode.lease_owner == ME and lc.next_effect(s.episode, ME) == lc.RecordFacts(1)
 
 
+def test_a_lease_longer_than_any_invocation_is_corrupt_and_can_be_taken_over():
+    """A stored lease_until no invocation could have written (year 33,000: a lease owner that never
+    returns) held the episode and its service forever: every delivery was DecisionInProgressError."""
+    from ecs_guardrail.core.summary import LEASE_LONGEST_S
+
+    now = 1_000_000.0
+    longest = lc.lease_until(now, lc.DEFAULT_REMAINING_S)
+    assert longest - now <= LEASE_LONGEST_S
+    live = _claimed(owner="ghost", until=longest)
+    assert not lc.may_take_over(live.episode, ME, now) and live.episode.leased(now)
+    for until in (now + LEASE_LONGEST_S + 1, 1e18):
+        s = _claimed(owner="ghost", until=until)
+        assert not s.episode.leased(now) and lc.may_take_over(s.episode, ME, now)
+        taken = lc.transition(s, lc.LeaseTaken(ME, lc.lease_until(now, 5.0), now)).summary
+        assert taken.episode.lease_owner == ME and lc.next_effect(taken.episode, ME) == lc.RecordFacts(1)
+        assert lc.transition(s, lc.Restored(T, now)).summary.episode.action_status is ActionStatus.RESTORED
+
+
+@pytest.mark.parametrize("action", [Action.ALERT_ONLY, Action.HOLD])
+@pytest.mark.parametrize("status", [ActionStatus.PENDING, ActionStatus.RECORDED, ActionStatus.SUSPENDED])
+def test_a_stored_non_scale_down_with_a_scale_down_in_flight_is_never_scaled(action, status):
+    """A corrupt episode (an alert-only or hold decision, a scale-down status in flight): the machine
+    asked RecordFacts then ScaleToZero, and would have scaled a service its decision did not scale."""
+    s = _claimed(action=action)
+    s = replace(s, episode=replace(s.episode, action_status=status, previous_suspended=PREV))
+    assert lc.next_effect(s.episode, ME) == lc.ReleaseLease()
+    for outcome in (lc.FactsRecorded(PREV), lc.SlotDenied(("web",), 1), lc.ScalingSuspended(), lc.Scaled()):
+        with pytest.raises(lc.IllegalTransitionError, match="only a scale-down"):
+            lc.transition(s, outcome, _decision(action))
+
+
 def test_restore_refuses_an_action_in_flight_under_a_live_lease():
     s = _claimed(owner="other", until=500.0)
     with pytest.raises(lc.IllegalTransitionError, match="in flight"):

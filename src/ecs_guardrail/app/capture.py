@@ -430,6 +430,10 @@ def _read_events(client: Callable[[str], Any], clusters: list[str], since: datet
 
 
 # ------------------------------------------------------------------------------------------------- logs
+#: a stop time outside these is corruption (the event models' bounds): no stream is read for it
+_EARLIEST, _LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC)
+
+
 def _stopped_tasks(events: list[tuple[str, int | None]], sources: dict[tuple[str, str], _LogSource]
                    ) -> list[tuple[datetime, str, _LogSource]]:
     """``(stopped at, task id, its service's log source)`` of each task of a service with a log source
@@ -449,10 +453,13 @@ def _stopped_tasks(events: list[tuple[str, int | None]], sources: dict[tuple[str
             continue
         try:
             stopped = datetime.fromisoformat(when.replace("Z", "+00:00"))
-        except ValueError:
+            stopped = stopped.astimezone(UTC) if stopped.tzinfo else stopped.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):
+            continue
+        if not _EARLIEST <= stopped < _LATEST:  # year 1 or 9999: its log window would overflow the calendar
             continue
         task_id = arn.rsplit("/", 1)[-1]
-        seen.setdefault(task_id, (stopped if stopped.tzinfo else stopped.replace(tzinfo=UTC), task_id, source))
+        seen.setdefault(task_id, (stopped, task_id, source))
     return sorted(seen.values(), key=lambda x: (x[0], x[1]))
 
 

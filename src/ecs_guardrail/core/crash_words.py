@@ -92,15 +92,35 @@ def clean(message: object) -> str:
     """One printable line of a log event's ``message``: bytes decoded as UTF-8 with invalid sequences
     as U+FFFD, a lone surrogate (a JSON ``\\ud800``) likewise, control characters (a terminal's escape
     sequences, NUL) as U+FFFD, tabs and line breaks as spaces, trailing space dropped, cut to :data:`LINE_MAX`."""
+    line, long, _ = _flat(message)
+    return _cut(line, long)
+
+
+def _flat(message: object) -> tuple[str, bool, bool]:
+    """``message`` as one printable line of at most :data:`_READ_MAX` characters (:func:`clean` but
+    not cut to :data:`LINE_MAX`), whether it was longer than :data:`LINE_MAX`, and whether longer than
+    :data:`_READ_MAX` (its end not read)."""
     if isinstance(message, bytes | bytearray):
+        unread = len(message) > _READ_MAX * 4
         text = bytes(message[:_READ_MAX * 4]).decode("utf-8", "replace")
     else:
-        text = str(message)[:_READ_MAX]
-    cut = len(text) > LINE_MAX
+        text = str(message)
+        unread = len(text) > _READ_MAX
+    text = text[:_READ_MAX]
     line = _CONTROL.sub("\ufffd", _SPACE.sub(" ", text)).rstrip()
-    if cut or len(line) > LINE_MAX:
-        line = line[:LINE_MAX - 1] + "…"
-    return line
+    return line, len(text) > LINE_MAX, unread
+
+
+def _cut(line: str, long: bool) -> str:
+    return line[:LINE_MAX - 1] + "…" if long or len(line) > LINE_MAX else line
+
+
+def _shown(message: object) -> str:
+    """``message`` cleaned and masked, masked *before* it is cut to :data:`LINE_MAX`: a token the cut
+    would split (``ghp_`` and 16 of its characters) no longer matches its shape and would be shown."""
+    line, long, unread = _flat(message)
+    masked_line = mask(line)
+    return _cut(masked_line, long if masked_line == line else unread)
 
 
 def mask(line: str) -> str:
@@ -131,7 +151,7 @@ def quote(messages: Iterable[object]) -> tuple[str, ...]:
     hidden = _hidden(messages)
     lines: list[str] = []
     for n in range(len(messages) - 1, -1, -1):  # the newest first: only what can be shown is cleaned and masked
-        line = mask(clean(messages[n])).replace("```", "'''")  # never a code block in Slack or Chatbot
+        line = _shown(messages[n]).replace("```", "'''")  # never a code block in Slack or Chatbot
         if hidden[n] and line:
             line = _MASK
         if line:
@@ -152,7 +172,7 @@ def masked(messages: Iterable[object]) -> list[str]:
     leaves the account (``capture``'s ``logs.jsonl``): quoting it again masks nothing more."""
     messages = list(messages)
     return [_MASK if hide and line else line
-            for hide, line in zip(_hidden(messages), (mask(clean(m)) for m in messages), strict=True)]
+            for hide, line in zip(_hidden(messages), (_shown(m) for m in messages), strict=True)]
 
 
 def _hidden(messages: list[object]) -> list[bool]:

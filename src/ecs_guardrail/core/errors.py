@@ -208,6 +208,15 @@ class StateConflictError(GuardrailError):
     """
 
 
+class UnreadableSummaryError(GuardrailError):
+    """A stored service summary this code cannot read (an unknown status, a missing field: an item
+    written by hand, or by a newer version); the message names the item and what is wrong.
+
+    Raised by :class:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState` when it reads that
+    service's own summary; another service's in the cluster's view is skipped (logged) instead.
+    """
+
+
 class SecretUnreadableError(GuardrailError):
     """Secrets Manager did not return the Slack webhook secret.
 

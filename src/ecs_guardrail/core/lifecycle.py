@@ -143,7 +143,7 @@ def may_take_over(ep: Episode, owner: str, now: float) -> bool:
     and only when its lease is free, expired, or already ``owner``'s."""
     if not ep.unfinished:
         return False
-    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now
+    return ep.lease_owner is None or ep.lease_owner == owner or not ep.leased(now)
 
 
 # ---------------------------------------------------------------------------------------------- effects
@@ -417,6 +417,10 @@ def next_effect(ep: Episode, owner: str, *, alert_tried: bool = False) -> Effect
     if ep.lease_owner != owner:
         return None
     p = ep.phase
+    if p in IN_FLIGHT and ep.action is not Action.SCALE_TO_ZERO:
+        # a stored episode no write of this machine makes (an alert-only or hold decision with a scale-down
+        # in flight: hand-edited, corrupt): never scale a service its decision did not scale
+        return ReleaseLease()
     if p is Phase.CLAIMED:
         return RecordFacts(1)
     if p is Phase.FACTS_RECORDED:
@@ -471,6 +475,9 @@ def transition(summary: ServiceSummary, outcome: Outcome, decision: Decision | N
     allowed, step = rule
     if type(outcome) in _PROBE_OUTCOMES and ep.action is not Action.SCALE_TO_ZERO:
         raise IllegalTransitionError(f"a probe of a {ep.action.value} decision: only a scale-down is probed")
+    if type(outcome) in _SCALE_OUTCOMES and ep.action is not Action.SCALE_TO_ZERO:
+        raise IllegalTransitionError(f"{type(outcome).__name__} of a {ep.action.value} decision: only a "
+                                     "scale-down takes a slot, suspends scaling or scales")
     p = ep.phase
     if allowed is not None and p not in allowed:
         raise IllegalTransitionError(_refused(outcome, p))
@@ -488,7 +495,7 @@ def _refused(outcome: Outcome, p: Phase) -> str:
 
 
 def _lease_taken(s: ServiceSummary, ep: Episode, o: LeaseTaken, d: Decision | None) -> Transition:
-    if not (ep.lease_owner is None or ep.lease_owner == o.owner or ep.lease_until <= o.now):
+    if not (ep.lease_owner is None or ep.lease_owner == o.owner or not ep.leased(o.now)):
         raise IllegalTransitionError(f"lease held by {ep.lease_owner} until {ep.lease_until}")
     return Transition(_with(s, lease_owner=o.owner, lease_until=o.until))
 
@@ -552,7 +559,7 @@ def _released(s: ServiceSummary, ep: Episode, o: OperatorRaised | ProbePassed | 
 def _restored(s: ServiceSummary, ep: Episode, o: Restored, d: Decision | None) -> Transition:
     """``restore`` finished putting the service back (an operator's, or a probe-less one): the episode
     ends ``RESTORED``, its slot is freed after this write, and its lease dropped; twice changes nothing."""
-    if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.lease_owner is not None and ep.lease_until > o.now:
+    if ep.phase in IN_FLIGHT | PROBE_PHASES and ep.leased(o.now):
         raise IllegalTransitionError(f"{s.service}: a scale-down is in flight (lease of {ep.lease_owner} "
                                      f"runs for {ep.lease_until - o.now:.0f} s more); restore again after it")
     if ep.phase in (Phase.RELEASED, Phase.RELEASED_ALERT_OWED):
@@ -609,6 +616,7 @@ _RULES: dict[type, _Rule] = {
     ProbeStopped: (frozenset({Phase.PROBE_FAILED}), _probe_stopped),
     ProbePassed: (frozenset({Phase.PROBING}), _released),
 }
+_SCALE_OUTCOMES = (FactsRecorded, SlotDenied, ScalingSuspended, Scaled)
 _PROBE_OUTCOMES = (ProbeClaimed, ProbeStarted, ProbeFailed, ProbeStopped, ProbePassed, ProbeOverruled)
 
 

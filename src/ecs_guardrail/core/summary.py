@@ -56,6 +56,11 @@ SCALE_DOWNS_KEPT = 4
 _MINUTE = timedelta(minutes=1)
 
 
+#: the longest a lease can run from any moment (seconds): Lambda's longest timeout (900 s), the lease's margin
+#: (core/lifecycle.py LEASE_MARGIN_S, 60 s) and as much again for clock skew; a longer one is corrupt
+LEASE_LONGEST_S = 900.0 + 60.0 + 60.0
+
+
 class ActionStatus(StrEnum):
     """Where the episode's action stands (the phases are :class:`ecs_guardrail.core.lifecycle.Phase`).
 
@@ -262,8 +267,10 @@ class Episode:
         return self.phase in _OWED or self.lease_owner is not None
 
     def leased(self, now: float) -> bool:
-        """True while another invocation's lease runs (``now``: wall-clock Unix seconds)."""
-        return self.lease_owner is not None and self.lease_until > now
+        """True while another invocation's lease runs (``now``: wall-clock Unix seconds). A lease ending
+        more than :data:`LEASE_LONGEST_S` after ``now`` runs no more: no invocation takes one that long (a
+        stored ``lease_until`` of year 33,000 would hold the episode, and its service, forever)."""
+        return self.lease_owner is not None and now < self.lease_until <= now + LEASE_LONGEST_S
 
 
 @dataclass(frozen=True, slots=True)

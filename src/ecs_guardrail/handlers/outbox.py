@@ -15,13 +15,13 @@ from typing import Any
 from ecs_guardrail.adapters.ecs import ServiceFacts
 from ecs_guardrail.adapters.placement import Placement
 from ecs_guardrail.adapters.serving import newest_serving
-from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+from ecs_guardrail.adapters.store.watchdog_state import UnreadableSummaryError, WatchdogState
 from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core import alert as A
 from ecs_guardrail.core.alert import Alert, Where
 from ecs_guardrail.core.entitlement import ServingSample
 from ecs_guardrail.core.records import Decision, Failure
-from ecs_guardrail.core.summary import Episode
+from ecs_guardrail.core.summary import Episode, ServiceSummary
 from ecs_guardrail.handlers.runtime import Runtime
 
 __all__ = ["Outbox"]
@@ -70,8 +70,16 @@ class Outbox:
         """Per failing service of a mass event, its line of the cluster alert (:func:`core.alert.mass_row`):
         only the shown services' summaries are read (one GetItem each, whatever the cluster's size)."""
         names, shown = A.mass_shown(decision)
-        return [A.mass_row(n, self.state.load(ck, n, fresh=True) if n in shown else None, decision,
+        return [A.mass_row(n, self._readable(ck, n) if n in shown else None, decision,
                            self.config.window) for n in names]
+
+    def _readable(self, ck: str, service: str) -> ServiceSummary | None:
+        """Another service's summary for its line of a cluster alert; ``None`` (its line without its
+        failures) when the stored item is unreadable: the alert still goes out."""
+        try:
+            return self.state.load(ck, service, fresh=True)
+        except UnreadableSummaryError:
+            return None
 
     def with_task_definitions(self, ck: str, service: str, failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
         """``failures`` with their task definition ARNs (:func:`core.alert.with_task_definitions`); the

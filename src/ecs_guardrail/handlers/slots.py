@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ecs_guardrail.adapters.store.watchdog_state import ClusterView
+from ecs_guardrail.adapters.store.watchdog_state import ClusterView, UnreadableSummaryError, WatchdogState
 from ecs_guardrail.core.errors import ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.core.lazy import lazy_module
-from ecs_guardrail.core.summary import ActionStatus, ServiceSummary
+from ecs_guardrail.core.summary import ActionStatus, Episode, ServiceSummary
 from ecs_guardrail.handlers.runtime import logger
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def free_raised(episodes: Episodes, ck: str, cluster: str, service: str, view: C
     held = tuple(h for h in view.held() if h != service)
     if len(held) + 1 <= bound or ecs is None:
         return held
-    eps = {x: state.load(ck, x, fresh=True).episode for x in held}  # at most the bound
+    eps = {x: _episode(state, ck, x) for x in held}  # at most the bound
     still = []
     for other in held:
         ep = eps.get(other)
@@ -56,6 +56,17 @@ def free_raised(episodes: Episodes, ck: str, cluster: str, service: str, view: C
         else:
             still.append(other)
     return tuple(still)
+
+
+def _episode(state: WatchdogState, ck: str, service: str) -> Episode | None:
+    """``service``'s episode, or ``None`` when its stored summary is unreadable (then it stays held: one
+    service's corrupt item must not stop the decisions of every other service of the cluster)."""
+    try:
+        return state.load(ck, service, fresh=True).episode
+    except UnreadableSummaryError as exc:
+        logger.error("held service's summary unreadable: it stays held", extra={"service": service,
+                                                                                 "error": str(exc)})
+        return None
 
 
 def end_raised(episodes: Episodes, ck: str, cluster: str, service: str, at: datetime) -> bool:

@@ -23,6 +23,7 @@ take a slot or both act: the loser reads the winner's state and follows it.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -31,7 +32,7 @@ from typing import Any
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
-from ecs_guardrail.core.errors import StateConflictError
+from ecs_guardrail.core.errors import StateConflictError, UnreadableSummaryError
 from ecs_guardrail.core.fleet_minutes import (
     MEMBERS_KEPT,
     SHARDS,
@@ -63,9 +64,11 @@ from ecs_guardrail.core.summary import (
     scale_down_times,
 )
 
-__all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "summary_to_doc", "summary_from_doc"]
+__all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "UnreadableSummaryError", "summary_to_doc",
+           "summary_from_doc"]
 
 _RETRIES = 8
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +211,12 @@ _RESERVED = ("pk", "expires_at")
 
 
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
-    return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
+    try:
+        return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise UnreadableSummaryError(f"stored summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} is "
+                                     f"unreadable: {what[:200]}") from exc
 
 
 def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
@@ -310,7 +318,13 @@ class WatchdogState:
         for item in self.table.query(keys.summaries(ck)):
             sk = item["sk"]
             if sk.startswith("S#"):
-                s = _summary_from_item(item)
+                try:
+                    s = _summary_from_item(item)
+                except UnreadableSummaryError as exc:
+                    # another service's corrupt item must not stop every decision in the cluster (its own
+                    # events still fail on it, naming it); its held-at-zero slot, an item of its own, counts
+                    _log.error("%s: skipped in the cluster's view", exc)
+                    continue
                 summaries.append(s)
                 self._cache[(ck, s.service)] = s
             elif sk.startswith("H#"):
