@@ -161,6 +161,19 @@ def test_an_unlisted_unclosed_deployment_protects_and_is_warned(tmp_path: Path) 
     assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
 
 
+def test_a_rejected_deployment_line_opens_no_deployment(tmp_path: Path) -> None:
+    # a line whose deploymentId the event model rejects is named as rejected, and is no deployment either:
+    # no "has no closing event" warning (with an "add its row" hint) for an id the replay never took
+    folder = _with_deployments(tmp_path, [])
+    bad = "arn:aws:ecs:eu-west-1:111122223333:service-deployment/orders-dev/checkout/x"
+    events = (folder / "events.jsonl").read_text().replace("ecs-svc/4406718823409915271", bad)
+    (folder / "events.jsonl").write_text(events)
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0
+    assert "is not an ECS deployment id" in proc.stderr
+    assert "has no closing event" not in proc.stderr
+
+
 @pytest.mark.parametrize("rows, says", [
     ({"id": "ecs-svc/1"}, "deployments is a list"),
     ([{"id": "ecs-svc/1", "status": "DONE"}], "status 'DONE'"),

@@ -398,11 +398,6 @@ class Replay:
         routes = targets(raw, self.account)
         if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
             routes = routes | {"watchdog"}
-        mark = _deployment_mark(raw)
-        if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
-            self.opened.setdefault(mark[:2], n)
-        elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
-            self.closed.add(mark[:2])
         self.warn(self._unknown(raw), n)
         self.warn(_other_home(raw, self.account, self.region), n)
         at = self.delivered.get(n)
@@ -411,6 +406,13 @@ class Replay:
         if out is not None and out["status"] == "rejected":
             result.reject(n, out["reason"], self.on_reject)
             return
+        # only a line the recorder accepted opens or closes a deployment (a rejected deploymentId is no
+        # deployment: no "has no closing event" warning for it)
+        mark = _deployment_mark(raw)
+        if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
+            self.opened.setdefault(mark[:2], n)
+        elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
+            self.closed.add(mark[:2])
         t = self._tick_to(n, raw, out)
         self._tally(n, raw, out, routes, t)
         if out is not None and out["status"] == "duplicate":
