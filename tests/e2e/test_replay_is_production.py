@@ -174,6 +174,22 @@ def test_a_rejected_deployment_line_opens_no_deployment(tmp_path: Path) -> None:
     assert "has no closing event" not in proc.stderr
 
 
+@pytest.mark.parametrize("engine", ["fast", "moto"])
+def test_a_listed_deployment_id_with_letters_is_read_as_events_read_it(tmp_path: Path, engine: str) -> None:
+    # capture writes "ecs-svc/" + the service-deployment ARN's last part (letters and digits), and the event
+    # model accepts such a deploymentId: fleet.json's row is taken too, not refused as "ecs-svc/DIGITS"
+    did = "ecs-svc/ejGvqq2ilnbKT9qj0vLJe"
+    folder = _with_deployments(tmp_path, [{"id": did, "status": "SUCCESSFUL", "startedAt": "2026-09-03T03:10:00Z",
+                                           "finishedAt": "2026-09-03T03:31:00Z"}])
+    events = (folder / "events.jsonl").read_text().replace("ecs-svc/4406718823409915271", did)
+    (folder / "events.jsonl").write_text(events)
+    proc = cli_in_process("replay", str(folder), "--json", "--engine", engine)
+    assert proc.returncode == 0, proc.stderr
+    assert "has no closing event" not in proc.stderr
+    decision = json.loads(proc.stdout.splitlines()[0])
+    assert decision["action"] == "scale_to_zero"
+
+
 @pytest.mark.parametrize("rows, says", [
     ({"id": "ecs-svc/1"}, "deployments is a list"),
     ([{"id": "ecs-svc/1", "status": "DONE"}], "status 'DONE'"),
