@@ -157,6 +157,15 @@ def test_an_unlisted_unclosed_deployment_protects_and_is_warned(tmp_path: Path) 
     proc = cli_in_process("replay", str(_with_deployments(tmp_path, [])), "--json")
     assert proc.returncode == 0
     assert "deployment ecs-svc/4406718823409915271 of orders-dev/checkout has no closing event" in proc.stderr
+    assert '"finishedAt": "...Z"}; without finishedAt it stays in progress' in proc.stderr  # the whole row
+    decision = json.loads(proc.stdout.splitlines()[0])
+    assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
+
+
+def test_a_listed_row_without_finished_at_keeps_the_deployment_in_progress(tmp_path: Path) -> None:
+    # what the warning's hint says: the row closes the deployment only with the time it ended
+    proc = cli_in_process("replay", str(_with_deployments(tmp_path, [{"id": "ecs-svc/4406718823409915271",
+                                                                        "status": "SUCCESSFUL"}])), "--json")
     decision = json.loads(proc.stdout.splitlines()[0])
     assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
 
