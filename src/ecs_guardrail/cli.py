@@ -229,7 +229,8 @@ def _add_replay(sub: Any) -> None:
 def _add_capture(sub: Any) -> None:
     """``capture OUT_DIR``: its arguments."""
     c = sub.add_parser("capture", help="write a scenario folder from a real account: fleet.json, events.jsonl "
-                                       "(the raw-event log group), healthy_hosts.csv")
+                                       "(the raw-event log group), healthy_hosts.csv, container_restarts.csv, "
+                                       "delivered.csv, logs.jsonl (masked) and CAPTURE.md")
     c.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="folder to write (created; files replaced)")
     c.add_argument("--cluster", dest="clusters", action="append", required=True, metavar="CLUSTER",
                    help="cluster name (repeatable)")

@@ -315,7 +315,8 @@ def _read(values: Mapping[str, object]) -> Settings:
 
 #: msgspec's words for a value of the wrong type, which read oddly for an environment variable (always text):
 #: what the setting accepts instead
-_TYPE_WORDS = {"Expected `int`, got `str`": "expected a whole number written in digits (5, not 5.0, five or 1_000)",
+_TYPE_WORDS = {"Expected `int`, got `str`":
+                   "expected a whole number written in digits (5 or 5.0; not 5.5, five, 007 or 1_000)",
                "Expected `bool`, got `str`": "expected true or false (or 1 or 0, any case)",
                "Expected `float`, got `str`": "expected a number written in digits (0.5)"}
 

@@ -157,6 +157,7 @@ def test_an_unlisted_unclosed_deployment_protects_and_is_warned(tmp_path: Path) 
     proc = cli_in_process("replay", str(_with_deployments(tmp_path, [])), "--json")
     assert proc.returncode == 0
     assert "deployment ecs-svc/4406718823409915271 of orders-dev/checkout has no closing event" in proc.stderr
+    assert '"finishedAt": "...Z"}; without finishedAt it stays in progress' in proc.stderr  # the whole row
     decision = json.loads(proc.stdout.splitlines()[0])
     assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
 
@@ -177,6 +178,43 @@ def test_a_rejected_deployment_event_opens_nothing_and_its_id_is_not_echoed(tmp_
     # the accepted IN_PROGRESS is still warned; the four rejected ones open nothing
     assert proc.stderr.count("has no closing event") == 1
     assert "\x1b" not in proc.stderr and "\x00" not in proc.stderr and "9" * 100 not in proc.stderr
+
+
+def test_a_listed_row_without_finished_at_keeps_the_deployment_in_progress(tmp_path: Path) -> None:
+    # what the warning's hint says: the row closes the deployment only with the time it ended
+    proc = cli_in_process("replay", str(_with_deployments(tmp_path, [{"id": "ecs-svc/4406718823409915271",
+                                                                        "status": "SUCCESSFUL"}])), "--json")
+    decision = json.loads(proc.stdout.splitlines()[0])
+    assert (decision["action"], decision["reason"]) == ("alert_only", "deployment_in_progress")
+
+
+def test_a_rejected_deployment_line_opens_no_deployment(tmp_path: Path) -> None:
+    # a line whose deploymentId the event model rejects is named as rejected, and is no deployment either:
+    # no "has no closing event" warning (with an "add its row" hint) for an id the replay never took
+    folder = _with_deployments(tmp_path, [])
+    bad = "arn:aws:ecs:eu-west-1:111122223333:service-deployment/orders-dev/checkout/x"
+    events = (folder / "events.jsonl").read_text().replace("ecs-svc/4406718823409915271", bad)
+    (folder / "events.jsonl").write_text(events)
+    proc = cli_in_process("replay", str(folder), "--json")
+    assert proc.returncode == 0
+    assert "is not an ECS deployment id" in proc.stderr
+    assert "has no closing event" not in proc.stderr
+
+
+@pytest.mark.parametrize("engine", ["fast", "moto"])
+def test_a_listed_deployment_id_with_letters_is_read_as_events_read_it(tmp_path: Path, engine: str) -> None:
+    # capture writes "ecs-svc/" + the service-deployment ARN's last part (letters and digits), and the event
+    # model accepts such a deploymentId: fleet.json's row is taken too, not refused as "ecs-svc/DIGITS"
+    did = "ecs-svc/ejGvqq2ilnbKT9qj0vLJe"
+    folder = _with_deployments(tmp_path, [{"id": did, "status": "SUCCESSFUL", "startedAt": "2026-09-03T03:10:00Z",
+                                           "finishedAt": "2026-09-03T03:31:00Z"}])
+    events = (folder / "events.jsonl").read_text().replace("ecs-svc/4406718823409915271", did)
+    (folder / "events.jsonl").write_text(events)
+    proc = cli_in_process("replay", str(folder), "--json", "--engine", engine)
+    assert proc.returncode == 0, proc.stderr
+    assert "has no closing event" not in proc.stderr
+    decision = json.loads(proc.stdout.splitlines()[0])
+    assert decision["action"] == "scale_to_zero"
 
 
 @pytest.mark.parametrize("rows, says", [

@@ -20,7 +20,9 @@ from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
 @pytest.mark.parametrize("env,message", [
     ({"CRASH_THRESHOLD": "0"}, "CRASH_THRESHOLD='0': Expected `int` >= 1"),
     ({"CRASH_THRESHOLD": ""},
-     "CRASH_THRESHOLD='': expected a whole number written in digits (5, not 5.0, five or 1_000)"),
+     "CRASH_THRESHOLD='': expected a whole number written in digits (5 or 5.0; not 5.5, five, 007 or 1_000)"),
+    ({"CRASH_THRESHOLD": "5.5"},  # the message names what is taken: 5.0 is (it is 5), 5.5 is not
+     "CRASH_THRESHOLD='5.5': expected a whole number written in digits (5 or 5.0; not 5.5, five, 007 or 1_000)"),
     ({"DRY_RUN": "maybe"}, "DRY_RUN='maybe': expected true or false (or 1 or 0, any case)"),
     ({"SNS_FORMAT": "TEXT"}, "SNS_FORMAT='TEXT': Invalid enum value 'TEXT'"),
     ({"AUDIT_AGGREGATE_PATHS": "health"},

@@ -38,7 +38,8 @@ def silent_report(cloudwatch: Any, accounts: list[str], now: datetime, silent_mi
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ecs_guardrail.app.org_silence", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m ecs_guardrail.app.org_silence",
+                                description=__doc__.split("\n")[0].replace("``", ""))  # no RST quotes in --help
     p.add_argument("--accounts", default="", help="comma-separated 12-digit member account ids")
     p.add_argument("--stack-set", help="also every account this StackSet deploys to")
     p.add_argument("--silent-minutes", type=int, default=15, help="minutes without a heartbeat (default 15)")

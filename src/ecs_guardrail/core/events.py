@@ -46,6 +46,7 @@ __all__ = [
     "EcsEvent",
     "parse_event",
     "parsed_once",
+    "is_deployment_id",
     "TASK_STATE_CHANGE",
     "SERVICE_ACTION",
     "DEPLOYMENT_STATE_CHANGE",
@@ -130,6 +131,12 @@ def _group(value: str | None) -> str | None:
 # gets past the event model (issue 34 leftovers: a right-to-left override in alert text, two long ids
 # sharing a cut alert id, an empty one).
 _DEPLOYMENT_ID = re.compile(r"ecs-svc/[0-9A-Za-z]{1,64}\Z")
+
+
+def is_deployment_id(value: object) -> bool:
+    """Whether ``value`` is a deployment id as the event model accepts it (``ecs-svc/`` and at most 64 ASCII
+    letters or digits): fleet.json's ``deployments`` rows are checked the same way."""
+    return isinstance(value, str) and _DEPLOYMENT_ID.match(value) is not None
 
 
 def _deployment_id(value: str | None) -> str | None:

@@ -1,13 +1,11 @@
-"""Writes folded into one (issue 33 item 6: AWS calls per scaling decision), as hooks for the episode
-interpreter (:mod:`ecs_guardrail.handlers.episode`, one line each there):
+"""Writes folded into one (issue 33 item 6: AWS calls per scaling decision), used by the episode
+interpreter (:mod:`ecs_guardrail.handlers.episode`):
 
 - :func:`claim_taking_slot`: the claim, the held-at-zero slot and the facts step in ONE TransactWriteItems
   (:meth:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState.claim_with_slot`) instead of a
-  transaction and two PutItems. In ``Episodes.claim``, the line ``s = self.state.claim(ck, s, new, record)``
-  becomes ``s, known = claim_taking_slot(self.state, ck, s, new, record, known)``.
+  transaction and two PutItems (``Episodes.claim``).
 - :func:`release_after_alert`: the alert's outcome and the lease's release in ONE conditional write instead
-  of two. In ``Episodes._step``'s change, the line ``tr = lc.transition(s, outcome, decision)`` becomes
-  ``tr = release_after_alert(lc.transition(s, outcome, decision), outcome, self.owner)``.
+  of two (``Episodes._step``).
 
 Neither drops a step: the slot is taken under the same conditions as ``take_slot`` (its own slot reused, a
 free one written only if still free, else the claim is made alone and the slot taken or denied as before);
@@ -29,7 +27,7 @@ from ecs_guardrail.core.summary import ActionStatus, ServiceSummary
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
-    from ecs_guardrail.handlers.episode import Known
+    from ecs_guardrail.handlers.episode_job import Known
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 

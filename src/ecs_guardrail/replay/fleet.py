@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 
 from ecs_guardrail.adapters.elb import target_group_dimension
 from ecs_guardrail.core.errors import ScenarioError
+from ecs_guardrail.core.events import is_deployment_id
 from ecs_guardrail.core.links import task_definition_parts
 from ecs_guardrail.replay.lines import decode_line
 
@@ -336,7 +337,7 @@ def _check_deployment(where: str, s: dict[str, Any]) -> None:
 
 def _check_listed_deployments(where: str, rows: Any) -> None:
     """``deployments`` (SCENARIOS.md): what ListServiceDeployments answers for the service, a list of
-    ``{"id": "ecs-svc/DIGITS", "status": STATUS, "startedAt": ISO, "finishedAt": ISO}`` (``statusReason``
+    ``{"id": "ecs-svc/ID", "status": STATUS, "startedAt": ISO, "finishedAt": ISO}`` (``statusReason``
     optional)."""
     if rows is None:
         return
@@ -351,8 +352,9 @@ def _check_listed_deployments(where: str, rows: Any) -> None:
             raise ScenarioError(f"{at}: unknown key {sorted(unknown)[0]!r} "
                                 f"(known: {', '.join(sorted(_DEPLOYMENT_KEYS))})")
         did = row.get("id")
-        if not isinstance(did, str) or not re.fullmatch(r"ecs-svc/\d{1,40}", did):
-            raise ScenarioError(f"{at}: id {str(did)[:80]!r} is not a deployment id (ecs-svc/DIGITS)")
+        if not is_deployment_id(did):  # as the event model takes detail.deploymentId, letters included
+            raise ScenarioError(f"{at}: id {str(did)[:80]!r} is not a deployment id "
+                                "(ecs-svc/ and at most 64 letters or digits)")
         if row.get("status") not in DEPLOYMENT_STATUSES:
             raise ScenarioError(f"{at}: status {str(row.get('status'))[:40]!r}: one of "
                                 f"{', '.join(sorted(DEPLOYMENT_STATUSES))}")

@@ -179,7 +179,9 @@ def unclosed_deployment_warnings(opened: dict[tuple[str, str], int], closed: set
                  or ((s.get("deploymentStrategy") or {}).get("strategy") or "ROLLING") != "ROLLING"}
     return [f"events.jsonl:{line}: deployment {did} of {svc} has no closing event (SERVICE_DEPLOYMENT_COMPLETED "
             f"or _FAILED) and fleet.json's deployments does not list it: it is read as in progress throughout "
-            f"(add its row, as capture writes it: {{\"id\": \"{did}\", \"status\": \"SUCCESSFUL\", ...}})"
+            f"(add its row with the time it ended, as capture writes it: {{\"id\": \"{did}\", \"status\": "
+            f"\"SUCCESSFUL\", \"startedAt\": \"...Z\", \"finishedAt\": \"...Z\"}}; "
+            "without finishedAt it stays in progress)"
             for (svc, did), line in sorted(opened.items(), key=lambda kv: kv[1])
             if svc in protected and (svc, did) not in closed and (svc, did) not in listed]
 
