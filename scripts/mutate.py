@@ -85,7 +85,7 @@ MUTANTS = (
            "    OperatorRaised: (frozenset({Phase.ACTED, Phase.HELD}) | IN_FLIGHT, _released),",
            ("tests/unit/test_lifecycle.py",)),
     Mutant("lease: a live lease may be taken over", "core/lifecycle.py",
-           "    return ep.lease_owner is None or ep.lease_owner == owner or ep.lease_until <= now",
+           "    return ep.lease_owner is None or ep.lease_owner == owner or not ep.leased(now)",
            "    return True", ("tests/unit/test_lifecycle.py", "tests/explore/test_episode_safety.py")),
     # the cap's slots (rule 5)
     Mutant("cap: one more service held than the bound", "core/policy.py",
