@@ -34,11 +34,13 @@ TEST_ENV := PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache PYTHONDONTWRITEBYTECOD
 test: setup
 	$(TEST_ENV) $(PY) -m pytest -n 2 --dist loadfile -q --durations=10
 
-## the interleaving and fault explorer's long run (10,000 seeded schedules of three invocations; make test runs 150)
+EXPLORE_SCHEDULES ?= 150
+## the interleaving explorer at its full budget: every schedule of two invocations within two preemptions (make test runs those within one and a seeded sample of the rest) and EXPLORE_SCHEDULES seeded three-invocation schedules (150; 10000 for the long run); CI runs it as its own step
 explore: setup
-	EXPLORE_SCHEDULES=10000 $(PY) -m pytest -q tests/explore -p no:cacheprovider
+	EXPLORE_BUDGET=full EXPLORE_SCHEDULES=$(EXPLORE_SCHEDULES) $(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider \
+	  tests/explore/test_interleavings.py tests/explore/test_faults_and_sample.py
 
-## mutants of the safety code (episode machine, cap slots, lease, alert-only guards, redaction, probes), one at a time on a copy of src/, each against its own tests: every one must be caught
+## mutants of the safety code (episode machine, cap slots, lease, alert-only guards, redaction, probes), one at a time on a copy of src/, each against its own tests (the explorer at its full budget): every one must be caught
 mutate: setup
 	$(PY) scripts/mutate.py
 

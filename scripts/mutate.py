@@ -128,7 +128,8 @@ def run(mutant: Mutant, work: Path) -> tuple[str, float]:
     if text.count(mutant.old) != 1:
         return "STALE", 0.0
     target.write_text(text.replace(mutant.old, mutant.new))
-    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # the explorer at its full budget (every two-preemption schedule; make test runs a sample of them)
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1", "EXPLORE_BUDGET": "full"}
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.tests],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)

@@ -250,31 +250,48 @@ def preemptions(choices: list[str], trace: list[Step]) -> int:
     return n
 
 
-def bounded_schedules(run: Callable[[Forced], list[Step]], bound: int) -> Iterator[list[Step]]:
+def bounded_schedules(run: Callable[[Forced], list[Step]], bound: int, *, sample: int | None = None,
+                      seed: int = 0) -> Iterator[list[Step]]:
     """Every schedule with at most ``bound`` preemptions (CHESS's preemption bounding: every
     interleaving up to that many forced switches, exhaustively), each run once through ``run``.
 
     Yields each schedule's trace. Depth-first: a run's trace names, at each step, who else could have
     gone; each alternative within the bound becomes a new forced prefix.
+
+    ``sample=N``: every schedule with fewer than ``bound`` preemptions, exhaustively, and of the
+    schedules whose prefix makes the ``bound``-th preemption a fixed sample of ``N`` (``random.Random(seed)``
+    over the sorted prefixes: the same schedules every run), then those as above. ``None``: all of them.
     """
     stack: list[list[str]] = [[]]
     seen: set[tuple[str, ...]] = set()
-    while stack:
-        prefix = stack.pop()
-        trace = run(Forced(prefix))
-        choices = [s.chosen for s in trace]
-        key = tuple(choices)
-        if key in seen:
-            continue
-        seen.add(key)
-        yield trace
-        for i in range(len(prefix), len(trace)):
-            for alt in trace[i].runnable:
-                if alt == choices[i]:
-                    continue
-                candidate = choices[:i] + [alt]
-                if preemptions(candidate, trace) <= bound:
-                    stack.append(candidate)
+    last_level: set[tuple[str, ...]] = set()
+    while True:
+        while stack:
+            prefix = stack.pop()
+            trace = run(Forced(prefix))
+            choices = [s.chosen for s in trace]
+            key = tuple(choices)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield trace
+            for i in range(len(prefix), len(trace)):
+                for alt in trace[i].runnable:
+                    if alt == choices[i]:
+                        continue
+                    candidate = choices[:i] + [alt]
+                    n = preemptions(candidate, trace)
+                    if n < bound or (n == bound and sample is None):
+                        stack.append(candidate)
+                    elif n == bound:
+                        last_level.add(tuple(candidate))
+        if sample is None or not last_level:
+            return
+        ordered = sorted(last_level)
+        chosen = random.Random(seed).sample(ordered, min(sample, len(ordered)))
+        stack = [list(c) for c in reversed(chosen)]
+        sample = None  # the sampled prefixes' own descendants within the bound: every one, as above
+        last_level = set()
 
 
 @dataclass

@@ -18,6 +18,13 @@ from world import T0, World, crash, decision_times
 from ecs_guardrail.handlers.runtime import metrics
 
 PREEMPTIONS = 2
+#: how much of the two-preemption bound runs: ``quick`` (``make test``) every schedule within one preemption
+#: and a fixed, seeded sample of :data:`QUICK_SAMPLE` of each situation's two-preemption ones; ``full``
+#: (``make explore``, ``make mutate``, CI's own step) every one, exhaustively
+BUDGET = os.environ.get("EXPLORE_BUDGET", "quick")
+if BUDGET not in ("quick", "full"):
+    raise ValueError(f"EXPLORE_BUDGET={BUDGET!r}: quick (make test) or full (make explore)")
+QUICK_SAMPLE = 40
 SAMPLE = int(os.environ.get("EXPLORE_SCHEDULES", "150"))
 COUNTS: dict[str, int] = {}
 
