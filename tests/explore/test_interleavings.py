@@ -8,7 +8,8 @@ What is explored, for each situation:
   bound: CHESS's result is that almost every concurrency bug needs at most two) at ``EXPLORE_BUDGET=full``
   (``make explore``, CI's own step, and ``make mutate``); by default (``make test``) every schedule within
   one preemption and a fixed, seeded sample of :data:`QUICK_SAMPLE` of the two-preemption ones;
-- every single fault (throttle, death, expired lease) at every switch point of either invocation;
+- every single fault (throttle, death, expired lease) at every switch point of either invocation, with
+  each invocation first (at the quick budget one of the two, alternating over the calls and faults);
 - a seeded sample of schedules of three invocations with random switches and up to two faults
   (:data:`SAMPLE` by default, ``EXPLORE_SCHEDULES=10000`` for the long run; a failure prints its seed).
 
