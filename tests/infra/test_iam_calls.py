@@ -40,8 +40,24 @@ for _p in (ROOT / "bench", ROOT / "tests" / "explore"):
         sys.path.insert(0, str(_p))
 
 SHARED = ROOT.parent / "shared" / "scenarios"
-SCENARIOS = sorted(p for p in (ROOT / "events" / "scenarios").iterdir() if (p / "events.jsonl").is_file()) + (
-    sorted(p for p in SHARED.iterdir() if (p / "events.jsonl").is_file()) if SHARED.is_dir() else [])
+
+
+def _once_each(folders: list[Path]) -> list[Path]:
+    """``folders`` without byte-identical copies (a shared scenario that is a bundled one's copy: the same
+    input makes the same calls, in the same deployment)."""
+    seen: set[tuple[tuple[str, bytes], ...]] = set()
+    out = []
+    for folder in folders:
+        key = tuple((p.name, p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file())
+        if key not in seen:
+            seen.add(key)
+            out.append(folder)
+    return out
+
+
+SCENARIOS = _once_each(sorted(p for p in (ROOT / "events" / "scenarios").iterdir() if (p / "events.jsonl").is_file())
+                       + (sorted(p for p in SHARED.iterdir() if (p / "events.jsonl").is_file())
+                          if SHARED.is_dir() else []))
 #: what the Lambda platform does with the role (not the code): logs, X-Ray, the on-failure destination
 PLATFORM_ACTIONS = frozenset({"logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTelemetryRecords",
                               "xray:PutTraceSegments", "sqs:SendMessage"})
