@@ -8,6 +8,7 @@ cycle), except those under ``if TYPE_CHECKING:``.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ecs_guardrail"
@@ -65,6 +66,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+@functools.cache  # both import tests read one parse of src/ (neither changes the graph)
 def _imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     modules = {_module(p) for p in SRC.rglob("*.py")}
