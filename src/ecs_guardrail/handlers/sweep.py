@@ -38,7 +38,6 @@ from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
 from ecs_guardrail.core.alert import job_summary_alert
 from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.core.summary import (
-    ActionStatus,
     RecoveryStatus,
     ServiceSummary,
     close_job_window,
@@ -134,7 +133,7 @@ class Sweep:
             ep = s.episode
             if ep is not None and ep.recovery is RecoveryStatus.SENT:
                 out["recoveries"] += 1
-        if ep is None or (ep.action_status is not ActionStatus.RESTORED and ep.held_at_zero) \
+        if ep is None or ep.held_at_zero \
                 or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED) or s.episode_end is None:
             return
         self.state.close_work(ck, service)
