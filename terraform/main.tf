@@ -26,36 +26,41 @@ locals {
   : "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table/${var.existing_history_table_name}")
   source_account_ids = compact(split(",", var.source_account_ids))
 
-  # The crash path's environment, written once: the watchdog and the sweep function (which runs the
-  # watchdog's code) read the same settings.
-  crash_path_environment = {
+  # What every function reads (template.yaml's Globals.Function.Environment): Powertools' names and level,
+  # the history table and its items' time to live. Each function's environment merges its own onto it.
+  common_environment = {
     POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
     POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
     POWERTOOLS_LOG_LEVEL         = var.log_level
     HISTORY_TABLE                = local.history_table_name
     HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
-    ALERT_ONLY_CLUSTERS          = var.alert_only_clusters
-    CRASH_THRESHOLD              = tostring(var.crash_threshold)
-    CRASH_WINDOW_MINUTES         = tostring(var.crash_window_minutes)
-    MAX_ACTION_FRACTION          = tostring(var.max_action_fraction)
-    MIN_ACTIONS_ALLOWED          = tostring(var.min_actions_allowed)
-    FLEET_SIGNAL_MIN_FAILURES    = tostring(var.fleet_signal_min_failures)
-    CLIENT_ERROR_RATIO           = tostring(var.client_error_ratio)
-    DRY_RUN                      = tostring(var.dry_run)
-    ALERT_TOPIC_ARN              = aws_sns_topic.alerts.arn
-    SLACK_WEBHOOK_SECRET_ARN     = var.slack_webhook_secret_arn
-    ALERT_ROUTES                 = var.alert_routes
-    ALERT_CHANNEL_TOPIC_ARNS     = var.alert_channel_topic_arns
-    ALERT_CHANNEL_SECRET_ARNS    = var.alert_channel_secret_arns
-    RUNBOOK_URL                  = var.runbook_url
-    SNS_FORMAT                   = var.sns_format
-    RECOVERY                     = var.recovery
-    PROBE_DELAY_MINUTES          = tostring(var.probe_delay_minutes)
-    PROBE_MAX_DELAY_MINUTES      = tostring(var.probe_max_delay_minutes)
-    PROBE_PASS_MINUTES           = tostring(var.probe_pass_minutes)
-    CENTRAL_ALERT_TOPIC_ARN      = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
-    ACCOUNT_NAME                 = var.account_name
   }
+
+  # The crash path's environment, written once: the watchdog and the sweep function (which runs the
+  # watchdog's code) read the same settings.
+  crash_path_environment = merge(local.common_environment, {
+    ALERT_ONLY_CLUSTERS       = var.alert_only_clusters
+    CRASH_THRESHOLD           = tostring(var.crash_threshold)
+    CRASH_WINDOW_MINUTES      = tostring(var.crash_window_minutes)
+    MAX_ACTION_FRACTION       = tostring(var.max_action_fraction)
+    MIN_ACTIONS_ALLOWED       = tostring(var.min_actions_allowed)
+    FLEET_SIGNAL_MIN_FAILURES = tostring(var.fleet_signal_min_failures)
+    CLIENT_ERROR_RATIO        = tostring(var.client_error_ratio)
+    DRY_RUN                   = tostring(var.dry_run)
+    ALERT_TOPIC_ARN           = aws_sns_topic.alerts.arn
+    SLACK_WEBHOOK_SECRET_ARN  = var.slack_webhook_secret_arn
+    ALERT_ROUTES              = var.alert_routes
+    ALERT_CHANNEL_TOPIC_ARNS  = var.alert_channel_topic_arns
+    ALERT_CHANNEL_SECRET_ARNS = var.alert_channel_secret_arns
+    RUNBOOK_URL               = var.runbook_url
+    SNS_FORMAT                = var.sns_format
+    RECOVERY                  = var.recovery
+    PROBE_DELAY_MINUTES       = tostring(var.probe_delay_minutes)
+    PROBE_MAX_DELAY_MINUTES   = tostring(var.probe_max_delay_minutes)
+    PROBE_PASS_MINUTES        = tostring(var.probe_pass_minutes)
+    CENTRAL_ALERT_TOPIC_ARN   = var.central_alert_topic_arn # org (issue 32 item 4; org.tf)
+    ACCOUNT_NAME              = var.account_name
+  })
 
   # One code artifact, four handlers (ecs_guardrail.iam.FUNCTIONS). Environment per function as in
   # template.yaml (Globals.Function.Environment merged with the function's own).
@@ -68,13 +73,7 @@ locals {
       max_retry_attempt = 2
       # unreserved on purpose: it only writes DynamoDB and must keep up with ECS event bursts
       reserved_concurrency = -1
-      environment = {
-        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
-        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
-        POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = local.history_table_name
-        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
-      }
+      environment          = local.common_environment
     }
     watchdog = {
       description       = "Decides on stopped tasks and ECS service actions; scales crash loops to zero where allowed, alerts otherwise."
@@ -108,14 +107,9 @@ locals {
       max_retry_attempt = 2
       # one run at a time: its timeout overlaps its schedule (unless watchdog_reserved_concurrency is 0)
       reserved_concurrency = var.watchdog_reserved_concurrency == 0 ? -1 : 1
-      environment = {
-        POWERTOOLS_SERVICE_NAME      = "ecs-guardrail"
-        POWERTOOLS_METRICS_NAMESPACE = "EcsGuardrail"
-        POWERTOOLS_LOG_LEVEL         = var.log_level
-        HISTORY_TABLE                = local.history_table_name
-        HISTORY_TTL_DAYS             = tostring(var.history_ttl_days)
-        SAMPLE_LOOKBACK_MINUTES      = tostring(var.sample_lookback_minutes)
-      }
+      environment = merge(local.common_environment, {
+        SAMPLE_LOOKBACK_MINUTES = tostring(var.sample_lookback_minutes)
+      })
     }
   }
 }

@@ -267,8 +267,13 @@ def test_one_process_outputs_fall_back_with_a_warning() -> None:
 def test_single_process_output_warning_reads_as_a_sentence() -> None:
     run = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--calls", "--jobs", "2")
     assert run.returncode == 0
-    assert ("not partitioned by cluster: --calls reads one process's AWS calls and history store"
-            in run.stderr)
+    assert "not partitioned by cluster: --calls counts the AWS calls one process made" in run.stderr
+    both = cli_in_process("replay", str(ROOT / "events" / "scenarios" / "bad-image-dev"), "--timeline", "--calls",
+                          "--jobs", "2")
+    said = [ln for ln in both.stderr.splitlines() if "not partitioned by cluster" in ln]
+    assert both.returncode == 0 and len(said) == 1 and "AWS calls" in said[0], said
+    assert said[0].endswith("--calls counts the AWS calls one process made; --timeline reads the incident "
+                            "timeline from the history table one process wrote"), said
 @pytest.mark.parametrize("address", ["garbage", "tcp://[::1", "tcp://127.0.0.1:99999", "http://x:1", "tcp://:8786"])
 def test_a_scheduler_that_is_no_address_is_one_line_at_once(address: str) -> None:
     """Dask's Client raised on these, then hung 20 s in its __del__ and printed a traceback; with one

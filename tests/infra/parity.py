@@ -179,11 +179,48 @@ def tf_local(value: Any) -> Any:
 
 
 def tf_function_environment(function: str) -> dict[str, Any]:
-    """The Lambda environment terraform/ gives ``function``: its ``local.functions`` entry's map, or the
-    local that entry names (the watchdog and the sweep function share ``local.crash_path_environment``)."""
-    environment = tf_local(TF["locals"]["functions"][function]["environment"])
+    """The Lambda environment terraform/ gives ``function``: its ``local.functions`` entry's map, the local
+    that entry names (the watchdog and the sweep function share ``local.crash_path_environment``), or a
+    ``merge()`` of such maps (each function's own settings merged onto ``local.common_environment``)."""
+    environment = tf_map(TF["locals"]["functions"][function]["environment"])
     assert isinstance(environment, dict), f"{function}: environment is not a literal map: {environment!r}"
     return environment
+
+
+def tf_map(value: Any) -> Any:
+    """:func:`tf_local`, and ``${merge(A, B, ...)}`` of locals and literal maps as Terraform's ``merge``
+    computes it (a later map's key wins); python-hcl2 gives a ``merge()`` call as one string, whose literal
+    maps are parsed here again with hcl2. Anything else as :func:`tf_local` gives it."""
+    value = tf_local(value)
+    if not isinstance(value, str) or not (match := re.fullmatch(r"\$\{merge\((.*)\)\}", value, re.S)):
+        return value
+    merged: dict[str, Any] = {}
+    for arg in _top_level_args(match.group(1)):
+        if re.fullmatch(r"local\.\w+", arg):
+            part = tf_map(f"${{{arg}}}")
+        else:
+            hcl2, options = iac._hcl_options()
+            part = hcl2.loads(f"v = {arg}\n", serialization_options=options)["v"]
+        assert isinstance(part, dict), f"merge() of something not a map: {arg!r}"
+        merged.update(part)
+    return merged
+
+
+def _top_level_args(text: str) -> list[str]:
+    """A call's arguments: ``text`` split at the commas outside brackets and strings."""
+    args, depth, start, quoted = [], 0, 0, False
+    for n, ch in enumerate(text):
+        if ch == '"' and text[n - 1:n] != "\\":
+            quoted = not quoted
+        elif not quoted and ch in "({[":
+            depth += 1
+        elif not quoted and ch in ")}]":
+            depth -= 1
+        elif not quoted and ch == "," and depth == 0:
+            args.append(text[start:n].strip())
+            start = n + 1
+    args.append(text[start:].strip())
+    return [a for a in args if a]
 
 
 def tf_source_documents(name: str) -> list[tuple[str, str | None]]:

@@ -140,6 +140,15 @@ def test_tf_function_wiring() -> None:
     # the sweep function runs the watchdog's code: one environment map, not a copy
     for function in ("watchdog", "sweep"):
         assert TF["locals"]["functions"][function]["environment"] == "${local.crash_path_environment}", function
+    # what every function reads is written once (template.yaml's Globals.Function.Environment), each
+    # function's own merged onto it; no function writes a common name itself
+    common = TF["locals"]["common_environment"]
+    assert set(common) == set(TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]), common
+    assert TF["locals"]["functions"]["recorder"]["environment"] == "${local.common_environment}"
+    assert TF["locals"]["functions"]["availability"]["environment"].startswith("${merge(local.common_environment, {")
+    assert TF["locals"]["crash_path_environment"].startswith("${merge(local.common_environment, {")
+    for function in sorted(TF["locals"]["functions"]):
+        assert set(common) <= set(tf_function_environment(function)), function
 
 
 def test_reserved_concurrency() -> None:

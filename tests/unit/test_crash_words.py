@@ -293,3 +293,26 @@ def test_a_line_cut_unmasked_still_ends_with_an_ellipsis() -> None:
     assert masked(["x" * 400]) == ["x" * (LINE_MAX - 1) + "…"]
     assert masked(["password=" + "a" * 5000]) == ["password=****…"]  # its end was never read
     assert masked(["y" * 280 + " ghp_" + "A" * 36]) == ["y" * 280 + " ****"]  # nothing lost: no ellipsis
+
+
+@pytest.mark.parametrize("secret", ["ghp_" + "A" * 36, "https://deploy:" + "h" * 190 + "@git.example/x",
+                                    "xoxb-" + "1" * 40, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig"])
+def test_a_secret_split_by_the_read_cut_is_masked_or_not_shown(secret: str) -> None:
+    """The message is read to a bound before masking (a 1 MB line is not masked whole): a secret that bound
+    splits, placed after another secret whose masking shortens the line so the split one would fit the
+    first :data:`LINE_MAX` characters, is masked or dropped, never shown in part, bytes or text."""
+    from ecs_guardrail.core.crash_words import masked, quote
+
+    for n in range(1000, 1700, 11):
+        line = 'password="' + "A" * n + '" ' + secret + " " + "z" * 3000
+        for message in (line, line.encode()):
+            for shown in (masked([message])[0], quote([message])[0]):
+                assert shown.startswith('password="****') and shown.endswith("…"), (n, shown)
+                assert secret[4:12] not in shown and "hhhh" not in shown and "AAAA" not in shown, (n, shown)
+
+
+def test_a_message_up_to_the_read_and_its_tail_is_masked_whole() -> None:
+    from ecs_guardrail.core.crash_words import masked
+
+    assert masked(['password="' + "A" * 1300 + '" ok ' + "z" * 20]) == ['password="****" ok ' + "z" * 20]
+    assert masked(["q" * 1500]) == ["q" * (LINE_MAX - 1) + "…"]

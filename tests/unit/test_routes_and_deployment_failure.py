@@ -89,9 +89,24 @@ def test_the_rollback_target_from_events_completed_deployments_or_describe_servi
     assert rollback_target("ecs-svc/2", T, [], described) == ("ecs-svc/7", "describe_services")
     # an answer that does not list the failed deployment is about another moment of the service
     assert rollback_target("ecs-svc/2", T, [], [("ecs-svc/7", "COMPLETED")]) == (None, None)
-    sample = "ECS deployment circuit breaker: rolling back to deploymentId deploymentID."  # the docs' sample
-    assert rolled_back_to(sample) == "deploymentID"
+    sample = "ECS deployment circuit breaker: rolling back to deploymentId deploymentID."  # the docs' placeholder
+    assert rolled_back_to(sample) is None  # not an id ECS writes: detail.deploymentId's rule would reject it
+    ecs = "ECS deployment circuit breaker: rolling back to deploymentId ecs-svc/4401."
+    assert rolled_back_to(ecs) == "ecs-svc/4401"
     assert rolled_back_to(None) is None and rolled_back_to("ECS deployment ecs-svc/1 completed.") is None
+
+
+def test_a_rollback_id_in_hostile_reason_text_passes_only_deployment_ids_rule() -> None:
+    """The id in the reason is free text: it is taken only when ``is_deployment_id`` (the event model's
+    ``detail.deploymentId`` rule) accepts it, else the rollback target stays unknown (never a forged one)."""
+    head = "ECS deployment circuit breaker: rolling back to deploymentId "
+    for hostile in ("ecs-svc/1\u202egnp.exe", "ecs-svc/1:../../x", "ecs-svc/" + "9" * 65, "ecs-svc/", "ecs-svc/1_2",
+                    "arn:aws:ecs:eu-west-1:1:x", "ecs-svc/1/2", "<!here>", "ecs-svc/12<https://x.example|go>",
+                    "ECS-SVC/1"):
+        assert rolled_back_to(head + hostile + ".") is None, hostile
+        notes = [(T, "SERVICE_DEPLOYMENT_IN_PROGRESS", "ecs-svc/0", head + hostile + ".")]
+        assert rollback_target("ecs-svc/2", T, notes) == (None, None), hostile
+    assert rolled_back_to(head + "ecs-svc/" + "7" * 64 + ".") == "ecs-svc/" + "7" * 64
 
 
 def test_the_alert_says_what_ecs_does_and_quotes_its_reason_inert() -> None:

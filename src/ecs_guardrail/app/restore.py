@@ -30,7 +30,7 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.restore_service import perform_restore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.core import lifecycle as lc
-from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError
+from ecs_guardrail.core.errors import NothingToRestoreError, RestoreError, ScalingSuspendError, UnreadableSummaryError
 from ecs_guardrail.core.records import Action
 from ecs_guardrail.core.restore_count import choose_restore_count
 from ecs_guardrail.core.summary import Episode, ServiceSummary
@@ -94,7 +94,10 @@ def restore(history: HistoryStore, ecs: EcsService, cluster: str, service: str, 
             the suspended state back (the episode stays held: run restore again).
         ServiceNotFoundError: the service does not exist or is not ACTIVE.
     """
-    summary = history.state.load(cluster, service, fresh=True)
+    try:
+        summary = history.state.load(cluster, service, fresh=True)
+    except UnreadableSummaryError as exc:  # nothing changed: the message says how to repair the item first
+        raise UnreadableSummaryError(f"{exc}; {exc.repair(history.table, history.region)}", exc.pk, exc.sk) from exc
     episode = summary.episode
     at = now or datetime.now(UTC)
     if episode is not None:

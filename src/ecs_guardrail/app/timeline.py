@@ -45,8 +45,6 @@ def probe_holds(store: HistoryStore, items: list[dict[str, Any]]) -> dict[tuple[
     the service's summary per service scaled in ``items``; a summary that cannot be read (another
     account's cluster key, a table without the state) leaves the service to the samples.
     """
-    from ecs_guardrail.core.summary import ActionStatus
-
     out: dict[tuple[str, str], datetime | None] = {}
     scaled = sorted({(str(i["cluster"]), str(i["service"])) for i in items
                      if i.get("type") == "decision" and i.get("action") == "scale_to_zero" and i.get("service")})
@@ -57,7 +55,7 @@ def probe_holds(store: HistoryStore, items: list[dict[str, Any]]) -> dict[tuple[
             continue
         if ep is None or not ep.acted or not ep.probes:
             continue
-        restored = ep.action_status is ActionStatus.RESTORED
+        restored = ep.released
         out[(cluster, service)] = (ep.ended_at or ep.last_failure) if restored else None
     return out
 

@@ -35,6 +35,9 @@ MAX_CHARS = 1500
 LINE_MAX = 300
 #: characters of a message looked at at most before cutting (masking a 1 MB line would cost for nothing)
 _READ_MAX = 4 * LINE_MAX
+#: characters read past :data:`_READ_MAX` before masking, at least the longest start of a secret that does
+#: not match its shape yet (a URL's ``scheme://user:password`` before its ``@``: 31 + 3 + 200 + 1 + 200)
+_READ_TAIL = 440
 
 _MASK = "****"
 # words in a key that names a secret (password, passwd, pwd, token, secret and compounds such as
@@ -96,17 +99,18 @@ def clean(message: object) -> str:
     return _cut(line, long)
 
 
-def _flat(message: object) -> tuple[str, bool, bool]:
-    """``message`` as one printable line of at most :data:`_READ_MAX` characters (:func:`clean` but
+def _flat(message: object, read: int = _READ_MAX) -> tuple[str, bool, bool]:
+    """``message`` as one printable line of at most ``read`` characters (:func:`clean` but
     not cut to :data:`LINE_MAX`), whether it was longer than :data:`LINE_MAX`, and whether longer than
-    :data:`_READ_MAX` (its end not read)."""
-    if isinstance(message, bytes | bytearray):
-        unread = len(message) > _READ_MAX * 4
-        text = bytes(message[:_READ_MAX * 4]).decode("utf-8", "replace")
+    ``read`` (its end not read)."""
+    if isinstance(message, bytes | bytearray):  # UTF-8: 1 to 4 bytes a character
+        unread = len(message) > read * 4
+        text = bytes(message[:read * 4]).decode("utf-8", "replace")
     else:
         text = str(message)
-        unread = len(text) > _READ_MAX
-    text = text[:_READ_MAX]
+        unread = False
+    unread = unread or len(text) > read
+    text = text[:read]
     line = _CONTROL.sub("\ufffd", _SPACE.sub(" ", text)).rstrip()
     return line, len(text) > LINE_MAX, unread
 
@@ -117,9 +121,18 @@ def _cut(line: str, long: bool) -> str:
 
 def _shown(message: object) -> str:
     """``message`` cleaned and masked, masked *before* it is cut to :data:`LINE_MAX`: a token the cut
-    would split (``ghp_`` and 16 of its characters) no longer matches its shape and would be shown."""
-    line, long, unread = _flat(message)
+    would split (``ghp_`` and 16 of its characters) no longer matches its shape and would be shown.
+    The same holds for the read's own cut: :data:`_READ_MAX` and :data:`_READ_TAIL` more characters are
+    masked, and when the message goes on past them, what the masking left as it was in that last
+    :data:`_READ_TAIL` is dropped (a secret the read cut starts there: ``https://user:pass`` without its
+    ``@``), so a secret cut by the read is masked or not shown, never half-shown."""
+    line, long, unread = _flat(message, _READ_MAX + _READ_TAIL)
     masked_line = mask(line)
+    if unread:  # the end of what was read, unchanged by the masking (at most _READ_TAIL characters), goes
+        same = 0
+        while same < _READ_TAIL and same < len(masked_line) and masked_line[-1 - same] == line[-1 - same]:
+            same += 1
+        masked_line = masked_line[:len(masked_line) - same]
     return _cut(masked_line, long if masked_line == line else unread)
 
 

@@ -34,6 +34,7 @@ from datetime import datetime
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
+from ecs_guardrail.core.events import is_deployment_id
 from ecs_guardrail.core.records import iso
 
 __all__ = ["DEPLOYMENT_FAILED", "Rollback", "rollback_target", "deployment_failed_alert", "rolled_back_to"]
@@ -41,18 +42,25 @@ __all__ = ["DEPLOYMENT_FAILED", "Rollback", "rollback_target", "deployment_faile
 #: ``detail.eventName`` of the deployment state change the circuit breaker sends when it trips
 DEPLOYMENT_FAILED = "SERVICE_DEPLOYMENT_FAILED"
 #: ECS's reason on the rollback's ``SERVICE_DEPLOYMENT_IN_PROGRESS`` (ECS-EVENTS.md; sample
-#: ``deployment-in-progress-circuit-breaker-rollback.docs.json``)
-_ROLLING_BACK = re.compile(r"rolling back to deploymentId\s+(?P<id>[A-Za-z0-9/_.:-]{1,200})")
+#: ``deployment-in-progress-circuit-breaker-rollback.docs.json``); the word after it is the id only when
+#: it passes ``detail.deploymentId``'s own rule (:func:`ecs_guardrail.core.events.is_deployment_id`)
+_ROLLING_BACK = re.compile(r"rolling back to deploymentId\s+(?P<id>\S{1,80})")
 #: the longest deployment failure reason quoted (ECS's reasons are one sentence; a longer one is cut)
 REASON_MAX = 500
 
 
 def rolled_back_to(reason: str | None) -> str | None:
-    """The deployment id in ECS's "rolling back to deploymentId ID." reason, else ``None``."""
+    """The deployment id in ECS's "rolling back to deploymentId ID." reason (its closing full stop
+    dropped), else ``None``: ``None`` too when the word there is not a deployment id as ``detail.deploymentId``
+    must be (``ecs-svc/`` and at most 64 ASCII letters or digits, :func:`is_deployment_id`): the reason is
+    free text, and the id reaches alert text, an alert's id and the ``Rollback to`` field."""
     if not reason:
         return None
     m = _ROLLING_BACK.search(reason)
-    return m.group("id").rstrip(".") if m else None
+    if m is None:
+        return None
+    target = m.group("id").rstrip(".")
+    return target if is_deployment_id(target) else None
 
 
 @dataclass(frozen=True, slots=True)

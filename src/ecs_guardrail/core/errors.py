@@ -214,7 +214,32 @@ class UnreadableSummaryError(GuardrailError):
 
     Raised by :class:`~ecs_guardrail.adapters.store.watchdog_state.WatchdogState` when it reads that
     service's own summary; another service's in the cluster's view is skipped (logged) instead.
+    ``pk`` and ``sk``: the item's key (``WD#<cluster key>``, ``S#<service>``) when known. Nothing repairs
+    the item on its own (the watchdog decides nothing for that service, never on a guess): an operator
+    does, as :meth:`repair` says (docs/runbook.md, "A corrupt service summary").
     """
+
+    def __init__(self, message: str, pk: str | None = None, sk: str | None = None) -> None:
+        super().__init__(message)
+        self.pk, self.sk = pk, sk
+
+    def repair(self, table: str, region: str | None = None) -> str:
+        """The operator's repair as one line: save the item (GetItem), delete it (DeleteItem: the service's
+        next event starts a new summary), and when the saved episode held the service at zero, ``restore``
+        it with the saved previous desired count (``"pd"`` of its ``"e"``): that frees its held-at-zero
+        slot. ``table``: the history table; ``region`` when known."""
+        if not self.pk or not self.sk:
+            return f"repair: docs/runbook.md, 'A corrupt service summary' (table {table})"
+        import json
+
+        where = f"--table-name {table}" + (f" --region {region}" if region else "")
+        key = json.dumps({"pk": {"S": self.pk}, "sk": {"S": self.sk}}, separators=(",", ":"))
+        cluster, service = self.pk.removeprefix("WD#"), self.sk.removeprefix("S#")
+        return (f"repair (docs/runbook.md, 'A corrupt service summary'): save the item "
+                f"(aws dynamodb get-item {where} --key '{key}'), delete it (aws dynamodb delete-item {where} "
+                f"--key '{key}'), then, if its episode held the service at zero, ecs-guardrail restore --cluster "
+                f"{cluster} --service {service} --table {table}" + (f" --region {region}" if region else "")
+                + " --count N (N: the saved item's previous desired count, \"pd\" in its \"e\")")
 
 
 class SecretUnreadableError(GuardrailError):

@@ -166,6 +166,8 @@ ALERT_OWED = frozenset({Phase.ACTED, Phase.REFUSED, Phase.ALERT_OWED, Phase.RELE
 PROBE_PHASES = frozenset({Phase.PROBE_CLAIMED, Phase.PROBING, Phase.PROBE_FAILED})
 #: a scale-down's service is held at zero (the blast-radius cap counts it)
 HELD_PHASES = IN_FLIGHT | PROBE_PHASES | {Phase.ACTED, Phase.HELD}
+#: the scale-down was undone (a restore, a probe that passed, an operator's raise), its alert owed or not
+RELEASED_PHASES = frozenset({Phase.RELEASED, Phase.RELEASED_ALERT_OWED})
 _NOT_ACTED = frozenset({Phase.REFUSED, Phase.ALERT_OWED, Phase.ALERTED, Phase.DONE})
 _OWED = IN_FLIGHT | ALERT_OWED
 
@@ -244,6 +246,12 @@ class Episode:
     def held_at_zero(self) -> bool:
         """The watchdog scaled (or is scaling) this service to 0 and nobody has restored it."""
         return self.action is Action.SCALE_TO_ZERO and self.phase in HELD_PHASES
+
+    @property
+    def released(self) -> bool:
+        """The watchdog's scale-down of this service was undone (``restore``, a probe that passed, an
+        operator's raise seen by a probe): ``RELEASED`` or ``RELEASED_ALERT_OWED``."""
+        return self.phase in RELEASED_PHASES
 
     @property
     def probing(self) -> bool:
@@ -699,6 +707,9 @@ def recovery_owed(ep: Episode, why: EpisodeEnd) -> bool:
     ``NONE``), and for a scale-down only when the service is restored: a stopped service is quiet and
     steady because it is stopped, not because it recovered.
     """
+    # alert_status read here, not through the phase: the phase says whether an alert is still owed, not
+    # whose alert went out (SENT and COVERED are both ALERTED, HELD, DONE or RELEASED), and only the
+    # channel that heard of this service's own episode is owed its recovery
     if ep.alert_status is not AlertStatus.SENT or ep.recovery is not RecoveryStatus.NONE:
         return False
     return why in (EpisodeEnd.RESTORED, EpisodeEnd.OPERATOR_RAISED) if ep.acted else True
@@ -719,7 +730,7 @@ def mark_restored(summary: ServiceSummary, at: datetime,
     recovery becomes owed, ended at ``at``; ``why`` is ``RESTORED``, or ``OPERATOR_RAISED`` when a probe
     found an operator's count. ``None`` when there is no scale-down to restore, or it already was."""
     ep = summary.episode
-    if ep is None or not ep.acted or ep.phase in (Phase.RELEASED, Phase.RELEASED_ALERT_OWED):
+    if ep is None or not ep.acted or ep.released:
         return None
     ep = owe_recovery(replace(ep, action_status=ActionStatus.RESTORED), why, at)
     new = replace(summary, episode=ep)

@@ -9,10 +9,11 @@ steps (``RECOVERY=probe``), ``runtime`` builds the settings and adapters every h
 alert routes' channels, ``crash_context`` a decision alert's crash lines and change, ``deployment_failed`` the
 failed deployment alert, ``decision`` a trigger's decision recipe (rules 2 to 5), ``hold`` rule 2 over a service
 held at zero, ``slots`` rule 5's slot freeing, ``jobs`` the standalone jobs' alerts, ``outbox`` the alerts' places,
-reads and delivery, ``folds`` the episode writes folded into one (issue 33 item 6), and ``sweep`` is the
-recovery sweep (not ``replay --sweep``'s settings grid, which is :mod:`ecs_guardrail.replay.settings_sweep`).
+reads and delivery, ``folds`` the episode writes folded into one (issue 33 item 6), ``unreadable`` what is said
+of a service whose own stored summary cannot be read (docs/runbook.md), and ``sweep`` is the recovery sweep
+(not ``replay --sweep``'s settings grid, which is :mod:`ecs_guardrail.replay.settings_sweep`).
 """
 
 __all__ = ["availability", "channels", "crash_context", "decision", "deployment_failed", "episode", "episode_job",
            "folds", "hold", "jobs", "lane", "outbox", "performers", "probe", "record", "runtime", "slots", "sweep",
-           "watchdog"]
+           "unreadable", "watchdog"]

@@ -23,7 +23,7 @@ from msgspec import structs
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.records import Action
-from ecs_guardrail.core.summary import ActionStatus, ServiceSummary
+from ecs_guardrail.core.summary import Phase, ServiceSummary
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
@@ -42,7 +42,7 @@ def claim_taking_slot(state: WatchdogState, ck: str, current: ServiceSummary, ne
     (so ``take_slot`` reuses it and writes nothing). Raises ``ConditionFailedError`` as ``claim`` does."""
     ep = new.episode
     if known is None or ep is None or ep.action is not Action.SCALE_TO_ZERO \
-            or ep.action_status is not ActionStatus.PENDING:
+            or ep.phase is not Phase.CLAIMED:
         return state.claim(ck, current, new, record), known
     slotted = None
     if known.facts is not None and known.scalable_error is None:

@@ -147,7 +147,12 @@ class Performers:
         metrics.add_metric(name="ServicesScaledToZero", unit="Count", value=1)
         return lc.Scaled()
 
-    @performs(WatchdogState, TaskDefinitions, EcsService, SnsTopic, WebhookUrl, CrashLogs, describe_services)
+    # the units it calls: open_work (_index_change); the mass event's item (open_mass_event); summaries (load:
+    # the mass alert's rows, task definition ARNs, the crash context); DescribeTaskDefinition (the alert's log
+    # links, the change line); the crash's log lines; DescribeServices (the revision before); the sinks
+    @performs(WatchdogState._index_change, WatchdogState.open_mass_event, WatchdogState.load,
+              TaskDefinitions.essential_containers, CrashLogs._filter, describe_services, SnsTopic.send,
+              WebhookUrl.get)
     def _send_alert(self, job: Job, s: ServiceSummary, effect: lc.SendAlert) -> lc.Outcome:
         """:class:`~ecs_guardrail.core.lifecycle.SendAlert`: named in the sweep's index before the alert
         goes out (whatever ends the episode, a quiet window with no further event of the service

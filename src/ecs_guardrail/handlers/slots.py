@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, UnreadableSummaryError, WatchdogState
 from ecs_guardrail.core.errors import ServiceAccessDeniedError, ServiceNotFoundError
 from ecs_guardrail.core.lazy import lazy_module
-from ecs_guardrail.core.summary import ActionStatus, Episode, ServiceSummary
+from ecs_guardrail.core.summary import Episode, Phase, ServiceSummary
 from ecs_guardrail.handlers.runtime import logger
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def free_raised(episodes: Episodes, ck: str, cluster: str, service: str, view: C
         if ep is not None and not ep.held_at_zero and not ep.in_flight:
             state.release_slot(ck, other, view)  # a finished restore's slot
             continue
-        if ep is None or ep.action_status is not ActionStatus.DONE:
+        if ep is None or (ep.phase is not Phase.ACTED and ep.phase is not Phase.HELD):  # scaled to 0, not probing
             still.append(other)  # in flight (or unknown): held
             continue
         try:

@@ -36,9 +36,13 @@ from typing import Any
 
 from ecs_guardrail.adapters.store.watchdog_state import StateConflictError
 from ecs_guardrail.core.alert import job_summary_alert
-from ecs_guardrail.core.errors import LeaseLostError, ServiceAccessDeniedError, ServiceNotFoundError
+from ecs_guardrail.core.errors import (
+    LeaseLostError,
+    ServiceAccessDeniedError,
+    ServiceNotFoundError,
+    UnreadableSummaryError,
+)
 from ecs_guardrail.core.summary import (
-    ActionStatus,
     RecoveryStatus,
     ServiceSummary,
     close_job_window,
@@ -101,6 +105,10 @@ class Sweep:
                 logger.warning("sweep lost a lease", extra={"service": service, "error": str(exc)})
             except (ServiceNotFoundError, ServiceAccessDeniedError) as exc:
                 logger.warning("held service not readable: left in the index", extra={"error": str(exc)})
+            except UnreadableSummaryError as exc:  # one corrupt item never stops the rest of the sweep
+                from ecs_guardrail.handlers.unreadable import report_unreadable
+
+                report_unreadable(self.rt, exc, "sweep")  # left in the index: looked at again once repaired
         for ck, cluster, family, due in self.state.open_job_items():
             if now <= due:
                 continue
@@ -134,7 +142,7 @@ class Sweep:
             ep = s.episode
             if ep is not None and ep.recovery is RecoveryStatus.SENT:
                 out["recoveries"] += 1
-        if ep is None or (ep.action_status is not ActionStatus.RESTORED and ep.held_at_zero) \
+        if ep is None or ep.held_at_zero \
                 or ep.recovery in (RecoveryStatus.PENDING, RecoveryStatus.FAILED) or s.episode_end is None:
             return
         self.state.close_work(ck, service)

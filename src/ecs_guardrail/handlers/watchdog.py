@@ -47,6 +47,7 @@ from ecs_guardrail.core.errors import (
     AlertDeliveryError,
     DecisionInProgressError,
     EventRejectedError,
+    UnreadableSummaryError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
 from ecs_guardrail.core.lazy import lazy_module
@@ -328,8 +329,16 @@ def invoke(raw: Any, rt: Runtime, context: Any = None, *, delivered_at: datetime
         DecisionInProgressError: another invocation holds the service's lease (retried by Lambda).
         LeaseLostError: this invocation outlived its lease and stopped (retried by Lambda; the new holder
             finishes the episode).
+        UnreadableSummaryError: the service's own stored summary cannot be read: logged with the item and its
+            repair, which the message carries too (retried by Lambda, then kept in the function failure
+            queue: :mod:`ecs_guardrail.handlers.unreadable`).
     """
-    outcome, wd = process(raw, rt, context, delivered_at=delivered_at)
+    try:
+        outcome, wd = process(raw, rt, context, delivered_at=delivered_at)
+    except UnreadableSummaryError as exc:
+        from ecs_guardrail.handlers.unreadable import report_unreadable, with_repair
+
+        raise with_repair(exc, report_unreadable(rt, exc, "watchdog")) from exc
     outcome = dict(outcome)
     outcome["decisions"] = wd.decisions
     outcome["alerts_sent"] = wd.alerts_sent

@@ -330,10 +330,18 @@ def serial_reason(scenario: Any, parts: dict[tuple[str, str], list[int]], unkeye
         return "RECOVERY=probe steps probes up to the newest event of the whole file"
     if (scenario.folder / "container_restarts.csv").exists():
         return "container_restarts.csv ticks on its own clock beside the sweep's"
-    if single_process_outputs:
-        return (f"{', '.join(single_process_outputs)} read{'s' if len(single_process_outputs) == 1 else ''} one "
-                "process's AWS calls and history store")
+    if single_process_outputs:  # what each reads after the run, from the one replay that made it
+        return "; ".join(_SINGLE_PROCESS.get(flag, f"{flag} reads one process's replay")
+                         for flag in single_process_outputs)
     return None
+
+
+#: why each output of ``replay`` needs the scenario replayed in one process (the warning's words)
+_SINGLE_PROCESS = {
+    "--calls": "--calls counts the AWS calls one process made",
+    "--timeline": "--timeline reads the incident timeline from the history table one process wrote",
+    "--plot": "--plot draws from the history table one process wrote",
+}
 
 
 def replay_parallel(scenario: Any, overrides: dict[str, str], *, jobs: int, scheduler: str | None,

@@ -725,7 +725,7 @@ class SweepTicks:
             ep = state.load(d["cluster"], d["service"], fresh=True).episode
             if ep is None:
                 continue
-            restored = ep.action_status.value == "restored"
+            restored = ep.released
             out[(d["cluster"], d["service"])] = (ep.ended_at or ep.last_failure) if restored else None
         return out
 

@@ -216,7 +216,7 @@ def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise UnreadableSummaryError(f"stored summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} is "
-                                     f"unreadable: {what[:200]}") from exc
+                                     f"unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
 def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
