@@ -25,6 +25,7 @@ episode and an alert at least once (carrying the decision's id, so a repeat is r
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,8 @@ from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metr
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
+    from ecs_guardrail.core.policy import PolicyConfig
+    from ecs_guardrail.handlers.outbox import Outbox
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
@@ -116,23 +119,40 @@ class Watchdog:
 
     def __init__(self, rt: Runtime, context: Any = None) -> None:
         self.rt = rt
-        self.config = rt.settings.policy()
+        self.context = context
         self.state: WatchdogState = rt.history.state
-        self.episodes = ProbingEpisodes(rt, context)
-        self.out = self.episodes.out  # places, the alerts' reads, delivery
-        self.decider = Decider(rt, self.episodes)  # resume, detect, gather once, decide, claim
+
+    # made on first use (issue 33.2): an event that is not a counted stop (a running task, a deployment's or a
+    # user's stop, about half a fleet's stops) needs no episode I/O, lease owner id or decider
+    @functools.cached_property
+    def config(self) -> PolicyConfig:
+        return self.rt.settings.policy()
+
+    @functools.cached_property
+    def episodes(self) -> ProbingEpisodes:
+        return ProbingEpisodes(self.rt, self.context)
+
+    @functools.cached_property
+    def out(self) -> Outbox:
+        """Places, the alerts' reads, delivery (the episodes' own)."""
+        return self.episodes.out
+
+    @functools.cached_property
+    def decider(self) -> Decider:
+        """Resume, detect, gather once, decide, claim."""
+        return Decider(self.rt, self.episodes)
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
-        return self.episodes.decisions
+        return self.episodes.decisions if "episodes" in self.__dict__ else []
 
     @property
     def alerts_failed(self) -> list[str]:
-        return self.episodes.alerts_failed
+        return self.episodes.alerts_failed if "episodes" in self.__dict__ else []
 
     @property
     def alerts_sent(self) -> int:
-        return self.episodes.alerts_sent
+        return self.episodes.alerts_sent if "episodes" in self.__dict__ else 0
 
     @property
     def owner(self) -> str:
@@ -146,14 +166,18 @@ class Watchdog:
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        ck, foreign = self.out.where(d.cluster, d.cluster_arn)
         if d.service is None:
             if d.family is not None:
+                ck, _ = self.out.where(d.cluster, d.cluster_arn)
                 return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
                               verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
-        if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
+        remembered = remembered_per_task(verdict)
+        if not remembered and not verdict.kind.counts_as_failure:
+            return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
+        ck, foreign = self.out.where(d.cluster, d.cluster_arn)
+        if remembered:  # a Spot or termination notice: the task's later STOPPED is not a crash
             taken: list[Failure] = []
 
             def notice(s: ServiceSummary) -> ServiceSummary | None:
@@ -165,8 +189,6 @@ class Watchdog:
             if new and taken:  # its STOPPED came first and was counted: out of the fleet minutes too
                 self.state.uncount_failures(ck, service, taken)
             return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
-        if not verdict.kind.counts_as_failure:
-            return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = failure_of(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
         held = hold.held_for_probes(self.episodes, ck, d.cluster, service, event.time, failure)
         if held is not None:

@@ -68,6 +68,8 @@ __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "Unread
            "summary_from_doc"]
 
 _RETRIES = 8
+#: decoded summaries kept per environment (one per service read; bounded for a fleet of any size)
+_DECODED_LIMIT = 20_000
 _log = logging.getLogger(__name__)
 
 
@@ -148,11 +150,8 @@ def _minutes_doc(minutes: tuple[MinuteCount, ...]) -> dict[str, Any]:
     if not minutes:
         return {}
     base = minutes[0].minute
-    def sec(x: float) -> float | int:
-        return int(x) if float(x).is_integer() else round(x, 3)
-
     return {"b": iso(base), "n": [[int((m.minute - base).total_seconds() // 60), m.count,
-                                   *[sec(x) for x in m.seconds]] for m in minutes]}
+                                   *[_sec(x) for x in m.seconds]] for m in minutes]}
 
 
 def _minutes(doc: dict[str, Any] | None) -> tuple[MinuteCount, ...]:
@@ -182,6 +181,100 @@ def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     if s.steady_at is not None:
         doc["y"] = iso(s.steady_at)
     return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
+
+
+#: ``json.dumps(value, separators=(",", ":"))`` with one encoder (``json.dumps`` builds one per call with them)
+_JSON = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class _SummaryText:
+    """:func:`summary_to_doc`'s document as the JSON text ``json.dumps(doc, separators=(",", ":"))`` gives,
+    byte for byte, with each ring entry's and minute row's text made once per object: a summary is written
+    at every failure it files and keeps up to ``keep`` failures of each kind, nearly all of them the same
+    objects as in the write before (issue 33.2). Entries are held by identity (the objects are immutable
+    and kept alive by the memo, so an id is never reused while it is remembered); the memo is cleared
+    when it reaches :data:`_TEXT_LIMIT` objects."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Any, list[str | None]]] = {}
+
+    def _texts(self, obj: Any) -> list[str | None]:
+        got = self._memo.get(id(obj))
+        if got is not None and got[0] is obj:
+            return got[1]
+        if len(self._memo) >= _TEXT_LIMIT:
+            self._memo.clear()
+        texts: list[str | None] = [None, None]
+        self._memo[id(obj)] = (obj, texts)
+        return texts
+
+    def _ring(self, ring: tuple[Failure, ...]) -> str:
+        cut = max(0, len(ring) - FULL_ENTRIES)
+        out = []
+        for n, f in enumerate(ring):
+            texts = self._texts(f)
+            full = n >= cut
+            text = texts[full]
+            if text is None:
+                text = texts[full] = _JSON(f.to_doc() if full else
+                                           {"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)})
+            out.append(text)
+        return "[" + ",".join(out) + "]"
+
+    def _minutes(self, minutes: tuple[MinuteCount, ...]) -> str:
+        if not minutes:
+            return "{}"
+        base = minutes[0].minute
+        rows = []
+        for m in minutes:
+            texts = self._texts(m)
+            tail = texts[0]  # the row after its offset: the count and the seconds
+            if tail is None:
+                tail = texts[0] = _JSON([m.count, *[_sec(x) for x in m.seconds]])[1:]
+            rows.append("[" + str(int((m.minute - base).total_seconds() // 60)) + "," + tail)
+        return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
+
+    def text(self, s: ServiceSummary) -> str:
+        """The stored ``doc`` of ``s`` (:func:`summary_to_doc`, encoded)."""
+        parts = []
+        if s.crashes:
+            parts.append('"c":' + self._ring(s.crashes))
+        if s.kills:
+            parts.append('"k":' + self._ring(s.kills))
+        head: dict[str, Any] = {}
+        if s.spot:
+            head["s"] = [[t, iso(when)] for t, when in s.spot]
+        if s.deployments:
+            head["d"] = [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
+                         for n in s.deployments]
+        if s.episode is not None:
+            head["e"] = _ep_doc(s.episode)
+        if s.episode_end is not None:
+            head["x"] = s.episode_end.value
+        if s.counted_after is not None:
+            head["a"] = iso(s.counted_after)
+        if head:
+            parts.append(_JSON(head)[1:-1])
+        parts.append('"m":' + self._minutes(s.minutes))
+        tail: dict[str, Any] = {}
+        if s.recent:
+            tail["r"] = list(s.recent)
+        if s.scaled:
+            tail["z"] = [iso(t) for t in s.scaled]
+        if s.steady_at is not None:
+            tail["y"] = iso(s.steady_at)
+        if tail:
+            parts.append(_JSON(tail)[1:-1])
+        return "{" + ",".join(parts) + "}"
+
+
+#: ring entries and minute rows whose text :class:`_SummaryText` keeps (a fleet's summaries hold a few per
+#: service: bounded for a fleet of any size)
+_TEXT_LIMIT = 50_000
+
+
+def _sec(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 3)
 
 
 def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSummary:
@@ -243,6 +336,25 @@ class WatchdogState:
         self.table = table
         self._log = EventLog(table, ttl_days)
         self._cache = cache if cache is not None else {}
+        #: (pk, sk) -> (service, seq, doc text, the summary decoded from them): a stored summary is decoded
+        #: again only when its version changed (the sweep reads every indexed service every minute, a
+        #: decision every summary of its cluster; issue 33.2)
+        self._decoded: dict[tuple[Any, Any], tuple[Any, Any, Any, ServiceSummary]] = {}
+        self._text = _SummaryText()  # the stored doc's text, each ring entry's made once
+
+    def _summary(self, item: dict[str, Any]) -> ServiceSummary:
+        """:func:`_summary_from_item`, decoded once per stored version (the same ``service``, ``seq`` and
+        ``doc`` text give the same summary: it is immutable). Raises :class:`UnreadableSummaryError`."""
+        key = (item.get("pk"), item.get("sk"))
+        seen = self._decoded.get(key)
+        service, seq, doc = item.get("service"), item.get("seq"), item.get("doc")
+        if seen is not None and seen[0] == service and seen[1] == seq and seen[2] == doc:
+            return seen[3]
+        s = _summary_from_item(item)
+        if len(self._decoded) >= _DECODED_LIMIT:
+            self._decoded.clear()
+        self._decoded[key] = (service, seq, doc, s)
+        return s
 
     # -------------------------------------------------------------- summaries
     @permissions(history_table=["dynamodb:GetItem"])
@@ -251,7 +363,7 @@ class WatchdogState:
         if not fresh and (ck, service) in self._cache:
             return self._cache[(ck, service)]
         item = self.table.get(*keys.summary(ck, service))
-        s = _summary_from_item(item) if item else ServiceSummary(service)
+        s = self._summary(item) if item else ServiceSummary(service)
         self._cache[(ck, service)] = s
         return s
 
@@ -259,7 +371,7 @@ class WatchdogState:
         pk, sk = keys.summary(ck, s.service)
         last = s.newest_failure or (s.episode.decision_time if s.episode else None)
         return {"pk": pk, "sk": sk, "type": "service_summary", "service": s.service, "seq": seq,
-                "doc": json.dumps(summary_to_doc(s), separators=(",", ":")),
+                "doc": self._text.text(s),
                 "expires_at": self._log.expires(last) if last else None}
 
     @staticmethod
@@ -279,7 +391,7 @@ class WatchdogState:
             self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
         except ConditionFailedError as exc:
             if exc.old is not None:
-                self._cache[(ck, current.service)] = _summary_from_item(exc.old)
+                self._cache[(ck, current.service)] = self._summary(exc.old)
             else:
                 self._cache.pop((ck, current.service), None)
             raise
@@ -319,7 +431,7 @@ class WatchdogState:
             sk = item["sk"]
             if sk.startswith("S#"):
                 try:
-                    s = _summary_from_item(item)
+                    s = self._summary(item)
                 except UnreadableSummaryError as exc:
                     # another service's corrupt item must not stop every decision in the cluster (its own
                     # events still fail on it, naming it); its held-at-zero slot, an item of its own, counts
