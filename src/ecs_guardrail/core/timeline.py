@@ -459,10 +459,10 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)),
                        acted_at.get((cluster, service, t)))
              for cluster, service, t in decisions]
-    sampled = {(x.cluster, x.service) for x in sources}
+    with_samples = {(x.cluster, x.service) for x in sources}
     running = running_tasks_by_minute(((cluster, service, arn, _t(t), status)
                                        for (cluster, service), events in task_events.items()
-                                       if (cluster, service) in sampled for arn, t, status in events), start, end)
+                                       if (cluster, service) in with_samples for arn, t, status in events), start, end)
     del task_events, shared
     return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
                                client_error_ratio=client_error_ratio)
