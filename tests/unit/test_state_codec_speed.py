@@ -86,3 +86,10 @@ def test_unchanged_item_is_decoded_once_and_a_changed_one_again() -> None:
     table.put({**item, "doc": "{not json"})
     with pytest.raises(UnreadableSummaryError):
         state.load("dev", "api", fresh=True)
+
+
+def test_a_write_stores_the_summary_with_the_next_seq_and_every_other_field_kept() -> None:
+    from ecs_guardrail.adapters.store.watchdog_state import _with_seq
+
+    for s in _summaries():
+        assert _with_seq(s, s.seq + 1) == replace(s, seq=s.seq + 1)

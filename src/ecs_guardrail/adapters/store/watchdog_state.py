@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -196,29 +197,34 @@ class _SummaryText:
     when it reaches :data:`_TEXT_LIMIT` objects."""
 
     def __init__(self) -> None:
-        self._memo: dict[int, tuple[Any, list[str | None]]] = {}
+        #: id -> (the object, what was made of it): a failure -> [reduced text, whole text]; a minute -> (the
+        #: first minute its offset counts from, its row's text)
+        self._memo: dict[int, tuple[Any, Any]] = {}
+        #: (service, field) -> (the ring or minutes tuple last written, its text): a write that filed no
+        #: failure of a kind keeps that very tuple (one per service and field: never the history's)
+        self._last: dict[tuple[str, str], tuple[Any, str]] = {}
 
-    def _texts(self, obj: Any) -> list[str | None]:
+    def _get(self, obj: Any) -> Any:
         got = self._memo.get(id(obj))
-        if got is not None and got[0] is obj:
-            return got[1]
+        return got[1] if got is not None and got[0] is obj else None
+
+    def _put(self, obj: Any, made: Any) -> Any:
         if len(self._memo) >= _TEXT_LIMIT:
             self._memo.clear()
-        texts: list[str | None] = [None, None]
-        self._memo[id(obj)] = (obj, texts)
-        return texts
+        self._memo[id(obj)] = (obj, made)
+        return made
 
     def _ring(self, ring: tuple[Failure, ...]) -> str:
         cut = max(0, len(ring) - FULL_ENTRIES)
         out = []
         for n, f in enumerate(ring):
-            texts = self._texts(f)
+            texts = self._get(f) or self._put(f, [None, None])
             full = n >= cut
-            text = texts[full]
-            if text is None:
-                text = texts[full] = _JSON(f.to_doc() if full else
-                                           {"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)})
-            out.append(text)
+            entry = texts[full]
+            if entry is None:
+                entry = texts[full] = _JSON(f.to_doc() if full else
+                                            {"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)})
+            out.append(entry)
         return "[" + ",".join(out) + "]"
 
     def _minutes(self, minutes: tuple[MinuteCount, ...]) -> str:
@@ -227,20 +233,32 @@ class _SummaryText:
         base = minutes[0].minute
         rows = []
         for m in minutes:
-            texts = self._texts(m)
-            tail = texts[0]  # the row after its offset: the count and the seconds
-            if tail is None:
-                tail = texts[0] = _JSON([m.count, *[_sec(x) for x in m.seconds]])[1:]
-            rows.append("[" + str(int((m.minute - base).total_seconds() // 60)) + "," + tail)
+            row = self._get(m)
+            if row is None or row[0] != base:  # [minutes after the first, count, seconds...]
+                row = self._put(m, (base, _JSON([int((m.minute - base).total_seconds() // 60), m.count,
+                                                 *[_sec(x) for x in m.seconds]])))
+            rows.append(row[1])
         return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
+
+    def _field(self, service: str, field: str, value: Any, make: Callable[[Any], str]) -> str:
+        """``make(value)``, or the text made last for this service's ``field`` when ``value`` is that
+        very tuple again."""
+        last = self._last.get((service, field))
+        if last is not None and last[0] is value:
+            return last[1]
+        text = make(value)
+        if len(self._last) >= _TEXT_LIMIT:
+            self._last.clear()
+        self._last[(service, field)] = (value, text)
+        return text
 
     def text(self, s: ServiceSummary) -> str:
         """The stored ``doc`` of ``s`` (:func:`summary_to_doc`, encoded)."""
         parts = []
         if s.crashes:
-            parts.append('"c":' + self._ring(s.crashes))
+            parts.append('"c":' + self._field(s.service, "c", s.crashes, self._ring))
         if s.kills:
-            parts.append('"k":' + self._ring(s.kills))
+            parts.append('"k":' + self._field(s.service, "k", s.kills, self._ring))
         head: dict[str, Any] = {}
         if s.spot:
             head["s"] = [[t, iso(when)] for t, when in s.spot]
@@ -255,7 +273,7 @@ class _SummaryText:
             head["a"] = iso(s.counted_after)
         if head:
             parts.append(_JSON(head)[1:-1])
-        parts.append('"m":' + self._minutes(s.minutes))
+        parts.append('"m":' + self._field(s.service, "m", s.minutes, self._minutes))
         tail: dict[str, Any] = {}
         if s.recent:
             tail["r"] = list(s.recent)
@@ -297,6 +315,18 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
         scaled=tuple(parse_time(t) for t in doc.get("z", [])),
         steady_at=parse_time(doc["y"]) if "y" in doc else None,
     )
+
+
+_SUMMARY_FIELDS = tuple(f.name for f in fields(ServiceSummary))
+_SUMMARY_VALUES = operator.attrgetter(*_SUMMARY_FIELDS)
+_SEQ_AT = _SUMMARY_FIELDS.index("seq")
+
+
+def _with_seq(s: ServiceSummary, seq: int) -> ServiceSummary:
+    """``dataclasses.replace(s, seq=seq)`` without its per-field bookkeeping (every summary write makes one)."""
+    values = list(_SUMMARY_VALUES(s))
+    values[_SEQ_AT] = seq
+    return ServiceSummary(*values)
 
 
 #: attributes of a fleet minute item that name no service
@@ -385,7 +415,7 @@ class WatchdogState:
         Returns the stored summary (``seq`` + 1). Raises :class:`ConditionFailedError` with the
         winner's item when another writer got there first (the cache then holds the winner).
         """
-        stored = replace(new, seq=current.seq + 1)
+        stored = _with_seq(new, current.seq + 1)
         gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
@@ -597,7 +627,7 @@ class WatchdogState:
 
     def _claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any],
                more: tuple[tuple[dict[str, Any], Cond | None], ...]) -> ServiceSummary:
-        stored = replace(new, seq=current.seq + 1)
+        stored = _with_seq(new, current.seq + 1)
         t = parse_time(record["time"])
         pk, sk = keys.decision(ck, current.service, t)
         cluster = record["cluster"]
