@@ -36,6 +36,7 @@ from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.logs import CrashLogs
+from ecs_guardrail.adapters.placement import Placement
 from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
@@ -121,6 +122,7 @@ class Watchdog:
         self.rt = rt
         self.context = context
         self.state: WatchdogState = rt.history.state
+        self._placement: Placement | None = None  # :meth:`where`'s until the episodes are made
 
     # made on first use (issue 33.2): an event that is not a counted stop (a running task, a deployment's or a
     # user's stop, about half a fleet's stops) needs no episode I/O, lease owner id or decider
@@ -130,7 +132,19 @@ class Watchdog:
 
     @functools.cached_property
     def episodes(self) -> ProbingEpisodes:
-        return ProbingEpisodes(self.rt, self.context)
+        episodes = ProbingEpisodes(self.rt, self.context)
+        if self._placement is not None:  # the clusters :meth:`where` placed before: the alerts' places read them
+            episodes.out.arns.update(self._placement.arns)
+        return episodes
+
+    def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
+        """:meth:`Placement.where` of this invocation (the outbox's, once the episodes are made): a Spot
+        notice files its summary with the cluster key alone, no episode I/O."""
+        if "episodes" in self.__dict__:
+            return self.out.where(cluster, arn)
+        if self._placement is None:
+            self._placement = Placement(self.rt.home, self.rt.history.region)
+        return self._placement.where(cluster, arn)
 
     @functools.cached_property
     def out(self) -> Outbox:
@@ -168,7 +182,7 @@ class Watchdog:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
         if d.service is None:
             if d.family is not None:
-                ck, _ = self.out.where(d.cluster, d.cluster_arn)
+                ck, _ = self.where(d.cluster, d.cluster_arn)
                 return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
                               verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
@@ -176,7 +190,7 @@ class Watchdog:
         remembered = remembered_per_task(verdict)
         if not remembered and not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
-        ck, foreign = self.out.where(d.cluster, d.cluster_arn)
+        ck, foreign = self.where(d.cluster, d.cluster_arn)
         if remembered:  # a Spot or termination notice: the task's later STOPPED is not a crash
             taken: list[Failure] = []
 
@@ -213,7 +227,7 @@ class Watchdog:
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
         arn = event.detail.cluster_arn or event.resources[0]
-        ck, foreign = self.out.where(event.cluster, arn)
+        ck, foreign = self.where(event.cluster, arn)
         service = event.service
         if name == STEADY:
             s, changed = self.state.update(ck, service, lambda x: note_steady(x, event.time))
@@ -259,7 +273,7 @@ class Watchdog:
     def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
         """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
         stops (a ``restart_loop`` trigger is always alert-only; restarts count in the fleet test)."""
-        ck, foreign = self.out.where(obs.cluster, obs.cluster_arn)
+        ck, foreign = self.where(obs.cluster, obs.cluster_arn)
         keep, window = self.config.keep, self.config.window
         failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
 
@@ -276,7 +290,7 @@ class Watchdog:
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
-        ck, _ = self.out.where(event.cluster, event.resources[0])
+        ck, _ = self.where(event.cluster, event.resources[0])
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
         s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
         self.episodes.recover_if_owed(ck, event.cluster, s)

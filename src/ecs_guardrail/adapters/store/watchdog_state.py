@@ -184,8 +184,19 @@ def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
 
 
-#: ``json.dumps(value, separators=(",", ":"))`` with one encoder (``json.dumps`` builds one per call with them)
-_JSON = json.JSONEncoder(separators=(",", ":")).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+#: the C encoder ``_ENCODER.encode`` builds at every call, built once (no circular check: a summary's document
+#: is a tree); ``None`` where the interpreter has no C accelerator
+_C_MAKE = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODE = (_C_MAKE(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+             if _C_MAKE is not None else None)
+
+
+def _JSON(value: Any) -> str:  # noqa: N802 - read as the constant it replaces
+    """``json.dumps(value, separators=(",", ":"))``, the same text (``json.dumps`` builds an encoder per call)."""
+    if _C_ENCODE is None or isinstance(value, str):
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 class _SummaryText:
