@@ -184,6 +184,11 @@ class HealthyHostCount:
         for s in dict.fromkeys(series):
             clients = requests and s.has_request_metrics
             hh = got.get((s, "healthy_host_count"), {})
+            if not clients:  # healthy hosts only: the minutes with a datapoint
+                inner_hh = {minute: Reading(hh[minute]) for minute in minutes if minute in hh}
+                if inner_hh:
+                    out[s] = inner_hh
+                continue
             fields = {name: got.get((s, name), {}) for name in REQUEST_METRICS} if clients else {}
             elb = got.get((s.load_balancer, "elb_5xx"), {}) if clients else {}
             inner: dict[datetime, Reading] = {}
