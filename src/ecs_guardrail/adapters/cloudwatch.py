@@ -143,7 +143,8 @@ class HealthyHostCount:
                     key, stat = q[0], q[4]
                     points = out[key]
                     for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
-                        minute = _minute(ts)
+                        # a datapoint of a 60 s period is stamped at its whole UTC minute already
+                        minute = ts if ts.tzinfo is UTC and not ts.second and not ts.microsecond else _minute(ts)
                         cur = points.get(minute)
                         points[minute] = v if cur is None else (min(v, cur) if stat == "Minimum" else cur + v)
                 token = resp.get("NextToken")
@@ -183,6 +184,11 @@ class HealthyHostCount:
         for s in dict.fromkeys(series):
             clients = requests and s.has_request_metrics
             hh = got.get((s, "healthy_host_count"), {})
+            if not clients:  # healthy hosts only: the minutes with a datapoint
+                inner_hh = {minute: Reading(hh[minute]) for minute in minutes if minute in hh}
+                if inner_hh:
+                    out[s] = inner_hh
+                continue
             fields = {name: got.get((s, name), {}) for name in REQUEST_METRICS} if clients else {}
             elb = got.get((s.load_balancer, "elb_5xx"), {}) if clients else {}
             inner: dict[datetime, Reading] = {}
@@ -289,7 +295,8 @@ class ContainerRestarts:
                     if s is None:
                         continue
                     for ts, v in zip(r.get("Timestamps", []), r.get("Values", []), strict=False):
-                        minute = _minute(ts)
+                        # a datapoint of a 60 s period is stamped at its whole UTC minute already
+                        minute = ts if ts.tzinfo is UTC and not ts.second and not ts.microsecond else _minute(ts)
                         out[s][minute] = max(v, out[s].get(minute, v))
                 token = resp.get("NextToken")
                 if not token:

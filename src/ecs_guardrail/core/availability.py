@@ -186,15 +186,15 @@ class SampleBlock:
 
     def samples(self) -> list[Sample]:
         """The block as one :class:`Sample` per minute (counts come apart, as :class:`ServiceCounts`)."""
-        out = []
-        for i in range(self.minutes):
-            v = {k: (self.values[k][i] if k in self.values and i < len(self.values[k]) else None)
-                 for k in BLOCK_FIELDS}
-            out.append(Sample(self.cluster, self.service, self.target_group, self.start + i * MINUTE,
-                              healthy_host_count=v["healthy_host_count"], request_count=v["request_count"],
-                              target_2xx=v["target_2xx"], target_5xx=v["target_5xx"], elb_5xx=v["elb_5xx"],
-                              request_metrics=self.request_metrics))
-        return out
+        n = self.minutes
+        # each series as one value per minute (a shorter or absent series: None past its end)
+        hosts, requests, t2xx, t5xx, e5xx = (
+            (list(self.values[k][:n]) + [None] * (n - len(self.values[k]))) if k in self.values else [None] * n
+            for k in BLOCK_FIELDS)
+        cluster, service, tg, metrics = self.cluster, self.service, self.target_group, self.request_metrics
+        start = self.start
+        return [Sample(cluster, service, tg, start + i * MINUTE, hosts[i], None, None, None, requests[i], t2xx[i],
+                       t5xx[i], e5xx[i], metrics) for i in range(n)]
 
 
 def clients_state(samples: Iterable[Sample], client_error_ratio: float = CLIENT_ERROR_RATIO) -> ClientsState | None:
@@ -317,6 +317,26 @@ def _desired_at(points: list[tuple[datetime, int]], t: datetime) -> int | None:
     return points[i - 1][1] if i else points[0][1]
 
 
+class _Reported:
+    """:func:`_desired_at` of one service's ``points`` for times asked in ascending order: a pointer that
+    only moves forward (the same answers as the bisection, without one per minute)."""
+
+    __slots__ = ("points", "i")
+
+    def __init__(self, points: list[tuple[datetime, int]]) -> None:
+        self.points, self.i = points, 0
+
+    def __call__(self, t: datetime) -> int | None:
+        points = self.points
+        if not points:
+            return None
+        i, key = self.i, (t, -1)
+        while i < len(points) and points[i] < key:  # bisect_left(points, (t, -1)): the points before t
+            i += 1
+        self.i = i
+        return points[i - 1][1] if i else points[0][1]
+
+
 def classify_service_minutes(
     samples: Iterable[Sample],
     start: datetime,
@@ -380,7 +400,9 @@ def _slot_samples(samples: Iterable[Sample], minutes: list[datetime]
     slots: dict[tuple[str, str], dict[str, list[Sample | None]]] = {}
     observed: list[_Observed] = []
     for s in samples:
-        m = minute_floor(s.minute)
+        m = s.minute
+        if m.second or m.microsecond or m.tzinfo is not UTC:  # a block's minutes are whole UTC minutes already
+            m = minute_floor(m)
         if not lo <= m <= hi:
             continue
         groups = slots.setdefault((s.cluster, s.service), {})
@@ -416,21 +438,30 @@ def _service_minutes(key: tuple[str, str], columns: list[list[Sample | None]], m
     ``own_held``, the watchdog's zero periods (all, and a hold's) from :func:`_watchdog_periods`."""
     cluster, service = key
     out: list[ServiceMinute] = []
+    desired_at, running_at = _Reported(desired_of), _Reported(running_of)  # minutes come in time order
+    one = columns[0] if len(columns) == 1 else None
     for i, m in enumerate(minutes):
-        seen = [column[i] for column in columns]
-        values = [x.healthy_host_count if x is not None else None for x in seen]
-        present = [x for x in seen if x is not None]
-        known = [v for v in values if v is not None]
-        desired = _desired_at(desired_of, m + MINUTE)
+        if one is not None:  # one target group (most services): the lists below, without building them
+            x = one[i]
+            present = [x] if x is not None else []
+            lowest = x.healthy_host_count if x is not None else None
+            has_data = lowest is not None
+        else:
+            seen = [column[i] for column in columns]
+            values = [x.healthy_host_count if x is not None else None for x in seen]
+            present = [x for x in seen if x is not None]
+            known = [v for v in values if v is not None]
+            lowest = min(known) if known else None
+            has_data = len(known) == len(values)
+        after = m + MINUTE
+        desired = desired_at(after)
         running = [x.running_count for x in present if x.running_count is not None]
-        from_counts = _desired_at(running_of, m + MINUTE)
+        from_counts = running_at(after)
         from_events = running_tasks.get((cluster, service, m))
         candidates = running + [x for x in (from_counts, from_events) if x is not None]
         run = max(candidates) if candidates else None
-        lowest = min(known) if known else None
-        has_data = len(known) == len(values)
-        by_watchdog = any(a <= m and (b is None or m < b) for a, b in own_periods)
-        probing = (desired or 0) > 0 and any(a <= m and (b is None or m < b) for a, b in own_held)
+        by_watchdog = bool(own_periods) and any(a <= m and (b is None or m < b) for a, b in own_periods)
+        probing = bool(own_held) and (desired or 0) > 0 and any(a <= m and (b is None or m < b) for a, b in own_held)
         state = _minute_state(by_watchdog, probing, has_data, lowest, desired)
         mine = [x for x in present if x.request_metrics]
         clients = clients_state(mine, client_error_ratio) if mine else None

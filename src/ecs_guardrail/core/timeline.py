@@ -414,18 +414,23 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     sources: list[SampleBlock | Sample] = []  # in the items' order: a later sample of a minute replaces one
     counts: list[ServiceCounts] = []
     decisions: list[tuple[str, str, datetime]] = []
-    task_states: list[tuple[str, str, str, datetime, str]] = []
-    # one string object per distinct cluster, service, task and status: each item read is a fresh copy,
-    # and a fleet-day's 100,000 task events name some 200 services and four statuses
+    # per (cluster, service), its task events as (task, time text, lastStatus), in the items' order: only the
+    # services with samples are counted (a fleet-day's 100,000 task events name some 200 services, of which
+    # 20 have a target group), their times read then. One string object per distinct task and status: each
+    # item read is a fresh copy
+    task_events: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     shared: dict[str, str] = {}
     for i in items:
         kind = i.get("type")
         if kind == "task":
-            if i.get("service") and i.get("task_arn"):
-                task_states.append((shared.setdefault(i["cluster"], i["cluster"]),
-                                    shared.setdefault(i["service"], i["service"]),
-                                    shared.setdefault(i["task_arn"], i["task_arn"]), _t(i["time"]),
-                                    shared.setdefault(i.get("last_status", ""), i.get("last_status", ""))))
+            service, arn = i.get("service"), i.get("task_arn")
+            if service and arn:
+                key = (i["cluster"], service)
+                mine = task_events.get(key)
+                if mine is None:
+                    mine = task_events[key] = []
+                status = i.get("last_status", "")
+                mine.append((shared.setdefault(arn, arn), i["time"], shared.setdefault(status, status)))
         elif kind == "healthy_hosts" or kind == "service_counts":
             found = _sampler_item(i)
             if isinstance(found, ServiceCounts):
@@ -454,8 +459,11 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     downs = [ScaleDown(cluster, service, t, (cluster, service) in held_until, held_until.get((cluster, service)),
                        acted_at.get((cluster, service, t)))
              for cluster, service, t in decisions]
-    running = running_tasks_by_minute(task_states, start, end)
-    del task_states, shared
+    with_samples = {(x.cluster, x.service) for x in sources}
+    running = running_tasks_by_minute(((cluster, service, arn, _t(t), status)
+                                       for (cluster, service), events in task_events.items()
+                                       if (cluster, service) in with_samples for arn, t, status in events), start, end)
+    del task_events, shared
     return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
                                client_error_ratio=client_error_ratio)
 

@@ -166,16 +166,18 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
                     continue
                 values: dict[str, list[float | None]] = {k: [] for k in BLOCK_FIELDS
                                                          if clients or k == "healthy_host_count"}
+                host_values = values["healthy_host_count"]
+                sums = [(values[k], k) for k in BLOCK_FIELDS[1:] if k in values]
                 m = first
                 while m < last:
                     rs = [p[m] for p in points if m in p]
                     hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
-                    values["healthy_host_count"].append(min(hosts) if hosts else None)
-                    for k in BLOCK_FIELDS[1:]:
-                        if k in values:
-                            got = [getattr(r, k) for r in rs if getattr(r, k) is not None]
-                            values[k].append(float(sum(got)) if got else None)
-                    no_data += n == 1 and not hosts
+                    host_values.append(min(hosts) if hosts else None)
+                    for column, k in sums:
+                        got = [getattr(r, k) for r in rs if getattr(r, k) is not None]
+                        column.append(float(sum(got)) if got else None)
+                    if n == 1 and not hosts:
+                        no_data += 1
                     m += MINUTE
                 block = SampleBlock(svc.cluster, svc.name, target_group_name(arn), first,
                                     {k: tuple(v) for k, v in values.items()}, clients, now)

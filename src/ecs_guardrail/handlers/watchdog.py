@@ -25,6 +25,7 @@ episode and an alert at least once (carrying the decision's id, so a repeat is r
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from ecs_guardrail.adapters.clusters import AccountClusters
 from ecs_guardrail.adapters.ecs import EcsService, describe_services
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.adapters.logs import CrashLogs
+from ecs_guardrail.adapters.placement import Placement
 from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
 from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
@@ -76,6 +78,8 @@ from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metr
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
+    from ecs_guardrail.core.policy import PolicyConfig
+    from ecs_guardrail.handlers.outbox import Outbox
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
@@ -117,23 +121,53 @@ class Watchdog:
 
     def __init__(self, rt: Runtime, context: Any = None) -> None:
         self.rt = rt
-        self.config = rt.settings.policy()
+        self.context = context
         self.state: WatchdogState = rt.history.state
-        self.episodes = ProbingEpisodes(rt, context)
-        self.out = self.episodes.out  # places, the alerts' reads, delivery
-        self.decider = Decider(rt, self.episodes)  # resume, detect, gather once, decide, claim
+        self._placement: Placement | None = None  # :meth:`where`'s until the episodes are made
+
+    # made on first use (issue 33.2): an event that is not a counted stop (a running task, a deployment's or a
+    # user's stop, about half a fleet's stops) needs no episode I/O, lease owner id or decider
+    @functools.cached_property
+    def config(self) -> PolicyConfig:
+        return self.rt.settings.policy()
+
+    @functools.cached_property
+    def episodes(self) -> ProbingEpisodes:
+        episodes = ProbingEpisodes(self.rt, self.context)
+        if self._placement is not None:  # the clusters :meth:`where` placed before: the alerts' places read them
+            episodes.out.arns.update(self._placement.arns)
+        return episodes
+
+    def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
+        """:meth:`Placement.where` of this invocation (the outbox's, once the episodes are made): a Spot
+        notice files its summary with the cluster key alone, no episode I/O."""
+        if "episodes" in self.__dict__:
+            return self.out.where(cluster, arn)
+        if self._placement is None:
+            self._placement = Placement(self.rt.home, self.rt.history.region)
+        return self._placement.where(cluster, arn)
+
+    @functools.cached_property
+    def out(self) -> Outbox:
+        """Places, the alerts' reads, delivery (the episodes' own)."""
+        return self.episodes.out
+
+    @functools.cached_property
+    def decider(self) -> Decider:
+        """Resume, detect, gather once, decide, claim."""
+        return Decider(self.rt, self.episodes)
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
-        return self.episodes.decisions
+        return self.episodes.decisions if "episodes" in self.__dict__ else []
 
     @property
     def alerts_failed(self) -> list[str]:
-        return self.episodes.alerts_failed
+        return self.episodes.alerts_failed if "episodes" in self.__dict__ else []
 
     @property
     def alerts_sent(self) -> int:
-        return self.episodes.alerts_sent
+        return self.episodes.alerts_sent if "episodes" in self.__dict__ else 0
 
     @property
     def owner(self) -> str:
@@ -147,14 +181,18 @@ class Watchdog:
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        ck, foreign = self.out.where(d.cluster, d.cluster_arn)
         if d.service is None:
             if d.family is not None:
+                ck, _ = self.where(d.cluster, d.cluster_arn)
                 return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
                               verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
         service = d.service
-        if remembered_per_task(verdict):  # a Spot or termination notice: the task's later STOPPED is not a crash
+        remembered = remembered_per_task(verdict)
+        if not remembered and not verdict.kind.counts_as_failure:
+            return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
+        ck, foreign = self.where(d.cluster, d.cluster_arn)
+        if remembered:  # a Spot or termination notice: the task's later STOPPED is not a crash
             taken: list[Failure] = []
 
             def notice(s: ServiceSummary) -> ServiceSummary | None:
@@ -166,8 +204,6 @@ class Watchdog:
             if new and taken:  # its STOPPED came first and was counted: out of the fleet minutes too
                 self.state.uncount_failures(ck, service, taken)
             return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
-        if not verdict.kind.counts_as_failure:
-            return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
         failure = failure_of(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
         held = hold.held_for_probes(self.episodes, ck, d.cluster, service, event.time, failure)
         if held is not None:
@@ -192,7 +228,7 @@ class Watchdog:
     def on_service_action(self, event: ServiceAction) -> dict[str, Any]:
         name = event.detail.event_name
         arn = event.detail.cluster_arn or event.resources[0]
-        ck, foreign = self.out.where(event.cluster, arn)
+        ck, foreign = self.where(event.cluster, arn)
         service = event.service
         if name == STEADY:
             s, changed = self.state.update(ck, service, lambda x: note_steady(x, event.time))
@@ -238,7 +274,7 @@ class Watchdog:
     def on_restarts(self, obs: RestartObservation) -> dict[str, Any]:
         """Container restarts the sampler saw (core/restarts.py): filed as failures, then evaluated like
         stops (a ``restart_loop`` trigger is always alert-only; restarts count in the fleet test)."""
-        ck, foreign = self.out.where(obs.cluster, obs.cluster_arn)
+        ck, foreign = self.where(obs.cluster, obs.cluster_arn)
         keep, window = self.config.keep, self.config.window
         failures = restart_failures(obs.cluster, obs.service, obs.minute, obs.restarts)
 
@@ -255,7 +291,7 @@ class Watchdog:
 
     def on_deployment(self, event: DeploymentStateChange) -> dict[str, Any]:
         d = event.detail
-        ck, _ = self.out.where(event.cluster, event.resources[0])
+        ck, _ = self.where(event.cluster, event.resources[0])
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
         s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
         self.episodes.recover_if_owed(ck, event.cluster, s)

@@ -94,6 +94,37 @@ def _row(where: str, row: dict[str | None, Any], columns: tuple[str, ...]) -> Ro
     return t, text["target_group"], value, requests
 
 
+def _plain_rows(name: str, reader: Any) -> list[Row]:
+    """The rows of a file whose header is exactly :data:`HEADER` (``reader``: the csv reader past it), as
+    :func:`_row` reads them (a row of the wrong width, or any cell it would refuse, goes to :func:`_row`
+    for its error), each distinct time and count text parsed once: a fleet's file repeats every minute's
+    time once per target group, and a few counts throughout."""
+    rows: list[Row] = []
+    times: dict[str, datetime] = {}
+    counts: dict[str, float] = {}
+    width = len(HEADER)
+    for row in reader:
+        if not row:  # csv.DictReader skips blank lines
+            continue
+        if len(row) == width:
+            t = times.get(row[0])
+            value = counts.get(row[2])
+            group = row[1].strip()
+            if t is not None and value is not None and group:
+                rows.append((t, group, value, {}))
+                continue
+        where = f"{name}:{reader.line_num}"
+        cells: dict[str | None, Any] = dict(zip(HEADER, row, strict=False))  # as csv.DictReader gives them
+        if len(row) > width:
+            cells[None] = row[width:]
+        got = _row(where, cells, HEADER)
+        rows.append(got)
+        if len(row) == width:  # parsed and accepted: the same texts read the same again
+            times.setdefault(row[0], got[0])
+            counts.setdefault(row[2], got[2])
+    return rows
+
+
 def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
     """``healthy_hosts.csv`` rows as :data:`Row` (the request columns are optional, any subset).
 
@@ -119,8 +150,11 @@ def read_healthy_hosts_csv(path: Path | str) -> list[Row]:
                                     f"{','.join(HEADER)} and optionally {','.join(REQUEST_COLUMNS)}")
             reader.fieldnames = found
             columns = tuple(found)
-            for row in reader:
-                rows.append(_row(f"{name}:{reader.line_num}", row, columns))
+            if columns == HEADER:  # the usual file: rows read as lists, each distinct text parsed once
+                rows = _plain_rows(name, reader.reader)
+            else:
+                for row in reader:
+                    rows.append(_row(f"{name}:{reader.line_num}", row, columns))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ScenarioError(f"{name}: cannot be read ({exc})") from None
     if rows:
@@ -150,16 +184,20 @@ def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str
     unknown: set[str] = set()
     by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
     elb: dict[tuple[str, datetime], float] = defaultdict(float)
+    known: dict[str, tuple[Series, list[dict[str, Any]]]] = {}  # target group name -> its series and namespace's data
     for t, name, value, requests in rows:
-        tg = target_groups.get(name)
-        if tg is None:
-            unknown.add(name)
-            continue
-        s = Series(tg["dimension"], tg["lb_dimension"])
-        data = by_namespace[namespace_of(s.load_balancer)]
+        got = known.get(name)
+        if got is None:
+            tg = target_groups.get(name)
+            if tg is None:
+                unknown.add(name)
+                continue
+            series = Series(tg["dimension"], tg["lb_dimension"])
+            got = known[name] = (series, by_namespace[namespace_of(series.load_balancer)])
+        s, data = got
         data.append({"MetricName": METRIC, "Timestamp": t, "Value": value, "Unit": "Count",
                      "Dimensions": s.dimensions()})
-        if not s.has_request_metrics:
+        if not requests or not s.has_request_metrics:
             continue
         for column, metric in REQUEST_METRICS.items():
             if column in requests:

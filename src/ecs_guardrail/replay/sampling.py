@@ -97,9 +97,10 @@ class ReplaySampler:
             return None
         # task events from before the period tell which tasks were running at its start; streamed, one
         # cluster-hour Query at a time (the report keeps a small tuple per task event, never the items)
+        accounts, regions = (None, self._home[0]), (None, self._home[1])  # :meth:`_own`, inline: every item
         items = (i for c in self.scenario.fleet["clusters"]
                  for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
                                                     self.last + timedelta(seconds=59), fields=AVAILABILITY_FIELDS)
-                 if self._own(i))
+                 if i.get("account") in accounts and i.get("region") in regions)
         return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio,
                                        held_until=held_until, acted_at=acted_at)

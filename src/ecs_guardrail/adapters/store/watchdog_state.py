@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -68,6 +69,8 @@ __all__ = ["WatchdogState", "ClusterView", "Slot", "StateConflictError", "Unread
            "summary_from_doc"]
 
 _RETRIES = 8
+#: decoded summaries kept per environment (one per service read; bounded for a fleet of any size)
+_DECODED_LIMIT = 20_000
 _log = logging.getLogger(__name__)
 
 
@@ -148,11 +151,8 @@ def _minutes_doc(minutes: tuple[MinuteCount, ...]) -> dict[str, Any]:
     if not minutes:
         return {}
     base = minutes[0].minute
-    def sec(x: float) -> float | int:
-        return int(x) if float(x).is_integer() else round(x, 3)
-
     return {"b": iso(base), "n": [[int((m.minute - base).total_seconds() // 60), m.count,
-                                   *[sec(x) for x in m.seconds]] for m in minutes]}
+                                   *[_sec(x) for x in m.seconds]] for m in minutes]}
 
 
 def _minutes(doc: dict[str, Any] | None) -> tuple[MinuteCount, ...]:
@@ -184,6 +184,128 @@ def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+#: the C encoder ``_ENCODER.encode`` builds at every call, built once (no circular check: a summary's document
+#: is a tree); ``None`` where the interpreter has no C accelerator
+_C_MAKE = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODE = (_C_MAKE(None, _ENCODER.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+             if _C_MAKE is not None else None)
+
+
+def _JSON(value: Any) -> str:  # noqa: N802 - read as the constant it replaces
+    """``json.dumps(value, separators=(",", ":"))``, the same text (``json.dumps`` builds an encoder per call)."""
+    if _C_ENCODE is None or isinstance(value, str):
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
+
+
+class _SummaryText:
+    """:func:`summary_to_doc`'s document as the JSON text ``json.dumps(doc, separators=(",", ":"))`` gives,
+    byte for byte, with each ring entry's and minute row's text made once per object: a summary is written
+    at every failure it files and keeps up to ``keep`` failures of each kind, nearly all of them the same
+    objects as in the write before (issue 33.2). Entries are held by identity (the objects are immutable
+    and kept alive by the memo, so an id is never reused while it is remembered); the memo is cleared
+    when it reaches :data:`_TEXT_LIMIT` objects."""
+
+    def __init__(self) -> None:
+        #: id -> (the object, what was made of it): a failure -> [reduced text, whole text]; a minute -> (the
+        #: first minute its offset counts from, its row's text)
+        self._memo: dict[int, tuple[Any, Any]] = {}
+        #: (service, field) -> (the ring or minutes tuple last written, its text): a write that filed no
+        #: failure of a kind keeps that very tuple (one per service and field: never the history's)
+        self._last: dict[tuple[str, str], tuple[Any, str]] = {}
+
+    def _get(self, obj: Any) -> Any:
+        got = self._memo.get(id(obj))
+        return got[1] if got is not None and got[0] is obj else None
+
+    def _put(self, obj: Any, made: Any) -> Any:
+        if len(self._memo) >= _TEXT_LIMIT:
+            self._memo.clear()
+        self._memo[id(obj)] = (obj, made)
+        return made
+
+    def _ring(self, ring: tuple[Failure, ...]) -> str:
+        cut = max(0, len(ring) - FULL_ENTRIES)
+        out = []
+        for n, f in enumerate(ring):
+            texts = self._get(f) or self._put(f, [None, None])
+            full = n >= cut
+            entry = texts[full]
+            if entry is None:
+                entry = texts[full] = _JSON(f.to_doc() if full else
+                                            {"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)})
+            out.append(entry)
+        return "[" + ",".join(out) + "]"
+
+    def _minutes(self, minutes: tuple[MinuteCount, ...]) -> str:
+        if not minutes:
+            return "{}"
+        base = minutes[0].minute
+        rows = []
+        for m in minutes:
+            row = self._get(m)
+            if row is None or row[0] != base:  # [minutes after the first, count, seconds...]
+                row = self._put(m, (base, _JSON([int((m.minute - base).total_seconds() // 60), m.count,
+                                                 *[_sec(x) for x in m.seconds]])))
+            rows.append(row[1])
+        return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
+
+    def _field(self, service: str, field: str, value: Any, make: Callable[[Any], str]) -> str:
+        """``make(value)``, or the text made last for this service's ``field`` when ``value`` is that
+        very tuple again."""
+        last = self._last.get((service, field))
+        if last is not None and last[0] is value:
+            return last[1]
+        text = make(value)
+        if len(self._last) >= _TEXT_LIMIT:
+            self._last.clear()
+        self._last[(service, field)] = (value, text)
+        return text
+
+    def text(self, s: ServiceSummary) -> str:
+        """The stored ``doc`` of ``s`` (:func:`summary_to_doc`, encoded)."""
+        parts = []
+        if s.crashes:
+            parts.append('"c":' + self._field(s.service, "c", s.crashes, self._ring))
+        if s.kills:
+            parts.append('"k":' + self._field(s.service, "k", s.kills, self._ring))
+        head: dict[str, Any] = {}
+        if s.spot:
+            head["s"] = [[t, iso(when)] for t, when in s.spot]
+        if s.deployments:
+            head["d"] = [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
+                         for n in s.deployments]
+        if s.episode is not None:
+            head["e"] = _ep_doc(s.episode)
+        if s.episode_end is not None:
+            head["x"] = s.episode_end.value
+        if s.counted_after is not None:
+            head["a"] = iso(s.counted_after)
+        if head:
+            parts.append(_JSON(head)[1:-1])
+        parts.append('"m":' + self._field(s.service, "m", s.minutes, self._minutes))
+        tail: dict[str, Any] = {}
+        if s.recent:
+            tail["r"] = list(s.recent)
+        if s.scaled:
+            tail["z"] = [iso(t) for t in s.scaled]
+        if s.steady_at is not None:
+            tail["y"] = iso(s.steady_at)
+        if tail:
+            parts.append(_JSON(tail)[1:-1])
+        return "{" + ",".join(parts) + "}"
+
+
+#: ring entries and minute rows whose text :class:`_SummaryText` keeps (a fleet's summaries hold a few per
+#: service: bounded for a fleet of any size)
+_TEXT_LIMIT = 50_000
+
+
+def _sec(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 3)
+
+
 def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSummary:
     """Read :func:`summary_to_doc`'s document back into the typed record. An item written before the
     per-minute counts existed gets them from its rings (what it knew of the fleet test's failures)."""
@@ -204,6 +326,18 @@ def summary_from_doc(service: str, seq: int, doc: dict[str, Any]) -> ServiceSumm
         scaled=tuple(parse_time(t) for t in doc.get("z", [])),
         steady_at=parse_time(doc["y"]) if "y" in doc else None,
     )
+
+
+_SUMMARY_FIELDS = tuple(f.name for f in fields(ServiceSummary))
+_SUMMARY_VALUES = operator.attrgetter(*_SUMMARY_FIELDS)
+_SEQ_AT = _SUMMARY_FIELDS.index("seq")
+
+
+def _with_seq(s: ServiceSummary, seq: int) -> ServiceSummary:
+    """``dataclasses.replace(s, seq=seq)`` without its per-field bookkeeping (every summary write makes one)."""
+    values = list(_SUMMARY_VALUES(s))
+    values[_SEQ_AT] = seq
+    return ServiceSummary(*values)
 
 
 #: attributes of a fleet minute item that name no service
@@ -243,6 +377,25 @@ class WatchdogState:
         self.table = table
         self._log = EventLog(table, ttl_days)
         self._cache = cache if cache is not None else {}
+        #: (pk, sk) -> (service, seq, doc text, the summary decoded from them): a stored summary is decoded
+        #: again only when its version changed (the sweep reads every indexed service every minute, a
+        #: decision every summary of its cluster; issue 33.2)
+        self._decoded: dict[tuple[Any, Any], tuple[Any, Any, Any, ServiceSummary]] = {}
+        self._text = _SummaryText()  # the stored doc's text, each ring entry's made once
+
+    def _summary(self, item: dict[str, Any]) -> ServiceSummary:
+        """:func:`_summary_from_item`, decoded once per stored version (the same ``service``, ``seq`` and
+        ``doc`` text give the same summary: it is immutable). Raises :class:`UnreadableSummaryError`."""
+        key = (item.get("pk"), item.get("sk"))
+        seen = self._decoded.get(key)
+        service, seq, doc = item.get("service"), item.get("seq"), item.get("doc")
+        if seen is not None and seen[0] == service and seen[1] == seq and seen[2] == doc:
+            return seen[3]
+        s = _summary_from_item(item)
+        if len(self._decoded) >= _DECODED_LIMIT:
+            self._decoded.clear()
+        self._decoded[key] = (service, seq, doc, s)
+        return s
 
     # -------------------------------------------------------------- summaries
     @permissions(history_table=["dynamodb:GetItem"])
@@ -251,7 +404,7 @@ class WatchdogState:
         if not fresh and (ck, service) in self._cache:
             return self._cache[(ck, service)]
         item = self.table.get(*keys.summary(ck, service))
-        s = _summary_from_item(item) if item else ServiceSummary(service)
+        s = self._summary(item) if item else ServiceSummary(service)
         self._cache[(ck, service)] = s
         return s
 
@@ -259,7 +412,7 @@ class WatchdogState:
         pk, sk = keys.summary(ck, s.service)
         last = s.newest_failure or (s.episode.decision_time if s.episode else None)
         return {"pk": pk, "sk": sk, "type": "service_summary", "service": s.service, "seq": seq,
-                "doc": json.dumps(summary_to_doc(s), separators=(",", ":")),
+                "doc": self._text.text(s),
                 "expires_at": self._log.expires(last) if last else None}
 
     @staticmethod
@@ -273,13 +426,13 @@ class WatchdogState:
         Returns the stored summary (``seq`` + 1). Raises :class:`ConditionFailedError` with the
         winner's item when another writer got there first (the cache then holds the winner).
         """
-        stored = replace(new, seq=current.seq + 1)
+        stored = _with_seq(new, current.seq + 1)
         gone = self._mark_scale_downs(ck, current, new)
         try:
             self.table.put(self._item(ck, stored, stored.seq), self._cond(current))
         except ConditionFailedError as exc:
             if exc.old is not None:
-                self._cache[(ck, current.service)] = _summary_from_item(exc.old)
+                self._cache[(ck, current.service)] = self._summary(exc.old)
             else:
                 self._cache.pop((ck, current.service), None)
             raise
@@ -319,7 +472,7 @@ class WatchdogState:
             sk = item["sk"]
             if sk.startswith("S#"):
                 try:
-                    s = _summary_from_item(item)
+                    s = self._summary(item)
                 except UnreadableSummaryError as exc:
                     # another service's corrupt item must not stop every decision in the cluster (its own
                     # events still fail on it, naming it); its held-at-zero slot, an item of its own, counts
@@ -485,7 +638,7 @@ class WatchdogState:
 
     def _claim(self, ck: str, current: ServiceSummary, new: ServiceSummary, record: dict[str, Any],
                more: tuple[tuple[dict[str, Any], Cond | None], ...]) -> ServiceSummary:
-        stored = replace(new, seq=current.seq + 1)
+        stored = _with_seq(new, current.seq + 1)
         t = parse_time(record["time"])
         pk, sk = keys.decision(ck, current.service, t)
         cluster = record["cluster"]
