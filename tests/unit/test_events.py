@@ -335,3 +335,13 @@ def test_a_deployment_id_ecs_never_writes_is_rejected_with_its_reason(did, shown
     assert "detail.deploymentId: " in info.value.reason and shown in info.value.reason
     assert "is not an ECS deployment id" in info.value.reason and "\u202e" not in info.value.reason
     assert info.value.raw is raw  # kept whole for the log and the table's rejected events
+
+
+def test_cluster_name_remembers_what_it_matched_and_still_refuses_the_rest():
+    from ecs_guardrail.core.events import cluster_name
+
+    arn = "arn:aws:ecs:eu-west-1:111122223333:cluster/prod"
+    assert cluster_name(arn) == "prod" and cluster_name(arn) == "prod"
+    for bad in ("arn:aws:ecs:eu-west-1:111122223333:cluster/prod\n", "cluster/prod", ""):
+        with pytest.raises(ValueError, match="not an ECS cluster ARN"):
+            cluster_name(bad)

@@ -81,10 +81,21 @@ def cluster_name(cluster_arn: str) -> str:
     Raises:
         ValueError: not a cluster ARN.
     """
+    name = _CLUSTER_NAMES.get(cluster_arn) if type(cluster_arn) is str else None
+    if name is not None:
+        return name
     m = _CLUSTER_ARN.match(cluster_arn)
     if not m:
         raise ValueError(f"not an ECS cluster ARN: {cluster_arn[:200]!r}")
-    return m.group("name")
+    if len(_CLUSTER_NAMES) >= 1024:
+        _CLUSTER_NAMES.clear()
+    name = _CLUSTER_NAMES[cluster_arn] = m.group("name")
+    return name
+
+
+#: cluster ARN -> name, of the ARNs :func:`cluster_name` matched (a fleet has a few clusters; each event
+#: asks about three times: its check, the recorder's item, the watchdog; issue 33 item 2)
+_CLUSTER_NAMES: dict[str, str] = {}
 
 
 def service_ref(service_arn: str) -> tuple[str | None, str]:
