@@ -34,8 +34,19 @@ USES = {"event_log": EventLog._once}
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:
     """``(account, region)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``), or ``(None, None)``."""
-    _, region, account = arn_parts(arn)
-    return account, region
+    place = _PLACES.get(arn) if type(arn) is str else None
+    if place is None:
+        _, region, account = arn_parts(arn)
+        place = (account, region)
+        if type(arn) is str:
+            if len(_PLACES) >= 1024:
+                _PLACES.clear()
+            _PLACES[arn] = place
+    return place
+
+
+#: ARN -> ``(account, region)``: a task event's place is its cluster ARN's (a fleet has a few)
+_PLACES: dict[str, tuple[str | None, str | None]] = {}
 
 
 def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
