@@ -100,7 +100,6 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     Raises botocore errors other than a failed condition (Lambda retries, then the on-failure
     destination keeps the event).
     """
-    received = received or delivered_at or datetime.now(UTC)
     stop_kind = notice_kind = None
     try:
         event: EcsEvent = parse_event(raw)
@@ -144,7 +143,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "raw": canonical_json(raw)[:300_000]})
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
-        store.record_rejected(raw, reason, received)
+        store.record_rejected(raw, reason, received or delivered_at or datetime.now(UTC))
         metrics.add_metric(name="EventsRejected", unit="Count", value=1)
         logger.warning("event rejected", extra={"reason": reason})
         return {"status": "rejected", "reason": reason}
