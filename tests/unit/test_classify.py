@@ -188,3 +188,14 @@ def test_job_essential_unknown_unknown_exit_fails():
 
 def test_job_empty_essential_set_is_unknown():
     assert job_failed((("app", 0), ("side", 2)), frozenset())[0]
+
+
+def test_the_same_detail_classified_twice_is_classified_once_and_another_anew():
+    """The recorder and (in a replay) the watchdog ask about the same parsed detail: one verdict, shared;
+    a different detail (even an equal one) is classified on its own."""
+    first = detail(stopCode="EssentialContainerExited", containers=[{"name": "app", "exitCode": 1}])
+    v = classify_stop(first)
+    assert classify_stop(first) is v
+    other = detail(stopCode="SpotInterruption", lastStatus="RUNNING")
+    assert classify_stop(other).kind is StopKind.SPOT
+    assert classify_stop(first) == v and classify_stop(first).kind is StopKind.CRASH

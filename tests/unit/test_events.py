@@ -171,23 +171,39 @@ def test_parsed_once_validates_the_same_object_once_and_nothing_else():
 
 @pytest.mark.parametrize("inside", [False, True])
 def test_canonical_json_is_written_once_in_a_replay_and_is_the_same_text_everywhere(inside):
-    """The recorder's raw text: sorted keys, ASCII. A replay (inside ``parsed_once``) reuses the text
-    ``parse_event`` wrote; a lone surrogate is still rejected there, a real emoji (a surrogate *pair* in
-    the escaped text) is not."""
+    """The recorder's raw text: compact JSON, keys sorted, UTF-8 as it is: the same document as
+    ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` writes. A replay (inside
+    ``parsed_once``) reuses the text ``parse_event`` wrote; a lone surrogate is still rejected there, a
+    real emoji is not."""
     import contextlib
 
     from ecs_guardrail.core.events import canonical_json, parsed_once
+
+    def dumps(doc):
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     raw = load_event("task-fargate-stopped-essential-oom-exit137.derived")
     emoji = {**raw, "detail": {**raw["detail"], "stoppedReason": "Essential container exited \U0001f525"}}
     lone = {**raw, "detail": {**raw["detail"], "stoppedReason": "CannotPullContainerError \udcff"}}
     with parsed_once() if inside else contextlib.nullcontext():
         parse_event(emoji)
-        assert canonical_json(emoji) == json.dumps(emoji, sort_keys=True, default=str)
-        assert "\\ud83d\\udd25" in canonical_json(emoji)
+        assert canonical_json(emoji) == dumps(emoji) and json.loads(canonical_json(emoji)) == emoji
+        assert "\U0001f525" in canonical_json(emoji)
         with pytest.raises(EventRejectedError, match="lone surrogate"):
             parse_event(lone)
-        assert canonical_json(raw) == json.dumps(raw, sort_keys=True, default=str)  # another object: written anew
+        assert canonical_json(raw) == dumps(raw)  # another object: written anew
+
+
+def test_canonical_json_sorts_keys_by_code_point_and_writes_no_nan():
+    """Keys sorted as Python sorts text (UTF-8's byte order is code point order), nested ones too; a
+    number JSON has no word for is ``null`` (DynamoDB would store no NaN either); a key that is not text
+    (no JSON document has one) is written unsorted."""
+    from ecs_guardrail.core.events import canonical_json
+
+    doc = {"\U0001f600": 1, "\uffff": 2, "é": 3, "e": {"b": [1, {"z": 0, "y": 1.5}], "a": None}}
+    assert canonical_json(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json({"a": float("nan"), "b": float("inf")}) == '{"a":null,"b":null}'
+    assert json.loads(canonical_json({1: "x", "a": 2})) == {"1": "x", "a": 2}
 
 
 @pytest.mark.parametrize("field", ["clusterArn", "taskArn"])
@@ -319,3 +335,13 @@ def test_a_deployment_id_ecs_never_writes_is_rejected_with_its_reason(did, shown
     assert "detail.deploymentId: " in info.value.reason and shown in info.value.reason
     assert "is not an ECS deployment id" in info.value.reason and "\u202e" not in info.value.reason
     assert info.value.raw is raw  # kept whole for the log and the table's rejected events
+
+
+def test_cluster_name_remembers_what_it_matched_and_still_refuses_the_rest():
+    from ecs_guardrail.core.events import cluster_name
+
+    arn = "arn:aws:ecs:eu-west-1:111122223333:cluster/prod"
+    assert cluster_name(arn) == "prod" and cluster_name(arn) == "prod"
+    for bad in ("arn:aws:ecs:eu-west-1:111122223333:cluster/prod\n", "cluster/prod", ""):
+        with pytest.raises(ValueError, match="not an ECS cluster ARN"):
+            cluster_name(bad)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from ecs_guardrail.core.events import TaskDetail
 
@@ -139,14 +140,30 @@ def _is_spot(detail: TaskDetail) -> bool:
     return False
 
 
+#: ``[detail, its verdict]`` of the last :func:`classify_stop` call: the same object asked again gets the same
+#: (immutable) verdict. The recorder asks twice for a notice, and in a replay the watchdog asks of the
+#: detail the recorder parsed (``parsed_once``); a detail is never changed after parsing. The reference is
+#: held, so another detail can never be taken for it (issue 33 item 2).
+_LAST: list[Any] = [None, None]
+
+
 def classify_stop(detail: TaskDetail) -> StopVerdict:
     """Classify a stopping or stopped task.
 
     Order matters: Spot markers win (a Spot task's later STOPPED event must never read as a crash),
     then health-check kills (stopCode ServiceSchedulerInitiated, told apart by the reason), then the
     stop code. ``final`` is False for a notice that carries neither a stop code nor a Spot marker:
-    the verdict waits for a later event of the same task.
+    the verdict waits for a later event of the same task. The same ``detail`` object classified twice in
+    a row is classified once (:data:`_LAST`).
     """
+    if _LAST[0] is detail:
+        return _LAST[1]  # type: ignore[no-any-return]
+    verdict = _classify(detail)
+    _LAST[0], _LAST[1] = detail, verdict
+    return verdict
+
+
+def _classify(detail: TaskDetail) -> StopVerdict:
     exit_codes = tuple((c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers))
     cause = container_cause(detail)
     code = (detail.stop_code or "").strip().lower()

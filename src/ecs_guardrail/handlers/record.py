@@ -34,8 +34,19 @@ USES = {"event_log": EventLog._once}
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:
     """``(account, region)`` of an ARN (``arn:PARTITION:SERVICE:REGION:ACCOUNT:...``), or ``(None, None)``."""
-    _, region, account = arn_parts(arn)
-    return account, region
+    place = _PLACES.get(arn) if type(arn) is str else None
+    if place is None:
+        _, region, account = arn_parts(arn)
+        place = (account, region)
+        if type(arn) is str:
+            if len(_PLACES) >= 1024:
+                _PLACES.clear()
+            _PLACES[arn] = place
+    return place
+
+
+#: ARN -> ``(account, region)``: a task event's place is its cluster ARN's (a fleet has a few)
+_PLACES: dict[str, tuple[str | None, str | None]] = {}
 
 
 def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +100,6 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     Raises botocore errors other than a failed condition (Lambda retries, then the on-failure
     destination keeps the event).
     """
-    received = received or delivered_at or datetime.now(UTC)
     stop_kind = notice_kind = None
     try:
         event: EcsEvent = parse_event(raw)
@@ -133,7 +143,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "raw": canonical_json(raw)[:300_000]})
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
-        store.record_rejected(raw, reason, received)
+        store.record_rejected(raw, reason, received or delivered_at or datetime.now(UTC))
         metrics.add_metric(name="EventsRejected", unit="Count", value=1)
         logger.warning("event rejected", extra={"reason": reason})
         return {"status": "rejected", "reason": reason}

@@ -1,4 +1,4 @@
-"""One line of ``events.jsonl`` as text: UTF-8, a byte order mark ignored, bad bytes replaced.
+"""One line of ``events.jsonl`` as text: UTF-8, a byte order mark ignored, bad bytes replaced; then as JSON.
 
 A scenario file edited on Windows or exported from a spreadsheet may carry a UTF-8 byte order mark
 (Excel's "CSV UTF-8" and Notepad write one) or a field in Latin-1 (``0xe9`` for "é"). Either dropped
@@ -8,9 +8,16 @@ the caller says so (SCENARIOS.md, "events.jsonl").
 
 from __future__ import annotations
 
-__all__ = ["BOM", "decode_line"]
+import json
+from typing import Any
+
+import msgspec
+
+__all__ = ["BOM", "decode_line", "loads"]
 
 BOM = "\ufeff"
+
+_DECODER = msgspec.json.Decoder()
 
 
 def decode_line(line: bytes) -> tuple[str, bool]:
@@ -21,3 +28,19 @@ def decode_line(line: bytes) -> tuple[str, bool]:
     except UnicodeDecodeError:
         text, replaced = line.decode("utf-8", errors="replace"), True
     return text.removeprefix(BOM), replaced
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``: the same objects (dicts in the document's key order, the last of a repeated
+    key, ints of any size, floats), decoded by msgspec's decoder (about 3 of 11 microseconds a
+    fleet-day event cheaper; issue 33 item 2). Whatever msgspec refuses (``NaN``, ``1e400``, a lone
+    surrogate escape, an integer past 64 bits, malformed text) is decoded again by :func:`json.loads`,
+    so what it accepts, and its errors' words, are :func:`json.loads`'s.
+
+    Raises:
+        json.JSONDecodeError, RecursionError, ValueError: as :func:`json.loads`.
+    """
+    try:
+        return _DECODER.decode(text)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return json.loads(text)

@@ -34,7 +34,7 @@ from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
 from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES, shifted_samples_warning
-from ecs_guardrail.replay.lines import decode_line
+from ecs_guardrail.replay.lines import decode_line, loads
 from ecs_guardrail.replay.restarts import ReplayRestarts
 from ecs_guardrail.replay.sampling import ReplaySampler
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
@@ -384,7 +384,7 @@ class Replay:
         if replaced:
             self.warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)", n)
         try:
-            return json.loads(text)
+            return loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             reason = f"not JSON: {exc.msg if hasattr(exc, 'msg') else exc}"
         except RecursionError:

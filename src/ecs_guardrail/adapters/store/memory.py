@@ -56,8 +56,9 @@ class _Shapes:
         self._numbers: dict[tuple[str, ...], int] = {}
 
     #: items with more attributes than this are stored with their names (a fleet minute has one attribute
-    #: per failing service: each write of it would otherwise be a new shape, kept for ever)
-    WIDE = 24
+    #: per failing service: each write of it would otherwise be a new shape, kept for ever). A recorded task
+    #: event has at most 30 (a stopped task's 27 on the fleet-day: at 24 they were pickled with their names)
+    WIDE = 32
 
     def dump(self, item: dict[str, Any]) -> bytes:
         if len(item) > self.WIDE:
