@@ -25,11 +25,31 @@ from ecs_guardrail.core.events import (
 from ecs_guardrail.core.links import arn_parts
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
 
-__all__ = ["handler", "record_event", "USES", "arn_place"]
+__all__ = ["handler", "record_event", "USES", "arn_place", "stored_raw", "RAW_MAX_BYTES"]
 
 #: the units whose AWS calls this function makes: the event log's one write (never its reads);
 #: ecs_guardrail.iam.handler_permissions unions their @permissions (tests/infra/test_iam_calls.py)
 USES = {"event_log": EventLog._once}
+
+
+#: the most UTF-8 bytes of an event's text kept in its history item: DynamoDB's item limit is 400 KB
+#: (names and values, "Service, account, and table quotas in Amazon DynamoDB"); an EventBridge event is at
+#: most 256 KB ("Amazon EventBridge quotas"), so a delivered event is never cut, only a replay's long line
+RAW_MAX_BYTES = 300_000
+
+
+def stored_raw(raw: Any) -> str:
+    """The ``raw`` attribute of an event's history item: :func:`canonical_json` of it, cut to at most
+    :data:`RAW_MAX_BYTES` bytes of UTF-8 (never inside a character).
+
+    The text is UTF-8 as it is (round 8), so a character count no longer bounds the bytes: the cut is of
+    the encoded text. Raises what :func:`canonical_json` raises (``parse_event`` rejected such events).
+    """
+    text = canonical_json(raw)
+    if len(text) * 4 <= RAW_MAX_BYTES:  # at most 4 bytes a character: nothing to cut, nothing encoded
+        return text
+    data = text.encode("utf-8")
+    return text if len(data) <= RAW_MAX_BYTES else data[:RAW_MAX_BYTES].decode("utf-8", "ignore")
 
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:
@@ -73,7 +93,7 @@ def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
         "task_definition": d.task_definition_arn,
         "stop_code": d.stop_code,
         "stopped_reason": d.stopped_reason,
-        "raw": canonical_json(raw)[:300_000],
+        "raw": stored_raw(raw),
     }
     if is_stop_event(d):
         verdict = classify_stop(d)
@@ -124,7 +144,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "account": account or event.account, "region": region or event.region,
                        "subject": subject, "note": event.note,
                        "event_name": str(event.detail.get("eventName") or "")[:128] or None,
-                       "raw": canonical_json(raw)[:300_000]})
+                       "raw": stored_raw(raw)})
             if new:
                 logger.info("event of a kind this tool does not read: recorded", extra={"note": event.note})
         else:
@@ -140,7 +160,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "service": service, "deployment_id": deployment_id,
                        "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
-                       "raw": canonical_json(raw)[:300_000]})
+                       "raw": stored_raw(raw)})
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
         store.record_rejected(raw, reason, received or delivered_at or datetime.now(UTC))
