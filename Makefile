@@ -65,7 +65,7 @@ completion: setup
 
 ## ruff over src and tests, then mypy over src/ecs_guardrail (strict for core/ and adapters/; pyproject.toml)
 lint: setup
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/mypy src/ecs_guardrail
 
 ## remove the virtual environments and build output

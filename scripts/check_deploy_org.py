@@ -63,7 +63,8 @@ def session(endpoint: str, region: str, account: str) -> Any:
     if account == CENTRAL:
         return base
     creds = base.client("sts", endpoint_url=endpoint).assume_role(
-        RoleArn=f"arn:aws:iam::{account}:role/OrganizationAccountAccessRole", RoleSessionName="check-deploy")["Credentials"]
+        RoleArn=f"arn:aws:iam::{account}:role/OrganizationAccountAccessRole",
+        RoleSessionName="check-deploy")["Credentials"]
     return boto3.session.Session(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
                                  aws_session_token=creds["SessionToken"], region_name=region)
 
@@ -88,10 +89,11 @@ def member_problems(endpoint: str, region: str, account: str, topic: str, bus: s
     if watchdog is not None:
         env = watchdog.get("Environment", {}).get("Variables", {})
         if env.get("CENTRAL_ALERT_TOPIC_ARN") != topic:
-            problems.append(f"{account}: watchdog CENTRAL_ALERT_TOPIC_ARN={env.get('CENTRAL_ALERT_TOPIC_ARN')!r}, not {topic}")
+            problems.append(f"{account}: watchdog CENTRAL_ALERT_TOPIC_ARN="
+                            f"{env.get('CENTRAL_ALERT_TOPIC_ARN')!r}, not {topic}")
         if account_name is not None and env.get("ACCOUNT_NAME") != account_name:
             problems.append(f"{account}: watchdog ACCOUNT_NAME={env.get('ACCOUNT_NAME')!r}, not {account_name!r}")
-        if not watchdog["FunctionArn"].split(":")[4] == account:
+        if watchdog["FunctionArn"].split(":")[4] != account:
             problems.append(f"{account}: the watchdog lives in {watchdog['FunctionArn']}")
     tables = s.client("dynamodb", endpoint_url=endpoint).list_tables()["TableNames"]
     if not tables:
@@ -138,7 +140,8 @@ def central_problems(endpoint: str, region: str, alarms: bool = True,
                                 for st in policy.get("Statement", [])):
         problems.append(f"{CENTRAL}: the topic's policy has no aws:PrincipalOrgID statement")
     if alarms:
-        names = {a["AlarmName"] for a in s.client("cloudwatch", endpoint_url=endpoint).describe_alarms()["MetricAlarms"]}
+        cloudwatch = s.client("cloudwatch", endpoint_url=endpoint)
+        names = {a["AlarmName"] for a in cloudwatch.describe_alarms()["MetricAlarms"]}
         for account in MEMBERS.values():
             if f"{NAME}-silent-{account}" not in names:
                 problems.append(f"{CENTRAL}: no alarm {NAME}-silent-{account}")

@@ -62,7 +62,8 @@ def main() -> None:
         n += 1
         events += lifecycle(n, T0 + timedelta(minutes=3 * i), "service:api", crash, 90)
     # worker fails to start twice, then ECS throttles and reports SERVICE_TASK_START_IMPAIRED
-    pull = {"code": "TaskFailedToStart", "reason": "ResourceInitializationError: unable to pull secrets or registry auth",
+    pull = {"code": "TaskFailedToStart",
+            "reason": "ResourceInitializationError: unable to pull secrets or registry auth",
             "exit": None}
     for i in range(2):
         n += 1
