@@ -63,7 +63,7 @@ acceptance: setup
 completion: setup
 	@$(PY) -m ecs_guardrail.cli_reference --bash-completion
 
-## ruff over src and tests, then mypy over src/ecs_guardrail (strict for core/ and adapters/; pyproject.toml)
+## ruff over src, tests, scripts and bench, then mypy over src/ecs_guardrail (strict for core/ and adapters/; pyproject.toml)
 lint: setup
 	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/mypy src/ecs_guardrail
