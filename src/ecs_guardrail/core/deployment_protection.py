@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from msgspec import Struct
+
 from ecs_guardrail.core.links import resource_name
 
 if TYPE_CHECKING:
@@ -242,8 +244,7 @@ def breaker_threshold(breaker: CircuitBreaker, desired_count: int) -> int:
 
 
 
-@dataclass(frozen=True, slots=True)
-class DeploymentStatus:
+class DeploymentStatus(Struct, frozen=True):
     """The deployment state at decision time and where it was read.
 
     ``source``: ``"event"`` (the newest deployment event), ``"rolloutState"`` (DescribeServices) or

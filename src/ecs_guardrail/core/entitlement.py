@@ -13,9 +13,11 @@ No I/O, no clock: ``at`` is the decision's event time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.deployment_protection import (
     HANDED_OFF_CONTROLLERS,
@@ -254,8 +256,7 @@ class EntitlementFacts:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """Rule 4's answer.
 
     ``entitled``: the watchdog may scale the service to 0 (reason ``crash_loop``); otherwise ``reason``

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
@@ -62,8 +64,7 @@ OPT_OUT_PREFIX = "ecs-guardrail:"
 WATCHDOG_TAG_KEYS = frozenset({"ecs-guardrail:previous-desired-count"})
 
 
-@dataclass(frozen=True, slots=True)
-class OptOut:
+class OptOut(Struct, frozen=True):
     """How a service's tags read for rule 4's ``opted_out`` (ARCHITECTURE.md, "Decision policy").
 
     ``opted_out``: the watchdog only alerts for the service; ``mistyped``: the tags that made it so
@@ -134,8 +135,7 @@ class PolicyConfig:
         return max(self.crash_threshold, self.fleet_signal_min_failures, 5)
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(Struct, frozen=True):
     """Why a service needs a decision, at event time ``time``.
 
     ``kind``: a :class:`~ecs_guardrail.core.records.TriggerKind`.
@@ -158,8 +158,7 @@ class Trigger:
     previous_reason: Reason | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FleetView:
+class FleetView(Struct, frozen=True):
     """The cluster at the trigger's time (rule 3's evidence).
 
     ``failing``: the deciding service and every service with at least ``fleet_signal_min_failures``
@@ -181,8 +180,7 @@ class FleetView:
         return len(self.affected) > 1 and len(self.affected) > self.bound
 
 
-@dataclass(frozen=True, slots=True)
-class Entitlement:
+class Entitlement(Struct, frozen=True):
     """Rule 4's answer: ``reason`` ``None`` means entitled to act; otherwise the first rule that
     applies, its one-line ``message`` and ``evidence`` (JSON-safe)."""
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,6 +47,7 @@ from ecs_guardrail.core.fleet_minutes import (
 from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
 from ecs_guardrail.core.records import Action, Failure, Reason, iso, parse_time
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
