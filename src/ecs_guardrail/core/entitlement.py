@@ -13,7 +13,6 @@ No I/O, no clock: ``at`` is the decision's event time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,8 +89,7 @@ EntitlementReason = Reason
 
 
 
-@dataclass(frozen=True, slots=True)
-class ServingSample:
+class ServingSample(Struct, frozen=True):
     """The minimum ``HealthyHostCount`` of one target group over one minute.
 
     ``target_group``: the target group (dimension value ``targetgroup/NAME/ID`` or a name);
@@ -125,8 +123,7 @@ class ServingSample:
         return (self.target_2xx or 0.0) > 0
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendedState:
+class SuspendedState(Struct, frozen=True):
     """Application Auto Scaling ``SuspendedState`` of a scalable target (a missing field is ``False``)."""
 
     dynamic_scaling_in_suspended: bool = False
@@ -156,8 +153,7 @@ class SuspendedState:
 ALL_SUSPENDED = SuspendedState(True, True, True)
 
 
-@dataclass(frozen=True, slots=True)
-class ScalableTargetFacts:
+class ScalableTargetFacts(Struct, frozen=True):
     """The service's Application Auto Scaling scalable target (DescribeScalableTargets).
 
     ``resource_id``: ``service/CLUSTER/SERVICE``; ``min_capacity``/``max_capacity``: task counts
@@ -172,8 +168,7 @@ class ScalableTargetFacts:
     service_namespace: str = "ecs"
 
 
-@dataclass(frozen=True, slots=True)
-class EntitlementFacts:
+class EntitlementFacts(Struct, frozen=True):
     """Everything rule 4 looks at, gathered once per decision.
 
     ``exists`` False: DescribeServices found no ACTIVE service; ``access_denied``: ECS refused to describe
