@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from msgspec import Struct, field
@@ -94,8 +93,7 @@ def read_opt_out(tags: dict[str, str] | None) -> OptOut:
     return OptOut(opted, tuple(sorted(mistyped)))
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyConfig:
+class PolicyConfig(Struct, frozen=True):
     """The policy's settings (units in the names). Built from :class:`ecs_guardrail.settings.Settings`."""
 
     alert_only_clusters: tuple[str, ...] = ()
