@@ -362,6 +362,8 @@ def table(cold: dict[str, Any], rep: dict[str, Any], tests: cpu.Runs | None, rou
             lines.append(f"| {label} handler import and its first call's Powertools Logger and Metrics / "
                          f"`import boto3`, {layout} | {ratio:.2f}x ({first.spread()} s) | "
                          f"{shown} | {_verdict(ratio, goal)} |")
+    if not rep:  # --cold-start-only
+        return lines
     workloads = [("incident", "generated seed-sized incident (2,316 events, 17 target groups, 4 h)"),
                  ("seed", f"`{SEED_SCENARIO.name}` (bundled, {rep.get('seed_events', 732):,} events)")]
     if "day_trio" in rep:
@@ -468,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="only make test's CPU, N runs (min / median / max), with the load average; nothing else")
     ap.add_argument("--no-sampler-cost", dest="sampler_cost", action="store_false",
                     help="leave out the availability sampler's monthly cost (bench/sampler_cost.py)")
+    ap.add_argument("--cold-start-only", action="store_true",
+                    help="only the cold-start rows (handler imports and first calls against import boto3)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     ap.add_argument("--write", action="store_true", help="also write --out (make bench-docs); default: print only")
     args = ap.parse_args(argv)
@@ -482,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"{os.cpu_count()} CPUs (CPU seconds, not wall time: the load moves them little)"]))
         return 0
     cold = cold_start(args.rounds)
+    if args.cold_start_only:
+        print("\n".join(table(cold, {}, None, args.rounds)))
+        return 0
     with tempfile.TemporaryDirectory() as cache:
         step(f"validation library candidates: {len(validation.CANDIDATES)} commands x {args.rounds} rounds")
         candidates = validation.measure(args.rounds, Path(cache), progress=step)

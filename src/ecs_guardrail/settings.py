@@ -272,7 +272,8 @@ class Settings(Model, kw_only=True):
 _FIELD_ORDER: tuple[str, ...] = Settings.__struct_fields__
 SETTING_NAMES: frozenset[str] = frozenset(_FIELD_ORDER)
 #: the settings whose value is text, a number, a boolean or a choice (not a list parsed by a check)
-_SCALAR = tuple(f.name for f in msgspec.structs.fields(Settings) if f.name not in Settings.CHECKS)
+# the field names as declared (``__struct_fields__``: no type hints resolved, unlike msgspec.structs.fields)
+_SCALAR = tuple(f for f in Settings.__struct_fields__ if f not in Settings.CHECKS)
 _BLANK_IS_UNSET = ("ALERT_TOPIC_ARN", "SLACK_WEBHOOK_SECRET_ARN", "RUNBOOK_URL", "CENTRAL_ALERT_TOPIC_ARN",
                    "ACCOUNT_NAME")
 _NOT_UNICODE = "text that is not valid Unicode (a lone surrogate: bytes that are not UTF-8)"

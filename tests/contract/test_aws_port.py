@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+import msgspec
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
@@ -60,6 +60,12 @@ FLEET: dict[str, Any] = {
 }
 EVENT_TASK_DEFINITIONS = {f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/nightly-report:3": ("report",)}
 _IDS = re.compile(r"(targetgroup|loadbalancer/app|app|net)/([^/]+)/[0-9a-f]+|ecs-svc/\d+")
+
+
+def asdict(record: Any) -> Any:
+    """The ports' records (msgspec Structs; dataclasses.asdict before) as plain dicts and lists, nested
+    records too, datetimes kept."""
+    return msgspec.to_builtins(record, builtin_types=(datetime,))
 
 
 def _names(value: Any) -> Any:

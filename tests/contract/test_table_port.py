@@ -6,7 +6,6 @@ from production. Then the adapters on top (event log, watchdog state, slots, job
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +18,7 @@ from ecs_guardrail.adapters.store.timeline_reads import TIMELINE_FIELDS
 from ecs_guardrail.adapters.store.watchdog_state import ClusterView, summary_from_doc, summary_to_doc
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.records import Action, Failure, Reason, iso
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, MinuteCount, ServiceSummary, add_failure
 
 # event times in the future: the TTL attribute (max(event time, now) + ttl) is then deterministic

@@ -10,7 +10,6 @@ the code before the fix, and on one of the four mutants issue 30 item 11 names (
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -19,6 +18,7 @@ from situations import PROBE_ENV
 from world import CONTEXT, LEASE_S, T0, World, crash
 
 from ecs_guardrail.core.errors import LeaseLostError
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import ActionStatus, EpisodeEnd
 from ecs_guardrail.handlers import watchdog
 from ecs_guardrail.handlers.sweep import run_sweep
@@ -159,8 +159,8 @@ def test_a_probe_step_that_left_its_lease_behind_keeps_the_probes_verdict(lease)
     # the next probe step dies holding its lease (a Lambda timeout after its LeaseTaken write)
     state = w.store().state
     state.load("dev", "svc0")
-    state.update("dev", "svc0", lambda s: None if s.episode is None else dataclasses.replace(
-        s, episode=dataclasses.replace(s.episode, lease_owner="dead/0000", lease_until=w.clock() + LEASE_S)))
+    state.update("dev", "svc0", lambda s: None if s.episode is None else replace(
+        s, episode=replace(s.episode, lease_owner="dead/0000", lease_until=w.clock() + LEASE_S)))
     if lease == "expired":
         w.clock.advance(LEASE_S + 1)
         out = watchdog.invoke(crash("dev", "svc0", 4, 20), w.runtime(), CONTEXT)

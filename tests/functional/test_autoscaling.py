@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from ecs_guardrail.core.clusters import parse_alert_only_clusters
 from ecs_guardrail.core.entitlement import ScalableTargetFacts, SuspendedState
 from ecs_guardrail.core.errors import AlertOnlyClusterError, RestoreError, ScalingSuspendError
 from ecs_guardrail.core.records import Action, Reason
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode
 
 REGION = "eu-west-1"

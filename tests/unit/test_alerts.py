@@ -226,7 +226,7 @@ def test_event_text_cannot_ping_the_channel_or_hide_a_link_in_slack():
 
 
 def test_each_stop_line_carries_its_cause_where_the_reason_does_not():
-    from dataclasses import replace
+    from ecs_guardrail.core.structs import replace
 
     oom = Failure("billing", T0, StopKind.CRASH, stop_code="EssentialContainerExited",
                   reason="Essential container in task exited", cause="OutOfMemoryError", exit_codes=(("app", 137),))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
 import pytest
 
 from ecs_guardrail.core.audit import (
@@ -87,7 +88,7 @@ def test_shared_fate_silent_within_the_bound():
 
 
 def test_shared_fate_follows_the_policy_settings():
-    config = dataclasses.replace(CONFIG, policy=dataclasses.replace(CONFIG.policy, min_actions_allowed=3))
+    config = dataclasses.replace(CONFIG, policy=msgspec.structs.replace(CONFIG.policy, min_actions_allowed=3))
     assert "shared_fate" not in _checks(*_fleet(10, 3), config=config)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -26,6 +25,7 @@ from ecs_guardrail.core.entitlement import (
     serving_evidence,
 )
 from ecs_guardrail.core.events import parse_event
+from ecs_guardrail.core.structs import replace
 from tests.conftest import load_event
 
 T = datetime(2025, 8, 21, 9, 9, 30, tzinfo=UTC)

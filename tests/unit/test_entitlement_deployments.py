@@ -4,7 +4,6 @@ ListServiceDeployments, "in progress at T or when the watchdog acts", and the co
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,6 +20,7 @@ from ecs_guardrail.core.entitlement import (
     deployment_protection,
     entitlement,
 )
+from ecs_guardrail.core.structs import replace
 
 T = datetime(2026, 3, 4, 10, 30, tzinfo=UTC)
 GREEN = "ecs-svc/3333333333333333333"

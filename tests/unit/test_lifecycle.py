@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 
 from ecs_guardrail.core import lifecycle as lc
 from ecs_guardrail.core.records import Action, Decision, Reason
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, RecoveryStatus, ServiceSummary
 
 T = datetime(2025, 8, 21, 12, 0, tzinfo=UTC)

@@ -141,12 +141,12 @@ def test_evidence_is_written_without_python_reprs():
 
 
 def test_a_job_stop_line_names_the_container_whole_and_its_exit_code_once():
-    from dataclasses import replace
     from datetime import UTC, datetime
 
     from ecs_guardrail.core.alert import _stops
     from ecs_guardrail.core.classify import StopKind, job_failed
     from ecs_guardrail.core.records import Failure
+    from ecs_guardrail.core.structs import replace
 
     codes = (("example-web_container-dev", 1),)
     _, verdict = job_failed(codes, None)  # "essential unknown ...; exit codes example-web_container-dev=1"

@@ -6,7 +6,6 @@ summaries directly and check :func:`detect`, :func:`fleet_view`, :func:`decide` 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -25,6 +24,7 @@ from ecs_guardrail.core.policy import (
     fleet_view,
     is_alert_only_cluster,
 )
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import ActionStatus, AlertStatus, Episode, EpisodeEnd, ServiceSummary, count_minutes
 
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)

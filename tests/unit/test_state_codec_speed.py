@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -20,6 +19,7 @@ from ecs_guardrail.adapters.store.watchdog_state import (
 )
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.records import Action, Failure, Reason
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.records import Action, Failure, Reason
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import (
     DEPLOYMENT_MEMORY,
     SPOT_MEMORY,

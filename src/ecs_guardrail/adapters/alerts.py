@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from msgspec import Struct
 
 from ecs_guardrail.core.alert import (
     SNS_MESSAGE_MAX_BYTES,
@@ -130,8 +131,7 @@ def _redacting_logger(url: str) -> logging.Logger:
     return log
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
+class Delivery(Struct, frozen=True):
     """One sink's outcome: ``ok``, and ``error`` (one line) when not."""
 
     sink: str

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ecs_guardrail.core.entitlement import ServingSample
 from ecs_guardrail.core.permissions import permissions
@@ -48,8 +50,7 @@ def _minute(t: datetime) -> datetime:
     return t.astimezone(UTC).replace(second=0, microsecond=0)
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
+class Series(Struct, frozen=True):
     """One (target group, load balancer) series: dimension values, not ARNs."""
 
     target_group: str
@@ -71,8 +72,7 @@ class Series:
                 {"Name": "LoadBalancer", "Value": self.load_balancer}]
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(Struct, frozen=True):
     """One series in one minute: ``healthy_host_count`` (Minimum; ``None``: no datapoint) and, where
     read, the clients' view (Sum; ``None`` with ``request_metrics`` True is 0: ALB publishes only nonzero
     values). ``elb_5xx`` is the series' load balancer's own 5xx of that minute."""

@@ -7,9 +7,10 @@ cluster's fleet minutes (rule 3). Errors arrive translated by the adapters that 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.adapters.autoscaling import ScalableTargets
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts
@@ -29,8 +30,7 @@ from ecs_guardrail.core.summary import failures_between
 __all__ = ["ServiceRead", "read_service", "read_scalable", "read_service_deployments", "read_fleet"]
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceRead:
+class ServiceRead(Struct, frozen=True):
     """DescribeServices and ListServices for one decision: ``facts`` (``None``: not readable, ``why``
     says why; ``denied``: ECS refused with AccessDeniedException) and ``count``, the services in the
     cluster (0: unreadable, or the cluster is in another account)."""

@@ -13,11 +13,11 @@ where a deployment stands where no event did.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from msgspec import Struct, field
 
 from ecs_guardrail.core.entitlement import CircuitBreaker, Deployment, ServiceDeployment, TaskSet
 from ecs_guardrail.core.errors import (
@@ -100,8 +100,7 @@ def _utc(value: Any) -> datetime | None:
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceFacts:
+class ServiceFacts(Struct, frozen=True):
     """What DescribeServices says of one service (``desired_count``/``running_count`` are task counts).
 
     ``scheduling_strategy``: ``schedulingStrategy`` (REPLICA / DAEMON); ``circuit_breaker_enabled`` /
@@ -366,8 +365,7 @@ class EcsService:
         return changed
 
 
-@dataclass(frozen=True, slots=True)
-class LoadBalancedService:
+class LoadBalancedService(Struct, frozen=True):
     """A service of the fleet with its target groups (DescribeServices ``loadBalancers``)."""
 
     cluster: str

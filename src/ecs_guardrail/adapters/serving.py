@@ -9,9 +9,10 @@ Reads: one DescribeTargetGroups (:class:`~ecs_guardrail.adapters.elb.TargetGroup
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
+
+from msgspec.structs import replace
 
 from ecs_guardrail.adapters.cloudwatch import HealthyHostCount, Series
 from ecs_guardrail.adapters.ecs import ServiceFacts

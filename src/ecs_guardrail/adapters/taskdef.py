@@ -14,18 +14,17 @@ awslogs log driver"), so a link costs no second call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from msgspec import Struct
 
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["TaskDefinitions", "AwsLogs"]
 
 
-@dataclass(frozen=True, slots=True)
-class AwsLogs:
+class AwsLogs(Struct, frozen=True):
     """A container's ``awslogs`` destination: ``group``, ``prefix`` (``None``: no stream prefix, so the
     stream name is not derivable) and ``region`` (``None``: the task's own region)."""
 

@@ -7,5 +7,5 @@ __all__ = [
     "alert", "attribution", "audit", "availability", "classify", "clusters", "concurrency", "crash_words",
     "decision_facts", "delivery", "deployment_failure", "deployment_protection", "entitlement", "errors", "events",
     "fleet_minutes", "health_json", "lazy", "lifecycle", "links", "org", "permissions", "policy", "records",
-    "recount", "restarts", "restore_count", "routes", "silence", "summary", "timeline",
+    "recount", "restarts", "restore_count", "routes", "silence", "structs", "summary", "timeline",
 ]

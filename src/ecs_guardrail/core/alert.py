@@ -18,9 +18,11 @@ Renderings, one per channel, all from the same :class:`Alert`:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.classify import StopKind
@@ -65,8 +67,7 @@ SNS_MESSAGE_MAX_BYTES = 262_144
 _STOPPED_HINT = "stopped tasks: filter desired status Stopped"
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
+class Where(Struct, frozen=True):
     """Where an alert happened: ``account`` (12 digits) and ``region`` (``None`` when unknown),
     ``partition`` (``aws``, ``aws-us-gov``, ``aws-cn``), ``cluster``, and ``service`` (``None`` for a
     cluster alert or a job) or ``family`` (a standalone job's task definition family)."""
@@ -89,8 +90,7 @@ class Where:
         return " · ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class LogStream:
+class LogStream(Struct, frozen=True):
     """One container's ``awslogs`` stream of one stopped task: ``group``, ``stream``
     (``prefix/container/task-id``) and ``region`` (the ``awslogs-region`` option)."""
 
@@ -101,8 +101,7 @@ class LogStream:
     region: str
 
 
-@dataclass(frozen=True, slots=True)
-class Alert:
+class Alert(Struct, frozen=True):
     """One alert.
 
     ``subject`` (at most 100 characters, SNS's limit), ``text`` (plain, for SNS's text format and

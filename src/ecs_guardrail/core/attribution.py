@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.classify import COUNTS_AS_FAILURE, StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig, blast_radius_bound
@@ -64,8 +65,7 @@ class Verdict(StrEnum):
     SHARED = "shared dependency or checker"
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceFailures:
+class ServiceFailures(Struct, frozen=True):
     """One service in the window: distinct failed tasks (crashes + health-check kills) of the tasks seen."""
 
     service: str
@@ -85,8 +85,7 @@ class ServiceFailures:
                 "health_check_kills": self.health_check_kills, "zones": list(self.zones)}
 
 
-@dataclass(frozen=True, slots=True)
-class Attribution:
+class Attribution(Struct, frozen=True):
     """The evidence for a window and the verdict it supports.
 
     ``failing``: services with at least ``fleet_signal_min_failures`` failures; ``zones``: zones of

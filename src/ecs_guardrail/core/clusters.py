@@ -21,9 +21,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+
+from msgspec import Struct
 
 from ecs_guardrail.core.links import resource_name
 
@@ -56,8 +57,7 @@ class EntryKind(StrEnum):
     ARN = "arn"
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterEntry:
+class ClusterEntry(Struct, frozen=True):
     """One validated entry: ``text`` as given, its ``kind``, and ``name`` (the name or glob; an ARN's
     cluster name)."""
 
@@ -84,8 +84,7 @@ class ClusterEntry:
         return fnmatch.fnmatchcase(name, self.name)
 
 
-@dataclass(frozen=True, slots=True)
-class AlertOnlyClusters:
+class AlertOnlyClusters(Struct, frozen=True):
     """The parsed setting. ``every``: unset or empty (every cluster is alert-only); ``entries`` empty
     and ``every`` False: the value was ``none`` (no cluster is)."""
 

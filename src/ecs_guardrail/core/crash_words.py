@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from msgspec import Struct
+
+from ecs_guardrail.core.lazy import lazy_pattern
 
 __all__ = ["MAX_LINES", "MAX_CHARS", "LINE_MAX", "CrashWords", "Revision", "clean", "mask", "masked", "quote",
            "change_line", "revision_name", "image_tag"]
@@ -46,7 +49,7 @@ _SECRET_WORD = r"(?:password|passwd|passphrase|pwd|token|secret|signature|api[_-
 # key=value, key: value, key => value, "key": "value", \"key\": \"value\" (JSON inside a JSON string),
 # key%3Dvalue (URL-encoded): a quoted value is masked to its closing quote (spaces, escaped quotes and
 # all; to the end of the line when it is not closed), an unquoted one to a space or separator
-_KEYED = re.compile(
+_KEYED = lazy_pattern(
     r"""(?ix)
     (?P<key>(?:\\?["'])?(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}""" + _SECRET_WORD + r"""[A-Za-z0-9_.-]{0,80}(?:\\?["'])?
         \s*(?:=>|==?|:|%3D|%3A)\s*)
@@ -58,30 +61,30 @@ _KEYED = re.compile(
     )
     """)
 # <password>value</password>
-_XML = re.compile(r"(?i)(<(?P<tag>[A-Za-z0-9_.:-]{0,40}" + _SECRET_WORD + r"[A-Za-z0-9_.-]{0,40})>)[^<]*")
+_XML = lazy_pattern(r"(?i)(<(?P<tag>[A-Za-z0-9_.:-]{0,40}" + _SECRET_WORD + r"[A-Za-z0-9_.-]{0,40})>)[^<]*")
 # AWS access key ids: AKIA (long-term) and ASIA (temporary) + 16 upper-case letters or digits
-_ACCESS_KEY = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+_ACCESS_KEY = lazy_pattern(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 # scheme://user:password@host: the credentials (a password may hold an @: up to the authority's last)
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s]{1,200}@")
+_URL_CREDENTIALS = lazy_pattern(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/\s:@]{0,200}:[^/\s]{1,200}@")
 # what a terminal or Slack would not show as text: C0/C1 controls, lone surrogates, line/paragraph separators
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_SPACE = re.compile("[\t\r\n]")
+_CONTROL = lazy_pattern("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SPACE = lazy_pattern("[\t\r\n]")
 # Bearer tokens in a logged header; an Authorization header's credentials whatever their scheme
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
-_AUTHORIZATION = re.compile(
+_BEARER = lazy_pattern(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+_AUTHORIZATION = lazy_pattern(
     r"(?i)\b(authorization[\"']?\s*[=:]\s*[\"']?(?:(?:basic|bearer|digest|token|negotiate)\s+)?)[^\s\"',;]+")
 # tokens known by their shape: GitHub, Slack, Stripe, JWTs, a Slack webhook's path
-_TOKEN_SHAPES = re.compile(
+_TOKEN_SHAPES = lazy_pattern(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}"
     r"|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
-_SLACK_HOOK = re.compile(r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+")
+_SLACK_HOOK = lazy_pattern(r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'<>]+")
 # a PEM private key's first and last lines (the lines between are masked whole: :func:`quote`)
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_BEGIN = lazy_pattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PEM_END = lazy_pattern(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 # a PEM private key written on one line (an event holding the whole key): what follows its BEGIN line
-_PEM_INLINE = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END ).)+")
+_PEM_INLINE = lazy_pattern(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----END ).)+")
 # a line that ends with a secret's key and no value (pretty-printed JSON, YAML): its value is on the next
-_DANGLING = re.compile(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}" + _SECRET_WORD
+_DANGLING = lazy_pattern(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}" + _SECRET_WORD
                        + r"[A-Za-z0-9_.-]{0,80}(?:\\?[\"'])?\s*(?:=>|==?|:)\s*(?:\\?[\"'])?\s*$")
 
 
@@ -214,8 +217,7 @@ def _hidden(messages: list[object]) -> list[bool]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class CrashWords:
+class CrashWords(Struct, frozen=True):
     """What an alert says of the crashed container's log: ``lines`` (already quoted: :func:`quote`),
     ``container`` and ``task_id`` (whose stream), ``group`` (its ``awslogs`` log group), and ``note``:
     one line when the lines could not be read or there were none (why, for the alert)."""
@@ -236,8 +238,7 @@ class CrashWords:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Revision:
+class Revision(Struct, frozen=True):
     """A task definition revision as an alert names it: ``arn`` (``taskDefinitionArn``), ``image`` (the
     essential container's ``image``, from DescribeTaskDefinition ``containerDefinitions[].image``;
     ``None`` unknown), ``since`` (when its deployment was created, ``deployments[].createdAt``)."""

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
+
+from msgspec import Struct
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
@@ -63,8 +64,7 @@ def rolled_back_to(reason: str | None) -> str | None:
     return target if is_deployment_id(target) else None
 
 
-@dataclass(frozen=True, slots=True)
-class Rollback:
+class Rollback(Struct, frozen=True):
     """What ECS does after a failed deployment.
 
     ``rolls_back``: DescribeServices ``deploymentCircuitBreaker.rollback`` (``None``: not known, the

@@ -9,10 +9,11 @@ No I/O, no clock: ``at`` is the decision's event time. Moved out of ``core/entit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct
 
 from ecs_guardrail.core.links import resource_name
 
@@ -109,8 +110,7 @@ class DeploymentState(StrEnum):
         return self in (DeploymentState.IN_PROGRESS, DeploymentState.ROLLING_BACK)
 
 
-@dataclass(frozen=True, slots=True)
-class DeploymentEvent:
+class DeploymentEvent(Struct, frozen=True):
     """One ``ECS Deployment State Change`` event of the service.
 
     ``time``: the envelope's ``time`` (UTC); ``event_name``: ``detail.eventName``
@@ -130,8 +130,7 @@ def deployment_event(event: DeploymentStateChange) -> DeploymentEvent:
     return DeploymentEvent(event.time, event.detail.event_name, event.detail.deployment_id, event.detail.reason)
 
 
-@dataclass(frozen=True, slots=True)
-class Deployment:
+class Deployment(Struct, frozen=True):
     """One entry of DescribeServices ``services[].deployments[]``.
 
     ``id`` (``ecs-svc/...``), ``status`` (PRIMARY / ACTIVE / INACTIVE), ``rollout_state``
@@ -157,8 +156,7 @@ HANDED_OFF_STRATEGIES = frozenset({"BLUE_GREEN", "LINEAR", "CANARY"})
 HANDED_OFF_CONTROLLERS = frozenset({"CODE_DEPLOY", "EXTERNAL"})
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceDeployment:
+class ServiceDeployment(Struct, frozen=True):
     """One service deployment (ECS API reference: ``ServiceDeploymentBrief`` of ListServiceDeployments,
     completed by ``ServiceDeployment`` of DescribeServiceDeployments where read).
 
@@ -198,8 +196,7 @@ class ServiceDeployment:
         return self.in_progress
 
 
-@dataclass(frozen=True, slots=True)
-class TaskSet:
+class TaskSet(Struct, frozen=True):
     """One entry of DescribeServices ``taskSets[]`` (``CODE_DEPLOY`` and ``EXTERNAL`` controllers):
     ``status`` (PRIMARY / ACTIVE / DRAINING) and ``stability_status`` (STEADY_STATE / STABILIZING)."""
 
@@ -208,8 +205,7 @@ class TaskSet:
     stability_status: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CircuitBreaker:
+class CircuitBreaker(Struct, frozen=True):
     """``deploymentConfiguration.deploymentCircuitBreaker`` (ECS API reference, DeploymentCircuitBreaker
     and ThresholdConfiguration): ``threshold_type`` (``COUNT`` / ``BOUNDED_PERCENT`` /
     ``UNBOUNDED_PERCENT``) and ``threshold_value`` from ``thresholdConfiguration`` (absent: ECS's default,
@@ -242,8 +238,7 @@ def breaker_threshold(breaker: CircuitBreaker, desired_count: int) -> int:
 
 
 
-@dataclass(frozen=True, slots=True)
-class DeploymentStatus:
+class DeploymentStatus(Struct, frozen=True):
     """The deployment state at decision time and where it was read.
 
     ``source``: ``"event"`` (the newest deployment event), ``"rolloutState"`` (DescribeServices) or

@@ -13,9 +13,10 @@ No I/O, no clock: ``at`` is the decision's event time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.deployment_protection import (
     HANDED_OFF_CONTROLLERS,
@@ -88,8 +89,7 @@ EntitlementReason = Reason
 
 
 
-@dataclass(frozen=True, slots=True)
-class ServingSample:
+class ServingSample(Struct, frozen=True):
     """The minimum ``HealthyHostCount`` of one target group over one minute.
 
     ``target_group``: the target group (dimension value ``targetgroup/NAME/ID`` or a name);
@@ -123,8 +123,7 @@ class ServingSample:
         return (self.target_2xx or 0.0) > 0
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendedState:
+class SuspendedState(Struct, frozen=True):
     """Application Auto Scaling ``SuspendedState`` of a scalable target (a missing field is ``False``)."""
 
     dynamic_scaling_in_suspended: bool = False
@@ -154,8 +153,7 @@ class SuspendedState:
 ALL_SUSPENDED = SuspendedState(True, True, True)
 
 
-@dataclass(frozen=True, slots=True)
-class ScalableTargetFacts:
+class ScalableTargetFacts(Struct, frozen=True):
     """The service's Application Auto Scaling scalable target (DescribeScalableTargets).
 
     ``resource_id``: ``service/CLUSTER/SERVICE``; ``min_capacity``/``max_capacity``: task counts
@@ -170,8 +168,7 @@ class ScalableTargetFacts:
     service_namespace: str = "ecs"
 
 
-@dataclass(frozen=True, slots=True)
-class EntitlementFacts:
+class EntitlementFacts(Struct, frozen=True):
     """Everything rule 4 looks at, gathered once per decision.
 
     ``exists`` False: DescribeServices found no ACTIVE service; ``access_denied``: ECS refused to describe
@@ -254,8 +251,7 @@ class EntitlementFacts:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """Rule 4's answer.
 
     ``entitled``: the watchdog may scale the service to 0 (reason ``crash_loop``); otherwise ``reason``

@@ -35,8 +35,9 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.links import resource_name
 
@@ -84,8 +85,7 @@ def offset_of(text: str) -> int:
     return int(sec) * 1_000_000 + (int(frac.ljust(6, "0")[:6]) if frac else 0)
 
 
-@dataclass(frozen=True, slots=True)
-class FleetMinute:
+class FleetMinute(Struct, frozen=True):
     """One shard's minute as stored. Services are named by the adapter's key for them (any string,
     one per service, the same in every field; the adapter maps the answer back to names):
 
@@ -105,8 +105,7 @@ class FleetMinute:
     scaled: Mapping[str, tuple[datetime, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class FleetSignals:
+class FleetSignals(Struct, frozen=True):
     """Rule 3's evidence from the minutes of one window: ``failing`` (services with enough failures in
     it), ``scaled_down`` (services scaled to zero in it), and ``uncertain`` (services that are not in
     ``failing`` and whose overflowed minute the window cuts: the caller decides them from their

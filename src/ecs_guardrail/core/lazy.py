@@ -9,10 +9,11 @@ the call sites (``lc.Phase``, ``lc.LeaseTaken(...)``) unchanged and moves the im
 from __future__ import annotations
 
 import importlib
+import re
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["LazyModule", "lazy_module"]
+__all__ = ["LazyModule", "lazy_module", "LazyPattern", "lazy_pattern"]
 
 
 class LazyModule:
@@ -47,3 +48,32 @@ def lazy_module(name: str) -> Any:
     """A :class:`LazyModule` for the dotted module ``name`` (typed ``Any``: importers declare the real module
     under ``TYPE_CHECKING`` so mypy checks their attribute reads)."""
     return LazyModule(name)
+
+
+class LazyPattern:
+    """Stands in for ``re.compile(pattern, flags)``: the first attribute read (``sub``, ``search``...)
+    compiles it and keeps the compiled pattern's methods as this object's own attributes, so every later
+    read is a plain attribute read.
+
+    Raises (on the first attribute read): ``re.error`` for an invalid pattern.
+    """
+
+    _KEPT = ("sub", "subn", "search", "match", "fullmatch", "finditer", "findall", "split", "pattern", "flags",
+             "groups", "groupindex")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, attr: str) -> Any:
+        compiled = re.compile(*self._source)
+        for name in self._KEPT:
+            setattr(self, name, getattr(compiled, name))
+        return getattr(compiled, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy pattern {self._source[0]!r}>"
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A :class:`LazyPattern` for ``pattern`` (typed as the compiled pattern it stands in for)."""
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))

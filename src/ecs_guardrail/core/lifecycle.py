@@ -66,11 +66,11 @@ Rules the machine enforces (each an :class:`IllegalTransitionError` when broken)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from ecs_guardrail.core.errors import IllegalTransitionError
 from ecs_guardrail.core.records import Action, Decision, Reason

@@ -24,8 +24,9 @@ Pure string building (no I/O). Sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import quote
+
+from msgspec import Struct
 
 __all__ = [
     "Link", "partition_of", "console_host", "service_url", "stopped_tasks_url", "cluster_tasks_url",
@@ -35,16 +36,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(Struct, frozen=True):
     """One link of an alert: ``label`` (a button's text, at most 75 characters) and ``url``."""
 
     label: str
     url: str
 
 
-@dataclass(frozen=True, slots=True)
-class Arn:
+class Arn(Struct, frozen=True):
     """An ARN's six fields: ``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE`` (IAM User Guide, "IAM
     identifiers", ARN format). ``resource`` keeps any ``:`` or ``/`` of its own
     (``task-definition/web:7``, ``targetgroup/NAME/ID``, ``service/CLUSTER/NAME``)."""

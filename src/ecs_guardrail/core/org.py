@@ -19,8 +19,9 @@ scenario's output is unchanged. Pure: no I/O; applied by the runtime to each ale
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+from msgspec import structs
 
 from ecs_guardrail.core.alert import SNS_SUBJECT_MAX, Alert
 
@@ -67,4 +68,4 @@ def label_alert(alert: Alert, *, account_name: str | None, central: bool) -> Ale
     rest = alert.subject[len(_PREFIX):] if alert.subject.startswith(_PREFIX) else alert.subject
     subject = f"{_PREFIX}[{account_tag(account, account_name)}] {rest}"
     subject = subject.encode("ascii", "replace").decode()[:SNS_SUBJECT_MAX]
-    return dataclasses.replace(alert, subject=subject, text=text, blocks=blocks, data=data, keywords=keywords)
+    return structs.replace(alert, subject=subject, text=text, blocks=blocks, data=data, keywords=keywords)

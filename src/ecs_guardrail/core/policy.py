@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.clusters import AlertOnlyClusters, parse_alert_only_clusters
@@ -62,8 +63,7 @@ OPT_OUT_PREFIX = "ecs-guardrail:"
 WATCHDOG_TAG_KEYS = frozenset({"ecs-guardrail:previous-desired-count"})
 
 
-@dataclass(frozen=True, slots=True)
-class OptOut:
+class OptOut(Struct, frozen=True):
     """How a service's tags read for rule 4's ``opted_out`` (ARCHITECTURE.md, "Decision policy").
 
     ``opted_out``: the watchdog only alerts for the service; ``mistyped``: the tags that made it so
@@ -93,8 +93,7 @@ def read_opt_out(tags: dict[str, str] | None) -> OptOut:
     return OptOut(opted, tuple(sorted(mistyped)))
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyConfig:
+class PolicyConfig(Struct, frozen=True):
     """The policy's settings (units in the names). Built from :class:`ecs_guardrail.settings.Settings`."""
 
     alert_only_clusters: tuple[str, ...] = ()
@@ -134,8 +133,7 @@ class PolicyConfig:
         return max(self.crash_threshold, self.fleet_signal_min_failures, 5)
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(Struct, frozen=True):
     """Why a service needs a decision, at event time ``time``.
 
     ``kind``: a :class:`~ecs_guardrail.core.records.TriggerKind`.
@@ -158,8 +156,7 @@ class Trigger:
     previous_reason: Reason | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FleetView:
+class FleetView(Struct, frozen=True):
     """The cluster at the trigger's time (rule 3's evidence).
 
     ``failing``: the deciding service and every service with at least ``fleet_signal_min_failures``
@@ -181,8 +178,7 @@ class FleetView:
         return len(self.affected) > 1 and len(self.affected) > self.bound
 
 
-@dataclass(frozen=True, slots=True)
-class Entitlement:
+class Entitlement(Struct, frozen=True):
     """Rule 4's answer: ``reason`` ``None`` means entitled to act; otherwise the first rule that
     applies, its one-line ``message`` and ``evidence`` (JSON-safe)."""
 

@@ -7,10 +7,11 @@ Times are timezone-aware UTC datetimes and keep their fractional seconds through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.links import resource_name
@@ -111,8 +112,7 @@ def _doc_time(text: str) -> datetime:
     return t
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(Struct, frozen=True):
     """One classified failure of one task (counted once per task ARN).
 
     ``service`` is the service name (``family:NAME`` for a standalone job); ``time`` the event time
@@ -148,8 +148,7 @@ class Failure:
                    exit_codes=tuple((n, c) for n, c in doc.get("e") or ()), task_definition_arn=doc.get("d"))
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Struct, frozen=True):
     """What the watchdog decided for one service, and why, in words an on-call engineer can use.
 
     ``evidence`` is the deciding rule's facts (JSON-safe): the target group and healthy host count

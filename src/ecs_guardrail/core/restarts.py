@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.links import resource_name
@@ -90,8 +91,7 @@ OBSERVATION_TYPE = "Container Restarts"
 _CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9_-]{1,255}", re.ASCII)
 _SERVICE_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}", re.ASCII)
 
-@dataclass(frozen=True, slots=True)
-class RestartObservation:
+class RestartObservation(Struct, frozen=True):
     """Container restarts of one service in one minute, as the sampler saw them in Container Insights.
 
     ``cluster_arn``: the cluster's ARN; ``service``: the service name; ``minute``: start of the minute

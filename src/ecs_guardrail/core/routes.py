@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 __all__ = ["DEFAULT_ROUTE", "Route", "Channels", "parse_routes", "parse_channels", "route_of", "topic_channel",
            "secret_channel"]
@@ -42,8 +43,7 @@ _SECRET_ARN = re.compile(
     r"arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:([A-Za-z0-9/_+=.@-]+)-[A-Za-z0-9]{6}")
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
+class Route(Struct, frozen=True):
     """One ``ALERT_ROUTES`` entry: ``glob`` (a cluster glob) and ``channel`` (its name)."""
 
     glob: str
@@ -54,8 +54,7 @@ class Route:
         return fnmatch.fnmatchcase(cluster.lower(), self.glob.lower())
 
 
-@dataclass(frozen=True, slots=True)
-class Channels:
+class Channels(Struct, frozen=True):
     """The named channels: name -> SNS topic ARN, and name -> Slack webhook secret ARN."""
 
     topics: dict[str, str]

@@ -27,9 +27,11 @@ change", so the caller writes only when something changed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.links import resource_name
@@ -172,8 +174,7 @@ _NOT_ACTED = frozenset({Phase.REFUSED, Phase.ALERT_OWED, Phase.ALERTED, Phase.DO
 _OWED = IN_FLIGHT | ALERT_OWED
 
 
-@dataclass(frozen=True, slots=True)
-class Episode:
+class Episode(Struct, frozen=True):
     """One decision and its progress.
 
     Times are event times (UTC) except ``lease_until``, which is wall-clock Unix seconds: the
@@ -281,8 +282,7 @@ class Episode:
         return self.lease_owner is not None and now < self.lease_until <= now + LEASE_LONGEST_S
 
 
-@dataclass(frozen=True, slots=True)
-class DeploymentNote:
+class DeploymentNote(Struct, frozen=True):
     """One ``ECS Deployment State Change`` (``detail.eventName``, ``deploymentId``, ``reason``)."""
 
     time: datetime
@@ -291,8 +291,7 @@ class DeploymentNote:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class MinuteCount:
+class MinuteCount(Struct, frozen=True):
     """Failures (crashes and health-check kills) of one service stamped in one minute.
 
     ``minute``: the minute's start (UTC); ``count``: failures stamped in ``[minute, minute + 1 min)``;
@@ -307,8 +306,7 @@ class MinuteCount:
     seconds: tuple[float, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceSummary:
+class ServiceSummary(Struct, frozen=True):
     """Everything the watchdog keeps of one service (see the module docstring), bounded in size.
 
     ``seq`` is the optimistic-concurrency version of the stored item (0: not stored yet).
@@ -357,8 +355,7 @@ class ServiceSummary:
 JOB_TASKS_KEPT = 32
 
 
-@dataclass(frozen=True, slots=True)
-class JobSummary:
+class JobSummary(Struct, frozen=True):
     """A standalone job family's current window, in a size that does not grow with the failures.
 
     ``tasks``: the newest :data:`JOB_TASKS_KEPT` failed task ARNs (deduplication); ``last_alert``: event
@@ -376,8 +373,7 @@ class JobSummary:
     last_time: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class JobFiling:
+class JobFiling(Struct, frozen=True):
     """What filing one failed run did: ``job`` (the new state to write), ``opened`` (this run opened
     a window: alert), and ``closed`` (the window it closed, when that window saw more than its opener:
     send its summary) as ``(window start, failures, last exit, last failure time)``."""

@@ -16,9 +16,10 @@ import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.attribution import Attribution, attribute, group_by_home, is_clean_job_exit
 from ecs_guardrail.core.availability import (
@@ -69,8 +70,7 @@ def iso_second(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(Struct, frozen=True):
     """One line of the timeline: from ``start`` (to ``end`` for a run), a ``category``
     (``first_crash``, ``first_health_check_kill``, ``stops``, ``decision``, ``service_event``,
     ``healthy_hosts``, ``observers``: the checker and the clients disagree, ``recovery``), the services
@@ -92,8 +92,7 @@ class Line:
                 **({"detail": self.detail} if self.detail else {})}
 
 
-@dataclass(slots=True)
-class Timeline:
+class Timeline(Struct):
     """A cluster's incident between ``since`` and ``until``."""
 
     cluster: str
@@ -128,8 +127,7 @@ class Timeline:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Stop:
+class _Stop(Struct, frozen=True):
     time: datetime
     service: str
     kind: str

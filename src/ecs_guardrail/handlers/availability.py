@@ -33,9 +33,10 @@ A replay runs :func:`sample_minute` on its own clock, interleaved with the event
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.adapters.bus import ObservationBus
 from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
@@ -96,8 +97,7 @@ def scheduled_time(event: Any, fallback: datetime | None = None) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True, slots=True)
-class SampleOutcome:
+class SampleOutcome(Struct, frozen=True):
     """What one invocation did: the settled minute, target groups seen, items written (blocks and
     changed counts), target-group minutes without a ``HealthyHostCount`` datapoint in the block just
     read (the re-read block before it is not counted again), the series read, and the metrics

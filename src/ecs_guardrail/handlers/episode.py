@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from msgspec import structs
+from msgspec.structs import replace
 
 from ecs_guardrail.adapters.store.table import ConditionFailedError
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState

@@ -6,8 +6,9 @@ alert window and alerts once; later failures in the window are counted and summa
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert

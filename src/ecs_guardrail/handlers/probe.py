@@ -9,9 +9,10 @@ the watchdog and the sweep build it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
 from ecs_guardrail.adapters.ecs import EcsService, ServiceFacts

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Struct
+
 from ecs_guardrail.adapters.aws import make_client
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.errors import SettingsError
@@ -411,8 +413,7 @@ def runtime(settings: Settings, *, watchdog: bool = False) -> Runtime:
     return build_runtime(settings, Clients(_factory), watchdog=watchdog)
 
 
-@dataclass
-class LambdaContextStub:
+class LambdaContextStub(Struct):
     """The attributes of a Lambda context object that Powertools reads (used by ``replay`` and tests)."""
 
     function_name: str = "ecs-guardrail-local"
