@@ -72,7 +72,9 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "restore": {
         EXIT_OK: "the count was put back, or the service already runs (a second run changes nothing)",
         EXIT_NO: "the count could not be put back: the service is at 0 and the watchdog recorded no previous "
-                 "count, or the count was restored and its scalable target could not be resumed (run it again)",
+                 "count, or the count was restored and its scalable target could not be resumed (run it again), "
+                 "or its stored summary is unreadable (nothing changed; the message gives the repair, "
+                 "docs/runbook.md)",
         EXIT_BAD_INPUT: "bad input: no --table or HISTORY_TABLE, a table, cluster or service that does not exist",
         EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
     },
