@@ -164,7 +164,10 @@ def _names(services: Iterable[str], total: int, limit: int = 6) -> str:
 
 def _stop_words(s: _Stop) -> str:
     reason = s.reason or s.kind
-    bits = [reason if len(reason) <= 90 else reason[:89] + "\u2026"]
+    if len(reason) > 90:  # cut, and close what the cut left open: "(target-group arn:aws:…)", not "(… ; exit"
+        reason = reason[:89] + "\u2026"
+        reason += ")" * max(0, reason.count("(") - reason.count(")"))
+    bits = [reason]
     if s.cause:
         bits.append(s.cause)
     if s.exit_codes:
