@@ -173,3 +173,12 @@ def test_a_folder_of_scenarios_names_them_and_a_missing_folder_says_so(tmp_path)
                                f"(a, b), e.g. replay {tmp_path / 'a'}")
     with pytest.raises(ScenarioError, match=r"not a scenario folder \(no such folder\)$"):
         load_scenario(tmp_path / "nope")
+
+
+def test_a_sweep_without_service_minutes_says_why_and_still_names_what_never_acts():
+    from ecs_guardrail.replay.settings_sweep import trade_lines
+
+    rows = [_row("3", None, 1), _row("8", None, 0)]
+    assert trade_lines(rows) == [  # type: ignore[arg-type]
+        "service-minutes n/a: the scenario has no healthy_hosts.csv, so no trade is named; scale nothing: "
+        "CRASH_THRESHOLD=8"]
