@@ -107,3 +107,11 @@ def test_restore_of_an_unreadable_summary_is_exit_1_with_its_repair(monkeypatch,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "aws dynamodb delete-item" in err and "--count N" in err
     assert "summary is unreadable" in cli.EXIT_CODES["restore"][cli.EXIT_NO]
+
+
+def test_the_repair_of_another_accounts_cluster_names_the_cluster_not_its_key():
+    from ecs_guardrail.core.errors import UnreadableSummaryError
+
+    repair = UnreadableSummaryError("x", "WD#dev@444455556666@eu-west-1", "S#api").repair("t", "eu-west-1")
+    assert "restore --cluster dev --service api --table t" in repair
+    assert '"WD#dev@444455556666@eu-west-1"' in repair  # the item's key stays the key
