@@ -71,7 +71,7 @@ def test_postmortem_lines_in_order() -> None:
     assert "scale_to_zero (crash_loop)" in decision.text and "scaled to 0 to stop the crash loop" in decision.text
     drops = [ln for ln in tl.lines if ln.category == "healthy_hosts"]
     assert [(ln.start, ln.title) for ln in drops] == [
-        (at(2), "healthy hosts dropped to 0"), (at(5), "scaled to 0 by the watchdog")]
+        (at(2), "healthy hosts dropped to 0"), (at(5), "at 0 by the watchdog")]
     assert tl.availability is not None
     assert tl.availability.by_cause == {"down": 3, "no_data": 0, "zero_by_watchdog": 5}
 

@@ -245,7 +245,7 @@ def _service_event_lines(items: list[dict[str, Any]], total: int) -> list[Line]:
 _TRANSITIONS = {
     MinuteState.DOWN: "healthy hosts dropped to 0",
     MinuteState.NO_DATA: "healthy hosts: no datapoint (counted as down)",
-    MinuteState.ZERO_BY_WATCHDOG: "scaled to 0 by the watchdog",
+    MinuteState.ZERO_BY_WATCHDOG: "at 0 by the watchdog",  # from this minute on: the scale-down may come later in it
     MinuteState.ZERO_BY_OPERATOR: "set to 0 by an operator (out of the count)",
     MinuteState.UP: "healthy hosts back",
 }
