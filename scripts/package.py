@@ -180,8 +180,9 @@ def lambda_python(explicit: str | None = None) -> str:
         if _version_of(python) == LAMBDA_PYTHON:
             return python
     raise SystemExit(f"package: no Python {want} to compile the Lambda's bytecode with (tried "
-                     f"{', '.join(filter(None, tried)) or 'nothing'}): pass --python /path/to/python{want}, set "
-                     "LAMBDA_PYTHON, or build with --no-bytecode")
+                     f"{', '.join(filter(None, tried)) or 'nothing'}): run make package LAMBDA_PYTHON=/path/to/"
+                     f"python{want} (or scripts/package.py --python /path/to/python{want}), or build a source-only "
+                     "zip, slower to cold-start, with python scripts/package.py --no-bytecode")
 
 
 def compile_bytecode(sources: list[tuple[Path, Path]], staging: Path, python: str) -> list[tuple[Path, Path]]:

@@ -72,7 +72,9 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "restore": {
         EXIT_OK: "the count was put back, or the service already runs (a second run changes nothing)",
         EXIT_NO: "the count could not be put back: the service is at 0 and the watchdog recorded no previous "
-                 "count, or the count was restored and its scalable target could not be resumed (run it again)",
+                 "count, or the count was restored and its scalable target could not be resumed (run it again), "
+                 "or its stored summary is unreadable (nothing changed; the message gives the repair, "
+                 "docs/runbook.md)",
         EXIT_BAD_INPUT: "bad input: no --table or HISTORY_TABLE, a table, cluster or service that does not exist",
         EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
     },
@@ -191,7 +193,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     for add in (_add_replay, _add_capture, _add_timeline, _add_restore, _add_audit):
         add(sub)
+    _describe(sub)
     return p
+
+
+def _describe(sub: Any) -> None:
+    """Each subcommand's ``--help`` opens with what it does (its one-line help) and ends with its exit
+    statuses (:data:`EXIT_CODES`, :data:`EXIT_COMMON`), so ``restore --help`` alone says what it does
+    and what 1 means. Wrapped here: the raw formatter keeps the status lines one per line."""
+    import textwrap
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.description = textwrap.fill(f"{helps[name]}.", width=78)
+        parser.epilog = "exit status:\n" + "\n".join(
+            textwrap.fill(meaning, width=78, initial_indent=f"  {code}  ", subsequent_indent="     ")
+            for code, meaning in sorted(EXIT_CODES[name].items())
+        ) + "\n  every command: 2 a usage error, 74 an output could not be written, 130\n  interrupted (docs/cli.md)"
 
 
 def _add_replay(sub: Any) -> None:
@@ -263,8 +281,10 @@ def _add_restore(sub: Any) -> None:
     s.add_argument("--table", default=None, help="history table (default: $HISTORY_TABLE)")
     s.add_argument("--region", default=None, help="AWS region (default: the environment's)")
     s.add_argument("--count", type=_restore_count, default=None, metavar="N",
-                   help="desired count to put back when the table lost the episode and the service's "
-                        "previous-desired-count tag is above its bound (MaxCapacity, or the recorded history)")
+                   help="desired count to put back, the operator's word over the table and the tag: needed "
+                        "when the table lost the episode (a corrupt summary deleted, docs/runbook.md) and the "
+                        "service's previous-desired-count tag is missing or above its bound (MaxCapacity, or "
+                        "the recorded history)")
 
 
 def _add_audit(sub: Any) -> None:

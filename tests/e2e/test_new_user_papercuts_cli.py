@@ -285,4 +285,4 @@ def test_every_line_of_a_piped_report_keeps_to_its_width(columns, width):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= width
-    assert "5 health-check kills in 30 min." in proc.stdout.replace("\n", " ")  # wrapped, not cut
+    assert "5 health-check kills in 30 min." in " ".join(proc.stdout.split())  # wrapped, not cut

@@ -307,3 +307,14 @@ def test_a_stop_time_at_the_calendars_ends_reads_no_stream_and_does_not_crash_ca
                             event(3, "0001-01-01T00:00:00+01:00"), event(4, "2026-01-01T02:00:00+02:00")],
                            {("dev", "api"): source})
     assert [(t.isoformat(), task) for t, task, _ in found] == [("2026-01-01T00:00:00+00:00", "4")]
+
+
+def test_capture_md_says_settings_env_is_the_operators(tmp_path: Path) -> None:
+    from ecs_guardrail.app.capture import CaptureReport, _write_notes
+
+    report = CaptureReport(tmp_path, ["dev"], SINCE, UNTIL, DEFAULT_LOG_GROUP)
+    _write_notes(tmp_path / "CAPTURE.md", report)
+    assert "- settings.env: not written (the settings are yours to add" in (tmp_path / "CAPTURE.md").read_text()
+    (tmp_path / "settings.env").write_text("ALERT_ONLY_CLUSTERS=none\n")
+    _write_notes(tmp_path / "CAPTURE.md", report)
+    assert "- settings.env: kept as it was (yours)" in (tmp_path / "CAPTURE.md").read_text()

@@ -97,5 +97,5 @@ def test_the_unpacked_zip_imports_from_its_bytecode_on_a_read_only_directory(pac
 
 def test_no_python_of_the_runtimes_version_is_a_clear_error(package, monkeypatch):
     monkeypatch.setattr(package, "_version_of", lambda python: (3, 99))
-    with pytest.raises(SystemExit, match="no Python 3.12 .*--no-bytecode"):
+    with pytest.raises(SystemExit, match=r"no Python 3.12 .*make package LAMBDA_PYTHON=.*package.py --no-bytecode"):
         package.lambda_python("/usr/bin/python-of-another-version")

@@ -94,3 +94,18 @@ def test_stackset_template_without_a_bucket_says_so_before_building_the_package(
     lines = run.stdout.splitlines()
     assert lines and "STACKSET_BUCKET" in lines[0]
     assert not any("scripts/package.py" in ln for ln in lines[:2])
+
+
+def test_each_commands_help_says_what_it_does_and_its_exit_statuses() -> None:
+    """``restore --help`` alone tells a new user what restore does and what its exit 1 means."""
+    from ecs_guardrail.cli import EXIT_CODES, build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        text = command.format_help()
+        assert command.description and " ".join(command.description.split()) in " ".join(text.split()), name
+        assert "exit status:" in text, name
+        for code in EXIT_CODES[name]:
+            assert f"\n  {code}  " in text, (name, code)
+        assert max(len(line) for line in text.split("\n")[text.split("\n").index("exit status:"):]) <= 80

@@ -26,6 +26,13 @@ def test_check_delivery_allows_skew_and_rejects_a_wrong_clock():
     with pytest.raises(EventFromTheFutureError) as info:
         check_delivery(T + MAX_FUTURE_SKEW + timedelta(seconds=1), T)
     assert isinstance(info.value, EventRejectedError) and "after its delivery" in info.value.reason
+    assert "days" not in info.value.reason
+
+
+def test_a_stamp_years_ahead_says_its_distance_in_days():
+    with pytest.raises(EventFromTheFutureError) as info:
+        check_delivery(datetime(2199, 1, 1, tzinfo=UTC), T)
+    assert " min after its delivery at 2025-08-21T12:00:00+00:00 (63,319 days; more than 15 min)" in info.value.reason
 
 
 def test_recorder_keeps_a_future_stamped_event_as_rejected():

@@ -91,3 +91,27 @@ def test_other_guardrail_errors_still_end_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(ecs_guardrail.app.restore, "restore_service", refused)
     assert cli.main(["restore", "--cluster", "c", "--service", "s", "--table", "t"]) == cli.EXIT_NO
     assert capsys.readouterr().err == "ecs-guardrail: c/s: a scale-down is in flight\n"
+
+
+def test_restore_of_an_unreadable_summary_is_exit_1_with_its_repair(monkeypatch, capsys):
+    # docs/runbook.md: restore changes nothing and prints the repair; EXIT_CODES says so for status 1
+    import ecs_guardrail.app.restore
+    from ecs_guardrail.core.errors import UnreadableSummaryError
+
+    def unreadable(*args, **kwargs):
+        exc = UnreadableSummaryError("WD#dev S#api is unreadable", "WD#dev", "S#api")
+        raise UnreadableSummaryError(f"{exc}; {exc.repair('t', 'eu-west-1')}", exc.pk, exc.sk)
+
+    monkeypatch.setattr(ecs_guardrail.app.restore, "restore_service", unreadable)
+    assert cli.main(["restore", "--cluster", "dev", "--service", "api", "--table", "t"]) == cli.EXIT_NO
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "aws dynamodb delete-item" in err and "--count N" in err
+    assert "summary is unreadable" in cli.EXIT_CODES["restore"][cli.EXIT_NO]
+
+
+def test_the_repair_of_another_accounts_cluster_names_the_cluster_not_its_key():
+    from ecs_guardrail.core.errors import UnreadableSummaryError
+
+    repair = UnreadableSummaryError("x", "WD#dev@444455556666@eu-west-1", "S#api").repair("t", "eu-west-1")
+    assert "restore --cluster dev --service api --table t" in repair
+    assert '"WD#dev@444455556666@eu-west-1"' in repair  # the item's key stays the key

@@ -159,3 +159,26 @@ def test_a_job_stop_line_names_the_container_whole_and_its_exit_code_once():
     _, known = job_failed(both, frozenset({"app"}))  # "essential container app exited 1 (log-router=137 ...)"
     [line] = _stops((replace(f, reason=known, exit_codes=both),))
     assert "app exited 1" in line and "[app=1" not in line
+
+
+def test_a_folder_of_scenarios_names_them_and_a_missing_folder_says_so(tmp_path):
+    from ecs_guardrail.core.errors import ScenarioError
+
+    for name in ("b", "a"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "fleet.json").write_text("{}")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(tmp_path)
+    assert str(info.value) == (f"{tmp_path}: missing fleet.json; it holds scenario folders: give one of them "
+                               f"(a, b), e.g. replay {tmp_path / 'a'}")
+    with pytest.raises(ScenarioError, match=r"not a scenario folder \(no such folder\)$"):
+        load_scenario(tmp_path / "nope")
+
+
+def test_a_sweep_without_service_minutes_says_why_and_still_names_what_never_acts():
+    from ecs_guardrail.replay.settings_sweep import trade_lines
+
+    rows = [_row("3", None, 1), _row("8", None, 0)]
+    assert trade_lines(rows) == [  # type: ignore[arg-type]
+        "service-minutes n/a: the scenario has no healthy_hosts.csv, so no trade is named; scale nothing: "
+        "CRASH_THRESHOLD=8"]

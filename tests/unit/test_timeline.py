@@ -71,7 +71,7 @@ def test_postmortem_lines_in_order() -> None:
     assert "scale_to_zero (crash_loop)" in decision.text and "scaled to 0 to stop the crash loop" in decision.text
     drops = [ln for ln in tl.lines if ln.category == "healthy_hosts"]
     assert [(ln.start, ln.title) for ln in drops] == [
-        (at(2), "healthy hosts dropped to 0"), (at(5), "scaled to 0 by the watchdog")]
+        (at(2), "healthy hosts dropped to 0"), (at(5), "at 0 by the watchdog")]
     assert tl.availability is not None
     assert tl.availability.by_cause == {"down": 3, "no_data": 0, "zero_by_watchdog": 5}
 
@@ -314,3 +314,15 @@ def test_a_timeline_spanning_days_dates_its_attribution():
     assert line.startswith(f"Attribution {T0:%Y-%m-%d} ") and line.count(f"{T0:%Y-%m-%d}") == 2, line
     one_day = render(build_timeline(crash_loop_items(), "dev", T0, T0 + timedelta(hours=1), config=CFG), "text")
     assert f"{T0:%Y-%m-%d}" not in next(ln for ln in one_day.splitlines() if ln.startswith("Attribution "))
+
+
+def test_a_cut_stop_reason_closes_its_parenthesis():
+    from ecs_guardrail.core.timeline import _Stop, _stop_words
+
+    reason = ("Task failed ELB health checks in (target-group arn:aws:elasticloadbalancing:eu-central-1:"
+              "111122223333:targetgroup/basket/0123456789abcdef)")
+    stop = _Stop(time=datetime(2025, 8, 21, tzinfo=UTC), service="basket", kind="health_check_kill",
+                 task_arn="t", az="eu-central-1a", cause=None, reason=reason, exit_codes=("app=143",))
+    words = _stop_words(stop)
+    assert words.startswith("basket: Task failed ELB health checks in (target-group arn:aws:")
+    assert "\u2026); exit app=143; eu-central-1a" in words and words.count("(") == words.count(")")

@@ -661,6 +661,9 @@ def _write_notes(path: Path, r: CaptureReport) -> None:
         (f"- logs.jsonl: {r.log_lines} lines of {r.log_streams} stopped tasks' streams, masked as alerts mask "
          "them" if r.log_lines else "- logs.jsonl: not written (no log lines of a stopped task in a service "
          "with an awslogs log group)") + "".join(f"; {n}" for n in r.log_notes),
+        "- settings.env: kept as it was (yours)" if (path.parent / "settings.env").exists() else
+        "- settings.env: not written (the settings are yours to add, e.g. ALERT_ONLY_CLUSTERS=production as the "
+        "stack has it; without it the replay treats every cluster as alert-only)",
         "",
         "## Missing",
         "",

@@ -67,9 +67,12 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: f
     for cluster, numbers in held.items():
         if len(numbers) > 1:
             first = numbers[0]
+            contiguous = numbers == list(range(first, numbers[-1] + 1))
+            label = f"{first}-{numbers[-1]}" if contiguous else ",".join(map(str, numbers))
+            # the message's counts are the first held service's own, not the cluster's: say whose they are
             lines[[n for n, ln in enumerate(lines) if ln.startswith(f"  {first}. ")][0]] = (
-                f"  {first}-{numbers[-1]}. {len(numbers)} services of {cluster} held together: "
-                f"{decisions[first - 1]['message']}")
+                f"  {label}. {len(numbers)} services of {cluster} held together; the first, "
+                f"{decisions[first - 1]['service']}: {decisions[first - 1]['message']}")
     return lines
 
 

@@ -37,5 +37,7 @@ def check_delivery(event_time: datetime, delivered_at: datetime | None) -> None:
         minutes = ahead.total_seconds() / 60
         raise EventFromTheFutureError(
             f"event stamped {event_time.isoformat()} is {minutes:.0f} min after its delivery at "
-            f"{delivered_at.isoformat()} (more than {int(MAX_FUTURE_SKEW.total_seconds() // 60)} min): "
+            f"{delivered_at.isoformat()} ("
+            + (f"{ahead.days:,} days; " if ahead.days >= 2 else "")  # 91180377 min says little: 63,319 days does
+            + f"more than {int(MAX_FUTURE_SKEW.total_seconds() // 60)} min): "
             "a wrong clock; kept, never counted")

@@ -234,7 +234,8 @@ class UnreadableSummaryError(GuardrailError):
 
         where = f"--table-name {table}" + (f" --region {region}" if region else "")
         key = json.dumps({"pk": {"S": self.pk}, "sk": {"S": self.sk}}, separators=(",", ":"))
-        cluster, service = self.pk.removeprefix("WD#"), self.sk.removeprefix("S#")
+        # the cluster key is ``cluster@account@region`` for another account's cluster: restore takes the name
+        cluster, service = self.pk.removeprefix("WD#").split("@")[0], self.sk.removeprefix("S#")
         return (f"repair (docs/runbook.md, 'A corrupt service summary'): save the item "
                 f"(aws dynamodb get-item {where} --key '{key}'), delete it (aws dynamodb delete-item {where} "
                 f"--key '{key}'), then, if its episode held the service at zero, ecs-guardrail restore --cluster "

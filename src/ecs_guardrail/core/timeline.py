@@ -164,7 +164,10 @@ def _names(services: Iterable[str], total: int, limit: int = 6) -> str:
 
 def _stop_words(s: _Stop) -> str:
     reason = s.reason or s.kind
-    bits = [reason if len(reason) <= 90 else reason[:89] + "\u2026"]
+    if len(reason) > 90:  # cut, and close what the cut left open: "(target-group arn:aws:…)", not "(… ; exit"
+        reason = reason[:89] + "\u2026"
+        reason += ")" * max(0, reason.count("(") - reason.count(")"))
+    bits = [reason]
     if s.cause:
         bits.append(s.cause)
     if s.exit_codes:
@@ -242,7 +245,7 @@ def _service_event_lines(items: list[dict[str, Any]], total: int) -> list[Line]:
 _TRANSITIONS = {
     MinuteState.DOWN: "healthy hosts dropped to 0",
     MinuteState.NO_DATA: "healthy hosts: no datapoint (counted as down)",
-    MinuteState.ZERO_BY_WATCHDOG: "scaled to 0 by the watchdog",
+    MinuteState.ZERO_BY_WATCHDOG: "at 0 by the watchdog",  # from this minute on: the scale-down may come later in it
     MinuteState.ZERO_BY_OPERATOR: "set to 0 by an operator (out of the count)",
     MinuteState.UP: "healthy hosts back",
 }

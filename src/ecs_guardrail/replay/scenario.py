@@ -195,9 +195,16 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
         hint = ""
         if folder.is_file() and folder.parent.is_dir() and (folder.parent / "fleet.json").exists():
             hint = f" (a file of one: replay {folder.parent})"  # `replay X/events.jsonl`
+        elif not folder.exists():
+            hint = " (no such folder)"
         raise ScenarioError(f"{folder}: not a scenario folder{hint}")
     fleet_path = folder / "fleet.json"
     if not fleet_path.exists():
+        inside = sorted(p.name for p in folder.iterdir() if (p / "fleet.json").is_file())
+        if inside:  # `replay events/scenarios`: a folder of scenarios, not one
+            more = f" and {len(inside) - 3} more" if len(inside) > 3 else ""
+            raise ScenarioError(f"{folder}: missing fleet.json; it holds scenario folders: give one of them "
+                                f"({', '.join(inside[:3])}{more}), e.g. replay {folder / inside[0]}")
         raise ScenarioError(f"{folder}: missing fleet.json")
     if not (folder / "events.jsonl").exists():
         raise ScenarioError(f"{folder}: missing events.jsonl")

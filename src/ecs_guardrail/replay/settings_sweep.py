@@ -229,4 +229,8 @@ def trade_lines(rows: list[SweepRow]) -> list[str]:
         more = f" and {len(never) - 3} more" if len(never) > 3 else ""
         out.append(f"never act: {', '.join(name(x) for x in never[:3])}{more}: 0 watchdog minutes because their "
                    "crash loops run on (each crashed task is replaced and pulls its image again): not a saving")
+    if rows and all(r.watchdog_service_minutes is None for r in rows):  # said, not left to a column of n/a
+        more = f" and {len(never) - 3} more" if len(never) > 3 else ""
+        out.append("service-minutes n/a: the scenario has no healthy_hosts.csv, so no trade is named"
+                   + (f"; scale nothing: {', '.join(name(x) for x in never[:3])}{more}" if never else ""))
     return out
