@@ -161,6 +161,21 @@ def test_query_prefix_descending_limit_fields(table):
     assert list(table.query("Q", prefix="B#", fields=("sk", "n", "absent"))) == [{"sk": "B#01", "n": 100}]
 
 
+def test_query_fields_of_items_of_each_shape_and_width(table):
+    """``fields`` picks the same attributes in ``fields``' order from items of two shapes, one shape written
+    again with other values, and an item wider than the memory table's shapes (stored with its names)."""
+    table.put({"pk": "W", "sk": "1", "a": 1, "b": "x"})
+    table.put({"pk": "W", "sk": "2", "b": "y", "a": 2, "c": [1]})
+    table.put({"pk": "W", "sk": "3", "a": 3, "b": "z"})
+    table.put({"pk": "W", "sk": "4", "a": 4, **{f"f{i:02d}": i for i in range(40)}})
+    assert list(table.query("W", fields=("c", "a", "absent"))) == [{"a": 1}, {"c": [1], "a": 2}, {"a": 3}, {"a": 4}]
+    assert [list(i) for i in table.query("W", fields=("b", "sk", "f39"))] == [
+        ["b", "sk"], ["b", "sk"], ["b", "sk"], ["sk", "f39"]]
+    got = list(table.query("W", fields=("c",)))
+    got[1]["c"].append(2)  # a read's objects are fresh: the stored item is unchanged
+    assert list(table.query("W", fields=("c",)))[1] == {"c": [1]}
+
+
 def test_query_prefix_and_range_together_is_refused(table):
     with pytest.raises(ValueError):
         list(table.query("Q", prefix="A#", lo="A#01"))

@@ -40,3 +40,18 @@ def test_a_header_typo_shows_the_header_found(tmp_path):
 def test_good_rows_parse(tmp_path):
     rows = read(tmp_path, "time,target_group,healthy_host_count\n2025-10-07T10:00:00Z, web ,2\n")
     assert [(r[0].isoformat(), r[1], r[2]) for r in rows] == [("2025-10-07T10:00:00+00:00", "web", 2.0)]
+
+
+def test_duplicate_minutes_warning_names_a_minute_given_twice_only():
+    """Rows of one target group in one minute (seconds apart) are named; the same minute of two target
+    groups, or one target group's minutes each once, are not."""
+    from datetime import UTC, datetime
+
+    from ecs_guardrail.replay.healthy_hosts import duplicate_minutes_warning
+
+    t0, t1 = datetime(2026, 1, 1, 10, 0, tzinfo=UTC), datetime(2026, 1, 1, 10, 1, tzinfo=UTC)
+    once = [(t0, "web", 2.0, {}), (t0, "api", 1.0, {}), (t1, "web", 2.0, {})]
+    assert duplicate_minutes_warning(once) is None
+    twice = [*once, (t0.replace(second=30), "web", 0.0, {})]
+    text = duplicate_minutes_warning(twice)
+    assert text is not None and "1 target group minute(s)" in text and "web at 2026-01-01T10:00Z: 2, 0" in text

@@ -223,6 +223,12 @@ def duplicate_minutes_warning(rows: list[Row]) -> str | None:
     """One line when two rows or more give the same target group and minute (a hand-written or merged
     CSV), else None. Both go into CloudWatch, and the sampler reads the minute's Maximum of
     ``HealthyHostCount`` (:class:`ecs_guardrail.adapters.cloudwatch.HealthyHostCount`): a 2 hides a 0."""
+    minutes: dict[datetime, datetime] = {}  # the rows' times are few (one per minute): each floored once
+    for t, _name, _value, _ in rows:
+        if t not in minutes:
+            minutes[t] = _minute(t)
+    if len({(name, minutes[t]) for t, name, _value, _ in rows}) == len(rows):
+        return None  # no target group minute twice (a generated or captured CSV): nothing to list
     values: dict[tuple[str, datetime], list[float]] = defaultdict(list)
     for t, name, value, _ in rows:
         values[(name, _minute(t))].append(value)

@@ -576,9 +576,18 @@ class _CloudWatch(MemoryClient):
                                                      metric.get("Dimensions") or []), [])
             lo = bisect.bisect_left(points, (start, float("-inf")))
             hi = bisect.bisect_left(points, (end, float("-inf")))
-            buckets: dict[datetime, list[float]] = defaultdict(list)
+            buckets: dict[datetime, list[float]] = {}
+            step = timedelta(seconds=period)
+            # the points are in time order (from ``start`` on): a period's bucket is worked out once, at its
+            # first point, and [bucket, top) holds the points that follow until one reaches ``top``
+            bucket = top = start
+            got: list[float] = []
             for t, v in points[lo:hi]:
-                buckets[start + timedelta(seconds=period * ((t - start).total_seconds() // period))].append(v)
+                if t >= top or t < bucket:
+                    bucket = start + timedelta(seconds=period * ((t - start).total_seconds() // period))
+                    top = bucket + step
+                    got = buckets.setdefault(bucket, [])
+                got.append(v)
             reduce = _STATISTICS[stat["Stat"]]
             stamps = sorted(buckets, reverse=ScanBy != "TimestampAscending")
             results.append({"Id": q["Id"], "Label": metric["MetricName"], "StatusCode": "Complete",

@@ -592,6 +592,8 @@ class SweepTicks:
         self._next: datetime | None = None  # the next minute to tick
         self._until: datetime | None = None  # the last minute an accepted event so far reaches
         self._newest: datetime | None = None  # the newest accepted event's minute
+        #: [minute, minute + 1 min) of the last event, while another event in it moves nothing (_sweep_before)
+        self._minute_done: tuple[datetime, datetime] | None = None
         self.ticks = 0
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
@@ -646,6 +648,9 @@ class SweepTicks:
     def _sweep_before(self, t: datetime | None) -> None:
         if t is None:
             return
+        same = self._minute_done
+        if same is not None and same[0] <= t < same[1]:
+            return  # the minute of the last event moved the clock already: nothing more ends before ``t``
         m = t.replace(second=0, microsecond=0)
         if self._next is None:
             self._next = m if self.csv is None else min(m, self.csv[0])
@@ -659,6 +664,9 @@ class SweepTicks:
             self._next = max(self._next, m)  # the minutes up to this event's own: nothing falls due in them
         self._until = m + self.reach if self._until is None else max(self._until, m + self.reach)
         self._newest = m if self._newest is None else max(self._newest, m)
+        # another event of minute ``m`` finds nothing to tick (every minute it could end is before ``m``,
+        # and the next one to tick is ``m`` or later) and changes nothing: :meth:`_sweep_before` returns at once
+        self._minute_done = (m, m + MINUTE) if self._next is not None and self._next >= m else None
 
     def finish(self) -> None:
         """Runs the minutes left: to one quiet window past the newest event, and the CSV's last minute;
