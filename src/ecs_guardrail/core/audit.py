@@ -299,7 +299,8 @@ def _health_check_findings(s: ServiceAuditFacts, config: AuditConfig, where: str
         out.append(Finding(
             "aggregate_health_path", s.cluster, s.name,
             f"{where}: the load balancer checks {', '.join(paths)}, which aggregates dependencies: one failing "
-            "dependency makes it eject every task; check a readiness path (e.g. /actuator/health/readiness)",
+            "dependency makes it eject every task; let it check a path without shared dependencies "
+            "(e.g. /actuator/health/liveness, as `audit --health-json` advises)",
             {"target_groups": [{"target_group": n, "path": p} for n, p in sorted(aggregate.items())]}))
     fast = [tg for tg in s.target_groups if tg.enabled and tg.ejection_seconds < config.min_ejection_seconds]
     if fast:
