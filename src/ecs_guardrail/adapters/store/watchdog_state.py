@@ -340,7 +340,8 @@ _RESERVED = ("pk", "expires_at")
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     try:
         return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
-    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        # OverflowError: Infinity or 1e15 minutes in a hand-edited doc; RecursionError: nested past json's depth
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise UnreadableSummaryError(f"stored summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} is "
                                      f"unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc

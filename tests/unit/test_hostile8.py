@@ -1,0 +1,28 @@
+"""Round 8's hostile tester: inputs that broke this round's changes (each test failed before its fix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ecs_guardrail.adapters.store.watchdog_state import UnreadableSummaryError, _summary_from_item
+
+_ITEM = {"pk": "WD#dev", "sk": "S#api", "service": "api", "seq": 3}
+
+
+@pytest.mark.parametrize("doc", [
+    '{"m":{"b":"2025-01-01T00:00:00Z","n":[[Infinity,1]]}}',  # int(inf): OverflowError
+    '{"m":{"b":"2025-01-01T00:00:00Z","n":[[1e15,1]]}}',  # timedelta past its range
+    '{"m":{"b":"9999-12-31T23:59:00Z","n":[[5,1]]}}',  # a minute past year 9999
+    '{"e":{"dt":"2025-01-01T00:00:00Z","lf":"2025-01-01T00:00:00Z","ac":"alert_only","re":"crash_loop",'
+    '"tr":"crash_loop","as":"none","al":"sent","pn":Infinity}}',
+    "[" * 100_000 + "]" * 100_000,  # nested past the decoder's depth: RecursionError
+])
+def test_a_corrupt_summary_that_overflows_is_unreadable_not_a_crash(doc: str) -> None:
+    """A hand-edited doc whose numbers overflow (Infinity, 1e15 minutes) or whose nesting is too deep
+    raised OverflowError or RecursionError: not UnreadableSummaryError, so the sweep stopped at it (every
+    probe, quiet window and recovery after it skipped) and the service's events failed without the repair."""
+    item: dict[str, Any] = _ITEM | {"doc": doc}
+    with pytest.raises(UnreadableSummaryError, match="S#api is unreadable"):
+        _summary_from_item(item)
