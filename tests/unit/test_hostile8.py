@@ -26,3 +26,19 @@ def test_a_corrupt_summary_that_overflows_is_unreadable_not_a_crash(doc: str) ->
     item: dict[str, Any] = _ITEM | {"doc": doc}
     with pytest.raises(UnreadableSummaryError, match="S#api is unreadable"):
         _summary_from_item(item)
+
+
+@pytest.mark.parametrize("token", ["ghp_" + "a" * 35, "AKIA" + "B" * 16, "xoxb-" + "1" * 30])
+def test_a_url_password_cut_by_the_read_is_not_shown_beside_a_masked_token(token: str) -> None:
+    """``https://user:PASSWORD-<token>`` with its ``@`` just past what is read, after a long masked value
+    that shortens the line: the token (whole inside the read) was masked, so the read's tail was no
+    longer "unchanged" and nothing was dropped: the URL's user and password were quoted in the alert."""
+    from ecs_guardrail.core.crash_words import _READ_MAX, _READ_TAIL, masked, quote
+
+    for short in range(0, 30, 3):
+        url = "https://deploy:hunter2-" + token
+        pad = _READ_MAX + _READ_TAIL - len(url) - 8 + short
+        line = "token=" + "x" * pad + " " + url + "b" * (47 - short) + "@db.example/x"
+        for message in (line, line.encode()):
+            for shown in (masked([message])[0], quote([message])[0]):
+                assert "hunter2" not in shown and "deploy" not in shown, (short, shown)
