@@ -350,10 +350,15 @@ def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
 def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
     if item is None:
         return JobSummary(family)
-    doc = json.loads(item["doc"])
-    return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
-                      parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
-                      doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
+    try:
+        doc = json.loads(item["doc"])
+        return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
+                          parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
+                          doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise UnreadableSummaryError(f"stored job summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} "
+                                     f"is unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
 # ---------------------------------------------------------------------------- adapter
