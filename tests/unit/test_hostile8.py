@@ -42,3 +42,21 @@ def test_a_url_password_cut_by_the_read_is_not_shown_beside_a_masked_token(token
         for message in (line, line.encode()):
             for shown in (masked([message])[0], quote([message])[0]):
                 assert "hunter2" not in shown and "deploy" not in shown, (short, shown)
+
+
+def test_a_secret_in_a_stop_reason_is_masked_in_the_alert() -> None:
+    """ECS's stop reasons are quoted in every decision's "Last stops"; a reason that carries a credential
+    (an image pulled from ``https://user:pass@registry``, ``password=`` in a container's command line) was
+    quoted as it was, where the crash's log lines are masked."""
+    from datetime import UTC, datetime
+
+    from ecs_guardrail.core.alert import _stops
+    from ecs_guardrail.core.classify import StopKind
+    from ecs_guardrail.core.records import Failure
+
+    f = Failure(service="api", time=datetime(2025, 8, 21, 10, tzinfo=UTC), kind=StopKind.CRASH,
+                task_arn="arn:aws:ecs:eu-west-1:111122223333:task/dev/0123456789abcdef0123456789abcdef",
+                stop_code="TaskFailedToStart",
+                reason="CannotPullContainerError: pull https://deploy:Hunter2url@registry.example/x password=Hunter2pw")
+    (line,) = _stops((f,))
+    assert "Hunter2" not in line and "deploy:" not in line and "CannotPullContainerError" in line, line

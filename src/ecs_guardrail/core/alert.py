@@ -26,6 +26,7 @@ from msgspec.structs import replace
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.crash_words import mask
 from ecs_guardrail.core.links import arn_parts, partition_of, resource_name
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, TriggerKind, iso
 
@@ -167,7 +168,9 @@ def _stops(failures: tuple[Failure, ...]) -> list[str]:
     lines = []
     for f in failures[-5:]:
         codes = ", ".join(f"{n}={'unknown' if c is None else c}" for n, c in f.exit_codes) or "no exit code"
-        reason = (f.reason or "").strip()
+        # ECS's words may quote a credential (an image pulled from https://user:pass@..., a command line's
+        # password=): masked as the crash's log lines are, before the cut (a cut secret keeps no shape)
+        reason = mask((f.reason or "").strip())
         # a job's verdict lists the exit codes itself (core/classify.py): the brackets say them once, and
         # the cut never falls inside a container's name
         reason = _cut(reason.replace(f"; exit codes {codes}", "", 1), 160) or "(no reason)"
