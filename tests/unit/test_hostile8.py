@@ -60,3 +60,17 @@ def test_a_secret_in_a_stop_reason_is_masked_in_the_alert() -> None:
                 reason="CannotPullContainerError: pull https://deploy:Hunter2url@registry.example/x password=Hunter2pw")
     (line,) = _stops((f,))
     assert "Hunter2" not in line and "deploy:" not in line and "CannotPullContainerError" in line, line
+
+
+def test_a_secret_in_a_deployment_failure_reason_is_masked_in_the_alert_and_its_data() -> None:
+    """The failed deployment's alert quotes ECS's reason "as every stop reason is": masked too."""
+    from datetime import UTC, datetime
+
+    from ecs_guardrail.core.alert import Where
+    from ecs_guardrail.core.deployment_failure import Rollback, deployment_failed_alert
+
+    where = Where(cluster="prod", service="api", account="111122223333", region="eu-west-1")
+    reason = "tasks failed to start: pull https://deploy:Hunter2url@registry.example/x token=Hunter2tok"
+    alert = deployment_failed_alert(where, deployment_id="ecs-svc/2", reason=reason,
+                                    at=datetime(2025, 8, 21, 10, tzinfo=UTC), rollback=Rollback(None))
+    assert "Hunter2" not in alert.text and "Hunter2" not in str(alert.data), alert.text
