@@ -139,7 +139,7 @@ def _shown(message: object) -> str:
     # with the tail's context (a secret starting there has its whole shape within _READ_TAIL); anything that
     # starts in the tail is dropped, masked or not (a token masked there said nothing of a URL's password
     # before it, whose "@" the read cut off)
-    return _cut(_mask_upto(line, len(line) - _READ_TAIL), True)
+    return _cut(_mask_upto(line, _READ_MAX), True)
 
 
 def _mask_upto(line: str, end: int) -> str:
