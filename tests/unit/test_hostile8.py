@@ -74,3 +74,23 @@ def test_a_secret_in_a_deployment_failure_reason_is_masked_in_the_alert_and_its_
     alert = deployment_failed_alert(where, deployment_id="ecs-svc/2", reason=reason,
                                     at=datetime(2025, 8, 21, 10, tzinfo=UTC), rollback=Rollback(None))
     assert "Hunter2" not in alert.text and "Hunter2" not in str(alert.data), alert.text
+
+
+@pytest.mark.parametrize("slot", [{"service": "api"}, {"time": "2025-08-21T10:00:00Z"},
+                                  {"service": "api", "time": "yesterday"}])
+def test_a_corrupt_slot_item_counts_as_held_and_never_stops_the_clusters_decisions(slot: dict[str, Any]) -> None:
+    """A hand-edited held-at-zero slot (``H#0000`` without its time or service) raised KeyError/ValueError
+    from every read of the cluster's view: every decision of the cluster failed (no alert either). It now
+    counts as held (fail safe: the bound never widens on a guess) and the rest of the view is read."""
+    from ecs_guardrail.adapters.store import keys
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+    table = MemoryTable()
+    pk, sk = keys.slot("dev", 0)
+    table.put({"pk": pk, "sk": sk, "released": False, **slot})
+    table.put({"pk": pk, "sk": "M#mass", "last": "not a time"})
+    view = WatchdogState(table).cluster("dev")
+    assert len(view.held()) == 1 and [s.n for s in view.slots] == [0]
+    if "service" in slot:
+        assert view.held() == ("api",)

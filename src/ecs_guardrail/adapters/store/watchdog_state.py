@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.adapters.store import keys
@@ -347,6 +347,29 @@ def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
                                      f"unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
+#: a held-at-zero slot's time when its item has none readable (used only to write the slot back released)
+_NO_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _slot(item: dict[str, Any]) -> Slot | None:
+    """A slot item as a :class:`Slot`. A hand-edited one (no service or time, a time that is not one) is
+    counted as held (fail safe: the blast-radius bound never widens on a guess), logged as an error;
+    ``None`` for a key that names no slot number (no slot this code takes is stored there)."""
+    sk = item["sk"]
+    try:
+        n = int(sk[2:])
+    except ValueError:
+        _log.error("%s %s: not a slot number: ignored", item.get("pk"), sk)
+        return None
+    try:
+        return Slot(n, item["service"], parse_time(item["time"]), bool(item.get("released")))
+    except (KeyError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+        _log.error("%s %s: unreadable slot item (%s): counted as held", item.get("pk"), sk, exc)
+        service = item.get("service")
+        return Slot(n, service if isinstance(service, str) else f"<unreadable slot {sk}>", _NO_TIME,
+                    bool(item.get("released")))
+
+
 def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
     if item is None:
         return JobSummary(family)
@@ -480,9 +503,14 @@ class WatchdogState:
                 summaries.append(s)
                 self._cache[(ck, s.service)] = s
             elif sk.startswith("H#"):
-                slots.append(Slot(int(sk[2:]), item["service"], parse_time(item["time"]), bool(item.get("released"))))
+                slot = _slot(item)
+                if slot is not None:
+                    slots.append(slot)
             elif sk == "M#mass":
-                mass_last = parse_time(item["last"])
+                try:
+                    mass_last = parse_time(item["last"])
+                except (KeyError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+                    _log.error("%s %s: unreadable mass event item (%s): read as none", ck, sk, exc)
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
     # -------------------------------------------------------------- fleet minutes (rule 3, core/fleet_minutes.py)
