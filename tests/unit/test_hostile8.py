@@ -94,3 +94,22 @@ def test_a_corrupt_slot_item_counts_as_held_and_never_stops_the_clusters_decisio
     assert len(view.held()) == 1 and [s.n for s in view.slots] == [0]
     if "service" in slot:
         assert view.held() == ("api",)
+
+
+def test_a_corrupt_index_entry_is_skipped_and_the_rest_of_the_index_read() -> None:
+    """The sweep's index of open work (``OPEN#work``): one hand-edited entry (a job's entry that is not
+    ``[cluster, due]``, a due that is not a time, a services map that is not a map) raised out of
+    ``open_job_items``/``open_work_items``, so the sweep swept nothing at all, every cluster's included."""
+    from datetime import UTC, datetime
+
+    from ecs_guardrail.adapters.store import keys
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+    table = MemoryTable()
+    pk, _ = keys.open_work("a")
+    table.put({"pk": pk, "sk": "a", "services": "api", "jobs": {"x": "garbage", "y": ["a", "not a time"]}})
+    table.put({"pk": pk, "sk": "b", "services": {"web": "b"}, "jobs": {"z": ["b", "2025-08-21T10:00:00Z"]}})
+    state = WatchdogState(table)
+    assert state.open_work_items() == [("b", "b", "web")]
+    assert state.open_job_items() == [("b", "b", "z", datetime(2025, 8, 21, 10, tzinfo=UTC))]

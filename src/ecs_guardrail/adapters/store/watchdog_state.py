@@ -745,7 +745,13 @@ class WatchdogState:
         are the clusters with open work: bounded by the held services, never the history)."""
         out = []
         for item in self.table.query(keys.OPEN_WORK):
-            for service, cluster in sorted((item.get("services") or {}).items()):
+            try:
+                entries = sorted((item.get("services") or {}).items())
+            except (AttributeError, TypeError) as exc:  # hand-edited: the other clusters' entries are still read
+                _log.error("%s %s: unreadable services of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                           item.get("sk"), exc)
+                continue
+            for service, cluster in entries:
                 out.append((item["sk"], str(cluster), service))
         return out
 
@@ -770,8 +776,19 @@ class WatchdogState:
         :meth:`open_work_items`: bounded by the families with an open window, never the history)."""
         out = []
         for item in self.table.query(keys.OPEN_WORK):
-            for family, (cluster, due) in sorted((item.get("jobs") or {}).items()):
-                out.append((item["sk"], str(cluster), family, parse_time(str(due))))
+            try:
+                entries = sorted((item.get("jobs") or {}).items())
+            except (AttributeError, TypeError) as exc:
+                _log.error("%s %s: unreadable jobs of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                           item.get("sk"), exc)
+                continue
+            for family, entry in entries:
+                try:
+                    cluster, due = entry
+                    out.append((item["sk"], str(cluster), family, parse_time(str(due))))
+                except (ValueError, TypeError, OverflowError) as exc:  # one hand-edited entry: the rest are read
+                    _log.error("%s %s: unreadable job entry %r of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                               item.get("sk"), str(family)[:200], exc)
         return out
 
     @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
