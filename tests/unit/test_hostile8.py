@@ -113,3 +113,14 @@ def test_a_corrupt_index_entry_is_skipped_and_the_rest_of_the_index_read() -> No
     state = WatchdogState(table)
     assert state.open_work_items() == [("b", "b", "web")]
     assert state.open_job_items() == [("b", "b", "z", datetime(2025, 8, 21, 10, tzinfo=UTC))]
+
+
+def test_a_dangling_secret_key_past_the_line_cut_still_hides_the_next_line() -> None:
+    """A long log line (a config dump) that ends with ``"db_password":`` and its value on the next line:
+    the multi-line check read the line cut to LINE_MAX (ending in an ellipsis), so it never saw the key
+    and the next line, the password, was quoted."""
+    from ecs_guardrail.core.crash_words import masked, quote
+
+    messages = ["ERROR config dump " + "k=v " * 80 + ' "db_password":', '  "Hunter2pw"', "exiting"]
+    for shown in (quote(messages), tuple(masked(messages))):
+        assert "Hunter2" not in str(shown) and shown[-1] == "exiting", shown

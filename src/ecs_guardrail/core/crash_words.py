@@ -229,7 +229,7 @@ def _hidden(messages: list[object]) -> list[bool]:
     PEM private key (after its ``-----BEGIN ... PRIVATE KEY-----``, to its ``END`` line; after an
     ``END`` seen with no ``BEGIN`` before it, the lines before it too), and the first non-empty line after
     one that ends with a secret's key and no value (``"password":`` then the value, pretty-printed)."""
-    text = [clean(m) for m in messages]
+    text = [_flat(m, _READ_MAX + _READ_TAIL)[0] for m in messages]  # as read, not cut to LINE_MAX
     out = [False] * len(text)
     inside = dangling = False
     for n, line in enumerate(text):
