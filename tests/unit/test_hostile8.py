@@ -124,3 +124,12 @@ def test_a_dangling_secret_key_past_the_line_cut_still_hides_the_next_line() -> 
     messages = ["ERROR config dump " + "k=v " * 80 + ' "db_password":', '  "Hunter2pw"', "exiting"]
     for shown in (quote(messages), tuple(masked(messages))):
         assert "Hunter2" not in str(shown) and shown[-1] == "exiting", shown
+
+
+def test_a_summary_item_whose_service_is_not_its_keys_is_unreadable() -> None:
+    """An item copied to another service's key (``S#web``) keeping ``service: api`` was read as api's summary
+    and cached under api by the cluster's view: api's next decision read web's failures and episode."""
+    item: dict[str, Any] = {"pk": "WD#dev", "sk": "S#web", "service": "api", "seq": 3, "doc": "{}"}
+    with pytest.raises(UnreadableSummaryError, match="S#web is unreadable"):
+        _summary_from_item(item)
+    assert _summary_from_item(item | {"service": "web"}).service == "web"

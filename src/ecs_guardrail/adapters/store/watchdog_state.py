@@ -339,6 +339,8 @@ _RESERVED = ("pk", "expires_at")
 
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     try:
+        if "sk" in item and item["sk"] != f"S#{item['service']}":  # copied to another service's key
+            raise ValueError(f"its service {str(item['service'])[:200]!r} is not its key's")
         return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
     except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
         # OverflowError: Infinity or 1e15 minutes in a hand-edited doc; RecursionError: nested past json's depth
