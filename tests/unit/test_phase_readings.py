@@ -5,10 +5,10 @@ every combination of stored statuses, reason, lease and probe."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from ecs_guardrail.core.records import Action, Reason
+from ecs_guardrail.core.structs import replace
 from ecs_guardrail.core.summary import (
     ActionStatus,
     AlertStatus,
