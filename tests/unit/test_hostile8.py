@@ -133,3 +133,20 @@ def test_a_summary_item_whose_service_is_not_its_keys_is_unreadable() -> None:
     with pytest.raises(UnreadableSummaryError, match="S#web is unreadable"):
         _summary_from_item(item)
     assert _summary_from_item(item | {"service": "web"}).service == "web"
+
+
+def test_a_secret_in_the_deciding_rules_evidence_is_masked_in_the_alert() -> None:
+    """``deployment_in_progress``'s evidence quotes ECS's deployment reason (the event's ``reason`` or
+    DescribeServices' ``rolloutStateReason``): shown in the alert's Evidence field as it was."""
+    from datetime import UTC, datetime
+
+    from ecs_guardrail.core.alert import decision_alert
+    from ecs_guardrail.core.records import Action, Decision, Reason
+
+    d = Decision(cluster="dev", service="api", time=datetime(2025, 8, 21, 10, tzinfo=UTC), action=Action.ALERT_ONLY,
+                 reason=Reason.DEPLOYMENT_IN_PROGRESS, crashes_in_window=5, health_check_kills_in_window=0,
+                 message="a deployment is in progress",
+                 evidence={"deployment_id": "ecs-svc/1", "state": "in_progress", "source": "event",
+                           "reason": "pull https://deploy:Hunter2url@registry.example/x failed; api_key=Hunter2key"})
+    alert = decision_alert(d)
+    assert "Hunter2" not in alert.text and "ecs-svc/1" in alert.text, alert.text

@@ -329,7 +329,9 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     if previous_desired_count is not None:
         fields["Previous desired count"] = str(previous_desired_count)
     if decision.evidence:
-        fields["Evidence"] = "; ".join(f"{k}={_evidence_value(v)}" for k, v in decision.evidence.items())[:1900]
+        # ECS's words among the facts (a deployment's reason) masked as a stop reason is, before the cut
+        fields["Evidence"] = mask("; ".join(f"{k}={_evidence_value(v)}"
+                                            for k, v in decision.evidence.items()))[:1900]
     if decision.action is Action.SCALE_TO_ZERO:
         undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
         fields["Undo"] = f"`{undo}`"
