@@ -68,3 +68,21 @@ def test_a_summary_no_sink_took_is_sent_by_the_next_sweep():
     assert w.store().state.open_job_items()  # still owed
     assert _sweep(w, 32)["summaries"] == 1 and "failed 2 times in 30 min" in str(w.alerts()[-1])
     assert w.store().state.open_job_items() == []
+
+
+def test_a_corrupt_job_summary_is_reported_and_the_sweep_goes_on():
+    """Hostile round 8: a job family's stored window hand-edited into something unreadable raised KeyError
+    or ValueError out of the sweep: every other family's window summary after it stopped with it."""
+    from ecs_guardrail.adapters.store import keys
+
+    w = World.new()
+    for n, m in ((1, 0), (2, 5)):
+        watchdog.invoke(job_crash(n, m, "aaa"), w.runtime(), CONTEXT)
+        watchdog.invoke(job_crash(10 + n, m, "zzz"), w.runtime(), CONTEXT)
+    table = w.store().state.table
+    item = table.get(*keys.job("dev", "aaa"))
+    table.put({**item, "doc": '{"t":[],"l":"not a time","n":1}'})
+    out = _sweep(w, 31)
+    assert out["status"] == "swept" and out["summaries"] == 1
+    assert ("dev", "dev", "aaa", T0 + timedelta(minutes=30)) in w.store().state.open_job_items()  # looked at again
+    assert "zzz" in str(w.alerts()[-1]) and "failed 2 times in 30 min" in str(w.alerts()[-1])

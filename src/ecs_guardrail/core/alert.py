@@ -26,6 +26,7 @@ from msgspec.structs import replace
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.classify import StopKind
+from ecs_guardrail.core.crash_words import mask
 from ecs_guardrail.core.links import arn_parts, partition_of, resource_name
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, TriggerKind, iso
 
@@ -167,7 +168,9 @@ def _stops(failures: tuple[Failure, ...]) -> list[str]:
     lines = []
     for f in failures[-5:]:
         codes = ", ".join(f"{n}={'unknown' if c is None else c}" for n, c in f.exit_codes) or "no exit code"
-        reason = (f.reason or "").strip()
+        # ECS's words may quote a credential (an image pulled from https://user:pass@..., a command line's
+        # password=): masked as the crash's log lines are, before the cut (a cut secret keeps no shape)
+        reason = mask((f.reason or "").strip())
         # a job's verdict lists the exit codes itself (core/classify.py): the brackets say them once, and
         # the cut never falls inside a container's name
         reason = _cut(reason.replace(f"; exit codes {codes}", "", 1), 160) or "(no reason)"
@@ -326,7 +329,9 @@ def decision_alert(decision: Decision, *, previous_desired_count: int | None = N
     if previous_desired_count is not None:
         fields["Previous desired count"] = str(previous_desired_count)
     if decision.evidence:
-        fields["Evidence"] = "; ".join(f"{k}={_evidence_value(v)}" for k, v in decision.evidence.items())[:1900]
+        # ECS's words among the facts (a deployment's reason) masked as a stop reason is, before the cut
+        fields["Evidence"] = mask("; ".join(f"{k}={_evidence_value(v)}"
+                                            for k, v in decision.evidence.items()))[:1900]
     if decision.action is Action.SCALE_TO_ZERO:
         undo = undo or f"ecs-guardrail restore --cluster {decision.cluster} --service {decision.service}"
         fields["Undo"] = f"`{undo}`"

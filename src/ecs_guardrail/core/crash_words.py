@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from msgspec import Struct
 
@@ -126,17 +127,40 @@ def _shown(message: object) -> str:
     """``message`` cleaned and masked, masked *before* it is cut to :data:`LINE_MAX`: a token the cut
     would split (``ghp_`` and 16 of its characters) no longer matches its shape and would be shown.
     The same holds for the read's own cut: :data:`_READ_MAX` and :data:`_READ_TAIL` more characters are
-    masked, and when the message goes on past them, what the masking left as it was in that last
-    :data:`_READ_TAIL` is dropped (a secret the read cut starts there: ``https://user:pass`` without its
-    ``@``), so a secret cut by the read is masked or not shown, never half-shown."""
+    masked, and when the message goes on past them, whatever came from that last :data:`_READ_TAIL` is
+    dropped, masked or not (a secret the read cut starts there: ``https://user:pass`` without its ``@``, maybe
+    with a token inside it that was masked), so a secret cut by the read is masked or not shown, never
+    half-shown."""
     line, long, unread = _flat(message, _READ_MAX + _READ_TAIL)
-    masked_line = mask(line)
-    if unread:  # the end of what was read, unchanged by the masking (at most _READ_TAIL characters), goes
-        same = 0
-        while same < _READ_TAIL and same < len(masked_line) and masked_line[-1 - same] == line[-1 - same]:
-            same += 1
-        masked_line = masked_line[:len(masked_line) - same]
-    return _cut(masked_line, long if masked_line == line else unread)
+    if not unread:
+        masked_line = mask(line)
+        return _cut(masked_line, long if masked_line == line else unread)
+    # the message goes on past what was read: keep only what the first _READ_MAX characters became, masked
+    # with the tail's context (a secret starting there has its whole shape within _READ_TAIL); anything that
+    # starts in the tail is dropped, masked or not (a token masked there said nothing of a URL's password
+    # before it, whose "@" the read cut off)
+    return _cut(_mask_upto(line, _READ_MAX), True)
+
+
+def _mask_upto(line: str, end: int) -> str:
+    """:func:`mask` of ``line``, keeping only the text that came from ``line[:end]`` (a masked value stands
+    where its match started)."""
+    origin = list(range(len(line)))  # each character's index in line; a replacement's: its match's start
+    for pattern, repl in _steps():
+        parts: list[str] = []
+        where: list[int] = []
+        last = 0
+        for m in pattern.finditer(line):
+            parts.append(line[last:m.start()])
+            where.extend(origin[last:m.start()])
+            new = m.expand(repl) if isinstance(repl, str) else repl(m)
+            parts.append(new)
+            where.extend([origin[m.start()] if m.start() < len(origin) else len(line)] * len(new))
+            last = m.end()
+        parts.append(line[last:])
+        where.extend(origin[last:])
+        line, origin = "".join(parts), where
+    return "".join(c for c, at in zip(line, origin, strict=True) if at < end).rstrip()
 
 
 def mask(line: str) -> str:
@@ -146,15 +170,24 @@ def mask(line: str) -> str:
     ``<password>``), a bearer token, an ``Authorization`` header's credentials, an AWS access key id
     (``AKIA``/``ASIA``...), GitHub/Slack/Stripe tokens and JWTs, a Slack webhook's path, a PEM private
     key on one line, and a URL's ``user:pass@``."""
-    line = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{_MASK}@", line)
-    line = _PEM_INLINE.sub(lambda m: f"{m.group(1)}{_MASK}", line)
-    line = _SLACK_HOOK.sub(lambda m: f"{m.group(1)}{_MASK}", line)
-    line = _AUTHORIZATION.sub(lambda m: f"{m.group(1)}{_MASK}", line)
-    line = _KEYED.sub(_keyed, line)
-    line = _XML.sub(lambda m: f"{m.group(1)}{_MASK}", line)
-    line = _BEARER.sub(lambda m: f"{m.group(1)}{_MASK}", line)
-    line = _TOKEN_SHAPES.sub(_MASK, line)
-    return _ACCESS_KEY.sub(_MASK, line)
+    for pattern, repl in _steps():
+        line = pattern.sub(repl, line)
+    return line
+
+
+def _steps() -> tuple[tuple[re.Pattern[str], Any], ...]:
+    """:func:`mask`'s substitutions, in order."""
+    return (
+        (_URL_CREDENTIALS, lambda m: f"{m.group('scheme')}{_MASK}@"),
+        (_PEM_INLINE, lambda m: f"{m.group(1)}{_MASK}"),
+        (_SLACK_HOOK, lambda m: f"{m.group(1)}{_MASK}"),
+        (_AUTHORIZATION, lambda m: f"{m.group(1)}{_MASK}"),
+        (_KEYED, _keyed),
+        (_XML, lambda m: f"{m.group(1)}{_MASK}"),
+        (_BEARER, lambda m: f"{m.group(1)}{_MASK}"),
+        (_TOKEN_SHAPES, _MASK),
+        (_ACCESS_KEY, _MASK),
+    )
 
 
 def quote(messages: Iterable[object]) -> tuple[str, ...]:
@@ -196,7 +229,7 @@ def _hidden(messages: list[object]) -> list[bool]:
     PEM private key (after its ``-----BEGIN ... PRIVATE KEY-----``, to its ``END`` line; after an
     ``END`` seen with no ``BEGIN`` before it, the lines before it too), and the first non-empty line after
     one that ends with a secret's key and no value (``"password":`` then the value, pretty-printed)."""
-    text = [clean(m) for m in messages]
+    text = [_flat(m, _READ_MAX + _READ_TAIL)[0] for m in messages]  # as read, not cut to LINE_MAX
     out = [False] * len(text)
     inside = dangling = False
     for n, line in enumerate(text):

@@ -35,6 +35,7 @@ from msgspec import Struct
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
+from ecs_guardrail.core.crash_words import mask
 from ecs_guardrail.core.events import is_deployment_id
 from ecs_guardrail.core.records import iso
 
@@ -114,7 +115,8 @@ def deployment_failed_alert(where: Where, *, deployment_id: str, reason: str | N
     every stop reason is (escaped for Slack mrkdwn by the renderers: no mention, no hidden link)."""
     at_s = f"{where.cluster}/{where.service}"
     deployment_id = _cut(deployment_id, 200)  # ECS's ids are ~30 characters; a forged one is cut
-    why = _cut(" ".join((reason or "no reason given").split()), REASON_MAX)
+    # masked as a stop reason is (a credential ECS's words quote), before the cut
+    why = _cut(mask(" ".join((reason or "no reason given").split())), REASON_MAX)
     if rollback.rolls_back is True:
         to = (f"to deployment {rollback.target}" if rollback.target
               else "to the last deployment that completed (ECS names it in its next deployment event)")

@@ -234,6 +234,9 @@ class UnreadableSummaryError(GuardrailError):
 
         where = f"--table-name {table}" + (f" --region {region}" if region else "")
         key = json.dumps({"pk": {"S": self.pk}, "sk": {"S": self.sk}}, separators=(",", ":"))
+        if not self.sk.startswith("S#"):  # a job family's window (J#): nothing is held, nothing to restore
+            return (f"repair: save the item (aws dynamodb get-item {where} --key '{key}'), then delete it "
+                    f"(aws dynamodb delete-item {where} --key '{key}'): the family's next failure opens a new window")
         # the cluster key is ``cluster@account@region`` for another account's cluster: restore takes the name
         cluster, service = self.pk.removeprefix("WD#").split("@")[0], self.sk.removeprefix("S#")
         return (f"repair (docs/runbook.md, 'A corrupt service summary'): save the item "

@@ -123,6 +123,10 @@ class Sweep:
             except StateConflictError as exc:  # the event path is writing it; the next sweep looks again
                 logger.warning("job window kept changing under the sweep", extra={"family": family,
                                                                                  "error": str(exc)})
+            except UnreadableSummaryError as exc:  # one corrupt job item never stops the other families'
+                from ecs_guardrail.handlers.unreadable import report_unreadable
+
+                report_unreadable(self.rt, exc, "sweep")
         out["probes"] = (dict(self.episodes.probe_counts) if "episodes" in self.__dict__
                          else {"started": 0, "passed": 0, "failed": 0})
         metrics.add_metric(name="SweepServices", unit="Count", value=out["services"])

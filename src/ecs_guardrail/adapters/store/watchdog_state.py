@@ -26,7 +26,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecs_guardrail.adapters.store import keys
@@ -339,20 +339,51 @@ _RESERVED = ("pk", "expires_at")
 
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     try:
+        if "sk" in item and item["sk"] != f"S#{item['service']}":  # copied to another service's key
+            raise ValueError(f"its service {str(item['service'])[:200]!r} is not its key's")
         return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
-    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        # OverflowError: Infinity or 1e15 minutes in a hand-edited doc; RecursionError: nested past json's depth
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise UnreadableSummaryError(f"stored summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} is "
                                      f"unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
+#: a held-at-zero slot's time when its item has none readable (used only to write the slot back released)
+_NO_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _slot(item: dict[str, Any]) -> Slot | None:
+    """A slot item as a :class:`Slot`. A hand-edited one (no service or time, a time that is not one) is
+    counted as held (fail safe: the blast-radius bound never widens on a guess), logged as an error;
+    ``None`` for a key that names no slot number (no slot this code takes is stored there)."""
+    sk = item["sk"]
+    try:
+        n = int(sk[2:])
+    except ValueError:
+        _log.error("%s %s: not a slot number: ignored", item.get("pk"), sk)
+        return None
+    try:
+        return Slot(n, item["service"], parse_time(item["time"]), bool(item.get("released")))
+    except (KeyError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+        _log.error("%s %s: unreadable slot item (%s): counted as held", item.get("pk"), sk, exc)
+        service = item.get("service")
+        return Slot(n, service if isinstance(service, str) else f"<unreadable slot {sk}>", _NO_TIME,
+                    bool(item.get("released")))
+
+
 def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
     if item is None:
         return JobSummary(family)
-    doc = json.loads(item["doc"])
-    return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
-                      parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
-                      doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
+    try:
+        doc = json.loads(item["doc"])
+        return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
+                          parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
+                          doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise UnreadableSummaryError(f"stored job summary {str(item.get('pk'))[:200]} {str(item.get('sk'))[:300]} "
+                                     f"is unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
 # ---------------------------------------------------------------------------- adapter
@@ -474,9 +505,14 @@ class WatchdogState:
                 summaries.append(s)
                 self._cache[(ck, s.service)] = s
             elif sk.startswith("H#"):
-                slots.append(Slot(int(sk[2:]), item["service"], parse_time(item["time"]), bool(item.get("released"))))
+                slot = _slot(item)
+                if slot is not None:
+                    slots.append(slot)
             elif sk == "M#mass":
-                mass_last = parse_time(item["last"])
+                try:
+                    mass_last = parse_time(item["last"])
+                except (KeyError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+                    _log.error("%s %s: unreadable mass event item (%s): read as none", ck, sk, exc)
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
     # -------------------------------------------------------------- fleet minutes (rule 3, core/fleet_minutes.py)
@@ -711,7 +747,13 @@ class WatchdogState:
         are the clusters with open work: bounded by the held services, never the history)."""
         out = []
         for item in self.table.query(keys.OPEN_WORK):
-            for service, cluster in sorted((item.get("services") or {}).items()):
+            try:
+                entries = sorted((item.get("services") or {}).items())
+            except (AttributeError, TypeError) as exc:  # hand-edited: the other clusters' entries are still read
+                _log.error("%s %s: unreadable services of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                           item.get("sk"), exc)
+                continue
+            for service, cluster in entries:
                 out.append((item["sk"], str(cluster), service))
         return out
 
@@ -736,8 +778,19 @@ class WatchdogState:
         :meth:`open_work_items`: bounded by the families with an open window, never the history)."""
         out = []
         for item in self.table.query(keys.OPEN_WORK):
-            for family, (cluster, due) in sorted((item.get("jobs") or {}).items()):
-                out.append((item["sk"], str(cluster), family, parse_time(str(due))))
+            try:
+                entries = sorted((item.get("jobs") or {}).items())
+            except (AttributeError, TypeError) as exc:
+                _log.error("%s %s: unreadable jobs of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                           item.get("sk"), exc)
+                continue
+            for family, entry in entries:
+                try:
+                    cluster, due = entry
+                    out.append((item["sk"], str(cluster), family, parse_time(str(due))))
+                except (ValueError, TypeError, OverflowError) as exc:  # one hand-edited entry: the rest are read
+                    _log.error("%s %s: unreadable job entry %r of the sweep's index (%s): skipped", keys.OPEN_WORK,
+                               item.get("sk"), str(family)[:200], exc)
         return out
 
     @permissions(history_table=["dynamodb:GetItem", "dynamodb:PutItem"])
