@@ -19,6 +19,8 @@ with another ``taskDefinition``, the one being replaced or rolled back to).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -74,6 +76,11 @@ _SPACE = lazy_pattern("[\t\r\n]")
 _BEARER = lazy_pattern(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 _AUTHORIZATION = lazy_pattern(
     r"(?i)\b(authorization[\"']?\s*[=:]\s*[\"']?(?:(?:basic|bearer|digest|token|negotiate)\s+)?)[^\s\"',;]+")
+# an HTTP Basic credential wherever it is written (a base64 ``user:pass``: :func:`_basic` masks only what decodes so)
+_BASIC = lazy_pattern(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+# a secret passed as a command line's argument with a space: --password value, --api-token value, -p value
+_CLI_ARG = lazy_pattern(r"(?i)((?<!\S)(?:--?[A-Za-z0-9_.-]{0,40}" + _SECRET_WORD
+                        + r"""[A-Za-z0-9_-]{0,40}|-p)\s+)(?!-)(?:"[^"]*"?|'[^']*'?|[^\s"',;&]+)""")
 # tokens known by their shape: GitHub, Slack, Stripe, JWTs, a Slack webhook's path
 _TOKEN_SHAPES = lazy_pattern(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}"
@@ -87,6 +94,20 @@ _PEM_INLINE = lazy_pattern(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:(?!-----E
 # a line that ends with a secret's key and no value (pretty-printed JSON, YAML): its value is on the next
 _DANGLING = lazy_pattern(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}" + _SECRET_WORD
                        + r"[A-Za-z0-9_.-]{0,80}(?:\\?[\"'])?\s*(?:=>|==?|:)\s*(?:\\?[\"'])?\s*$")
+
+# a YAML block scalar under a secret's key (``password: |``, ``private_key: >-``): the more-indented lines are its value
+_BLOCK = lazy_pattern(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,80}" + _SECRET_WORD
+                      + r"[A-Za-z0-9_.-]{0,80}[\"']?\s*:\s*[|>][0-9+-]{0,2}\s*$")
+
+
+def _basic(m: re.Match[str]) -> str:
+    """An HTTP Basic credential masked when it decodes to ``user:pass`` (RFC 7617), else as it was."""
+    value = m.group(2)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return m.group(0)
+    return f"{m.group(1)}{_MASK}" if b":" in decoded else m.group(0)
 
 
 def _keyed(m: re.Match[str]) -> str:
@@ -182,9 +203,11 @@ def _steps() -> tuple[tuple[re.Pattern[str], Any], ...]:
         (_PEM_INLINE, lambda m: f"{m.group(1)}{_MASK}"),
         (_SLACK_HOOK, lambda m: f"{m.group(1)}{_MASK}"),
         (_AUTHORIZATION, lambda m: f"{m.group(1)}{_MASK}"),
+        (_CLI_ARG, lambda m: f"{m.group(1)}{_MASK}"),
         (_KEYED, _keyed),
         (_XML, lambda m: f"{m.group(1)}{_MASK}"),
         (_BEARER, lambda m: f"{m.group(1)}{_MASK}"),
+        (_BASIC, _basic),
         (_TOKEN_SHAPES, _MASK),
         (_ACCESS_KEY, _MASK),
     )
@@ -232,7 +255,13 @@ def _hidden(messages: list[object]) -> list[bool]:
     text = [_flat(m, _READ_MAX + _READ_TAIL)[0] for m in messages]  # as read, not cut to LINE_MAX
     out = [False] * len(text)
     inside = dangling = False
+    block = -1  # the indentation of a secret's YAML block key (``password: |``), -1 outside one
     for n, line in enumerate(text):
+        if block >= 0 and line:
+            if len(line) - len(line.lstrip(" ")) > block:
+                out[n] = True
+                continue
+            block = -1
         if _PEM_BEGIN.search(line):
             inside = not _PEM_END.search(line)
             continue
@@ -247,6 +276,8 @@ def _hidden(messages: list[object]) -> list[bool]:
             continue
         if line:  # only a line ending in a separator or a quote can end with a key (a cheap test first)
             dangling = line[-1] in "=:>\"'" and bool(_DANGLING.search(line[-200:]))
+            if line[-1] in "|>+-0123456789" and _BLOCK.search(line[-200:]):
+                block, dangling = len(line) - len(line.lstrip(" ")), False
     return out
 
 
