@@ -316,3 +316,38 @@ def test_a_message_up_to_the_read_and_its_tail_is_masked_whole() -> None:
 
     assert masked(['password="' + "A" * 1300 + '" ok ' + "z" * 20]) == ['password="****" ok ' + "z" * 20]
     assert masked(["q" * 1500]) == ["q" * (LINE_MAX - 1) + "…"]
+
+
+@pytest.mark.parametrize(("line", "masked"), [
+    ("exec app --password hunter2 --port 80", "exec app --password **** --port 80"),
+    ("java -jar app.jar --spring.datasource.password s3cr3t", "java -jar app.jar --spring.datasource.password ****"),
+    ("cmd --api-token 'a b c' next", "cmd --api-token **** next"),
+    ('cmd --client-secret "a b" next', "cmd --client-secret **** next"),
+    ("mysql -u root -p s3cr3t -h db", "mysql -u root -p **** -h db"),
+    ("forwarded header Basic dXNlcjpodW50ZXIy sent", "forwarded header Basic **** sent"),
+    ("x-auth: Basic YWRtaW46aHVudGVyMg==", "x-auth: Basic ****"),
+    ("proxy said: bearer abcdefgh12345678.x", "proxy said: bearer ****"),
+])
+def test_cli_arguments_basic_credentials_and_bearer_tokens_anywhere_are_masked(line: str, masked: str) -> None:
+    assert mask(line) == masked
+
+
+@pytest.mark.parametrize("line", [
+    'psql: FATAL: password authentication failed for user "app"',
+    "Basic auth disabled",
+    "Basic authentication disabled for /health",
+    "\tat org.springframework.security.web.authentication.www.BasicAuthenticationFilter.doFilterInternal",
+    "- token expired, refreshing",
+    "refresh-token rotated --verbose",
+])
+def test_ordinary_crash_text_stays_readable(line: str) -> None:
+    assert mask(line) == line
+
+
+def test_a_yaml_block_value_under_a_secrets_key_is_masked() -> None:
+    assert quote(["db:", "  password: |", "    first-secret-line", "", "    second", "  user: app", "next"]) == (
+        "db:", "  password: ****", "****", "****", "  user: app", "next")
+    assert quote(["private_key: >-", "  MIIEabc", "  def", "host: db"]) == (
+        "private_key: ****", "****", "****", "host: db")
+    assert quote(["style: |", "  plain text", "password: hunter2", "  not a block"]) == (
+        "style: |", "  plain text", "password: ****", "  not a block")
