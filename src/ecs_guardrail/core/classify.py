@@ -9,10 +9,11 @@ Reason strings are matched on case-insensitive prefixes; the raw text is kept, n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.events import TaskDetail
 
@@ -89,8 +90,7 @@ _CAUSES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class StopVerdict:
+class StopVerdict(Struct, frozen=True):
     """One task's classification.
 
     ``kind`` is the table row; ``cause`` the first recognised error name in the containers' or the
@@ -282,8 +282,7 @@ def job_failed(exit_codes: Iterable[tuple[str, int | None]] | Mapping[str, int |
     return False, f"finished: essential container {', '.join(sorted(essential))} exited 0{rest}"
 
 
-@dataclass(frozen=True, slots=True)
-class JobRun:
+class JobRun(Struct, frozen=True):
     """How a standalone job's stop is judged (:func:`judge_job_stop`): ``outcome`` is ``"wait"`` (not the
     STOPPED event yet), ``"ok"`` (finished normally), ``"ignored"`` (stopped by something else: Spot,
     a deployment, the platform) or ``"failed"``; ``why`` one line for the alert; ``exit_text`` the exit

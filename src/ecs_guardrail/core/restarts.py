@@ -87,9 +87,11 @@ OBSERVATION_TYPE = "Container Restarts"
 
 
 #: the names ECS allows (ECS API Reference: CreateCluster ``clusterName``, CreateService ``serviceName``: up to
-#: 255 letters, numbers, hyphens and underscores), as core/events.py checks them on task events
-_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9_-]{1,255}", re.ASCII)
-_SERVICE_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}", re.ASCII)
+#: 255 letters, numbers, hyphens and underscores), as core/events.py checks them on task events; patterns,
+#: compiled (and cached by :mod:`re`) on the first restart observation, not at import: most first invocations
+#: of the watchdog read task events only (issue 33 item 7)
+_CLUSTER_ARN = r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9_-]{1,255}"
+_SERVICE_NAME = r"[A-Za-z0-9_-]{1,255}"
 
 class RestartObservation(Struct, frozen=True):
     """Container restarts of one service in one minute, as the sampler saw them in Container Insights.
@@ -172,8 +174,8 @@ class RestartObservation(Struct, frozen=True):
             finite = False
         if not finite or total < 0:
             raise ValueError(f"{OBSERVATION_TYPE}: restartCount must be a number >= 0")
-        if not isinstance(arn, str) or not isinstance(service, str) or not _CLUSTER_ARN.fullmatch(arn) \
-                or not _SERVICE_NAME.fullmatch(service):
+        if not isinstance(arn, str) or not isinstance(service, str) or not re.fullmatch(_CLUSTER_ARN, arn, re.ASCII) \
+                or not re.fullmatch(_SERVICE_NAME, service, re.ASCII):
             raise ValueError(f"{OBSERVATION_TYPE}: clusterArn must be an ECS cluster ARN and serviceName a service "
                              "name (1-255 of A-Za-z0-9_-, ECS API Reference, CreateService serviceName)")
         return cls(arn, service, minute, restarts, float(total))

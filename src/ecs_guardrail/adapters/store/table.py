@@ -22,8 +22,9 @@ The port is deliberately small: DynamoDB's semantics for the seven operations th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import ConditionFailedError
 
@@ -33,13 +34,12 @@ __all__ = ["Cond", "ConditionFailedError", "Table", "INDEX", "clean"]
 INDEX = ("gsi1", "gsi1pk", "gsi1sk")
 
 
-@dataclass(frozen=True, slots=True)
-class Cond:
+class Cond(Struct, frozen=True):
     """``attribute_not_exists(pk)`` when ``absent`` is True, OR any of ``any_of`` (each a conjunction
     of ``attribute = value``). ``Cond(absent=True)`` alone is "write once"."""
 
     absent: bool = False
-    any_of: tuple[dict[str, Any], ...] = field(default=())
+    any_of: tuple[dict[str, Any], ...] = ()
 
     def holds(self, old: dict[str, Any] | None) -> bool:
         """Evaluate against the current item (``None``: absent), as DynamoDB would."""

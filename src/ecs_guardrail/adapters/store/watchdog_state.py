@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
@@ -74,8 +75,7 @@ _DECODED_LIMIT = 20_000
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(Struct, frozen=True):
     """One held-at-zero slot (``H#<n>``): taken by ``service`` at event time ``time``, or ``released``."""
 
     n: int
@@ -84,8 +84,7 @@ class Slot:
     released: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterView:
+class ClusterView(Struct, frozen=True):
     """One Query of ``WD#<cluster key>``: every service summary, the slots and the last mass hold."""
 
     summaries: tuple[ServiceSummary, ...]
