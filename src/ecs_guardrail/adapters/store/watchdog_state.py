@@ -164,23 +164,39 @@ def _minutes(doc: dict[str, Any] | None) -> tuple[MinuteCount, ...]:
 
 def summary_to_doc(s: ServiceSummary) -> dict[str, Any]:
     """The JSON document a summary is stored as (compact keys; see :func:`summary_from_doc`)."""
-    doc: dict[str, Any] = {
-        "c": _ring_doc(s.crashes), "k": _ring_doc(s.kills),
-        "s": [[t, iso(when)] for t, when in s.spot],
-        "d": [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason} for n in s.deployments],
-    }
-    if s.episode is not None:
-        doc["e"] = _ep_doc(s.episode)
-    if s.episode_end is not None:
-        doc["x"] = s.episode_end.value
-    if s.counted_after is not None:
-        doc["a"] = iso(s.counted_after)
-    doc["m"] = _minutes_doc(s.minutes)  # always written: an item without it predates the counts
-    doc["r"] = list(s.recent)
-    doc["z"] = [iso(t) for t in s.scaled]
-    if s.steady_at is not None:
-        doc["y"] = iso(s.steady_at)
+    doc: dict[str, Any] = {"c": _ring_doc(s.crashes), "k": _ring_doc(s.kills), **_head_doc(s),
+                           "m": _minutes_doc(s.minutes),  # always written: an item without it predates the counts
+                           **_tail_doc(s)}
     return {k: v for k, v in doc.items() if v != [] and (k == "m" or v != {})}
+
+
+def _head_doc(s: ServiceSummary) -> dict[str, Any]:
+    """The document's keys between the rings and the minutes (``s d e x a``), each only when it has a value."""
+    head: dict[str, Any] = {}
+    if s.spot:
+        head["s"] = [[t, iso(when)] for t, when in s.spot]
+    if s.deployments:
+        head["d"] = [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
+                     for n in s.deployments]
+    if s.episode is not None:
+        head["e"] = _ep_doc(s.episode)
+    if s.episode_end is not None:
+        head["x"] = s.episode_end.value
+    if s.counted_after is not None:
+        head["a"] = iso(s.counted_after)
+    return head
+
+
+def _tail_doc(s: ServiceSummary) -> dict[str, Any]:
+    """The document's keys after the minutes (``r z y``), each only when it has a value."""
+    tail: dict[str, Any] = {}
+    if s.recent:
+        tail["r"] = list(s.recent)
+    if s.scaled:
+        tail["z"] = [iso(t) for t in s.scaled]
+    if s.steady_at is not None:
+        tail["y"] = iso(s.steady_at)
+    return tail
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -269,28 +285,11 @@ class _SummaryText:
             parts.append('"c":' + self._field(s.service, "c", s.crashes, self._ring))
         if s.kills:
             parts.append('"k":' + self._field(s.service, "k", s.kills, self._ring))
-        head: dict[str, Any] = {}
-        if s.spot:
-            head["s"] = [[t, iso(when)] for t, when in s.spot]
-        if s.deployments:
-            head["d"] = [{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
-                         for n in s.deployments]
-        if s.episode is not None:
-            head["e"] = _ep_doc(s.episode)
-        if s.episode_end is not None:
-            head["x"] = s.episode_end.value
-        if s.counted_after is not None:
-            head["a"] = iso(s.counted_after)
+        head = _head_doc(s)
         if head:
             parts.append(_JSON(head)[1:-1])
         parts.append('"m":' + self._field(s.service, "m", s.minutes, self._minutes))
-        tail: dict[str, Any] = {}
-        if s.recent:
-            tail["r"] = list(s.recent)
-        if s.scaled:
-            tail["z"] = [iso(t) for t in s.scaled]
-        if s.steady_at is not None:
-            tail["y"] = iso(s.steady_at)
+        tail = _tail_doc(s)
         if tail:
             parts.append(_JSON(tail)[1:-1])
         return "{" + ",".join(parts) + "}"
