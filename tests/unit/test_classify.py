@@ -199,3 +199,40 @@ def test_the_same_detail_classified_twice_is_classified_once_and_another_anew():
     other = detail(stopCode="SpotInterruption", lastStatus="RUNNING")
     assert classify_stop(other).kind is StopKind.SPOT
     assert classify_stop(first) == v and classify_stop(first).kind is StopKind.CRASH
+
+
+def test_a_detail_changed_after_its_classification_is_classified_anew():
+    """The last verdict was kept by the detail's identity; the event models are mutable Structs, so a caller
+    that changed the detail (its stop code, its reason, a container's exit code or reason, a container
+    added) got the verdict of what it was. The cache is keyed by the values the verdict reads."""
+    d = detail(stopCode="EssentialContainerExited", containers=[{"name": "app", "exitCode": 1}])
+    assert classify_stop(d).kind is StopKind.CRASH
+    d.stop_code = "SpotInterruption"
+    assert classify_stop(d).kind is StopKind.SPOT
+    d.stop_code = "EssentialContainerExited"
+    assert classify_stop(d).exit_codes == (("app", 1),)
+    d.containers[0].exit_code = 137
+    assert classify_stop(d).exit_codes == (("app", 137),)
+    d.containers[0].reason = "OutOfMemoryError: Container killed due to memory usage"
+    assert classify_stop(d).cause == "OutOfMemoryError"
+    d.containers.append(d.containers[0].__copy__())
+    assert len(classify_stop(d).exit_codes) == 2
+    d.stopped_reason = "Task failed ELB health checks in (target-group arn:aws:elasticloadbalancing:...)"
+    d.stop_code = "ServiceSchedulerInitiated"
+    assert classify_stop(d).kind is StopKind.HEALTH_CHECK_KILL
+    d.stop_code, d.stopped_reason, d.last_status = None, "Essential container in task exited", "STOPPED"
+    assert classify_stop(d).kind is StopKind.CRASH
+    d.last_status = "DEPROVISIONING"
+    assert classify_stop(d).kind is StopKind.UNKNOWN and not classify_stop(d).final
+    d.stop_code, d.capacity_provider_name = "TerminationNotice", "FARGATE_SPOT"
+    assert classify_stop(d).kind is StopKind.SPOT
+    d.capacity_provider_name = "FARGATE"
+    assert classify_stop(d).kind is StopKind.INFRASTRUCTURE
+
+
+def test_a_new_detail_equal_to_the_last_gets_its_verdict_and_a_different_one_its_own():
+    first = detail(stopCode="EssentialContainerExited", containers=[{"name": "app", "exitCode": 1}])
+    v = classify_stop(first)
+    assert classify_stop(copy.deepcopy(first)) == v
+    assert classify_stop(detail(stopCode="UserInitiated", containers=[{"name": "app", "exitCode": 1}])).kind \
+        is StopKind.USER

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from msgspec import Struct
@@ -140,11 +141,21 @@ def _is_spot(detail: TaskDetail) -> bool:
     return False
 
 
-#: ``[detail, its verdict]`` of the last :func:`classify_stop` call: the same object asked again gets the same
-#: (immutable) verdict. The recorder asks twice for a notice, and in a replay the watchdog asks of the
-#: detail the recorder parsed (``parsed_once``); a detail is never changed after parsing. The reference is
-#: held, so another detail can never be taken for it (issue 33 item 2).
+#: ``[key, its verdict]`` of the last :func:`classify_stop` call, the key being every value the verdict reads
+#: (:func:`_reads`): the same detail asked again gets the same (immutable) verdict. The recorder asks twice
+#: for a notice, and in a replay the watchdog asks of the detail the recorder parsed (``parsed_once``). The
+#: event models are mutable Structs: a key of the values (strings, integers, ``None``; the containers' as a
+#: tuple) cannot go stale when a caller changes the detail or one of its containers, as a key of the
+#: detail's identity could (issue 33 item 2; round 8's note).
 _LAST: list[Any] = [None, None]
+#: a container's fields the verdict reads: its name and exit code (``exit_codes``), its reason (``cause``)
+_CONTAINER_READS = attrgetter("name", "exit_code", "reason")
+
+
+def _reads(detail: TaskDetail) -> tuple[Any, ...]:
+    """The values :func:`_classify` reads of ``detail``, as one hashable tuple of immutable values."""
+    return (detail.stop_code, detail.stopped_reason, detail.last_status, detail.capacity_provider_name,
+            tuple(map(_CONTAINER_READS, detail.containers)))
 
 
 def classify_stop(detail: TaskDetail) -> StopVerdict:
@@ -153,13 +164,14 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
     Order matters: Spot markers win (a Spot task's later STOPPED event must never read as a crash),
     then health-check kills (stopCode ServiceSchedulerInitiated, told apart by the reason), then the
     stop code. ``final`` is False for a notice that carries neither a stop code nor a Spot marker:
-    the verdict waits for a later event of the same task. The same ``detail`` object classified twice in
-    a row is classified once (:data:`_LAST`).
+    the verdict waits for a later event of the same task. A detail with the same values as the one
+    classified last (the same detail asked again) is classified once (:data:`_LAST`).
     """
-    if _LAST[0] is detail:
+    key = _reads(detail)
+    if _LAST[0] == key:
         return _LAST[1]  # type: ignore[no-any-return]
     verdict = _classify(detail)
-    _LAST[0], _LAST[1] = detail, verdict
+    _LAST[0], _LAST[1] = key, verdict
     return verdict
 
 
