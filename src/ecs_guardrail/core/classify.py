@@ -24,6 +24,7 @@ __all__ = [
     "classify_stop",
     "container_cause",
     "is_stop_event",
+    "is_stopped",
     "settle",
     "remembered_per_task",
     "kind_with_notice",
@@ -125,9 +126,18 @@ def container_cause(detail: TaskDetail) -> str | None:
     return None
 
 
+def is_stopped(status: str | None) -> bool:
+    """True when a task's ``lastStatus`` or ``desiredStatus`` (``status``) is ``STOPPED``, in any ASCII case.
+    ECS's statuses are ASCII upper case (ECS-EVENTS.md, "Lifecycle": PROVISIONING, PENDING, ACTIVATING,
+    RUNNING, DEACTIVATING, STOPPING, DEPROVISIONING, STOPPED); ``str.upper`` alone would also read
+    ``ſtopped`` (a long s) or ``ﬆopped`` (a ligature) as STOPPED: such a status is unknown, as any other
+    (recorded, not a stop; a replay names the statuses of stopping tasks when none is STOPPED)."""
+    return status == "STOPPED" or (status is not None and status.isascii() and status.upper() == "STOPPED")
+
+
 def is_stop_event(detail: TaskDetail) -> bool:
-    """True for any event of a task that is stopping: desired STOPPED, or already STOPPED."""
-    return (detail.desired_status or "").upper() == "STOPPED" or detail.last_status.upper() == "STOPPED"
+    """True for any event of a task that is stopping: desired STOPPED, or already STOPPED (:func:`is_stopped`)."""
+    return is_stopped(detail.desired_status) or is_stopped(detail.last_status)
 
 
 def _is_spot(detail: TaskDetail) -> bool:
@@ -179,7 +189,7 @@ def _classify(detail: TaskDetail) -> StopVerdict:
     exit_codes = tuple((c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers))
     cause = container_cause(detail)
     code = (detail.stop_code or "").strip().lower()
-    stopped = detail.last_status.upper() == "STOPPED"
+    stopped = is_stopped(detail.last_status)
 
     if _is_spot(detail):
         return StopVerdict(StopKind.SPOT, cause, exit_codes, True)
@@ -325,7 +335,7 @@ def judge_job_stop(last_status: str, kind: StopKind, exit_codes: tuple[tuple[str
     stop's classification; ``essential()``: the essential container names (DescribeTaskDefinition,
     called only when the exit codes need it; ``None`` when unreadable).
     """
-    if last_status.upper() != "STOPPED":
+    if not is_stopped(last_status):
         return JobRun("wait", "standalone task: waiting for the STOPPED event's exit codes")
     if exit_codes and all(c == 0 for _, c in exit_codes):
         return JobRun("ok", "standalone task finished normally")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.adapters.store.event_log import EventLog
-from ecs_guardrail.core.classify import classify_stop, is_stop_event, remembered_per_task
+from ecs_guardrail.core.classify import classify_stop, is_stop_event, is_stopped, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import (
@@ -129,7 +129,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
             attrs = _task_attrs(event, raw)
             new = store.record_task_event(task_arn=d.task_arn, version=d.version, event_id=event.id,
                                           cluster=d.cluster, time=event.time, attrs=attrs)
-            if new and d.last_status.upper() == "STOPPED":
+            if new and is_stopped(d.last_status):
                 stop_kind = attrs.get("kind")
             elif new and is_stop_event(d) and remembered_per_task(classify_stop(d)):
                 notice_kind = attrs.get("kind")
