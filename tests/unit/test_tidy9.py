@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 
 import pytest
 
@@ -57,3 +58,54 @@ def test_the_recorder_reports_no_stop_kind_for_a_long_s_stopped() -> None:
     raw["detail"]["version"] = 99
     raw["detail"]["lastStatus"] = "stopped"
     assert record_event(raw, store).get("stop_kind") == "crash"
+
+
+@pytest.mark.parametrize("corrupt", ["api", 5, ["ab"], [["web", "b"]], True])
+def test_an_index_item_whose_services_or_jobs_is_not_a_map_never_fails_the_write(corrupt: object, caplog) -> None:
+    """The sweep's index of open work (``OPEN#work``): a hand-edited ``services`` or ``jobs`` value that is
+    not a map raised out of ``_index_change`` (``dict("api")``: ValueError; ``dict(5)``: TypeError), so the
+    event that held a service at zero failed (Lambda retries, then the dead-letter queue), or was silently
+    read as a map (``dict(["ab"])`` is ``{"a": "b"}``). Now the corrupt value is logged (the readers skip it
+    already: it named nothing the sweep could read) and replaced by the change's own entry, so the held
+    service is in the index; a removal from it writes nothing; the other field is kept as it was."""
+    import logging
+
+    from ecs_guardrail.adapters.store import keys
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+    table = MemoryTable()
+    pk, sk = keys.open_work("a")
+    jobs = {"nightly": ["a", "2025-08-21T10:00:00Z"]}
+    table.put({"pk": pk, "sk": sk, "services": corrupt, "jobs": jobs, "seq": 3})
+    state = WatchdogState(table)
+    with caplog.at_level(logging.ERROR):
+        state.close_work("a", "api")  # nothing to drop: no write
+        assert table.get(pk, sk)["services"] == corrupt
+        state.open_work("a", "a", "api")
+    assert state.open_work_items() == [("a", "a", "api")]
+    item = table.get(pk, sk)
+    assert item["jobs"] == jobs and item["seq"] == 4
+    assert any("services" in r.getMessage() and "not a map" in r.getMessage() for r in caplog.records), caplog.text
+
+    table.put({"pk": pk, "sk": sk, "services": {"api": "a"}, "jobs": corrupt, "seq": 7})
+    state.close_job("a", "nightly", datetime(2025, 8, 21, 10, tzinfo=UTC))
+    state.open_job("a", "a", "nightly", datetime(2025, 8, 21, 11, tzinfo=UTC))
+    item = table.get(pk, sk)
+    assert item["services"] == {"api": "a"} and item["jobs"] == {"nightly": ["a", "2025-08-21T11:00:00Z"]}
+
+
+def test_a_corrupt_job_entry_never_fails_closing_its_window() -> None:
+    """``close_job`` read ``list(jobs[family])``: an entry that is a number raised TypeError. A corrupt entry
+    names no window, so closing a window leaves it as it is (the readers log and skip it)."""
+    from ecs_guardrail.adapters.store import keys
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+    table = MemoryTable()
+    pk, sk = keys.open_work("a")
+    table.put({"pk": pk, "sk": sk, "jobs": {"nightly": 5, "other": ["a", "2025-08-21T10:00:00Z"]}, "seq": 1})
+    state = WatchdogState(table)
+    state.close_job("a", "nightly", datetime(2025, 8, 21, 10, tzinfo=UTC))
+    state.close_job("a", "other", datetime(2025, 8, 21, 10, tzinfo=UTC))
+    assert table.get(pk, sk)["jobs"] == {"nightly": 5}

@@ -768,7 +768,8 @@ class WatchdogState:
         since keeps its entry). Idempotent."""
         stamp = iso(due)
         self._index_change(ck, lambda jobs: {k: v for k, v in jobs.items() if k != family}
-                           if family in jobs and list(jobs[family])[1:] == [stamp] else None, field="jobs")
+                           if isinstance(jobs.get(family), list | tuple) and list(jobs[family])[1:] == [stamp]
+                           else None, field="jobs")
 
     @permissions(history_table=["dynamodb:Query"])
     def open_job_items(self) -> list[tuple[str, str, str, datetime]]:
@@ -797,7 +798,14 @@ class WatchdogState:
         for _ in range(_RETRIES):
             item = self.table.get(pk, sk)
             seq = int(item.get("seq", 0)) if item else 0
-            new = change(dict((item or {}).get(field) or {}))
+            entries = (item or {}).get(field) or {}
+            if not isinstance(entries, dict):
+                # hand-edited: the readers skip it (it names nothing the sweep can read); this change's own
+                # entry is written in its place, so the held service or open window is not lost with it
+                _log.error("%s %s: %s of the sweep's index is not a map (%s %.500r): replaced by this change's "
+                           "entries", keys.OPEN_WORK, sk, field, type(entries).__name__, entries)
+                entries = {}
+            new = change(dict(entries))
             if new is None:
                 return
             cond = Cond(absent=True) if item is None else Cond(any_of=({"seq": seq},))
