@@ -109,3 +109,41 @@ def test_a_corrupt_job_entry_never_fails_closing_its_window() -> None:
     state.close_job("a", "nightly", datetime(2025, 8, 21, 10, tzinfo=UTC))
     state.close_job("a", "other", datetime(2025, 8, 21, 10, tzinfo=UTC))
     assert table.get(pk, sk)["jobs"] == {"nightly": 5}
+
+
+@pytest.mark.parametrize("line", [
+    "docker run -p 8080:80 app",
+    "docker run -p 8080:80/tcp -p 53:53/udp dns",
+    "docker run -p 127.0.0.1:8080:80 app",
+    "docker run -p 8000-8010:8000-8010 app",
+    "docker run -p 80 app",
+    "ssh -p 2222 deploy@host",
+    "exec: docker run -p 8080:80",
+])
+def test_a_port_mapping_after_dash_p_is_not_masked(line: str) -> None:
+    """The masks' ``-p value`` rule (``mysql -p secret``) also masked ``docker run -p 8080:80``'s ports
+    in quoted crash text. A value that is a port mapping (``[ip:]port[-port][:port[-port]][/proto]``) is
+    not a secret."""
+    from ecs_guardrail.core.crash_words import mask
+
+    assert mask(line) == line
+
+
+@pytest.mark.parametrize(("line", "masked"), [
+    ("mysql -u root -p s3cr3t -h db", "mysql -u root -p **** -h db"),
+    ("mysql -p 8080:80x", "mysql -p ****"),
+    ("mysql -p 8080:secret", "mysql -p ****"),
+    ("cmd -p '8080:80'", "cmd -p ****"),
+    ("cmd -p 123456", "cmd -p ****"),
+    ("cmd -p 80:80:80:80", "cmd -p ****"),
+])
+def test_a_value_after_dash_p_that_is_not_a_port_mapping_is_still_masked(line: str, masked: str) -> None:
+    from ecs_guardrail.core.crash_words import mask
+
+    assert mask(line) == masked
+
+
+def test_a_value_of_non_ascii_digits_after_dash_p_is_masked() -> None:
+    from ecs_guardrail.core.crash_words import mask
+
+    assert mask("cmd -p \u0661\u0662\u0663\u0664 next") == "cmd -p **** next"

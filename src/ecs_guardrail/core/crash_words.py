@@ -78,9 +78,14 @@ _AUTHORIZATION = lazy_pattern(
     r"(?i)\b(authorization[\"']?\s*[=:]\s*[\"']?(?:(?:basic|bearer|digest|token|negotiate)\s+)?)[^\s\"',;]+")
 # an HTTP Basic credential wherever it is written (a base64 ``user:pass``: :func:`_basic` masks only what decodes so)
 _BASIC = lazy_pattern(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+# a port mapping, as docker run -p / ssh -p write it: [ip:]port[-port][:port[-port]][/proto] (not a secret)
+_PORT = r"[0-9]{1,5}(?:-[0-9]{1,5})?"
+_PORTS = r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}:)?" + _PORT + "(?::" + _PORT + r")?(?:/(?:tcp|udp|sctp))?"
 # a secret passed as a command line's argument with a space: --password value, --api-token value, -p value
+# (-p followed by a port mapping is docker's or ssh's port, not mysql's password)
 _CLI_ARG = lazy_pattern(r"(?i)((?<!\S)(?:--?[A-Za-z0-9_.-]{0,40}" + _SECRET_WORD
-                        + r"""[A-Za-z0-9_-]{0,40}|-p)\s+)(?!-)(?:"[^"]*"?|'[^']*'?|[^\s"',;&]+)""")
+                        + r"[A-Za-z0-9_-]{0,40}|-p(?!\s+" + _PORTS + r"""(?:[\s"',;&]|$)))\s+)(?!-)"""
+                        + r"""(?:"[^"]*"?|'[^']*'?|[^\s"',;&]+)""")
 # tokens known by their shape: GitHub, Slack, Stripe, JWTs, a Slack webhook's path
 _TOKEN_SHAPES = lazy_pattern(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}"
