@@ -235,7 +235,8 @@ def _add_replay(sub: Any) -> None:
                         "moto: everything through moto in process (the reference); both print the same")
     r.add_argument("--sweep", action="append", type=_sweep, default=[], metavar="KEY=V1,V2",
                    help="replay once per combination of these settings' values (repeatable) and print one row "
-                        "per combination: decisions by action, services scaled, held, watchdog service-minutes")
+                        "per combination: decisions by action, services scaled, held (services a hold left running: "
+                        "none of their scale-downs followed it), watchdog service-minutes")
     r.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="replay the events' partitions by account and cluster (and --sweep's combinations) in N "
                         "processes; the output is the serial replay's, byte for byte (default 1)")

@@ -147,3 +147,23 @@ def test_a_value_of_non_ascii_digits_after_dash_p_is_masked() -> None:
     from ecs_guardrail.core.crash_words import mask
 
     assert mask("cmd -p \u0661\u0662\u0663\u0664 next") == "cmd -p **** next"
+
+
+def test_the_sweeps_held_column_counts_services_a_hold_left_running() -> None:
+    """``--sweep``'s "held" column (``services_held``) beside "services scaled": a service held by the
+    blast-radius bound and scaled to 0 later (hold-by-kills-escalates-silently) was counted in both, and
+    a service held twice is one service. It counts the services whose last hold was not followed by a
+    scale-down, so a service held then stopped counts as stopped only."""
+    from types import SimpleNamespace
+
+    from ecs_guardrail.replay.settings_sweep import row_of
+
+    def d(service: str, action: str, minute: int) -> dict[str, str]:
+        return {"cluster": "c", "service": service, "action": action, "time": f"2025-08-21T10:{minute:02d}:00Z"}
+
+    decisions = [d("web", "hold", 1), d("api", "hold", 1), d("api", "hold", 3), d("web", "scale_to_zero", 5),
+                 d("db", "scale_to_zero", 2), d("db", "hold", 6), d("q", "alert_only", 1)]
+    result = SimpleNamespace(decisions=decisions, summary={"scaled_to_zero": ["c/db", "c/web"]})
+    row = row_of({"CRASH_THRESHOLD": "5"}, result)
+    assert row.decisions_by_action["hold"] == 4 and row.services_scaled == 2
+    assert row.services_held == 2  # api (held twice) and db (held after its scale-down); not web

@@ -1,7 +1,8 @@
 """``replay DIR --sweep KEY=V1,V2 ...``: one replay per combination of settings, one row each.
 
 A row says what the policy would have done with those settings on the same events: decisions by
-action, services scaled to 0, services held, and the service-minutes the watchdog's own scale-downs
+action, services scaled to 0, services held (left running by a hold not followed by their scale-down),
+and the service-minutes the watchdog's own scale-downs
 cost (``null`` without ``healthy_hosts.csv``). With ``RECOVERY=probe`` a row also carries ``probes``
 (started, passed, failed) and ``image_pulls`` (unstopped, manual, probe), so ``--sweep
 RECOVERY=manual,probe`` shows what probing would have saved and what it costs in pulls.
@@ -72,8 +73,16 @@ class SweepRow:
 
 
 def row_of(settings: dict[str, str], result: Any) -> SweepRow:
+    """One row of ``result`` (its ``decisions`` in the order made, its ``summary``). ``services_held``:
+    the services a hold left running, whose last hold was not followed by a scale-down of theirs (a
+    service held, then scaled to 0 when the rest of the cluster recovered, counts under ``services_scaled``
+    only; a service held twice is one)."""
     by_action = Counter(d["action"] for d in result.decisions)
-    held = {(d["cluster"], d["service"]) for d in result.decisions if d["action"] == "hold"}
+    last: dict[tuple[str, str], str] = {}
+    for d in result.decisions:
+        if d["action"] in ("hold", "scale_to_zero"):
+            last[(d["cluster"], d["service"])] = d["action"]
+    held = [k for k, action in last.items() if action == "hold"]
     s = result.summary
     return SweepRow(settings=settings, decisions_by_action={a: by_action.get(a, 0) for a in
                                                             sorted(set(ACTIONS) | set(by_action))},
