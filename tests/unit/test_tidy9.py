@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
@@ -154,8 +155,6 @@ def test_the_sweeps_held_column_counts_services_a_hold_left_running() -> None:
     blast-radius bound and scaled to 0 later (hold-by-kills-escalates-silently) was counted in both, and
     a service held twice is one service. It counts the services whose last hold was not followed by a
     scale-down, so a service held then stopped counts as stopped only."""
-    from types import SimpleNamespace
-
     from ecs_guardrail.replay.settings_sweep import row_of
 
     def d(service: str, action: str, minute: int) -> dict[str, str]:
@@ -167,3 +166,46 @@ def test_the_sweeps_held_column_counts_services_a_hold_left_running() -> None:
     row = row_of({"CRASH_THRESHOLD": "5"}, result)
     assert row.decisions_by_action["hold"] == 4 and row.services_scaled == 2
     assert row.services_held == 2  # api (held twice) and db (held after its scale-down); not web
+
+
+@pytest.mark.parametrize("cell", ["abc", "-", "n/a", "null", "1_000", "\u0661\u0662", "nan", "inf", "0x10", "5 req"])
+@pytest.mark.parametrize("column", ["request_count", "target_2xx", "target_5xx", "elb_5xx", "healthy_host_count"])
+def test_a_healthy_hosts_cell_that_is_not_a_number_is_an_error_with_its_row_and_column(tmp_path, cell, column) -> None:
+    """An empty request cell is no datapoint, i.e. 0 requests (ALB publishes RequestCount only when nonzero),
+    so its minute reads as idle; a cell that is not a number must never read so: it is an error naming the
+    file's line and the column. ``float`` alone took ``1_000`` and Arabic-Indic digits as numbers."""
+    from ecs_guardrail.core.errors import ScenarioError
+    from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+
+    cells = {"healthy_host_count": "2", "request_count": "10", "target_2xx": "4", "target_5xx": "1", "elb_5xx": "0"}
+    cells[column] = cell
+    path = tmp_path / "healthy_hosts.csv"
+    path.write_text("time,target_group,healthy_host_count,request_count,target_2xx,target_5xx,elb_5xx\n"
+                    "2025-08-21T10:00:00Z,web,2,10,4,1,0\n"
+                    f"2025-08-21T10:01:00Z,web,{','.join(cells[k] for k in list(cells))}\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        read_healthy_hosts_csv(path)
+    assert f"healthy_hosts.csv:3: column {column}: " in str(info.value) and "is not a count" in str(info.value)
+
+
+def test_an_empty_request_cell_is_no_datapoint_and_reads_as_idle(tmp_path) -> None:
+    from ecs_guardrail.core.availability import ClientsState, clients_state
+    from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+
+    path = tmp_path / "healthy_hosts.csv"
+    path.write_text("time,target_group,healthy_host_count,request_count,target_2xx,target_5xx,elb_5xx\n"
+                    "2025-08-21T10:00:00Z,web,2,,,, \n", encoding="utf-8")
+    [(_, _, hosts, requests)] = read_healthy_hosts_csv(path)
+    assert hosts == 2 and requests == {}
+    sample = SimpleNamespace(request_metrics=True, request_count=None, elb_5xx=None, target_5xx=None)
+    assert clients_state([sample]) is ClientsState.IDLE  # type: ignore[list-item]
+
+
+def test_capture_md_says_what_an_empty_request_cell_means(tmp_path) -> None:
+    from ecs_guardrail.app.capture import CaptureReport, _write_notes
+
+    report = CaptureReport(tmp_path, ["dev"], datetime(2025, 8, 21, 10, tzinfo=UTC),
+                           datetime(2025, 8, 21, 11, tzinfo=UTC), "/aws/events/x/ecs", csv_rows=60)
+    _write_notes(tmp_path / "CAPTURE.md", report)
+    line = next(x for x in (tmp_path / "CAPTURE.md").read_text().splitlines() if x.startswith("- healthy_hosts.csv"))
+    assert "empty request cell" in line and "only when nonzero" in line and "0 requests" in line, line

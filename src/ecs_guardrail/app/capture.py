@@ -655,7 +655,9 @@ def _write_notes(path: Path, r: CaptureReport) -> None:
         "incident from its start)",
         f"- events.jsonl: {r.events} events from {r.log_group} ({r.events_skipped} of other clusters or "
         "not ECS skipped), in the log's time order",
-        f"- healthy_hosts.csv: {r.csv_rows} rows" if r.csv_rows else "- healthy_hosts.csv: not written (no rows)",
+        f"- healthy_hosts.csv: {r.csv_rows} rows (an empty request cell is a minute without that datapoint: ALB "
+        "publishes its request metrics only when nonzero, so it is 0 requests, idle; behind an NLB every "
+        "request cell is empty)" if r.csv_rows else "- healthy_hosts.csv: not written (no rows)",
         f"- container_restarts.csv: {r.restart_rows} rows" if r.restart_rows
         else "- container_restarts.csv: not written (no Container Insights RestartCount datapoints)",
         (f"- logs.jsonl: {r.log_lines} lines of {r.log_streams} stopped tasks' streams, masked as alerts mask "

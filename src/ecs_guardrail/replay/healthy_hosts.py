@@ -5,11 +5,12 @@ the load balancers publish it, and the real adapter
 (:class:`ecs_guardrail.adapters.cloudwatch.HealthyHostCount`) reads it back with GetMetricData on
 both engines: ``HealthyHostCount`` per (target group, load balancer) series, ``AWS/ApplicationELB`` or
 ``AWS/NetworkELB``; where the CSV has the optional request columns, ``RequestCount``,
-``HTTPCode_Target_2XX_Count`` and ``HTTPCode_Target_5XX_Count`` per ALB series and
-``HTTPCode_ELB_5XX_Count`` per ALB (the replay gives each ALB target group its own load balancer, so
-a row's ``elb_5xx`` is its load balancer's). An empty request cell is a missing datapoint, which ALB
-would not publish either (it publishes request metrics only when nonzero). NLB target groups have no
-request metrics: their request cells are ignored.
+``HTTPCode_Target_2XX_Count`` and ``HTTPCode_Target_5XX_Count`` per ALB series and ``HTTPCode_ELB_5XX_Count``
+per ALB (the replay gives each ALB target group its own load balancer, so a row's ``elb_5xx`` is its load
+balancer's). An empty request cell is a missing datapoint, which ALB would not publish either (it publishes
+request metrics only when nonzero: Elastic Load Balancing guide, "CloudWatch metrics for your Application Load
+Balancer"): 0 requests, so a minute without any reads as idle. A cell that is not a number is an error naming
+its line and column, never idle. NLB target groups have no request metrics: their request cells are ignored.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def _time(text: str) -> datetime:
 
 
 def _count(where: str, column: str, text: str) -> float:
-    try:
-        value = float(text)
+    try:  # a number as CloudWatch and capture write it: float() also takes 1_000 and non-ASCII digits
+        value = float(text) if text.isascii() and "_" not in text else math.nan
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0 <= value <= 1_000_000_000):
