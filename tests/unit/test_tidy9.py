@@ -209,3 +209,27 @@ def test_capture_md_says_what_an_empty_request_cell_means(tmp_path) -> None:
     _write_notes(tmp_path / "CAPTURE.md", report)
     line = next(x for x in (tmp_path / "CAPTURE.md").read_text().splitlines() if x.startswith("- healthy_hosts.csv"))
     assert "empty request cell" in line and "only when nonzero" in line and "0 requests" in line, line
+
+
+def test_capture_states_cloudwatchs_one_minute_retention_with_its_source() -> None:
+    """CAPTURE.md's retention line guessed ("CloudWatch keeps 1-minute data 15 days") and said nothing when
+    the period started so long ago that no row came back at all. The CloudWatch API Reference
+    (GetMetricData, "Amazon CloudWatch retains metric data as follows") keeps 60-second datapoints 15 days,
+    5-minute ones 63 days, 1-hour ones 455 days; the line now says so, names its source, and is written
+    when the period starts more than 15 days before the capture and its rows do not, or none came back."""
+    from datetime import timedelta
+
+    from ecs_guardrail.app.capture import _retention_note
+
+    now = datetime(2026, 12, 5, 12, tzinfo=UTC)
+    recent = now - timedelta(days=14)
+    assert _retention_note(recent, recent, now) is None
+    assert _retention_note(recent, None, now) is None
+    old = now - timedelta(days=20)
+    assert _retention_note(old, old + timedelta(minutes=5), now) is None  # the rows begin with the period
+    for first in (None, now - timedelta(days=15)):
+        note = _retention_note(old, first, now)
+        assert note is not None and "15 days" in note and "GetMetricData" in note and "63 days" in note, note
+        assert "2026-11-20T12:00:00Z" in note and "missing, not down" in note, note
+    assert "first row at 2026-11-20T12:00:00Z" in _retention_note(old, now - timedelta(days=15), now)
+    assert "no row" in _retention_note(old, None, now)

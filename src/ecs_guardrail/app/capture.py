@@ -556,13 +556,32 @@ def _read_healthy_hosts(client: Callable[[str], Any], target_groups: dict[str, d
             got = [getattr(r, field) for r in clients if getattr(r, field) is not None]
             return float(sum(got)) if got else None
         rows.append((_iso(m), name, min(hosts), *(total(k) for k in (*REQUEST_METRICS, "elb_5xx"))))
-    if rows:
-        first = datetime.fromisoformat(rows[0][0].replace("Z", "+00:00"))
-        if first - start > timedelta(minutes=5) and start < datetime.now(UTC) - timedelta(days=15):
-            report.problems.append(f"healthy hosts start at {rows[0][0]}, not {_iso(start)} (CloudWatch keeps "
-                                   "1-minute data 15 days): earlier minutes are missing, not down")
+    note = _retention_note(start, datetime.fromisoformat(rows[0][0].replace("Z", "+00:00")) if rows else None,
+                           datetime.now(UTC))
+    if note:
+        report.problems.append(note)
     report.csv_rows = len(rows)
     return rows
+
+
+#: how long CloudWatch keeps 60-second datapoints (CloudWatch API Reference, GetMetricData: "Amazon CloudWatch
+#: retains metric data as follows": 1-minute datapoints 15 days, 5-minute 63 days, 1-hour 455 days)
+ONE_MINUTE_RETENTION = timedelta(days=15)
+
+
+def _retention_note(start: datetime, first: datetime | None, now: datetime) -> str | None:
+    """CAPTURE.md's line when the period (from ``start``) began more than :data:`ONE_MINUTE_RETENTION` before
+    ``now`` and its 1-minute rows (the first at ``first``; ``None``: no row came back) begin more than
+    5 minutes after it; ``None`` otherwise. A GetMetricData query with a 60 s period whose StartTime is
+    more than 15 days ago may return no datapoints at all (MetricStat, Period)."""
+    cutoff = now - ONE_MINUTE_RETENTION
+    if start >= cutoff or (first is not None and first - start <= timedelta(minutes=5)):
+        return None
+    got = f"first row at {_iso(first)}" if first is not None else "no row came back"
+    return (f"retention: the period starts at {_iso(start)}, more than 15 days ago; CloudWatch keeps 1-minute "
+            "datapoints 15 days, then 5-minute ones 63 days and 1-hour ones 455 days (CloudWatch API Reference, "
+            f"GetMetricData), so healthy_hosts.csv's and container_restarts.csv's minutes before {_iso(cutoff)} "
+            f"are missing, not down ({got})")
 
 
 # ------------------------------------------------------------------------------------------------ capture
