@@ -578,7 +578,7 @@ def _retention_note(start: datetime, first: datetime | None, now: datetime) -> s
     if start >= cutoff or (first is not None and first - start <= timedelta(minutes=5)):
         return None
     got = f"first row at {_iso(first)}" if first is not None else "no row came back"
-    return (f"retention: the period starts at {_iso(start)}, more than 15 days ago; CloudWatch keeps 1-minute "
+    return (f"retention gap: the period starts at {_iso(start)}, more than 15 days ago; CloudWatch keeps 1-minute "
             "datapoints 15 days, then 5-minute ones 63 days and 1-hour ones 455 days (CloudWatch API Reference, "
             f"GetMetricData), so healthy_hosts.csv's and container_restarts.csv's minutes before {_iso(cutoff)} "
             f"are missing, not down ({got})")
