@@ -1,0 +1,32 @@
+"""What the ninth fresh user hit, each pinned by a test."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from ecs_guardrail.replay.settings_sweep import SweepRow, render_rows
+
+
+def _narrow(rows: list[SweepRow], width: int) -> str:
+    out = io.StringIO()
+    render_rows(rows, Console(file=out, width=width, color_system=None, force_terminal=False))
+    return out.getvalue()
+
+
+def test_sweep_table_on_a_narrow_terminal_folds_headers_instead_of_cutting_them() -> None:
+    """On an 80-column terminal two swept settings of one prefix both read ``PROBE_…``: the user could
+    not tell which column was which. Headers now wrap; every letter of each name is printed."""
+    rows = [SweepRow(settings={"PROBE_DELAY_MINUTES": d, "PROBE_PASS_MINUTES": p},
+                     decisions_by_action={"scale_to_zero": 1}, services_scaled=1, watchdog_service_minutes=40,
+                     unavailable_service_minutes=50, decisions=1,
+                     probes={"started": 2, "passed": 1, "failed": 1},
+                     image_pulls={"unstopped": 24, "manual": 5, "probe": 7})
+            for d in ("5", "15") for p in ("5", "10")]
+    text = _narrow(rows, 80)
+    assert "…" not in text  # before: "PROBE_…" twice, "alert_o…", "(unsto…"
+    assert "24/5/7" in text and "2 (1/1)" in text  # a value is never cut
+    # at the default width of a pipe (200) nothing folds: the bundled reports keep their bytes
+    wide = _narrow(rows, 200)
+    assert "PROBE_DELAY_MINUTES" in wide and "pulls (unstopped/manual/probe)" in wide
