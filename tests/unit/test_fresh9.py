@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 from rich.console import Console
 
@@ -30,3 +31,16 @@ def test_sweep_table_on_a_narrow_terminal_folds_headers_instead_of_cutting_them(
     # at the default width of a pipe (200) nothing folds: the bundled reports keep their bytes
     wide = _narrow(rows, 200)
     assert "PROBE_DELAY_MINUTES" in wide and "pulls (unstopped/manual/probe)" in wide
+
+
+def test_a_restart_loop_row_says_restarts_not_crashed_tasks() -> None:
+    """restart-policy-loop's row read "5/0" under crash/hc: five crashed tasks, where no task stopped (its
+    five are container restarts inside running tasks). The cell now says so; --json keeps its fields."""
+    from tests.conftest import SCENARIOS, cli_in_process
+
+    proc = cli_in_process("replay", str(SCENARIOS / "restart-policy-loop"), env={"COLUMNS": "160"})
+    row = next(line for line in proc.stdout.splitlines() if "platform/api" in line and "restart_loop" in line)
+    assert row.rstrip().endswith("5 restarts") and "5/0" not in row
+    proc = cli_in_process("replay", str(SCENARIOS / "restart-policy-loop"), "--json")
+    decision = json.loads(proc.stdout.splitlines()[0])
+    assert decision["crashes_in_window"] == 5 and decision["health_check_kills_in_window"] == 0

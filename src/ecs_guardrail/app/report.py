@@ -76,6 +76,14 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: f
     return lines
 
 
+def _counts_cell(d: dict[str, Any]) -> str:
+    """The decisions table's crash/hc cell. A restart-policy loop counts container restarts inside running
+    tasks (``crashes_in_window`` in ``--json``), no task crashed: "5/0" read as five crashed tasks."""
+    if d.get("trigger") == "restart_loop":
+        return f"{d['crashes_in_window']} restarts"
+    return f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}"
+
+
 def print_report(name: str, scenario: Any, result: Any, console: Console | None = None) -> None:
     """Print the report of one replay to ``console`` (default: stdout)."""
     console = console or make_console()
@@ -95,8 +103,7 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         for i, d in enumerate(result.decisions, 1):
             style = _STYLE.get(d["action"], "")
             t.add_row(str(i), d["time"][11:19], f"{d['cluster']}/{d['service']}",
-                      f"[{style}]{d['action']}[/]", d["reason"],
-                      f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
+                      f"[{style}]{d['action']}[/]", d["reason"], _counts_cell(d))
         console.print(t)
         restored = frozenset(s.get("restored_by_probe") or ())
         for line in _why(result.decisions, getattr(scenario, "region", None), restored):
