@@ -44,3 +44,14 @@ def test_a_restart_loop_row_says_restarts_not_crashed_tasks() -> None:
     proc = cli_in_process("replay", str(SCENARIOS / "restart-policy-loop"), "--json")
     decision = json.loads(proc.stdout.splitlines()[0])
     assert decision["crashes_in_window"] == 5 and decision["health_check_kills_in_window"] == 0
+
+
+def test_the_alerts_sent_line_names_each_kind() -> None:
+    """oom-loop-production's report said "decisions 1; alerts sent 2" (the README: "alert only"): which two?
+    The line now names them, so the second is seen to be the episode's recovery."""
+    from tests.conftest import SCENARIOS, cli_in_process
+
+    proc = cli_in_process("replay", str(SCENARIOS / "oom-loop-production"), env={"COLUMNS": "200"})
+    assert "decisions 1; alerts sent 2 (alert_only 1, recovery 1)" in proc.stdout
+    proc = cli_in_process("replay", str(SCENARIOS / "spot-and-deploy-churn"), env={"COLUMNS": "200"})
+    assert "alerts sent 0\n" in proc.stdout  # nothing added without alerts

@@ -76,6 +76,20 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: f
     return lines
 
 
+def _alert_kinds(result: Any, sent: int) -> str:
+    """" (alert_only 1, recovery 1)" after the alerts sent: "decisions 1; alerts sent 2" read as two alerts
+    for one decision, where the second is its recovery (or a job's summary). Each alert has exactly one
+    Slack preview (:meth:`Runtime.preview_of`), so those are counted; nothing is added when they do not
+    add up to ``sent``."""
+    kinds: dict[str, int] = {}
+    for a in getattr(result, "alerts", None) or ():
+        if a.get("channel") == "slack":
+            kinds[a.get("kind", "?")] = kinds.get(a.get("kind", "?"), 0) + 1
+    if not sent or sum(kinds.values()) != sent:
+        return ""
+    return " (" + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ")"
+
+
 def _counts_cell(d: dict[str, Any]) -> str:
     """The decisions table's crash/hc cell. A restart-policy loop counts container restarts inside running
     tasks (``crashes_in_window`` in ``--json``), no task crashed: "5/0" read as five crashed tasks."""
@@ -133,7 +147,8 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     minutes = s["unavailable_service_minutes"]
     console.print(
         f"\nevents read {s['events_read']}, rejected {s['events_rejected']}, duplicates ignored "
-        f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}", highlight=False)
+        f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}"
+        + _alert_kinds(result, s["alerts_sent"]), highlight=False)
     back = set(s.get("restored_by_probe") or ())
     console.print("scaled to zero: " + (", ".join(f"{x} (restored by a probe)" if x in back else x
                                                   for x in s["scaled_to_zero"]) or "none"), highlight=False)
