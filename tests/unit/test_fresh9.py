@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime
 
 from rich.console import Console
 
@@ -55,3 +56,24 @@ def test_the_alerts_sent_line_names_each_kind() -> None:
     assert "decisions 1; alerts sent 2 (alert_only 1, recovery 1)" in proc.stdout
     proc = cli_in_process("replay", str(SCENARIOS / "spot-and-deploy-churn"), env={"COLUMNS": "200"})
     assert "alerts sent 0\n" in proc.stdout  # nothing added without alerts
+
+
+def test_capture_refuses_an_out_dir_under_a_file_before_any_aws_call(tmp_path) -> None:
+    """capture read every cluster, log group and metric, then failed to create OUT_DIR (a path under a file,
+    a read-only folder): the whole capture's reads lost. The folder is checked first now."""
+    import pytest
+
+    from ecs_guardrail.app.capture import capture
+    from ecs_guardrail.core.errors import ScenarioError
+
+    (tmp_path / "afile").write_text("x")
+    called: list[str] = []
+
+    def client(service: str) -> object:
+        called.append(service)
+        raise AssertionError("no AWS call before the folder is checked")
+
+    with pytest.raises(ScenarioError, match="is not a folder"):
+        capture(client, ["dev"], datetime(2025, 8, 21, 14, tzinfo=UTC), datetime(2025, 8, 21, 16, tzinfo=UTC),
+                tmp_path / "afile" / "sub", log_group="/aws/events/ecs-guardrail/ecs")
+    assert called == []
