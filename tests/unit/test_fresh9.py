@@ -77,3 +77,13 @@ def test_capture_refuses_an_out_dir_under_a_file_before_any_aws_call(tmp_path) -
         capture(client, ["dev"], datetime(2025, 8, 21, 14, tzinfo=UTC), datetime(2025, 8, 21, 16, tzinfo=UTC),
                 tmp_path / "afile" / "sub", log_group="/aws/events/ecs-guardrail/ecs")
     assert called == []
+
+
+def test_a_mass_hold_line_says_1_crash_not_1_crashes() -> None:
+    """shared-cache-brownout's hold alert listed "account: 1 crashes, 4 health-check kills"."""
+    from ecs_guardrail.core.alert import mass_lines
+
+    lines = mass_lines([("account", 1, 4, None), ("basket", 2, 1, None), ("cart", 0, 0, None)], 30)
+    assert lines == ["account: 1 crash, 4 health-check kills in 30 min",
+                     "basket: 2 crashes, 1 health-check kill in 30 min",
+                     "cart: 0 crashes, 0 health-check kills in 30 min"]
