@@ -6,6 +6,7 @@ import io
 import json
 from datetime import UTC, datetime
 
+import pytest
 from rich.console import Console
 
 from ecs_guardrail.replay.settings_sweep import SweepRow, render_rows
@@ -61,7 +62,7 @@ def test_the_alerts_sent_line_names_each_kind() -> None:
 def test_capture_refuses_an_out_dir_under_a_file_before_any_aws_call(tmp_path) -> None:
     """capture read every cluster, log group and metric, then failed to create OUT_DIR (a path under a file,
     a read-only folder): the whole capture's reads lost. The folder is checked first now."""
-    import pytest
+
 
     from ecs_guardrail.app.capture import capture
     from ecs_guardrail.core.errors import ScenarioError
@@ -87,3 +88,14 @@ def test_a_mass_hold_line_says_1_crash_not_1_crashes() -> None:
     assert lines == ["account: 1 crash, 4 health-check kills in 30 min",
                      "basket: 2 crashes, 1 health-check kill in 30 min",
                      "cart: 0 crashes, 0 health-check kills in 30 min"]
+
+
+@pytest.mark.parametrize(("typo", "meant"), [
+    ("CRASH_TRESHOLD", "CRASH_THRESHOLD"), ("alert_only_clusters", "ALERT_ONLY_CLUSTERS"),
+    ("MAX_ACTIONS_FRACTION", "MAX_ACTION_FRACTION"), ("ALERT_ONLY_CLUSTER", "ALERT_ONLY_CLUSTERS")])
+def test_an_unknown_setting_names_the_one_it_is_close_to(typo: str, meant: str) -> None:
+    """settings.env's CRASH_TRESHOLD=3 was refused with the list of 27 names and no pointer to the typo."""
+    from ecs_guardrail.settings import unknown_setting
+
+    assert f"unknown setting {typo!r} (did you mean {meant}?); known: " in unknown_setting(typo)
+    assert "did you mean" not in unknown_setting("FOO")

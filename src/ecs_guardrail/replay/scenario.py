@@ -14,7 +14,7 @@ from typing import Any
 
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.replay.fleet import check_fleet
-from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
+from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings, unknown_setting
 
 __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
            "alert_only_warnings", "opt_out_warnings", "samples_overlap_warning", "pretty_printed_runs",
@@ -58,8 +58,7 @@ def read_settings_env(path: Path) -> dict[str, str]:
         if binding.key is None:
             continue  # a comment or blank line
         if binding.key not in SETTING_NAMES:
-            raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
-                                f"{', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"{path.name}:{n}: {unknown_setting(binding.key)}")
         if binding.key in lines:
             raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
                                 "keep one line")
@@ -228,7 +227,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
     env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
     for key, value in (overrides or {}).items():
         if key not in SETTING_NAMES:
-            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"--set: {unknown_setting(key)}")
         env[key] = value
     try:
         settings = load_settings({**env, "HISTORY_TABLE": TABLE})

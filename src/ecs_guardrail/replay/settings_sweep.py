@@ -101,11 +101,11 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
     """
     from ecs_guardrail.replay.run import replay
     from ecs_guardrail.replay.scenario import load_scenario
-    from ecs_guardrail.settings import SETTING_NAMES
+    from ecs_guardrail.settings import SETTING_NAMES, unknown_setting
 
     for key, _ in sweeps:  # named as the user wrote it: --sweep, not --set
         if key not in SETTING_NAMES:
-            raise ScenarioError(f"--sweep: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"--sweep: {unknown_setting(key)}")
     combos = grid(sweeps)
     scenarios = []
     for combo in combos:
