@@ -99,3 +99,15 @@ def test_an_unknown_setting_names_the_one_it_is_close_to(typo: str, meant: str) 
 
     assert f"unknown setting {typo!r} (did you mean {meant}?); known: " in unknown_setting(typo)
     assert "did you mean" not in unknown_setting("FOO")
+
+
+def test_coverage_below_100_says_which_minutes_had_no_datapoint() -> None:
+    """watchdog-made-zero: "coverage 90.5%; minutes lost: ... 0 with no datapoint" read as a contradiction.
+    The 19 minutes are checkout's at 0 by the watchdog (an empty target group reports nothing): said now."""
+    from tests.conftest import SCENARIOS, cli_in_process
+
+    proc = cli_in_process("replay", str(SCENARIOS / "watchdog-made-zero"), env={"COLUMNS": "300"})
+    assert ("coverage 90.5% (19 service-minutes at 0 by the watchdog had no datapoint); minutes lost: "
+            "10 with no healthy host, 0 with no datapoint, 20 scaled to 0 by the watchdog") in proc.stdout
+    proc = cli_in_process("replay", str(SCENARIOS / "shared-cache-brownout"), env={"COLUMNS": "300"})
+    assert "coverage 100.0%; minutes lost" in proc.stdout

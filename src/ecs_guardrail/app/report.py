@@ -160,12 +160,23 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     if avail is not None:
         c = avail.by_cause
         console.print(f"availability {avail.availability_pct}% over {avail.denominator} service-minutes "
-                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%; minutes lost: "
+                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%"
+                      f"{_coverage_gap(avail)}; minutes lost: "
                       f"{c['down']} with no healthy host, {c['no_data']} with no datapoint, "
                       f"{c['zero_by_watchdog']} scaled to 0 by the watchdog; tasks running but no healthy target: "
                       f"{avail.divergent_service_minutes} service-minutes", highlight=False)
     for line in _more_lines(s):
         console.print(line, highlight=False)
+
+
+def _coverage_gap(avail: Any) -> str:
+    """watchdog-made-zero read "coverage 90.5%; minutes lost: ... 0 with no datapoint": 19 service-minutes
+    without a datapoint, yet none "with no datapoint". They are minutes of a service the watchdog held at 0
+    (its load balancer reports nothing for an empty target group), counted as the watchdog's: say so."""
+    at_zero = sum(1 for m in avail.minutes or () if m.state.value == "zero_by_watchdog" and not m.has_data)
+    if at_zero <= 0:
+        return ""
+    return f" ({at_zero} service-minute{'s' if at_zero != 1 else ''} at 0 by the watchdog had no datapoint)"
 
 
 def _more_lines(s: dict[str, Any]) -> list[str]:
