@@ -111,3 +111,16 @@ def test_coverage_below_100_says_which_minutes_had_no_datapoint() -> None:
             "10 with no healthy host, 0 with no datapoint, 20 scaled to 0 by the watchdog") in proc.stdout
     proc = cli_in_process("replay", str(SCENARIOS / "shared-cache-brownout"), env={"COLUMNS": "300"})
     assert "coverage 100.0%; minutes lost" in proc.stdout
+
+
+def test_a_misspelt_fleet_key_names_the_one_meant() -> None:
+    """fleet.json's "desiredcount": 2 was ignored (the service built with 1) with 17 keys listed; the warning
+    now points at desiredCount."""
+    from ecs_guardrail.replay.fleet import fleet_warnings
+
+    fleet = {"clusters": [{"name": "dev", "services": [
+        {"name": "web", "desiredcount": 2, "targetGroup": ["tg"], "colour": "blue"}]}]}
+    warnings = fleet_warnings(fleet)
+    assert any("unknown key 'desiredcount' ignored; did you mean desiredCount? (known: " in w for w in warnings)
+    assert any("unknown key 'targetGroup' ignored; did you mean targetGroups? (known: " in w for w in warnings)
+    assert any("unknown key 'colour' ignored (known: " in w for w in warnings)
