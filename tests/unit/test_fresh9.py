@@ -124,3 +124,22 @@ def test_a_misspelt_fleet_key_names_the_one_meant() -> None:
     assert any("unknown key 'desiredcount' ignored; did you mean desiredCount? (known: " in w for w in warnings)
     assert any("unknown key 'targetGroup' ignored; did you mean targetGroups? (known: " in w for w in warnings)
     assert any("unknown key 'colour' ignored (known: " in w for w in warnings)
+
+
+def test_a_service_verdict_with_two_failing_names_both() -> None:
+    """alerts-tour's timeline: "SERVICE - api: 5 of 5 tasks failed (100%); 2 service(s) failing, within the
+    bound 2": the other one was not named. Now "(api, worker)"."""
+    from datetime import timedelta
+
+    from ecs_guardrail.core.attribution import Verdict, attribute
+    from ecs_guardrail.core.classify import StopKind
+    from ecs_guardrail.core.policy import Failure, PolicyConfig
+
+    t0 = datetime(2025, 9, 2, 9, tzinfo=UTC)
+    failures = [Failure(s, t0 + timedelta(minutes=i), StopKind.CRASH, f"{s}-{i}", "a")
+                for s, n in (("api", 5), ("worker", 4)) for i in range(n)]
+    a = attribute(PolicyConfig(), failures, {}, ("a",), 12, t0, t0 + timedelta(hours=1))
+    assert a.verdict is Verdict.SERVICE
+    assert a.why == "api: 5 of 5 tasks failed (100%); 2 service(s) failing (api, worker), within the bound 2"
+    one = attribute(PolicyConfig(), failures[:5], {}, ("a",), 12, t0, t0 + timedelta(hours=1))
+    assert one.why == "api: 5 of 5 tasks failed (100%); 1 service(s) failing, within the bound 2"
