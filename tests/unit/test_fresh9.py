@@ -143,3 +143,16 @@ def test_a_service_verdict_with_two_failing_names_both() -> None:
     assert a.why == "api: 5 of 5 tasks failed (100%); 2 service(s) failing (api, worker), within the bound 2"
     one = attribute(PolicyConfig(), failures[:5], {}, ("a",), 12, t0, t0 + timedelta(hours=1))
     assert one.why == "api: 5 of 5 tasks failed (100%); 1 service(s) failing, within the bound 2"
+
+
+def test_image_pulls_without_a_scale_down_say_there_is_nothing_to_compare() -> None:
+    """quiet-window-recovery-sent (RECOVERY=probe, an alert-only loop of 7 crashes) read "image pulls: 0 if
+    the loop were left alone": the loop was left alone. The figures count only loops the watchdog stopped."""
+    from ecs_guardrail.app.report import _more_lines
+
+    none = {"probes": {"started": 0, "passed": 0, "failed": 0}, "image_pulls": {"unstopped": 0, "manual": 0,
+                                                                                  "probe": 0}, "scaled_to_zero": []}
+    assert _more_lines(none)[-1].startswith("image pulls: no service was scaled to 0, nothing to compare")
+    some = dict(none, image_pulls={"unstopped": 24, "manual": 5, "probe": 7}, scaled_to_zero=["dev/checkout"])
+    assert _more_lines(some)[-1] == ("image pulls: 24 if the loop were left alone, 5 with RECOVERY=manual, "
+                                     "7 with the probes")

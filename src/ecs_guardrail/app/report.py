@@ -200,6 +200,12 @@ def _more_lines(s: dict[str, Any]) -> list[str]:
         q = s.get("image_pulls") or {}
         out.append(f"probes: {p.get('started', 0)} started, {p.get('passed', 0)} passed, {p.get('failed', 0)} "
                    f"failed; restored by a probe: {', '.join(s.get('restored_by_probe') or ()) or 'none'}")
-        out.append(f"image pulls: {q.get('unstopped', 0)} if the loop were left alone, {q.get('manual', 0)} with "
-                   f"RECOVERY=manual, {q.get('probe', 0)} with the probes")
+        if not s.get("scaled_to_zero") and not any(q.values()):
+            # quiet-window-recovery-sent read "0 if the loop were left alone" beside an alert-only loop of 7
+            # crashes: the figures count only the loops the watchdog stopped
+            out.append("image pulls: no service was scaled to 0, nothing to compare (the figures count the "
+                       "crash loops the watchdog stops)")
+        else:
+            out.append(f"image pulls: {q.get('unstopped', 0)} if the loop were left alone, {q.get('manual', 0)} "
+                       f"with RECOVERY=manual, {q.get('probe', 0)} with the probes")
     return out
