@@ -29,7 +29,7 @@ output "watchdog_role_arn" {
 }
 
 output "watchdog_rule_name" {
-  description = "EventBridge rule of the watchdog (`aws events disable-rule --name` stops all action at once)."
+  description = "EventBridge rule of the watchdog (`aws events disable-rule --name` stops its scale-downs at once; with RECOVERY=probe the sweep's probes go on, see docs/deploy.md Rollback)."
   value       = aws_cloudwatch_event_rule.watchdog.name
 }
 

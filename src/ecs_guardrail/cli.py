@@ -59,8 +59,9 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     },
     "capture": {
         EXIT_OK: "the scenario folder was written (what could not be read is listed in its CAPTURE.md)",
-        EXIT_BAD_INPUT: "bad input: --until not after --since, or a cluster that does not exist in this account "
-                        "and region (the folder is still written for the others)",
+        EXIT_BAD_INPUT: "bad input: --until not after --since, an OUT_DIR that cannot be created (checked before "
+                        "any AWS call), or a cluster that does not exist in this account and region (the folder is "
+                        "still written for the others)",
         EXIT_AWS: "AWS unreachable, no region or credentials, or AWS refused",
     },
     "timeline": {

@@ -271,6 +271,17 @@ class Settings(Model, kw_only=True):
 
 _FIELD_ORDER: tuple[str, ...] = Settings.__struct_fields__
 SETTING_NAMES: frozenset[str] = frozenset(_FIELD_ORDER)
+
+
+def unknown_setting(key: str) -> str:
+    """``unknown setting 'CRASH_TRESHOLD' (did you mean CRASH_THRESHOLD?); known: ...``: the list alone left
+    a new user reading 27 names for the one letter a typo dropped. Case-insensitive close matches."""
+    import difflib
+
+    names = sorted(SETTING_NAMES)
+    close = [n for n in difflib.get_close_matches(key.upper(), names, n=1, cutoff=0.75)]
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown setting {key!r}{hint}; known: {', '.join(names)}"
 #: the settings whose value is text, a number, a boolean or a choice (not a list parsed by a check)
 # the field names as declared (``__struct_fields__``: no type hints resolved, unlike msgspec.structs.fields)
 _SCALAR = tuple(f for f in Settings.__struct_fields__ if f not in Settings.CHECKS)

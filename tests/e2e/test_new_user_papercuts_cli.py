@@ -122,8 +122,10 @@ def test_a_json_array_file_is_refused_with_the_jq_array_hint(tmp_path):
     (folder / "events.jsonl").write_text(json.dumps(events) + "\n")  # > 64 KiB: the check's head is cut
     proc = cli_in_process("replay", str(folder))
     assert proc.returncode == 2 and proc.stdout == ""
+    ev, fixed = folder / "events.jsonl", folder / "events.one-per-line.jsonl"
+    # the fix ends in the file replay reads (fresh user 9: "use that file" named no way to)
     assert proc.stderr == ("ecs-guardrail: bad-image-dev/events.jsonl: one event per line: this looks like one JSON "
-                           "array; `jq -c '.[]' events.jsonl > events.one-per-line.jsonl` and use that file\n")
+                           f"array; `jq -c '.[]' {ev} > {fixed} && mv {fixed} {ev}`\n")
 
 
 def test_an_array_line_among_good_lines_names_the_jq_array_fix_once(tmp_path):
@@ -143,8 +145,10 @@ def test_a_utf16_file_is_named_utf16_with_the_fix(tmp_path, encoding):
     (folder / "events.jsonl").write_bytes(text.encode(encoding))
     proc = cli_in_process("replay", str(folder))
     assert proc.returncode == 2 and proc.stdout == ""
+    ev, fixed = folder / "events.jsonl", folder / "events.utf8.jsonl"
     assert proc.stderr.startswith("ecs-guardrail: bad-image-dev/events.jsonl: this file is UTF-16 (what Windows "
-                                  "PowerShell 5's `>` writes), not UTF-8: `iconv -f UTF-16 -t UTF-8 events.jsonl")
+                                  f"PowerShell 5's `>` writes), not UTF-8: `iconv -f UTF-16 -t UTF-8 {ev} > {fixed} "
+                                  f"&& mv {fixed} {ev}`")
     assert "replaced" not in proc.stderr and proc.stderr.count("\n") == 1
 
 

@@ -54,11 +54,11 @@ def account_settings(overrides: dict[str, str]) -> AuditConfig:
     Raises:
         ScenarioError: an unknown ``--set`` key or an invalid value (bad input: exit 2).
     """
-    from ecs_guardrail.settings import SETTING_NAMES, load_settings
+    from ecs_guardrail.settings import SETTING_NAMES, load_settings, unknown_setting
 
     for key in overrides:
         if key not in SETTING_NAMES:
-            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"--set: {unknown_setting(key)}")
     env = {k: v for k, v in os.environ.items() if k in SETTING_NAMES}
     try:
         return load_settings({**env, **overrides}).audit()

@@ -598,6 +598,7 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ScenarioError(f"{out_dir}: exists and is not a folder")
+    _check_creatable(out_dir)
     report = CaptureReport(out_dir, list(clusters), since, until, log_group)
     sources: dict[tuple[str, str], _LogSource] = {}
     fleet, target_groups = _read_fleet(client, list(dict.fromkeys(clusters)), report, sources)
@@ -644,6 +645,21 @@ def capture(client: Callable[[str], Any], clusters: list[str], since: datetime, 
         logs_path.unlink()
     _write_notes(out_dir / "CAPTURE.md", report)
     return report
+
+
+def _check_creatable(out_dir: Path) -> None:
+    """Before any AWS call: the folder, or the nearest folder above it that exists, must be one the user can
+    write in. The folder is created only once everything is read (an AWS error leaves nothing half
+    written), so a path under a file or a read-only folder failed only after a whole capture's reads."""
+    import os
+
+    here = out_dir.absolute()
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not here.is_dir():
+        raise ScenarioError(f"{out_dir}: cannot be created ({here} is not a folder)")
+    if not os.access(here, os.W_OK | os.X_OK):
+        raise ScenarioError(f"{out_dir}: cannot be created ({here}: permission denied)")
 
 
 def _number(v: float) -> float | int:

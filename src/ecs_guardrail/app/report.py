@@ -76,6 +76,28 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: f
     return lines
 
 
+def _alert_kinds(result: Any, sent: int) -> str:
+    """" (alert_only 1, recovery 1)" after the alerts sent: "decisions 1; alerts sent 2" read as two alerts
+    for one decision, where the second is its recovery (or a job's summary). Each alert has exactly one
+    Slack preview (:meth:`Runtime.preview_of`), so those are counted; nothing is added when they do not
+    add up to ``sent``."""
+    kinds: dict[str, int] = {}
+    for a in getattr(result, "alerts", None) or ():
+        if a.get("channel") == "slack":
+            kinds[a.get("kind", "?")] = kinds.get(a.get("kind", "?"), 0) + 1
+    if not sent or sum(kinds.values()) != sent:
+        return ""
+    return " (" + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ")"
+
+
+def _counts_cell(d: dict[str, Any]) -> str:
+    """The decisions table's crash/hc cell. A restart-policy loop counts container restarts inside running
+    tasks (``crashes_in_window`` in ``--json``), no task crashed: "5/0" read as five crashed tasks."""
+    if d.get("trigger") == "restart_loop":
+        return f"{d['crashes_in_window']} restarts"
+    return f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}"
+
+
 def print_report(name: str, scenario: Any, result: Any, console: Console | None = None) -> None:
     """Print the report of one replay to ``console`` (default: stdout)."""
     console = console or make_console()
@@ -95,8 +117,7 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
         for i, d in enumerate(result.decisions, 1):
             style = _STYLE.get(d["action"], "")
             t.add_row(str(i), d["time"][11:19], f"{d['cluster']}/{d['service']}",
-                      f"[{style}]{d['action']}[/]", d["reason"],
-                      f"{d['crashes_in_window']}/{d['health_check_kills_in_window']}")
+                      f"[{style}]{d['action']}[/]", d["reason"], _counts_cell(d))
         console.print(t)
         restored = frozenset(s.get("restored_by_probe") or ())
         for line in _why(result.decisions, getattr(scenario, "region", None), restored):
@@ -126,7 +147,8 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     minutes = s["unavailable_service_minutes"]
     console.print(
         f"\nevents read {s['events_read']}, rejected {s['events_rejected']}, duplicates ignored "
-        f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}", highlight=False)
+        f"{s['duplicates_ignored']}; decisions {s['decisions']}; alerts sent {s['alerts_sent']}"
+        + _alert_kinds(result, s["alerts_sent"]), highlight=False)
     back = set(s.get("restored_by_probe") or ())
     console.print("scaled to zero: " + (", ".join(f"{x} (restored by a probe)" if x in back else x
                                                   for x in s["scaled_to_zero"]) or "none"), highlight=False)
@@ -138,12 +160,23 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
     if avail is not None:
         c = avail.by_cause
         console.print(f"availability {avail.availability_pct}% over {avail.denominator} service-minutes "
-                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%; minutes lost: "
+                      f"({avail.start:%H:%M}-{avail.end:%H:%M} UTC), coverage {avail.coverage_pct}%"
+                      f"{_coverage_gap(avail)}; minutes lost: "
                       f"{c['down']} with no healthy host, {c['no_data']} with no datapoint, "
                       f"{c['zero_by_watchdog']} scaled to 0 by the watchdog; tasks running but no healthy target: "
                       f"{avail.divergent_service_minutes} service-minutes", highlight=False)
     for line in _more_lines(s):
         console.print(line, highlight=False)
+
+
+def _coverage_gap(avail: Any) -> str:
+    """watchdog-made-zero read "coverage 90.5%; minutes lost: ... 0 with no datapoint": 19 service-minutes
+    without a datapoint, yet none "with no datapoint". They are minutes of a service the watchdog held at 0
+    (its load balancer reports nothing for an empty target group), counted as the watchdog's: say so."""
+    at_zero = sum(1 for m in avail.minutes or () if m.state.value == "zero_by_watchdog" and not m.has_data)
+    if at_zero <= 0:
+        return ""
+    return f" ({at_zero} service-minute{'s' if at_zero != 1 else ''} at 0 by the watchdog had no datapoint)"
 
 
 def _more_lines(s: dict[str, Any]) -> list[str]:
@@ -167,6 +200,12 @@ def _more_lines(s: dict[str, Any]) -> list[str]:
         q = s.get("image_pulls") or {}
         out.append(f"probes: {p.get('started', 0)} started, {p.get('passed', 0)} passed, {p.get('failed', 0)} "
                    f"failed; restored by a probe: {', '.join(s.get('restored_by_probe') or ()) or 'none'}")
-        out.append(f"image pulls: {q.get('unstopped', 0)} if the loop were left alone, {q.get('manual', 0)} with "
-                   f"RECOVERY=manual, {q.get('probe', 0)} with the probes")
+        if not s.get("scaled_to_zero") and not any(q.values()):
+            # quiet-window-recovery-sent read "0 if the loop were left alone" beside an alert-only loop of 7
+            # crashes: the figures count only the loops the watchdog stopped
+            out.append("image pulls: no service was scaled to 0, nothing to compare (the figures count the "
+                       "crash loops the watchdog stops)")
+        else:
+            out.append(f"image pulls: {q.get('unstopped', 0)} if the loop were left alone, {q.get('manual', 0)} "
+                       f"with RECOVERY=manual, {q.get('probe', 0)} with the probes")
     return out

@@ -359,7 +359,8 @@ def mass_lines(per_service: list[tuple[str, int, int, Failure | None]], window_m
     else:
         more = 0
     for name, crashes, kills, last in rows:
-        line = f"{name}: {crashes} crashes, {kills} health-check kills in {window_minutes} min"
+        line = (f"{name}: {crashes} {'crash' if crashes == 1 else 'crashes'}, "
+                f"{kills} health-check {'kill' if kills == 1 else 'kills'} in {window_minutes} min")
         if last is not None:
             line += "; last " + _stops((last,))[0]
         lines.append(line)

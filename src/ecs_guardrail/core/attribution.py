@@ -171,8 +171,10 @@ def attribute(
         worst = max(rows, key=lambda r: (r.share, r.failed_tasks))
         if n and worst.share > SERVICE_SHARE:
             verdict = Verdict.SERVICE
+            # two services failing read as "SERVICE - api ... 2 service(s) failing": which is the other?
+            names = f" ({', '.join(failing[:5])}{f' and {n - 5} more' if n > 5 else ''})" if n > 1 else ""
             why = (f"{worst.service}: {worst.failed_tasks} of {worst.tasks_seen} tasks failed "
-                   f"({worst.share:.0%}); {n} service(s) failing, within the bound {bound}")
+                   f"({worst.share:.0%}); {n} service(s) failing{names}, within the bound {bound}")
         else:
             verdict = Verdict.INSTANCE
             why = (f"{worst.service}: {worst.failed_tasks} of {worst.tasks_seen} tasks failed "

@@ -86,14 +86,24 @@ MAX_EVENT_REVISION = 5_000
 _APP_PORT = 8080
 
 
+def _meant(key: str, known: set[str] | frozenset[str]) -> str:
+    """``; did you mean desiredCount?`` for ``desiredcount``: a key of another case, or a close spelling
+    (a new user's ``desiredcount`` built the service with 1 task, named only among 17 known keys)."""
+    import difflib
+
+    same = [k for k in known if k.lower() == key.lower()]
+    close = same or difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def fleet_warnings(fleet: dict[str, Any]) -> list[str]:
     """Keys of ``fleet.json`` this tool does not read (a typo is otherwise silently ignored)."""
     out = [f"fleet.json: unknown key {k!r} ignored" for k in sorted(set(fleet) - _FLEET_KEYS)]
     for c in fleet.get("clusters", []):
         out += [f"fleet.json: {c['name']}: unknown key {k!r} ignored" for k in sorted(set(c) - _CLUSTER_KEYS)]
         for svc in c.get("services", []):
-            out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored (known: "
-                    f"{', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
+            out += [f"fleet.json: {c['name']}/{svc['name']}: unknown key {k!r} ignored{_meant(k, _SERVICE_KEYS)} "
+                    f"(known: {', '.join(sorted(_SERVICE_KEYS))})" for k in sorted(set(svc) - _SERVICE_KEYS)]
             if svc.get("schedulingStrategy") == "DAEMON" and "desiredCount" in svc:
                 out.append(f"fleet.json: {c['name']}/{svc['name']}: desiredCount ignored: a DAEMON service runs "
                            "one task per container instance")

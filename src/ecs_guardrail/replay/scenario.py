@@ -14,7 +14,7 @@ from typing import Any
 
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.replay.fleet import check_fleet
-from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings
+from ecs_guardrail.settings import SETTING_NAMES, Settings, load_settings, unknown_setting
 
 __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "check_events_file",
            "alert_only_warnings", "opt_out_warnings", "samples_overlap_warning", "pretty_printed_runs",
@@ -58,8 +58,7 @@ def read_settings_env(path: Path) -> dict[str, str]:
         if binding.key is None:
             continue  # a comment or blank line
         if binding.key not in SETTING_NAMES:
-            raise ScenarioError(f"{path.name}:{n}: unknown setting {binding.key!r}; known: "
-                                f"{', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"{path.name}:{n}: {unknown_setting(binding.key)}")
         if binding.key in lines:
             raise ScenarioError(f"{path.name}:{n}: {binding.key} is set twice (first on line {lines[binding.key]}); "
                                 "keep one line")
@@ -84,10 +83,16 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
     with path.open("rb") as fh:
         head = fh.read(65536)
     where = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+    # the fix as a command to paste where the user stands, ending in the file replay reads (a new user told
+    # "use that file" had no way to: replay reads FOLDER/events.jsonl and no other name)
+    import shlex
+
+    src = shlex.quote(str(path))
     if _utf16(head):
+        out = shlex.quote(str(path.with_name("events.utf8.jsonl")))
         raise ScenarioError(f"{where}: this file is UTF-16 (what Windows PowerShell 5's `>` writes), not UTF-8: "
-                            f"`iconv -f UTF-16 -t UTF-8 {path.name} > events.utf8.jsonl` (or PowerShell's "
-                            "`Out-File -Encoding utf8`) and use that file")
+                            f"`iconv -f UTF-16 -t UTF-8 {src} > {out} && mv {out} {src}` (or save it with "
+                            "PowerShell's `Out-File -Encoding utf8`)")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), None)
     if first is None:
@@ -97,10 +102,11 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
                             "events/scenarios/*/events.jsonl)")
     if first in ("{", "[") or (first.startswith("[") and first[1:].lstrip().startswith("{")):
         shape = "object" if first == "{" else "array"
-        fix = f"jq -c . {path.name}" if first == "{" else f"jq -c '.[]' {path.name}"
+        fix = f"jq -c . {src}" if first == "{" else f"jq -c '.[]' {src}"
         printed = "a pretty-printed JSON" if first in ("{", "[") else "one JSON"
+        out = shlex.quote(str(path.with_name("events.one-per-line.jsonl")))
         raise ScenarioError(f"{where}: one event per line: this looks like {printed} {shape}; "
-                            f"`{fix} > events.one-per-line.jsonl` and use that file")
+                            f"`{fix} > {out} && mv {out} {src}`")
 
 
 def _utf16(head: bytes) -> bool:
@@ -228,7 +234,7 @@ def load_scenario(folder: Path, overrides: dict[str, str] | None = None) -> Scen
     env = read_settings_env(folder / "settings.env") if (folder / "settings.env").exists() else {}
     for key, value in (overrides or {}).items():
         if key not in SETTING_NAMES:
-            raise ScenarioError(f"--set: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"--set: {unknown_setting(key)}")
         env[key] = value
     try:
         settings = load_settings({**env, "HISTORY_TABLE": TABLE})

@@ -110,11 +110,11 @@ def run_sweep(folder: Path, base: dict[str, str], sweeps: Sequence[tuple[str, li
     """
     from ecs_guardrail.replay.run import replay
     from ecs_guardrail.replay.scenario import load_scenario
-    from ecs_guardrail.settings import SETTING_NAMES
+    from ecs_guardrail.settings import SETTING_NAMES, unknown_setting
 
     for key, _ in sweeps:  # named as the user wrote it: --sweep, not --set
         if key not in SETTING_NAMES:
-            raise ScenarioError(f"--sweep: unknown setting {key!r}; known: {', '.join(sorted(SETTING_NAMES))}")
+            raise ScenarioError(f"--sweep: {unknown_setting(key)}")
     combos = grid(sweeps)
     scenarios = []
     for combo in combos:
@@ -190,31 +190,35 @@ def render_rows(rows: list[SweepRow], console: Any) -> None:
     """The rich table: one row per combination."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     keys = list(rows[0].settings) if rows else []
     actions = sorted({a for r in rows for a in r.decisions_by_action}, key=lambda a: (a not in ACTIONS, a))
     t = Table(title="Sweep: one replay per combination", title_justify="left", box=box.SIMPLE_HEAD)
-    for k in keys:
-        t.add_column(k, justify="right")
-    for a in actions:
-        t.add_column(a, justify="right")
     probing = any(r.probes is not None for r in rows)
-    for col in ("services scaled", "held", "watchdog svc-min", "unavailable svc-min") + (
-            ("probes (pass/fail)", "pulls (unstopped/manual/probe)") if probing else ()):
-        t.add_column(col, justify="right")
 
     def n(v: int | None) -> str:
         return "n/a" if v is None else str(v)
 
+    cells: list[list[str]] = []
     for r in rows:
-        extra = []
+        extra: list[str] = []
         if probing:
             p, q = r.probes, r.image_pulls
             extra = [f"{p['started']} ({p['passed']}/{p['failed']})" if p else "-",
                      f"{q['unstopped']}/{q['manual']}/{q['probe']}" if q else "-"]
-        t.add_row(*[r.settings[k] for k in keys], *[str(r.decisions_by_action.get(a, 0)) for a in actions],
-                  str(r.services_scaled), str(r.services_held), n(r.watchdog_service_minutes),
-                  n(r.unavailable_service_minutes), *extra)
+        cells.append([*[r.settings[k] for k in keys], *[str(r.decisions_by_action.get(a, 0)) for a in actions],
+                      str(r.services_scaled), str(r.services_held), n(r.watchdog_service_minutes),
+                      n(r.unavailable_service_minutes), *extra])
+    names = [*keys, *actions, "services scaled", "held", "watchdog svc-min", "unavailable svc-min",
+             *(("probes (pass/fail)", "pulls (unstopped/manual/probe)") if probing else ())]
+    for i, name in enumerate(names):
+        # on a narrow terminal a header wraps instead of ending in "…" (two swept settings of one prefix,
+        # PROBE_DELAY_MINUTES and PROBE_PASS_MINUTES, both read "PROBE_…"), and a value is never cut
+        t.add_column(Text(name, overflow="fold"), justify="right",
+                     min_width=max((len(c[i]) for c in cells), default=1))
+    for c in cells:
+        t.add_row(*c)
     console.print(t)
     for line in trade_lines(rows):
         console.print(line, highlight=False, markup=False)
