@@ -26,6 +26,7 @@ change", so the caller writes only when something changed.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -466,15 +467,33 @@ def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
     stays as small as before: a loop failing every minute keeps the same 61 minutes)."""
     m = _minute_of(t)
     offset = (t.astimezone(UTC) - m).total_seconds()
+    kept = int(horizon // _MINUTE) + 1
+    last = minutes[-1].minute if minutes else None
+    if last is None or (m >= last and _ascending(minutes)):
+        # the failure is in the newest minute or after it, as nearly every one is (the stored minutes are in
+        # order, one per minute): the same tuple as the general way below, without its map and sort
+        old = minutes[-1] if m == last else None
+        head = minutes[:-1] if old is not None else minutes
+        return (*head, _minute_count(m, old, offset, edge))[-kept:]
     by_minute = {mc.minute: mc for mc in minutes}
-    old = by_minute.get(m)
+    by_minute[m] = _minute_count(m, by_minute.get(m), offset, edge)
+    return tuple(by_minute[k] for k in sorted(by_minute)[-kept:])
+
+
+def _ascending(minutes: tuple[MinuteCount, ...]) -> bool:
+    """Each minute after the one before it (what :func:`_count_in_minute` makes; a hand-edited item may
+    hold them in another order, or one minute twice)."""
+    times = [mc.minute for mc in minutes]
+    return all(map(operator.lt, times, times[1:]))
+
+
+def _minute_count(m: datetime, old: MinuteCount | None, offset: float, edge: int) -> MinuteCount:
+    """Minute ``m``'s count ``old`` (``None``: none yet) with one more failure ``offset`` seconds into it."""
     secs = sorted((old.seconds if old else ()) + (offset,))
     count = (old.count if old else 0) + 1
     if count > 2 * edge:
         secs = secs[:edge] + secs[-edge:]
-    by_minute[m] = MinuteCount(m, count, tuple(secs))
-    kept = int(horizon // _MINUTE) + 1
-    return tuple(by_minute[k] for k in sorted(by_minute)[-kept:])
+    return MinuteCount(m, count, tuple(secs))
 
 
 def count_minutes(failures: Iterable[Failure], edge: int = 2,
