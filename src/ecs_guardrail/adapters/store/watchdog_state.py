@@ -296,7 +296,7 @@ class _SummaryText:
         n = 0
         old = w.m
         if old is not None and w.m_base == base:
-            for a, b in zip(old, minutes):
+            for a, b in zip(old, minutes, strict=False):
                 if a is not b:
                     break
                 n += 1
