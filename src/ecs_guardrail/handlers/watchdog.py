@@ -191,13 +191,13 @@ class Watchdog:
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        if d.service is None:
+        service = d.service
+        if service is None:
             if d.family is not None:
                 ck, _ = self.where(d.cluster, d.cluster_arn)
                 return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
                               verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
-        service = d.service
         remembered = remembered_per_task(verdict)
         if not remembered and not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}

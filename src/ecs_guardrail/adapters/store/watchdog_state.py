@@ -586,7 +586,7 @@ class WatchdogState:
         by_minute: dict[datetime, list[str]] = {}
         for f in failures:
             by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
-        for minute, members in sorted(by_minute.items()):
+        for minute, members in (sorted(by_minute.items()) if len(by_minute) > 1 else by_minute.items()):
             pk, sk = keys.fleet_minute(ck, shard, minute)
             ttl = self._log.expires(minute)
             size = self.table.add_to_set(pk, sk, key, members, max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
@@ -614,6 +614,8 @@ class WatchdogState:
         """Before a summary write: mark each scale-down ``new`` adds (``z#<service>``, its decision time,
         in its minute's ``#z`` item), so no concurrent fleet test misses it. Returns the scale-downs
         ``new`` drops, unmarked after the write (:meth:`_unmark_scale_downs`)."""
+        if current.episode is new.episode and current.scaled is new.scaled:  # what scale_down_times reads
+            return ()
         before, after = scale_down_times(current), scale_down_times(new)
         if before == after:
             return ()
@@ -625,6 +627,8 @@ class WatchdogState:
 
     @permissions(history_table=["dynamodb:UpdateItem"])
     def _unmark_scale_downs(self, ck: str, service: str, gone: tuple[datetime, ...]) -> None:
+        if not gone:
+            return
         shard = shard_of(service)
         for t in gone:
             pk, sk = keys.fleet_minute(ck, shard, minute_of(t))
