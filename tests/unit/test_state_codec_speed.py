@@ -30,6 +30,7 @@ from ecs_guardrail.core.summary import (
     RecoveryStatus,
     ServiceSummary,
     add_failure,
+    add_spot,
 )
 
 T0 = datetime(2025, 8, 21, 10, 0, tzinfo=UTC)
@@ -68,6 +69,27 @@ def test_stored_text_is_json_dumps_of_the_document_byte_for_byte() -> None:
     for _ in range(2):  # the second pass reads every entry's text from the memo
         for s in _summaries():
             assert text.text(s) == json.dumps(summary_to_doc(s), separators=(",", ":"))
+
+
+def test_each_write_of_a_service_is_json_dumps_whatever_changed_since_the_write_before() -> None:
+    """The text reuses what the write before made of the same service (rings, Spot notices, episode, minute
+    rows): a sequence of filings, notices, a first minute dropped past the horizon, an episode and its end."""
+    text = _SummaryText()
+    s = ServiceSummary("api", seq=1)
+    ep = Episode(decision_time=T0, last_failure=T0, action=Action.HOLD, reason=Reason.MASS_UNHEALTHY,
+                 trigger="crash_loop", action_status=ActionStatus.NONE, alert_status=AlertStatus.PENDING)
+    for i in range(90):
+        f = _failure(i * 9, StopKind.CRASH if i % 3 else StopKind.HEALTH_CHECK_KILL)
+        got = add_failure(s, f, 5, horizon=timedelta(minutes=6)) if i % 5 else \
+            add_spot(s, f"{ARN}{10_000 + i:032x}", f.time)
+        s = got or s
+        if i == 30:
+            s = replace(s, episode=ep)
+        if i == 60:
+            s = replace(s, episode=replace(ep, last_failure=f.time), episode_end=EpisodeEnd.QUIET, counted_after=f.time,
+                        scaled=(T0,), steady_at=f.time)
+        for other in (s, ServiceSummary("api"), s):  # an empty summary of the name in between, and back
+            assert text.text(other) == json.dumps(summary_to_doc(other), separators=(",", ":"))
 
 
 def test_unchanged_item_is_decoded_once_and_a_changed_one_again() -> None:

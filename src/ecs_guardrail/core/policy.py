@@ -220,6 +220,11 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
     Returns:
         the :class:`Trigger` (crashes win over health-check kills), or ``None``.
     """
+    threshold = config.crash_threshold
+    if not impaired and len(summary.crashes) < threshold and len(summary.kills) < threshold:
+        # fewer failures of each kind kept than the threshold: no count below can reach it (each counts a
+        # subset of its ring), so no loop, escalation or re-evaluation; and a failure is not ``impaired``
+        return None
     window = config.window
     if impaired:
         if summary.counted_after is not None and at <= summary.counted_after:
@@ -231,7 +236,6 @@ def detect(config: PolicyConfig, summary: ServiceSummary, at: datetime, *, impai
         return None
     crashes = summary.counted(StopKind.CRASH, t, window)
     kills = summary.counted(StopKind.HEALTH_CHECK_KILL, t, window)
-    threshold = config.crash_threshold
     ep = summary.episode
     escalation = reevaluation = False
     loop = len(crashes) >= threshold

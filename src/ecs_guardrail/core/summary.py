@@ -26,6 +26,7 @@ change", so the caller writes only when something changed.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -340,9 +341,12 @@ class ServiceSummary(Struct, frozen=True):
     def knows_task(self, task_arn: str) -> bool:
         """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
         tid = resource_name(task_arn)
-        return (_short(task_arn) in self.recent
-                or any(resource_name(f.task_arn) == tid for f in self.crashes + self.kills)
-                or any(resource_name(t) == tid for t, _ in self.spot))
+        if tid[-8:] in self.recent:  # _short(task_arn)
+            return True
+        tail = "/" + tid  # resource_name(x) == tid: x is the id itself or ends with "/<id>" (an id has no "/")
+        return (any(f.task_arn == tid or f.task_arn.endswith(tail) for f in self.crashes)
+                or any(f.task_arn == tid or f.task_arn.endswith(tail) for f in self.kills)
+                or any(t == tid or t.endswith(tail) for t, _ in self.spot))
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -466,15 +470,33 @@ def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
     stays as small as before: a loop failing every minute keeps the same 61 minutes)."""
     m = _minute_of(t)
     offset = (t.astimezone(UTC) - m).total_seconds()
+    kept = int(horizon // _MINUTE) + 1
+    last = minutes[-1].minute if minutes else None
+    if last is None or (m >= last and _ascending(minutes)):
+        # the failure is in the newest minute or after it, as nearly every one is (the stored minutes are in
+        # order, one per minute): the same tuple as the general way below, without its map and sort
+        old = minutes[-1] if m == last else None
+        head = minutes[:-1] if old is not None else minutes
+        return (*head, _minute_count(m, old, offset, edge))[-kept:]
     by_minute = {mc.minute: mc for mc in minutes}
-    old = by_minute.get(m)
+    by_minute[m] = _minute_count(m, by_minute.get(m), offset, edge)
+    return tuple(by_minute[k] for k in sorted(by_minute)[-kept:])
+
+
+def _ascending(minutes: tuple[MinuteCount, ...]) -> bool:
+    """Each minute after the one before it (what :func:`_count_in_minute` makes; a hand-edited item may
+    hold them in another order, or one minute twice)."""
+    times = [mc.minute for mc in minutes]
+    return all(map(operator.lt, times, times[1:]))
+
+
+def _minute_count(m: datetime, old: MinuteCount | None, offset: float, edge: int) -> MinuteCount:
+    """Minute ``m``'s count ``old`` (``None``: none yet) with one more failure ``offset`` seconds into it."""
     secs = sorted((old.seconds if old else ()) + (offset,))
     count = (old.count if old else 0) + 1
     if count > 2 * edge:
         secs = secs[:edge] + secs[-edge:]
-    by_minute[m] = MinuteCount(m, count, tuple(secs))
-    kept = int(horizon // _MINUTE) + 1
-    return tuple(by_minute[k] for k in sorted(by_minute)[-kept:])
+    return MinuteCount(m, count, tuple(secs))
 
 
 def count_minutes(failures: Iterable[Failure], edge: int = 2,
@@ -534,13 +556,13 @@ def add_failure(summary: ServiceSummary, failure: Failure, keep: int, *, edge: i
         raise ValueError(f"{failure.kind.value} does not count as a failure")
     if summary.knows_task(failure.task_arn):
         return None
-    new = replace(summary, minutes=_count_in_minute(summary.minutes, failure.time, edge, horizon),
-                  recent=(summary.recent + (_short(failure.task_arn),))[-RECENT_TASKS_KEPT:])
+    minutes = _count_in_minute(summary.minutes, failure.time, edge, horizon)
+    recent = (summary.recent + (_short(failure.task_arn),))[-RECENT_TASKS_KEPT:]
     if failure.kind is StopKind.CRASH:
         ring = _ring(summary.crashes, failure, keep)
-        return replace(new, crashes=ring) if failure in ring else new
+        return replace(summary, minutes=minutes, recent=recent, **({"crashes": ring} if failure in ring else {}))
     ring = _ring(summary.kills, failure, keep)
-    return replace(new, kills=ring) if failure in ring else new
+    return replace(summary, minutes=minutes, recent=recent, **({"kills": ring} if failure in ring else {}))
 
 
 def note_activity(summary: ServiceSummary, at: datetime, window: timedelta) -> ServiceSummary | None:
@@ -621,10 +643,12 @@ def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSum
     forgotten, so the list is bounded by the tasks stopped in that span, not by the length of a loop.
     """
     tid = resource_name(task_arn)
-    if any(resource_name(t) == tid for t, _ in summary.spot):
+    tail = "/" + tid  # resource_name(x) == tid: x is the id itself or ends with "/<id>" (an id has no "/")
+    if any(t == tid or t.endswith(tail) for t, _ in summary.spot):
         return None
-    filed = [f for f in summary.crashes + summary.kills if resource_name(f.task_arn) == tid]
-    if any(f.time < at for f in filed) or (not filed and summary.knows_task(task_arn)):
+    filed = [f for f in summary.crashes + summary.kills if f.task_arn == tid or f.task_arn.endswith(tail)]
+    # not filed in a ring and no notice of it: summary.knows_task is its recent filings alone
+    if any(f.time < at for f in filed) or (not filed and _short(task_arn) in summary.recent):
         return None
     new = summary
     for f in filed:

@@ -6,6 +6,8 @@ unfinished episode, :func:`~ecs_guardrail.core.policy.detect`, gather the facts 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ from ecs_guardrail.core.decision_facts import entitle, open_episode_key
 from ecs_guardrail.core.entitlement import ScalableTargetFacts
 from ecs_guardrail.core.errors import DecisionInProgressError
 from ecs_guardrail.core.lazy import lazy_module
-from ecs_guardrail.core.policy import Entitlement, Trigger, decide, detect, is_alert_only_cluster
+from ecs_guardrail.core.policy import Entitlement, PolicyConfig, Trigger, decide, detect, is_alert_only_cluster
 from ecs_guardrail.core.records import TriggerKind
 from ecs_guardrail.core.summary import ServiceSummary, episode_is_open, reevaluated
 from ecs_guardrail.handlers import hold, slots
@@ -30,6 +32,7 @@ from ecs_guardrail.handlers.runtime import Runtime, logger
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
+    from ecs_guardrail.handlers.outbox import Outbox
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
@@ -43,12 +46,28 @@ class Decider:
     """Rules 2 to 5 over one service's trigger, for one invocation: ``episodes`` claims and drives what
     is decided (its ``decisions`` are the invocation's)."""
 
-    def __init__(self, rt: Runtime, episodes: ProbingEpisodes) -> None:
+    def __init__(self, rt: Runtime, episodes: ProbingEpisodes | Callable[[], ProbingEpisodes], *,
+                 config: PolicyConfig | None = None) -> None:
+        """``episodes``: the invocation's, or what makes them on first use (a failure that only counts, about
+        every stop of a fleet, needs no episode I/O, lease owner id or outbox: issue 33.2); ``config``: the
+        settings' :class:`PolicyConfig` when the caller has it already."""
         self.rt = rt
-        self.config = rt.settings.policy()
+        self.config = config if config is not None else rt.settings.policy()
         self.state = rt.history.state
-        self.episodes = episodes
-        self.out = episodes.out
+        if isinstance(episodes, ProbingEpisodes):
+            self.__dict__["episodes"] = episodes
+        else:
+            self._make_episodes = episodes
+
+    @functools.cached_property
+    def episodes(self) -> ProbingEpisodes:
+        """The invocation's episode I/O (claim, resume, hold), made on first use."""
+        return self._make_episodes()
+
+    @property
+    def out(self) -> Outbox:
+        """The episodes' outbox (the alerts' reads)."""
+        return self.episodes.out
 
     def evaluate(self, ck: str, cluster: str, cluster_arn: str, service: str, s: ServiceSummary, at: datetime,
                   *, impaired: bool, foreign: str | None) -> dict[str, Any]:

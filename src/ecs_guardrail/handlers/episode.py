@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
 
-__all__ = ["Episodes", "Claim", "Known", "Job", "AlertDeliveryError", "DecisionInProgressError"]
+__all__ = ["Episodes", "owes_recovery", "Claim", "Known", "Job", "AlertDeliveryError", "DecisionInProgressError"]
 
 
 #: effect (class name) -> the method that performs it (declared with ``@performs``: the AWS actions it needs);
@@ -300,7 +300,13 @@ class Episodes(Performers):
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`recover` when ``s`` owes one; returns the summary as stored afterwards."""
-        if s.episode is None or s.episode.recovery is not RecoveryStatus.PENDING:
+        if not owes_recovery(s):
             return s
         self.recover(ck, cluster, s.service)
         return self.state.load(ck, s.service)
+
+
+def owes_recovery(s: ServiceSummary) -> bool:
+    """The episode of ``s`` ended and its recovery message is owed (``PENDING``): what
+    :meth:`Episodes.recover_if_owed` acts on, asked before an invocation makes its episodes."""
+    return s.episode is not None and s.episode.recovery is RecoveryStatus.PENDING

@@ -72,6 +72,7 @@ from ecs_guardrail.core.summary import (
 from ecs_guardrail.handlers import hold
 from ecs_guardrail.handlers.decision import CLAIM_ATTEMPTS, Decider
 from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
+from ecs_guardrail.handlers.episode import owes_recovery
 from ecs_guardrail.handlers.jobs import on_job
 from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
@@ -154,8 +155,17 @@ class Watchdog:
 
     @functools.cached_property
     def decider(self) -> Decider:
-        """Resume, detect, gather once, decide, claim."""
-        return Decider(self.rt, self.episodes)
+        """Resume, detect, gather once, decide, claim (the episodes made when it needs them)."""
+        return Decider(self.rt, lambda: self.episodes, config=self.config)
+
+    @functools.cached_property
+    def probing(self) -> bool:
+        """``RECOVERY=probe`` (:meth:`Settings.probes`): a failure may be a held service's probe verdict."""
+        return self.rt.settings.probes() is not None
+
+    def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
+        """:meth:`Episodes.recover_if_owed`, making the episodes only when a recovery is owed."""
+        return self.episodes.recover_if_owed(ck, cluster, s) if owes_recovery(s) else s
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
@@ -181,13 +191,13 @@ class Watchdog:
         verdict = classify_stop(d)
         if not verdict.final:
             return {"status": "ignored", "why": "stop notice without a stop code; waiting for the STOPPED event"}
-        if d.service is None:
+        service = d.service
+        if service is None:
             if d.family is not None:
                 ck, _ = self.where(d.cluster, d.cluster_arn)
                 return on_job(self.out, self.state, self.config, event, ck, d.family, verdict.kind, verdict.cause,
                               verdict.exit_codes)
             return {"status": "ignored", "why": f"group {d.group!r} is not a service"}
-        service = d.service
         remembered = remembered_per_task(verdict)
         if not remembered and not verdict.kind.counts_as_failure:
             return {"status": "ignored", "why": f"{verdict.kind.value} stop does not count"}
@@ -205,7 +215,8 @@ class Watchdog:
                 self.state.uncount_failures(ck, service, taken)
             return {"status": "spot" if verdict.kind is StopKind.SPOT else "notice", "new": new}
         failure = failure_of(event, verdict.kind, verdict.cause, verdict.exit_codes, service)
-        held = hold.held_for_probes(self.episodes, ck, d.cluster, service, event.time, failure)
+        held = hold.held_for_probes(self.episodes, ck, d.cluster, service, event.time, failure) \
+            if self.probing else None
         if held is not None:
             return held
         config = self.config
@@ -215,7 +226,7 @@ class Watchdog:
             # counted in its minute after the summary filed it (a redelivery of a failure the summary
             # holds adds it again, which changes nothing: the write before it may have been lost)
             self.state.count_failures(ck, service, [failure], config.fleet_signal_min_failures)
-        s = self.episodes.recover_if_owed(ck, d.cluster, s)
+        s = self.recover_if_owed(ck, d.cluster, s)
         if new:
             metrics.add_metric(name="CrashesCounted" if verdict.kind is StopKind.CRASH else "HealthCheckKills",
                                unit="Count", value=1)
@@ -235,7 +246,7 @@ class Watchdog:
             closed = changed and s.episode_end is EpisodeEnd.STEADY_STATE and s.counted_after == event.time
             if not closed:  # a restore (another process) may have made a recovery owed since this cache
                 s = self.state.load(ck, service, fresh=True)
-            after = self.episodes.recover_if_owed(ck, event.cluster, s)
+            after = self.recover_if_owed(ck, event.cluster, s)
             recovered = after is not s
             out = {"status": "episode_closed" if closed else "ignored", "why": STEADY,
                    **({"recovered": True} if recovered else {})}
@@ -255,7 +266,7 @@ class Watchdog:
             # late news of a probe window the pass already judged: never a decision in the past that
             # stops the service just restored (a genuine impairment is reported again, after the restore)
             return {"status": "ignored", "why": f"{IMPAIRED} stamped before the probe passed"}
-        s = self.episodes.recover_if_owed(ck, event.cluster, s)
+        s = self.recover_if_owed(ck, event.cluster, s)
         return self.decider.evaluate(ck, event.cluster, arn, service, s, event.time, impaired=True, foreign=foreign)
 
     def _after_steady(self, ck: str, event: ServiceAction, arn: str, s: ServiceSummary,
@@ -294,7 +305,7 @@ class Watchdog:
         ck, _ = self.where(event.cluster, event.resources[0])
         note = DeploymentNote(event.time, d.event_name, getattr(d, "deployment_id", None), d.reason)
         s, new = self.state.update(ck, event.service, lambda s: add_deployment(s, note))
-        self.episodes.recover_if_owed(ck, event.cluster, s)
+        self.recover_if_owed(ck, event.cluster, s)
         probed = None
         if new and d.event_name == FIX_DEPLOYMENT and self.episodes.probes is not None:
             # an operator's fix (a new task definition revision) on a held service: probe it at once

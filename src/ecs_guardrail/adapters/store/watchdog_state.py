@@ -214,21 +214,44 @@ def _JSON(value: Any) -> str:  # noqa: N802 - read as the constant it replaces
     return "".join(_C_ENCODE(value, 0))
 
 
-class _SummaryText:
-    """:func:`summary_to_doc`'s document as the JSON text ``json.dumps(doc, separators=(",", ":"))`` gives,
-    byte for byte, with each ring entry's and minute row's text made once per object: a summary is written
-    at every failure it files and keeps up to ``keep`` failures of each kind, nearly all of them the same
-    objects as in the write before (issue 33.2). Entries are held by identity (the objects are immutable
-    and kept alive by the memo, so an id is never reused while it is remembered); the memo is cleared
-    when it reaches :data:`_TEXT_LIMIT` objects."""
+class _Written:
+    """What :class:`_SummaryText` made of one service's last summary: each field's value (the very tuple or
+    episode) and its ``"key":value`` text; the minutes' first minute and row texts too."""
+
+    __slots__ = ("c", "c_text", "k", "k_text", "spot", "spot_text", "ep", "ep_text", "m", "m_text", "m_base",
+                 "m_rows")
 
     def __init__(self) -> None:
-        #: id -> (the object, what was made of it): a failure -> [reduced text, whole text]; a minute -> (the
-        #: first minute its offset counts from, its row's text)
+        self.c: Any = None
+        self.c_text = ""
+        self.k: Any = None
+        self.k_text = ""
+        self.spot: Any = None
+        self.spot_text = ""
+        self.ep: Any = None
+        self.ep_text = ""
+        self.m: Any = None
+        self.m_text = ""
+        self.m_base: Any = None
+        self.m_rows: list[str] = []
+
+
+class _SummaryText:
+    """:func:`summary_to_doc`'s document as the JSON text ``json.dumps(doc, separators=(",", ":"))`` gives,
+    byte for byte, made from what the write before made of the same service (issue 33.2): a summary is written
+    at every failure or notice it files, and nearly all of it is the same objects as in the write before (a
+    ring, the Spot notices or the episode that did not change is that very object again; a new failure adds
+    one ring entry and changes the newest minute's row). Each ring entry's and Spot notice's text is made once
+    per object; the minutes' rows once per object and first minute. Entries are held by identity (the objects
+    are immutable and kept alive by the memo, so an id is never reused while it is remembered); the memos
+    are cleared when they reach :data:`_TEXT_LIMIT` entries."""
+
+    def __init__(self) -> None:
+        #: id -> (the object, what was made of it): a failure -> [reduced text, whole text]; a Spot notice
+        #: ``(task ARN, time)`` -> its text
         self._memo: dict[int, tuple[Any, Any]] = {}
-        #: (service, field) -> (the ring or minutes tuple last written, its text): a write that filed no
-        #: failure of a kind keeps that very tuple (one per service and field: never the history's)
-        self._last: dict[tuple[str, str], tuple[Any, str]] = {}
+        #: service -> what the last write of that service's summary made (one per service name: a fleet's)
+        self._last: dict[str, _Written] = {}
 
     def _get(self, obj: Any) -> Any:
         got = self._memo.get(id(obj))
@@ -243,8 +266,10 @@ class _SummaryText:
     def _ring(self, ring: tuple[Failure, ...]) -> str:
         cut = max(0, len(ring) - FULL_ENTRIES)
         out = []
+        memo = self._memo
         for n, f in enumerate(ring):
-            texts = self._get(f) or self._put(f, [None, None])
+            got = memo.get(id(f))
+            texts = got[1] if got is not None and got[0] is f else self._put(f, [None, None])
             full = n >= cut
             entry = texts[full]
             if entry is None:
@@ -253,45 +278,75 @@ class _SummaryText:
             out.append(entry)
         return "[" + ",".join(out) + "]"
 
-    def _minutes(self, minutes: tuple[MinuteCount, ...]) -> str:
-        if not minutes:
-            return "{}"
-        base = minutes[0].minute
-        rows = []
-        for m in minutes:
-            row = self._get(m)
-            if row is None or row[0] != base:  # [minutes after the first, count, seconds...]
-                row = self._put(m, (base, _JSON([int((m.minute - base).total_seconds() // 60), m.count,
-                                                 *[_sec(x) for x in m.seconds]])))
-            rows.append(row[1])
-        return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
+    def _spot(self, spot: tuple[tuple[str, datetime], ...]) -> str:
+        out = []
+        for pair in spot:
+            entry = self._get(pair)
+            if entry is None:
+                t, when = pair
+                entry = self._put(pair, _JSON([t, iso(when)]))
+            out.append(entry)
+        return "[" + ",".join(out) + "]"
 
-    def _field(self, service: str, field: str, value: Any, make: Callable[[Any], str]) -> str:
-        """``make(value)``, or the text made last for this service's ``field`` when ``value`` is that
-        very tuple again."""
-        last = self._last.get((service, field))
-        if last is not None and last[0] is value:
-            return last[1]
-        text = make(value)
-        if len(self._last) >= _TEXT_LIMIT:
-            self._last.clear()
-        self._last[(service, field)] = (value, text)
-        return text
+    @staticmethod
+    def _minutes(w: _Written, minutes: tuple[MinuteCount, ...]) -> str:
+        """The minutes' text; the rows of the tuple written before reused while they are the same objects
+        from the start with the same first minute (a new failure changes the newest row, or adds one)."""
+        base = minutes[0].minute
+        n = 0
+        old = w.m
+        if old is not None and w.m_base == base:
+            for a, b in zip(old, minutes, strict=False):
+                if a is not b:
+                    break
+                n += 1
+        rows = w.m_rows[:n] if n else []
+        for m in minutes[n:]:  # [minutes after the first, count, seconds...]
+            rows.append(_JSON([int((m.minute - base).total_seconds() // 60), m.count, *[_sec(x) for x in m.seconds]]))
+        w.m_base, w.m_rows = base, rows
+        return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
 
     def text(self, s: ServiceSummary) -> str:
         """The stored ``doc`` of ``s`` (:func:`summary_to_doc`, encoded)."""
+        w = self._last.get(s.service)
+        if w is None:
+            if len(self._last) >= _TEXT_LIMIT:
+                self._last.clear()
+            w = self._last[s.service] = _Written()
         parts = []
         if s.crashes:
-            parts.append('"c":' + self._field(s.service, "c", s.crashes, self._ring))
+            if s.crashes is not w.c:
+                w.c, w.c_text = s.crashes, '"c":' + self._ring(s.crashes)
+            parts.append(w.c_text)
         if s.kills:
-            parts.append('"k":' + self._field(s.service, "k", s.kills, self._ring))
-        head = _head_doc(s)
-        if head:
-            parts.append(_JSON(head)[1:-1])
-        parts.append('"m":' + self._field(s.service, "m", s.minutes, self._minutes))
-        tail = _tail_doc(s)
-        if tail:
-            parts.append(_JSON(tail)[1:-1])
+            if s.kills is not w.k:
+                w.k, w.k_text = s.kills, '"k":' + self._ring(s.kills)
+            parts.append(w.k_text)
+        if s.spot:
+            if s.spot is not w.spot:
+                w.spot, w.spot_text = s.spot, '"s":' + self._spot(s.spot)
+            parts.append(w.spot_text)
+        if s.deployments:
+            parts.append('"d":' + _JSON([{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
+                                         for n in s.deployments]))
+        if s.episode is not None:
+            if s.episode is not w.ep:
+                w.ep, w.ep_text = s.episode, '"e":' + _JSON(_ep_doc(s.episode))
+            parts.append(w.ep_text)
+        if s.episode_end is not None:
+            parts.append('"x":' + _JSON(s.episode_end.value))
+        if s.counted_after is not None:
+            parts.append('"a":' + _JSON(iso(s.counted_after)))
+        if s.minutes is not w.m:
+            w.m_text = '"m":' + (self._minutes(w, s.minutes) if s.minutes else "{}")
+            w.m = s.minutes
+        parts.append(w.m_text)
+        if s.recent:
+            parts.append('"r":' + _JSON(list(s.recent)))
+        if s.scaled:
+            parts.append('"z":' + _JSON([iso(t) for t in s.scaled]))
+        if s.steady_at is not None:
+            parts.append('"y":' + _JSON(iso(s.steady_at)))
         return "{" + ",".join(parts) + "}"
 
 
@@ -531,7 +586,7 @@ class WatchdogState:
         by_minute: dict[datetime, list[str]] = {}
         for f in failures:
             by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
-        for minute, members in sorted(by_minute.items()):
+        for minute, members in (sorted(by_minute.items()) if len(by_minute) > 1 else by_minute.items()):
             pk, sk = keys.fleet_minute(ck, shard, minute)
             ttl = self._log.expires(minute)
             size = self.table.add_to_set(pk, sk, key, members, max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
@@ -559,6 +614,8 @@ class WatchdogState:
         """Before a summary write: mark each scale-down ``new`` adds (``z#<service>``, its decision time,
         in its minute's ``#z`` item), so no concurrent fleet test misses it. Returns the scale-downs
         ``new`` drops, unmarked after the write (:meth:`_unmark_scale_downs`)."""
+        if current.episode is new.episode and current.scaled is new.scaled:  # what scale_down_times reads
+            return ()
         before, after = scale_down_times(current), scale_down_times(new)
         if before == after:
             return ()
@@ -570,6 +627,8 @@ class WatchdogState:
 
     @permissions(history_table=["dynamodb:UpdateItem"])
     def _unmark_scale_downs(self, ck: str, service: str, gone: tuple[datetime, ...]) -> None:
+        if not gone:
+            return
         shard = shard_of(service)
         for t in gone:
             pk, sk = keys.fleet_minute(ck, shard, minute_of(t))
