@@ -503,7 +503,8 @@ _NAME_VALUE_IN_LINE = re.compile(rb'"name"[^\S\n]*:[^\S\n]*"([^"\\\n]*)"')
 
 
 def task_definitions_in_events(path: Path, account: str, region: str,
-                               fleet_families: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
+                               fleet_families: Collection[str] = (), *, look_for: Collection[bytes] = (),
+                               found: set[bytes] | None = None) -> dict[str, tuple[str, ...]]:
     """The task definition ARNs that ``events.jsonl`` carries in this account and region.
 
     Returns ``{taskDefinitionArn: (container name, ...)}``, the container names as the events list
@@ -517,7 +518,12 @@ def task_definitions_in_events(path: Path, account: str, region: str,
     a block that cannot add anything is passed over without splitting it into lines: every ARN in it
     met before, each of another account or region, of a fleet family, or with every container-like
     ``"name"`` of the block among its names already (and no backslash, which may spell a name escaped).
+
+    ``look_for``: ASCII words (``SERVICE_DEPLOYMENT_IN_PROGRESS``); each one the file may hold as a JSON
+    string's text is added to ``found``: written out, or anywhere the file has a backslash (a JSON escape may
+    spell it); all of them when the file cannot be read.
     """
+    wanted = [w for w in look_for if found is not None and w not in found]
     out: dict[str, set[str]] = {}
     own = set(fleet_families)
     settled: set[bytes] = set()  # ARNs no line adds to (another account or region, a fleet family)
@@ -570,13 +576,29 @@ def task_definitions_in_events(path: Path, account: str, region: str,
                     rest += chunk
                     continue
                 block, rest = rest + chunk[:cut], chunk[cut:]
+                if wanted:
+                    wanted = _note_words(block, wanted, found)
                 if not adds_nothing(block):
                     lines_of(block)
+            if rest and wanted:
+                _note_words(rest, wanted, found)
             if rest and not adds_nothing(rest):
                 lines_of(rest)
     except OSError:
+        if found is not None:
+            found.update(look_for)
         return {}
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
+
+
+def _note_words(block: bytes, wanted: list[bytes], found: Any) -> list[bytes]:
+    """Add to ``found`` each of ``wanted`` that ``block`` holds, or all of them when it holds a backslash;
+    returns those still not found."""
+    escaped = b"\\" in block
+    for w in wanted:
+        if escaped or w in block:
+            found.add(w)
+    return [w for w in wanted if w not in found]
 
 
 def _lines(block: bytes) -> list[bytes]:
