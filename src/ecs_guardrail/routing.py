@@ -6,9 +6,10 @@ deliver to it. Pattern syntax: EventBridge's exact-value lists and nested object
 Guide, "Event patterns": exact values, ``prefix``, nested objects, ``$or``); that subset is all these
 patterns use.
 
-:func:`targets` runs each pattern compiled once (:func:`compile_pattern`) into nested field checks:
-the same answers as :func:`matches` (a test compares the two on every event file and on generated
-events), without walking the pattern for every event.
+:func:`targets` runs the patterns compiled once per account into one function (:func:`compile_targets`)
+that reads each field once and checks every pattern inline: the same answers as :func:`matches` (a test
+compares the two on every event file and on generated events), without walking a pattern for every event.
+:func:`compile_pattern` compiles one pattern alone.
 """
 
 from __future__ import annotations
