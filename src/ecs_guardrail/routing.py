@@ -6,9 +6,10 @@ deliver to it. Pattern syntax: EventBridge's exact-value lists and nested object
 Guide, "Event patterns": exact values, ``prefix``, nested objects, ``$or``); that subset is all these
 patterns use.
 
-:func:`targets` runs each pattern compiled once (:func:`compile_pattern`) into nested field checks:
-the same answers as :func:`matches` (a test compares the two on every event file and on generated
-events), without walking the pattern for every event.
+:func:`targets` runs the patterns compiled once per account into one function (:func:`compile_targets`)
+that reads each field once and checks every pattern inline: the same answers as :func:`matches` (a test
+compares the two on every event file and on generated events), without walking a pattern for every event.
+:func:`compile_pattern` compiles one pattern alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["PATTERNS", "STACK_ACCOUNT", "matches", "targets", "compile_pattern", "for_account"]
+__all__ = ["PATTERNS", "STACK_ACCOUNT", "matches", "targets", "compile_pattern", "compile_targets", "for_account"]
 
 #: stands in a pattern for the stack's own account: ``!Ref AWS::AccountId`` in template.yaml,
 #: ``${local.account_id}`` in terraform/ (:func:`for_account` puts the account in, or any account when unknown)
@@ -132,13 +133,18 @@ def _any_of(got: list[Any], exact: frozenset[tuple[type, Any]], prefixes: tuple[
 
 
 class _Compiler:
-    """Turns a pattern into the source of one boolean expression over local names (``x0`` the event),
-    with the pattern's value lists as frozensets of ``(type, value)`` (an exact match in EventBridge is
-    type and value: ``1`` is not ``true``) and tuples of prefixes."""
+    """Turns patterns into the source of boolean expressions over local names (``x0`` the event), with the
+    pattern's value lists as frozensets (of ``(type, value)``: an exact match in EventBridge is type and
+    value, ``1`` is not ``true``; of the strings alone when every value is a string) and tuples of
+    prefixes. With ``hoisted`` (:func:`compile_targets`) each field is read once, before the patterns, into
+    the name :attr:`reads` gives it; without, each check binds the field it reads (``:=``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, hoisted: bool = False) -> None:
         self.constants: dict[str, Any] = {}
         self.names = 0
+        self.hoisted = hoisted
+        #: (object's name, key) -> the name its field is read into (hoisted), in reading order
+        self.reads: dict[tuple[str, str], str] = {}
 
     def _const(self, value: Any) -> str:
         name = f"C{len(self.constants)}"
@@ -153,7 +159,10 @@ class _Compiler:
         exact = frozenset((type(w), w) for w in want if not isinstance(w, dict))
         prefixes = tuple(w["prefix"] for w in want if isinstance(w, dict) and "prefix" in w)
         e, p = self._const(exact), self._const(prefixes)
-        parts = [f"(type({var}) in _SCALARS and (type({var}), {var}) in {e})"] if exact else []
+        if exact and all(t is str for t, _ in exact):  # a string equals only a string: the values alone
+            parts = [f"(type({var}) is str and {var} in {self._const(frozenset(v for _, v in exact))})"]
+        else:
+            parts = [f"(type({var}) in _SCALARS and (type({var}), {var}) in {e})"] if exact else []
         for exists in sorted({bool(w["exists"]) for w in want if isinstance(w, dict) and "exists" in w}):
             parts.append(f"({var} is not None)" if exists else f"({var} is None)")
         if prefixes:
@@ -161,11 +170,51 @@ class _Compiler:
         parts.append(f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))")
         return "(" + " or ".join(parts) + ")"
 
-    def pattern(self, var: str, pattern: dict[str, Any]) -> str:
-        parts = [f"isinstance({var}, dict)"]
+    def hoist(self, var: str, pattern: dict[str, Any]) -> None:
+        """Name every field ``pattern`` reads of ``var`` (and of its nested objects) in :attr:`reads`."""
         for key, want in pattern.items():
             if key == "$or":
-                parts.append("(" + " or ".join(self.pattern(var, alt) for alt in want) + ")" if want else "False")
+                for alt in want:
+                    self.hoist(var, alt)
+                continue
+            field = self.reads.get((var, key))
+            if field is None:
+                field = self.reads[(var, key)] = self._name()
+            if isinstance(want, dict):
+                self.hoist(field, want)
+
+    def reading(self, var: str, indent: str) -> list[str]:
+        """Statements that read the hoisted fields of ``var`` (a dict), then those of its nested objects
+        (each read only when it is a dict; its fields are ``None`` otherwise, never looked at: every check
+        of them starts with ``isinstance(..., dict)``)."""
+        mine = [(key, name) for (of, key), name in self.reads.items() if of == var]
+        lines = [f"{indent}{name} = {var}.get({key!r})" for key, name in mine]
+        for _, name in mine:
+            inner = [n for (of, _), n in self.reads.items() if of == name]
+            if inner:
+                lines.append(f"{indent}if isinstance({name}, dict):")
+                lines += self.reading(name, indent + "    ")
+                lines.append(f"{indent}else:")
+                lines.append(f"{indent}    {' = '.join(self._below(name))} = None")
+        return lines
+
+    def _below(self, var: str) -> list[str]:
+        out = []
+        for (of, _), name in self.reads.items():
+            if of == var:
+                out += [name, *self._below(name)]
+        return out
+
+    def pattern(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> str:
+        parts = [] if is_dict else [f"isinstance({var}, dict)"]
+        for key, want in pattern.items():
+            if key == "$or":
+                parts.append("(" + " or ".join(self.pattern(var, alt, is_dict=is_dict) for alt in want) + ")"
+                             if want else "False")
+                continue
+            if self.hoisted:
+                field = self.reads[(var, key)]
+                parts.append(self.pattern(field, want) if isinstance(want, dict) else self.values(field, want))
                 continue
             field = self._name()
             # binds the field's value for the check that follows (the test itself is always true)
@@ -174,7 +223,7 @@ class _Compiler:
                 parts.append(f"({bind} is not None or True) and {self.pattern(field, want)}")
             else:
                 parts.append(f"({bind} is not None or True) and {self.values(field, want)}")
-        return "(" + " and ".join(parts) + ")"
+        return "(" + " and ".join(parts) + ")" if parts else "True"
 
 
 def compile_pattern(pattern: dict[str, Any], account: str | None = None) -> Check:
@@ -190,16 +239,38 @@ def compile_pattern(pattern: dict[str, Any], account: str | None = None) -> Chec
     return cast(Check, namespace["check"])
 
 
-_COMPILED: dict[str | None, list[tuple[str, Check]]] = {
-    None: [(name, compile_pattern(pattern)) for name, pattern in PATTERNS.items()]}
+def compile_targets(patterns: dict[str, dict[str, Any]], account: str | None = None) -> Callable[[Any], set[str]]:
+    """``patterns`` (name -> pattern, each for a stack in ``account``) as one generated function ``event ->
+    set of the names whose pattern matches``, answering as :func:`matches` does for each: every field any
+    pattern reads is read once per event (``source``, ``detail``, ``detail.lastStatus``...), then each
+    pattern is one inline expression over them (:func:`targets` runs it; a test compares it with
+    :func:`matches` on every event file and on near misses)."""
+    compiler = _Compiler(hoisted=True)
+    wanted = {name: for_account(p, account) for name, p in patterns.items()}
+    for p in wanted.values():
+        compiler.hoist("x0", p)
+    lines = ["def targets(x0):", "    if not isinstance(x0, dict):", "        return set()"]
+    lines += compiler.reading("x0", "    ")
+    lines.append("    out = set()")
+    for name, p in wanted.items():
+        lines.append(f"    if {compiler.pattern('x0', p, is_dict=True)}:")
+        lines.append(f"        out.add({name!r})")
+    lines.append("    return out")
+    namespace: dict[str, Any] = {"_SCALARS": _SCALARS, "_any_of": _any_of, **compiler.constants}
+    exec(compile("\n".join(lines) + "\n", "<routing patterns>", "exec"), namespace)  # noqa: S102
+    return cast(Callable[[Any], set[str]], namespace["targets"])
+
+
+_COMPILED: dict[str | None, Callable[[Any], set[str]]] = {None: compile_targets(PATTERNS)}
 
 
 def targets(event: Any, account: str | None = None) -> set[str]:
     """The functions (``recorder``, ``watchdog``, ``sweep``) the bus of a stack in ``account`` would invoke for
-    ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any)."""
+    ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any): the
+    patterns compiled once per account (:func:`compile_targets`)."""
     compiled = _COMPILED.get(account)
     if compiled is None:
         if len(_COMPILED) > 16:
             _COMPILED.clear()
-        compiled = _COMPILED[account] = [(name, compile_pattern(p, account)) for name, p in PATTERNS.items()]
-    return {name for name, check in compiled if check(event)}
+        compiled = _COMPILED[account] = compile_targets(PATTERNS, account)
+    return compiled(event)

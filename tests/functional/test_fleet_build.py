@@ -161,6 +161,71 @@ def test_task_definitions_the_events_carry_resolve(tmp_path):
         assert [(c["name"], c["essential"]) for c in job["containerDefinitions"]] == [("job", True)]
 
 
+def _per_line(path, account, region, families):
+    """task_definitions_in_events as it read the file before the blocks: every line, one at a time."""
+    from ecs_guardrail.replay import fleet
+
+    out: dict[str, set[str]] = {}
+    for line in path.read_bytes().splitlines(keepends=True):
+        for m in fleet._TD_ARN.finditer(line):
+            if m.group(2).decode() != region or m.group(3).decode() != account:
+                continue
+            names = out.setdefault(m.group(1).decode(), set())
+            if m.group(4).decode() in families or fleet._nothing_new(line, names):
+                continue
+            try:
+                detail = json.loads(line.decode("utf-8", "replace")).get("detail") or {}
+                names.update(c["name"] for c in detail.get("containers") or [] if isinstance(c, dict)
+                             and isinstance(c.get("name"), str) and fleet._NAME.fullmatch(c["name"]))
+            except (ValueError, TypeError, AttributeError):
+                pass
+    return {arn: tuple(sorted(names)) for arn, names in out.items()}
+
+
+@pytest.mark.parametrize("block", [16, 200, 1000, 1 << 20])
+def test_task_definitions_read_in_blocks_as_line_by_line(tmp_path, monkeypatch, block):
+    """Blocks passed over whole (every ARN met, every name known) find what reading each line finds: a new
+    container name late, another home, a name escaped, a key split over two lines, a line cut short."""
+    from ecs_guardrail.replay import fleet
+
+    arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition"
+    plain = {"detail": {"taskDefinitionArn": f"{arn}/plain:1", "containers": [{"name": "app"}]}}
+    lines = [json.dumps(plain)] * 30 + [
+        json.dumps({"detail": {"taskDefinitionArn": f"{arn}/plain:1", "containers": [{"name": "sidecar"}]}}),
+        json.dumps({"detail": {"taskDefinitionArn": f"{arn}/job:2", "containers": [{"name": "j"}]}}),
+        *[json.dumps(plain)] * 20,
+        f'{{"detail": {{"taskDefinitionArn": "{arn}/plain:1", "containers": [{{"name": "\\u0065sc"}}]}}}}',
+        json.dumps({"detail": {"taskDefinitionArn": f"arn:aws:ecs:us-east-1:{ACCOUNT}:task-definition/x:1"}}),
+        '{"detail": {"taskDefinitionArn":', f' "{arn}/split:1", "containers": [{{"name": "s"}}]}}}}',
+        *[json.dumps(plain)] * 20,
+        json.dumps({"detail": {"taskDefinitionArn": f"{arn}/plain:1", "containers": [{"name": "late"}]}}),
+        json.dumps(plain)[:40],
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(fleet, "_BLOCK", block)
+    for families in ((), {"plain"}):
+        got = task_definitions_in_events(path, ACCOUNT, REGION, families)
+        assert list(got.items()) == list(_per_line(path, ACCOUNT, REGION, families).items())
+    assert got[f"{arn}/plain:1"] == () and "late" in task_definitions_in_events(path, ACCOUNT, REGION)[f"{arn}/plain:1"]
+
+
+def test_words_looked_for_while_reading_task_definitions(tmp_path):
+    """``look_for``: found where the file writes the word, or has a backslash anywhere (an escape may spell it)."""
+    path = tmp_path / "events.jsonl"
+    word = b"SERVICE_DEPLOYMENT_IN_PROGRESS"
+    for text, expected in (('{"detail": {"eventName": "SERVICE_DEPLOYMENT_COMPLETED"}}\n', set()),
+                           ('{"detail": {"eventName": "SERVICE_DEPLOYMENT_IN_PROGRESS"}}\n', {word}),
+                           ('{"detail": {"eventName": "SERVICE_DEPLOYMENT\\u005fIN_PROGRESS"}}\n', {word})):
+        path.write_text(text)
+        found: set[bytes] = set()
+        task_definitions_in_events(path, ACCOUNT, REGION, look_for=(word,), found=found)
+        assert found == expected, text
+    found = set()
+    task_definitions_in_events(tmp_path / "missing.jsonl", ACCOUNT, REGION, look_for=(word,), found=found)
+    assert found == {word}  # unreadable: assumed there
+
+
 def test_every_optional_key_is_known():
     assert fleet_warnings(FLEET) == []
     assert fleet_warnings({"clusters": [{"name": "c", "services": [{"name": "s", "healtCheck": {}}]}]})

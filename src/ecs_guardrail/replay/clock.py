@@ -42,6 +42,8 @@ def event_time(raw: Any) -> datetime | None:
         return None
     try:
         t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if t.tzinfo is UTC:  # "...Z" and "+00:00" (fromisoformat gives the UTC singleton): nothing to move
+            return t
         return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved to UTC ("0001-01-01T00:00:00+01:00")
         return None
@@ -56,13 +58,19 @@ class MinuteClock:
         self._last = last
         self._tick = tick
         self.ticks = 0
+        #: the earliest event time :meth:`before_event` ticks at (``None``: no minute left to tick)
+        self.due_at: datetime | None = None
+        self._due()
+
+    def _due(self) -> None:
+        nxt = self._next
+        self.due_at = nxt + MINUTE if nxt is not None and self._last is not None and nxt <= self._last else None
 
     def before_event(self, t: datetime | None) -> None:
         """Call before delivering an event of time ``t``: runs every minute that ended by ``t``."""
         if t is None:
             return
-        while self._next is not None and self._last is not None and self._next <= self._last \
-                and self._next + MINUTE <= t:
+        while self.due_at is not None and self.due_at <= t:
             self._run()
 
     def finish(self) -> None:
@@ -74,5 +82,6 @@ class MinuteClock:
         assert self._next is not None
         m = self._next
         self._next = m + MINUTE
+        self._due()
         self.ticks += 1
         self._tick(m)

@@ -38,6 +38,7 @@ __all__ = ["DeploymentsFromEvents", "active_deployment", "replace_active", "ACTI
 ACTIVE = "ACTIVE"
 _OPENS = "SERVICE_DEPLOYMENT_IN_PROGRESS"
 _CLOSES = "SERVICE_DEPLOYMENT_COMPLETED"
+_UNSEEN: Any = object()
 
 
 def active_deployment(cluster: str, service: str, task_definition: str) -> dict[str, Any]:
@@ -69,6 +70,8 @@ class DeploymentsFromEvents:
         self.region = region
         self._last: dict[tuple[str, str], str] = {}  # (cluster, service) -> newest taskDefinitionArn seen
         self._active: dict[tuple[str, str], str | None] = {}
+        #: (detail.clusterArn, detail.group) of a service's task event -> its (cluster, service), worked out once
+        self._service_of: dict[tuple[str, str], tuple[str, str] | None] = {}
 
     def saw(self, raw: Any) -> tuple[str, str, dict[str, Any] | None] | None:
         if not isinstance(raw, dict) or raw.get("account") != self.account or raw.get("region") != self.region:
@@ -79,9 +82,18 @@ class DeploymentsFromEvents:
         kind = raw.get("detail-type")
         if kind == "ECS Task State Change":
             group, cluster, td = detail.get("group"), detail.get("clusterArn"), detail.get("taskDefinitionArn")
-            if isinstance(group, str) and group.startswith("service:") and isinstance(cluster, str) \
-                    and isinstance(td, str) and td:
-                self._last[(resource_name(cluster), group.split(":", 1)[1])] = td
+            if not isinstance(td, str) or not td or type(cluster) is not str or type(group) is not str:
+                if isinstance(group, str) and group.startswith("service:") and isinstance(cluster, str) \
+                        and isinstance(td, str) and td:  # str subclasses: not kept in _service_of
+                    self._last[(resource_name(cluster), group.split(":", 1)[1])] = td
+                return None
+            key = self._service_of.get((cluster, group), _UNSEEN)
+            if key is _UNSEEN:
+                key = self._service_of[(cluster, group)] = (
+                    (resource_name(cluster), group.split(":", 1)[1]) if group.startswith("service:") else None)
+            if key is None:  # a standalone task (group family:...)
+                return None
+            self._last[key] = td
             return None
         if kind != "ECS Deployment State Change":
             return None

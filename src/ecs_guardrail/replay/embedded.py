@@ -36,6 +36,8 @@ _FAKE_ENV = {
 # endpoint overrides (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, as LocalStack users set them: moto
 # intercepts only AWS's own endpoints, so a replay or `audit --scenario` went to that URL and exited 3)
 _SHELL_AWS = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+#: the eventName that opens a deployment (DeploymentsFromEvents): looked for in events.jsonl while the fleet is built
+_OPENS_WORD = b"SERVICE_DEPLOYMENT_IN_PROGRESS"
 
 
 def _shell_aws_names() -> list[str]:
@@ -219,6 +221,8 @@ class EmbeddedAws:
         self.task_definitions: dict[tuple[str, str], str] = {}  # (cluster, service) -> task definition ARN
         self.warnings: list[str] = []  # what building it found worth a line (logs.jsonl lines left out)
         self.deployments = DeploymentsFromEvents(scenario.account, scenario.region)
+        #: False once the fleet build found no deployment opening in events.jsonl (saw_event: nothing to do)
+        self.deployments_in_events = True
 
     def client(self, service: str) -> Any:
         import boto3
@@ -262,11 +266,15 @@ class EmbeddedAws:
             from ecs_guardrail.replay.restarts import read_container_restarts_csv
 
             insights = {c for _, c, _, _ in read_container_restarts_csv(restarts)}
+        found: set[bytes] = set()
         built = build_fleet(self.client, self.scenario.fleet, self.scenario.account, self.region,
                             event_task_definitions=task_definitions_in_events(
                                 self.scenario.events_path, self.scenario.account, self.region,
-                                fleet_families(self.scenario.fleet)),
+                                fleet_families(self.scenario.fleet), look_for=(_OPENS_WORD,), found=found),
                             container_insights=insights)
+        # without one SERVICE_DEPLOYMENT_IN_PROGRESS in events.jsonl no ACTIVE entry is ever made
+        # (DeploymentsFromEvents.saw returns None for every event): saw_event has nothing to follow
+        self.deployments_in_events = _OPENS_WORD in found
         self.target_groups = built.target_groups
         self.task_definitions = built.task_definitions
         from ecs_guardrail.replay.logs_file import load_logs  # logs.jsonl: the lines alerts quote
@@ -278,6 +286,8 @@ class EmbeddedAws:
         """Not an AWS operation: the replay feeds each accepted event here before the watchdog reads it, so
         that DescribeServices' ``deployments[]`` holds the deployment a rolling deployment replaces
         (:mod:`ecs_guardrail.replay.deployments`). On moto through its backend's service object."""
+        if not self.deployments_in_events:
+            return
         change = self.deployments.saw(raw)
         if change is not None:
             self._set_active(*change)

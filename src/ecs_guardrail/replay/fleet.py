@@ -501,8 +501,20 @@ def _nothing_new(line: bytes, names: set[str]) -> bool:
                for v in (raw.decode("utf-8", "replace") for raw in _NAME_VALUE.findall(line)))
 
 
+#: bytes read at a time by :func:`task_definitions_in_events` (whole lines: up to the block's last newline)
+_BLOCK = 1 << 20
+# what _TD_ARN and _NAME_VALUE find in a line, found over a block of whole lines at once: the value of any
+# "taskDefinitionArn" and "name" key, neither ever matching a newline (what the two find in one line holds
+# none: the line ends at it). Where every value of the first is an ARN _TD_ARN takes (_TD_ARN_VALUE), the two
+# scans stop at the same places and find the same ARNs; with a backslash in the block, neither is used.
+_TD_VALUE_IN_LINE = re.compile(rb'"taskDefinitionArn"[^\S\n]*:[^\S\n]*"([^"\n]*)"')
+_TD_ARN_VALUE = re.compile(_TD_ARN.pattern.split(b'"(', 1)[1].rsplit(b')"', 1)[0])
+_NAME_VALUE_IN_LINE = re.compile(rb'"name"[^\S\n]*:[^\S\n]*"([^"\\\n]*)"')
+
+
 def task_definitions_in_events(path: Path, account: str, region: str,
-                               fleet_families: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
+                               fleet_families: Collection[str] = (), *, look_for: Collection[bytes] = (),
+                               found: set[bytes] | None = None) -> dict[str, tuple[str, ...]]:
     """The task definition ARNs that ``events.jsonl`` carries in this account and region.
 
     Returns ``{taskDefinitionArn: (container name, ...)}``, the container names as the events list
@@ -512,31 +524,98 @@ def task_definitions_in_events(path: Path, account: str, region: str,
 
     ``fleet_families``: families whose containers ``fleet.json`` defines (:func:`build_fleet` registers
     those, whatever the events name): their ARNs come with no container names, and their lines are
-    never decoded. The file is read a line at a time (a fleet-day is 100 MB).
+    never decoded. The file is read :data:`_BLOCK` bytes (whole lines) at a time (a fleet-day is 100 MB);
+    a block that cannot add anything is passed over without splitting it into lines: every ARN in it
+    met before, each of another account or region, of a fleet family, or with every container-like
+    ``"name"`` of the block among its names already (and no backslash, which may spell a name escaped).
+
+    ``look_for``: ASCII words (``SERVICE_DEPLOYMENT_IN_PROGRESS``); each one the file may hold as a JSON
+    string's text is added to ``found``: written out, or anywhere the file has a backslash (a JSON escape may
+    spell it); all of them when the file cannot be read.
     """
+    wanted = [w for w in look_for if found is not None and w not in found]
     out: dict[str, set[str]] = {}
     own = set(fleet_families)
+    settled: set[bytes] = set()  # ARNs no line adds to (another account or region, a fleet family)
+
+    def lines_of(block: bytes) -> None:
+        for line in _lines(block):
+            if b"task-definition/" not in line:
+                continue
+            for m in _TD_ARN.finditer(line):
+                if m.group(2).decode() != region or m.group(3).decode() != account:
+                    settled.add(m.group(1))
+                    continue
+                names = out.setdefault(m.group(1).decode(), set())
+                if m.group(4).decode() in own:
+                    settled.add(m.group(1))
+                    continue
+                if _nothing_new(line, names):
+                    continue
+                try:
+                    detail = json.loads(decode_line(line)[0]).get("detail") or {}
+                    names.update(ct["name"] for ct in detail.get("containers") or []
+                                 if isinstance(ct, dict) and isinstance(ct.get("name"), str)
+                                 and _NAME.fullmatch(ct["name"]))
+                except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects it
+                    pass
+
+    def adds_nothing(block: bytes) -> bool:
+        """Whether every line of ``block`` would leave ``out`` as it is (see the docstring above)."""
+        if b"task-definition/" not in block:
+            return True
+        if b"\\" in block:
+            return False
+        arns = set(_TD_VALUE_IN_LINE.findall(block)) - settled
+        if not arns:
+            return True
+        if any(not _TD_ARN_VALUE.fullmatch(a) or a.decode() not in out for a in arns):
+            return False
+        values = {v.decode("utf-8", "replace") for v in set(_NAME_VALUE_IN_LINE.findall(block))}
+        return all(v in out[a.decode()] for v in values if _NAME.fullmatch(v) for a in arns)
+
     try:
         with path.open("rb") as fh:
-            for line in fh:
-                if b"task-definition/" not in line:
+            rest = b""
+            while True:
+                chunk = fh.read(_BLOCK)
+                if not chunk:
+                    break
+                cut = chunk.rfind(b"\n") + 1
+                if not cut:  # no line ends in it: a longer line, read on
+                    rest += chunk
                     continue
-                for m in _TD_ARN.finditer(line):
-                    if m.group(2).decode() != region or m.group(3).decode() != account:
-                        continue
-                    names = out.setdefault(m.group(1).decode(), set())
-                    if m.group(4).decode() in own or _nothing_new(line, names):
-                        continue
-                    try:
-                        detail = json.loads(decode_line(line)[0]).get("detail") or {}
-                        names.update(ct["name"] for ct in detail.get("containers") or []
-                                     if isinstance(ct, dict) and isinstance(ct.get("name"), str)
-                                     and _NAME.fullmatch(ct["name"]))
-                    except (ValueError, TypeError, AttributeError, RecursionError):  # the replay rejects it
-                        pass
+                block, rest = rest + chunk[:cut], chunk[cut:]
+                if wanted:
+                    wanted = _note_words(block, wanted, found)
+                if not adds_nothing(block):
+                    lines_of(block)
+            if rest and wanted:
+                _note_words(rest, wanted, found)
+            if rest and not adds_nothing(rest):
+                lines_of(rest)
     except OSError:
+        if found is not None:
+            found.update(look_for)
         return {}
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
+
+
+def _note_words(block: bytes, wanted: list[bytes], found: Any) -> list[bytes]:
+    """Add to ``found`` each of ``wanted`` that ``block`` holds, or all of them when it holds a backslash;
+    returns those still not found."""
+    escaped = b"\\" in block
+    for w in wanted:
+        if escaped or w in block:
+            found.add(w)
+    return [w for w in wanted if w not in found]
+
+
+def _lines(block: bytes) -> list[bytes]:
+    """``block``'s lines as iterating over the file gives them (split after each ``\\n`` only)."""
+    parts = block.split(b"\n")
+    last = parts.pop()
+    return [p + b"\n" for p in parts] + ([last] if last else [])
 
 
 # --- building ----------------------------------------------------------------------------------------

@@ -136,6 +136,8 @@ def _other_home(raw: Any, account: str, region: str) -> str | None:
     if not isinstance(raw, dict):
         return None
     acct, reg = raw.get("account"), raw.get("region")
+    if acct == account and reg == region:  # fleet.json's own (the strings themselves): no warning
+        return None
     if not isinstance(acct, str | None) or not isinstance(reg, str | None):
         return None  # a number where EventBridge writes a string: the recorder rejects the line and names it
     if (acct in (None, account)) and (reg in (None, region)):
@@ -197,6 +199,9 @@ def far_future_warnings(accepted: dict[int, datetime], delivered: dict[int, date
     without delivery times it is taken as the service's newest failure, and the loop detection of its
     service measures every window from it (its real loop is never seen)."""
     if len(accepted) < 2:
+        return []
+    times = accepted.values()
+    if max(times) - min(times) <= FAR_PAST_THE_REST:  # no gap between two of them can be wider
         return []
     order = sorted(accepted.items(), key=lambda kv: kv[1])
     gap_at = max(range(1, len(order)), key=lambda i: order[i][1] - order[i - 1][1])
@@ -261,10 +266,15 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
         stack.enter_context(quiet_logs())
         run.start(aws, engine)
         with scenario.events_path.open("rb") as fh, run.feeding():
-            for line in fh:
-                if on_progress is not None and (run.n + 1) % 100 == 0:
-                    on_progress(100)
-                run.feed(line)
+            feed = run.feed
+            if on_progress is None:
+                for line in fh:
+                    feed(line)
+            else:
+                for line in fh:
+                    if (run.n + 1) % 100 == 0:
+                        on_progress(100)
+                    feed(line)
             run.finish()
             if on_progress is not None and run.n % 100:
                 on_progress(run.n % 100)
@@ -429,14 +439,16 @@ class Replay:
     def _unknown(self, raw: Any) -> str | None:
         """:func:`_unknown_to_fleet` of ``raw``, once per (cluster ARN, group): it reads nothing else."""
         detail = raw.get("detail") if isinstance(raw, dict) else None
-        arn = detail.get("clusterArn") if isinstance(detail, dict) else None
-        group = detail.get("group") if isinstance(detail, dict) else None
+        if not isinstance(detail, dict):
+            return None  # as _unknown_to_fleet: no cluster named
+        arn, group = detail.get("clusterArn"), detail.get("group")
         if type(arn) is not str or (group is not None and type(group) is not str):
             return _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
         key = (arn, group)
-        if key not in self._fleet_seen:
-            self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
-        return self._fleet_seen[key]
+        if key in self._fleet_seen:
+            return self._fleet_seen[key]
+        text = self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        return text
 
     def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
         """Move the clock to an accepted line's event time (returned; ``None``: the line moves no clock).
@@ -641,9 +653,14 @@ class SweepTicks:
         """Call before delivering an accepted event of time ``t``: runs every minute that ended by ``t``,
         then lets the minutes within :meth:`horizon` of ``t`` tick. A late event (older than minutes
         already ticked) runs none; the clock never goes back. Then each of :attr:`lanes` to ``t``."""
-        self._sweep_before(t)
+        if t is None:
+            return
+        same = self._minute_done
+        if same is None or not same[0] <= t < same[1]:  # else nothing more ends before ``t`` (_sweep_before)
+            self._sweep_before(t)
         for lane in self.lanes:
-            lane.before_event(t)
+            if lane.due_at is not None and lane.due_at <= t:  # else it has no minute to tick by ``t``
+                lane.before_event(t)
 
     def _sweep_before(self, t: datetime | None) -> None:
         if t is None:
