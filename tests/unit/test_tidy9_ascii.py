@@ -1,7 +1,9 @@
-"""ECS enum values compared ASCII-only (core.enum_text) (round 9, tidy2 lane). Each test failed before its fix."""
+"""ECS enum values compared ASCII-only (core.enum_text), and a corrupt ``seq`` of the sweep's index (round 9,
+tidy2 lane). Each test failed before its fix."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -86,3 +88,28 @@ def test_a_look_alike_crash_reason_without_a_stop_code_is_no_crash() -> None:
     assert classify_stop(d).kind is StopKind.UNKNOWN
     d = TaskDetail.validate({**_TASK, "stoppedReason": "TASK failed to start: \u2018image\u2019 not found"})
     assert classify_stop(d).kind is StopKind.CRASH
+
+
+@pytest.mark.parametrize("corrupt", ["abc", "7", 2.5, True, None, {"n": 1}, ["x"]])
+def test_an_index_item_whose_seq_is_not_an_integer_never_fails_the_write(corrupt: object, caplog) -> None:
+    """``_index_change`` read ``int(item["seq"])``: ``"abc"``, a map raised (the event that held a
+    service at zero failed, then the dead-letter queue); ``2.5`` and ``True`` were read as 2 and 1, so the
+    conditional write never matched the stored value (StateConflictError after every retry), as for an absent
+    seq (``None`` is not stored: ``clean``). Now the corrupt value is logged, the write is conditional on the
+    values read (a concurrent change is never lost) and the count starts again at 1; the entries are kept."""
+    from ecs_guardrail.adapters.store import keys
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
+
+    table = MemoryTable()
+    pk, sk = keys.open_work("a")
+    jobs = {"nightly": ["a", "2025-08-21T10:00:00Z"]}
+    table.put({"pk": pk, "sk": sk, "services": {"web": "a"}, "jobs": jobs, "seq": corrupt})
+    state = WatchdogState(table)
+    with caplog.at_level(logging.ERROR):
+        state.open_work("a", "a", "api")
+    item = table.get(pk, sk)
+    assert item["services"] == {"web": "a", "api": "a"} and item["jobs"] == jobs and item["seq"] == 1
+    assert any("seq" in r.getMessage() and "not an integer" in r.getMessage() for r in caplog.records), caplog.text
+    state.close_work("a", "web")
+    assert table.get(pk, sk)["seq"] == 2 and sorted(s for _, _, s in state.open_work_items()) == ["api"]
