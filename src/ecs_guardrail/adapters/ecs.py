@@ -20,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from msgspec import Struct, field
 
 from ecs_guardrail.core.entitlement import CircuitBreaker, Deployment, ServiceDeployment, TaskSet
+from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.errors import (
     ActionRefusedError,
     ClusterNotFoundError,
@@ -204,7 +205,7 @@ class EcsService:
             running_count=int(s.get("runningCount", 0)),
             tags={t["key"]: t.get("value", "") for t in s.get("tags") or []},
             target_group_arns=target_group_arns(s),
-            scheduling_strategy=str(s.get("schedulingStrategy") or "REPLICA").upper(),
+            scheduling_strategy=ascii_upper(str(s.get("schedulingStrategy") or "REPLICA")),
             circuit_breaker_enabled=bool(breaker.get("enable", False)),
             circuit_breaker_rollback=bool(breaker.get("rollback", False)),
             deployments=tuple(Deployment(id=d.get("id", ""), status=d.get("status", ""),
@@ -213,8 +214,8 @@ class EcsService:
                                          updated_at=_utc(d.get("updatedAt")))
                               for d in s.get("deployments") or []),
             task_definition_arn=s.get("taskDefinition"),
-            deployment_controller=str((s.get("deploymentController") or {}).get("type") or "ECS").upper(),
-            deployment_strategy=str(config.get("strategy") or "ROLLING").upper(),
+            deployment_controller=ascii_upper(str((s.get("deploymentController") or {}).get("type") or "ECS")),
+            deployment_strategy=ascii_upper(str(config.get("strategy") or "ROLLING")),
             bake_time_minutes=int(bake) if isinstance(bake, int | float) and not isinstance(bake, bool) else None,
             lifecycle_hooks=len(config.get("lifecycleHooks") or []),
             circuit_breaker=CircuitBreaker(
@@ -255,7 +256,7 @@ class EcsService:
             return None
         detail: dict[str, dict[str, Any]] = {}
         open_arns = [d["serviceDeploymentArn"] for d in listed if d.get("serviceDeploymentArn")
-                     and str(d.get("status", "")).upper() not in _FINISHED]
+                     and ascii_upper(str(d.get("status", ""))) not in _FINISHED]
         for i in range(0, len(open_arns), 20):  # DescribeServiceDeployments: at most 20 ARNs a call
             try:
                 resp = self._ecs.describe_service_deployments(serviceDeploymentArns=open_arns[i:i + 20])
@@ -272,7 +273,7 @@ class EcsService:
                 continue
             full = {**brief, **detail.get(arn, {})}
             out.append(ServiceDeployment(
-                arn=arn, status=str(full.get("status") or "").upper(), created_at=_utc(full.get("createdAt")),
+                arn=arn, status=ascii_upper(str(full.get("status") or "")), created_at=_utc(full.get("createdAt")),
                 started_at=_utc(full.get("startedAt")),
                 finished_at=_utc(full.get("finishedAt")) or _utc(full.get("stoppedAt")),
                 status_reason=full.get("statusReason"), lifecycle_stage=full.get("lifecycleStage"),

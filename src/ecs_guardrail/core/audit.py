@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.policy import (
     OPT_OUT_TAG,
     PolicyConfig,
@@ -143,7 +144,7 @@ class TargetGroupHealthCheck:
 
     @property
     def http(self) -> bool:
-        return (self.protocol or "").upper() in ("HTTP", "HTTPS")
+        return ascii_upper(self.protocol or "") in ("HTTP", "HTTPS")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from ecs_guardrail.core.enum_text import ascii_lower
 from ecs_guardrail.core.events import TaskDetail
 
 __all__ = [
@@ -188,7 +189,7 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
 def _classify(detail: TaskDetail) -> StopVerdict:
     exit_codes = tuple((c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers))
     cause = container_cause(detail)
-    code = (detail.stop_code or "").strip().lower()
+    code = ascii_lower((detail.stop_code or "").strip())  # an ECS enum: a non-ASCII look-alike is an unknown code
     stopped = is_stopped(detail.last_status)
 
     if _is_spot(detail):
@@ -209,9 +210,10 @@ def _classify(detail: TaskDetail) -> StopVerdict:
         if _starts(detail.stopped_reason, _INFRA_PREFIXES):
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
-    if not code and stopped and _starts(detail.stopped_reason, _CRASH_PREFIXES):
+    if not code and stopped and ascii_lower((detail.stopped_reason or "").strip()).startswith(_CRASH_PREFIXES):
         # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
         # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)
+        # ASCII case only (core.enum_text): a look-alike ("Tas\u212a failed to start", Kelvin sign) is no crash
         return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)

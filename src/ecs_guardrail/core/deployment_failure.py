@@ -36,6 +36,7 @@ from msgspec import Struct
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
 from ecs_guardrail.core.crash_words import mask
+from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.events import is_deployment_id
 from ecs_guardrail.core.records import iso
 
@@ -102,7 +103,7 @@ def rollback_target(failed_id: str | None, at: datetime, notes: Iterable[tuple[d
     listed = tuple(describe_deployments)
     if failed_id is not None and any(did == failed_id for did, _ in listed):  # an answer about this failure
         for did, state in listed:
-            if did and did != failed_id and (state or "").upper() == "COMPLETED":
+            if did and did != failed_id and ascii_upper(state or "") == "COMPLETED":
                 return did, "describe_services"
     return None, None
 

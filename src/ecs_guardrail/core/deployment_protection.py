@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct
 
+from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.links import resource_name
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ class ServiceDeployment(Struct, frozen=True):
 
     @property
     def in_progress(self) -> bool:
-        return self.status.strip().upper() in IN_PROGRESS_STATUSES
+        return ascii_upper(self.status.strip()) in IN_PROGRESS_STATUSES
 
     @property
     def began(self) -> datetime | None:
@@ -227,7 +228,7 @@ def breaker_threshold(breaker: CircuitBreaker, desired_count: int) -> int:
     Source: ECS API reference, ThresholdConfiguration and ServiceDeploymentCircuitBreaker.threshold
     ("0.5 * desired task count", minimum 3, maximum 200). An unknown type is read as the default.
     """
-    kind = (breaker.threshold_type or "BOUNDED_PERCENT").strip().upper()
+    kind = ascii_upper((breaker.threshold_type or "BOUNDED_PERCENT").strip())
     value = 50 if breaker.threshold_value is None else max(0, int(breaker.threshold_value))
     if kind == "COUNT":
         return max(1, value)
@@ -278,7 +279,7 @@ def _from_events(events: tuple[DeploymentEvent, ...], rollback: bool, at: dateti
         return None
     state = DeploymentState.NONE
     for e in seen:
-        name = e.event_name.strip().upper()
+        name = ascii_upper(e.event_name.strip())
         if name == IN_PROGRESS_EVENT:
             rolling = state is DeploymentState.ROLLING_BACK or _ROLLBACK_MARK in (e.reason or "").lower()
             state = DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS
@@ -296,14 +297,14 @@ def _from_events(events: tuple[DeploymentEvent, ...], rollback: bool, at: dateti
 def _from_rollout(deployments: tuple[Deployment, ...], rollback: bool) -> DeploymentStatus:
     """DescribeServices ``deployments[].rolloutState``: where no deployment event was seen."""
     for d in deployments:
-        if (d.rollout_state or "").upper() == "IN_PROGRESS":
+        if ascii_upper(d.rollout_state or "") == "IN_PROGRESS":
             rolling = _ROLLBACK_MARK in (d.rollout_state_reason or "").lower()
             return DeploymentStatus(DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS,
                                     "rolloutState", d.id, d.rollout_state, d.rollout_state_reason)
-    primary = next((d for d in deployments if d.status.upper() == "PRIMARY"), None)
+    primary = next((d for d in deployments if ascii_upper(d.status) == "PRIMARY"), None)
     if primary is None or not primary.rollout_state:
         return DeploymentStatus(DeploymentState.NONE)
-    said = primary.rollout_state.upper()
+    said = ascii_upper(primary.rollout_state)
     if said == "FAILED":
         state = DeploymentState.ROLLING_BACK if rollback else DeploymentState.FAILED
     elif said == "COMPLETED":
@@ -330,7 +331,7 @@ def deployment_status(facts: DeploymentFacts, at: datetime) -> DeploymentStatus:
 
 
 def _api_status(sd: ServiceDeployment, source: str) -> DeploymentStatus:
-    rolling = "ROLLBACK" in sd.status.upper()
+    rolling = "ROLLBACK" in ascii_upper(sd.status)
     return DeploymentStatus(DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS, source,
                             sd.arn, sd.status, sd.status_reason, sd.began)
 
@@ -350,7 +351,7 @@ def _closed_by_api(facts: DeploymentFacts, status: DeploymentStatus, at: datetim
             return (f"ListServiceDeployments: {sd.status} at {_hm(sd.finished_at)} "
                     f"({resource_name(sd.arn)})")
     for d in facts.deployments:
-        said = (d.rollout_state or "").upper()
+        said = ascii_upper(d.rollout_state or "")
         if d.id == status.deployment_id and said in ("COMPLETED", "FAILED") and d.updated_at is not None \
                 and since <= d.updated_at <= at and not (said == "FAILED" and facts.breaker.rollback):
             return f"DescribeServices: {d.id} rolloutState {said} at {_hm(d.updated_at)}"
@@ -361,13 +362,13 @@ def _task_sets_status(facts: DeploymentFacts) -> DeploymentStatus | None:
     """CODE_DEPLOY / EXTERNAL: a deployment is under way while the service has more than one live task
     set (ACTIVE beside PRIMARY) or one still STABILIZING; with no task set to read, the watchdog cannot
     tell and protects (fail safe)."""
-    live = [t for t in facts.task_sets if t.status.upper() != "DRAINING"]
+    live = [t for t in facts.task_sets if ascii_upper(t.status) != "DRAINING"]
     if not live:
         return DeploymentStatus(DeploymentState.IN_PROGRESS, "taskSets", None, "none readable",
                                 "no task set to read: the deployment state is unknown, treated as in progress")
-    moving = [t for t in live if (t.stability_status or "").upper() == "STABILIZING"]
+    moving = [t for t in live if ascii_upper(t.stability_status or "") == "STABILIZING"]
     if len(live) > 1 or moving:
-        t = next((x for x in live if x.status.upper() != "PRIMARY"), moving[0] if moving else live[0])
+        t = next((x for x in live if ascii_upper(x.status) != "PRIMARY"), moving[0] if moving else live[0])
         return DeploymentStatus(DeploymentState.IN_PROGRESS, "taskSets", t.id, t.status,
                                 f"{len(live)} live task set(s), {len(moving)} stabilizing")
     return None
@@ -388,7 +389,7 @@ def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[Deploym
     """
     if facts.handed_off is None:
         return None
-    rollback = facts.breaker.rollback or facts.deployment_strategy.upper() in HANDED_OFF_STRATEGIES
+    rollback = facts.breaker.rollback or ascii_upper(facts.deployment_strategy) in HANDED_OFF_STRATEGIES
     at_t = _from_events(facts.deployment_events, rollback, at)
     if at_t is not None and at_t.state.in_progress:
         closed = _closed_by_api(facts, at_t, at)
@@ -414,7 +415,7 @@ def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[Deploym
         rolled = _from_rollout(facts.deployments, rollback)
         if rolled.state.in_progress:
             return rolled, "when acting"
-    if facts.deployment_controller.strip().upper() in HANDED_OFF_CONTROLLERS and (at_t is None or sds is None):
+    if ascii_upper(facts.deployment_controller.strip()) in HANDED_OFF_CONTROLLERS and (at_t is None or sds is None):
         ts = _task_sets_status(facts)
         if ts is not None:
             return ts, "when acting"
@@ -423,12 +424,12 @@ def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[Deploym
 
 def what_ecs_does(facts: DeploymentFacts, status: DeploymentStatus) -> str:
     """What finishes or rolls back this deployment instead of the watchdog, as one clause of the alert."""
-    controller = facts.deployment_controller.strip().upper()
+    controller = ascii_upper(facts.deployment_controller.strip())
     if controller == "CODE_DEPLOY":
         return "CodeDeploy finishes the deployment or rolls it back to the original task set"
     if controller == "EXTERNAL":
         return "the external deployment controller owns its task sets and finishes or rolls back"
-    strategy = facts.deployment_strategy.strip().upper()
+    strategy = ascii_upper(facts.deployment_strategy.strip())
     if status.state is DeploymentState.ROLLING_BACK:
         return "ECS is rolling back to the previous revision"
     if strategy in HANDED_OFF_STRATEGIES:
@@ -440,11 +441,11 @@ def what_ecs_does(facts: DeploymentFacts, status: DeploymentStatus) -> str:
 def bake_note(facts: DeploymentFacts, at: datetime) -> str:
     """``"; bake time N min, M min left"`` for a BLUE_GREEN / LINEAR / CANARY deployment with a bake time
     (``deploymentConfiguration.bakeTimeInMinutes``), else ``""``."""
-    if facts.bake_time_minutes is None or facts.deployment_strategy.strip().upper() not in HANDED_OFF_STRATEGIES:
+    if facts.bake_time_minutes is None or ascii_upper(facts.deployment_strategy.strip()) not in HANDED_OFF_STRATEGIES:
         return ""
     bake = facts.bake_time_minutes
     stage = next((sd for sd in facts.service_deployments or () if sd.in_progress and sd.lifecycle_stage), None)
-    if stage is not None and (stage.lifecycle_stage or "").upper() == "BAKE_TIME" and stage.stage_since:
+    if stage is not None and ascii_upper(stage.lifecycle_stage or "") == "BAKE_TIME" and stage.stage_since:
         left = max(0.0, bake - (at - stage.stage_since).total_seconds() / 60)
         return f"; bake time {bake} min, {left:.0f} min left"
     return f"; bake time {bake} min after production traffic shifts"
@@ -458,7 +459,7 @@ def breaker_note(facts: DeploymentFacts) -> str:
     if not b.enabled:
         return ""
     n = breaker_threshold(b, facts.desired_count)
-    kind = (b.threshold_type or "BOUNDED_PERCENT").upper()
+    kind = ascii_upper(b.threshold_type or "BOUNDED_PERCENT")
     value = 50 if b.threshold_value is None else b.threshold_value
     how = f"COUNT {value}" if kind == "COUNT" else f"{kind} {value} of {facts.desired_count} desired" + (
         ", at least 3, at most 200" if kind == "BOUNDED_PERCENT" else "")

@@ -48,6 +48,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.links import resource_name
 
 __all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "settled_deployment",
@@ -104,7 +105,7 @@ def _listed_deployment(service_arn: str, row: dict[str, Any]) -> dict[str, Any]:
         "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
                                 f"{resource_name(did)}",
         "serviceArn": service_arn, "clusterArn": service_arn.replace(":service/", ":cluster/", 1).rsplit("/", 1)[0],
-        "status": str(row.get("status") or "IN_PROGRESS").upper(), "statusReason": row.get("statusReason"),
+        "status": ascii_upper(str(row.get("status") or "IN_PROGRESS")), "statusReason": row.get("statusReason"),
     }
     for key, field in (("startedAt", "startedAt"), ("startedAt", "createdAt"), ("finishedAt", "finishedAt")):
         if isinstance(row.get(key), str):
@@ -131,7 +132,7 @@ def service_deployments_of(service_arn: str, deployments: list[dict[str, Any]],
         if d.get("status") == "ACTIVE":  # the replay's deployment being replaced: DescribeServices' only
             continue
         did = str(d.get("id", ""))
-        status = _ROLLOUT_TO_STATUS.get(str(d.get("rolloutState") or "IN_PROGRESS").upper(), "IN_PROGRESS")
+        status = _ROLLOUT_TO_STATUS.get(ascii_upper(str(d.get("rolloutState") or "IN_PROGRESS")), "IN_PROGRESS")
         sd: dict[str, Any] = {
             "serviceDeploymentArn": f"{service_arn.replace(':service/', ':service-deployment/', 1)}/"
                                     f"{resource_name(did)}",

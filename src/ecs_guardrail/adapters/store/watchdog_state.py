@@ -856,7 +856,15 @@ class WatchdogState:
         pk, sk = keys.open_work(ck)
         for _ in range(_RETRIES):
             item = self.table.get(pk, sk)
-            seq = int(item.get("seq", 0)) if item else 0
+            seq = item.get("seq") if item else 0
+            read = {"seq": seq}
+            if type(seq) is not int:
+                # hand-edited (absent, a string, a fraction, a boolean, a map): logged; the count starts again
+                # at 1, the write conditional on every value read, so a concurrent change is never lost
+                _log.error("%s %s: seq of the sweep's index is not an integer (%s %.200r): counted again from 1",
+                           keys.OPEN_WORK, sk, type(seq).__name__, seq)
+                read = {"pk": pk, **{k: v for k, v in (item or {}).items() if k in ("seq", "services", "jobs")}}
+                seq = 0
             entries = (item or {}).get(field) or {}
             if not isinstance(entries, dict):
                 # hand-edited: the readers skip it (it names nothing the sweep can read); this change's own
@@ -867,7 +875,7 @@ class WatchdogState:
             new = change(dict(entries))
             if new is None:
                 return
-            cond = Cond(absent=True) if item is None else Cond(any_of=({"seq": seq},))
+            cond = Cond(absent=True) if item is None else Cond(any_of=(read,))
             doc = {k: v for k, v in (item or {}).items() if k in ("services", "jobs")}
             try:
                 self.table.put({"pk": pk, "sk": sk, **doc, "seq": seq + 1, field: new}, cond)
