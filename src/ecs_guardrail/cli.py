@@ -391,7 +391,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     def keep_open(aws: Any, res: Any) -> None:
         from ecs_guardrail.app.timeline import load_timelines, scenario_span
 
-        span = scenario_span(scenario)
+        span = scenario_span(scenario, res.clock_span, read_events=False)  # accepted events only
         if span is None:
             return
         store = res.history

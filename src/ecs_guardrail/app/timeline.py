@@ -81,17 +81,27 @@ def load_timelines(store: HistoryStore, cluster: str, since: datetime, until: da
                            config=config, client_error_ratio=client_error_ratio, held_until=probe_holds(store, items))
 
 
-def scenario_span(scenario: Any) -> tuple[datetime, datetime] | None:
-    """First and last event time of a scenario (``events.jsonl`` and ``healthy_hosts.csv``), or ``None``."""
+def scenario_span(scenario: Any, events: tuple[datetime, datetime] | None = None,
+                  *, read_events: bool = True) -> tuple[datetime, datetime] | None:
+    """First and last time of a scenario, or ``None``: of its events and of ``healthy_hosts.csv``'s rows.
+
+    ``events``: the replay's own span of the events it accepted (``ReplayResult.clock_span``), used instead
+    of reading ``events.jsonl`` when ``read_events`` is false. A rejected event's stamp (a wrong clock's
+    year 2199) is no time of the incident: it must not stretch the timeline's window, whose reads are one
+    Query per shard of every cluster-hour in it (63,000 days: minutes of CPU and a report "to 2199").
+    """
     times: list[datetime] = []
-    with scenario.events_path.open("rb") as fh:
-        for line in fh:
-            try:
-                t = json.loads(decode_line(line)[0]).get("time")
-                if t:
-                    times.append(parse_time(str(t)))
-            except (ValueError, AttributeError, UnicodeDecodeError):
-                continue
+    if not read_events:
+        times.extend(events or ())
+    else:
+        with scenario.events_path.open("rb") as fh:
+            for line in fh:
+                try:
+                    t = json.loads(decode_line(line)[0]).get("time")
+                    if t:
+                        times.append(parse_time(str(t)))
+                except (ValueError, AttributeError, UnicodeDecodeError):
+                    continue
     csv_path: Path | None = scenario.healthy_hosts_path
     if csv_path is not None:
         for row in csv_path.read_text(encoding="utf-8-sig", errors="replace").splitlines()[1:]:
