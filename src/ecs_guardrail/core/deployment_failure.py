@@ -29,15 +29,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
-from ecs_guardrail.core.crash_words import mask
 from ecs_guardrail.core.events import is_deployment_id
-from ecs_guardrail.core.lazy import lazy_pattern
+from ecs_guardrail.core.lazy import lazy_callable, lazy_pattern
 from ecs_guardrail.core.records import iso
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.crash_words import mask
+else:  # loaded on the first failed deployment's alert (issue 33 item 7)
+    mask = lazy_callable("ecs_guardrail.core.crash_words", "mask")
 
 __all__ = ["DEPLOYMENT_FAILED", "Rollback", "rollback_target", "deployment_failed_alert", "rolled_back_to"]
 
