@@ -261,6 +261,7 @@ def cold_start(rounds: int) -> dict[str, Any]:
             # -S -s: no site-packages (no editable install of the checkout), only the layout and boto3's
             # directory; -B: nothing written to the read-only directory, as on Lambda
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(task), _boto3_path()])}
+            env.pop("PYTHONPYCACHEPREFIX", None)  # Lambda has none: with it, Python would not read the zip's bytecode
             cmds = _cold_commands([sys.executable, "-B", "-s", "-S", "-c"])
             step(f"cold start, {layout}: {len(cmds)} commands x {rounds} rounds")
             out[layout] = cpu.paired(cmds, rounds, env=env, cwd=task, progress=step)
