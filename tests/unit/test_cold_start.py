@@ -180,6 +180,9 @@ def test_a_lazy_callable_imports_on_its_first_call():
     assert "loaded" in repr(parse) and parse.__name__ == "parse_arn"
     with pytest.raises(AttributeError):
         lazy_callable("ecs_guardrail.core.links", "no_such_function")()
+    space: dict[str, object] = {}
+    space["parse_arn"] = bound = lazy_callable("ecs_guardrail.core.links", "parse_arn", space)
+    assert bound("not an arn") is None and space["parse_arn"] is parse_arn  # the real one in its place
 
 
 def test_the_cli_imports_neither_botocore_nor_the_replay_engines():

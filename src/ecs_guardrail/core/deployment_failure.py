@@ -42,7 +42,7 @@ from ecs_guardrail.core.records import iso
 if TYPE_CHECKING:
     from ecs_guardrail.core.crash_words import mask
 else:  # loaded on the first failed deployment's alert (issue 33 item 7)
-    mask = lazy_callable("ecs_guardrail.core.crash_words", "mask")
+    mask = lazy_callable("ecs_guardrail.core.crash_words", "mask", globals())
 
 __all__ = ["DEPLOYMENT_FAILED", "Rollback", "rollback_target", "deployment_failed_alert", "rolled_back_to"]
 

@@ -76,13 +76,14 @@ else:
     # deployment's: loaded on the first event that needs them, not by an invocation that ignores its event (a
     # running task, a deployment's or a user's stop) or notes a Spot notice, nor by import (issue 33 item 7)
     hold = lazy_module("ecs_guardrail.handlers.hold")
-    failure_of = lazy_callable("ecs_guardrail.core.decision_facts", "failure_of")
-    file_restarts = lazy_callable("ecs_guardrail.core.decision_facts", "file_restarts")
-    count_again = lazy_callable("ecs_guardrail.core.recount", "count_again")
-    Decider = lazy_callable("ecs_guardrail.handlers.decision", "Decider")
-    alert_failed_deployment = lazy_callable("ecs_guardrail.handlers.deployment_failed", "alert_failed_deployment")
-    on_job = lazy_callable("ecs_guardrail.handlers.jobs", "on_job")
-    ProbingEpisodes = lazy_callable("ecs_guardrail.handlers.probe", "ProbingEpisodes")
+    failure_of = lazy_callable("ecs_guardrail.core.decision_facts", "failure_of", globals())
+    file_restarts = lazy_callable("ecs_guardrail.core.decision_facts", "file_restarts", globals())
+    count_again = lazy_callable("ecs_guardrail.core.recount", "count_again", globals())
+    Decider = lazy_callable("ecs_guardrail.handlers.decision", "Decider", globals())
+    alert_failed_deployment = lazy_callable("ecs_guardrail.handlers.deployment_failed", "alert_failed_deployment",
+                                            globals())
+    on_job = lazy_callable("ecs_guardrail.handlers.jobs", "on_job", globals())
+    ProbingEpisodes = lazy_callable("ecs_guardrail.handlers.probe", "ProbingEpisodes", globals())
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES",
            "CLAIM_ATTEMPTS"]
