@@ -19,10 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, PartialCredentialsError
-
 from ecs_guardrail import __version__
-from ecs_guardrail.app.replay_output import writing as _writing
 from ecs_guardrail.core.errors import (
     ClusterNotFoundError,
     ConditionFailedError,
@@ -34,7 +31,13 @@ from ecs_guardrail.core.errors import (
     SettingsError,
     StateConflictError,
 )
+from ecs_guardrail.core.lazy import lazy_callable
 from ecs_guardrail.replay.engine import DEFAULT_ENGINE, ENGINES
+
+# imported where used, not by ``import ecs_guardrail.cli`` (issue 33 item 2: a small replay's fixed cost):
+# botocore's exceptions (a fast replay's in-memory AWS imports them itself; see _botocore_errors) and the
+# output writer's module (its dataclass)
+_writing = lazy_callable("ecs_guardrail.app.replay_output", "writing")
 
 __all__ = ["main", "build_parser"]
 
@@ -656,6 +659,8 @@ def _aws_failure(exc: Exception, args: argparse.Namespace) -> tuple[int, str]:
     ran). Source of the error codes: the DynamoDB API reference, "Common Errors" and each action's
     "Errors" section; botocore's ``NoRegionError`` and ``NoCredentialsError``.
     """
+    from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError, PartialCredentialsError
+
     if isinstance(exc, NoRegionError):
         return EXIT_AWS, f"no AWS region: {_REGION_HINT}"
     if isinstance(exc, NoCredentialsError | PartialCredentialsError):
@@ -686,6 +691,14 @@ def _region(args: argparse.Namespace) -> str:
     return boto3.session.Session().region_name or "(none)"
 
 
+def _botocore_errors() -> tuple[type[Exception], ...]:
+    """botocore's ``(ClientError, BotoCoreError)`` when botocore is imported, else ``()``: an exception of
+    theirs exists only once their module is, so a command that never imported botocore never imports it
+    to look at an exception."""
+    errors = sys.modules.get("botocore.exceptions")
+    return (errors.ClientError, errors.BotoCoreError) if errors is not None else ()
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     commands = {"replay": cmd_replay, "timeline": cmd_timeline, "capture": cmd_capture, "restore": cmd_restore,
                 "audit": _cmd_audit}
@@ -706,7 +719,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     except GuardrailError as exc:
         print(f"ecs-guardrail: {exc}", file=sys.stderr)
         return EXIT_NO
-    except (ClientError, BotoCoreError) as exc:  # endpoint unreachable, bad profile, ...: one line, not a traceback
+    except Exception as exc:  # botocore's ClientError, BotoCoreError (endpoint unreachable, bad profile, ...): one
+        if not isinstance(exc, _botocore_errors()):  # line, not a traceback; anything else propagates as it was
+            raise
         status, line = _aws_failure(exc, args)
         print(f"ecs-guardrail: {line}", file=sys.stderr)
         return status

@@ -143,3 +143,51 @@ def test_importing_the_handlers_leaves_the_stdlib_dataclasses_alone():
     for name in ("record", "watchdog", "availability", "episode", "sweep"):
         importlib.import_module(f"ecs_guardrail.handlers.{name}")
     assert "exec" not in vars(dataclasses)
+
+
+#: what an invocation that ignores its event (a running task, a deployment's or a user's stop) or notes a Spot
+#: notice never reaches: the counted failure's episodes, hold and decider, and the adapters a decision gathers with
+THE_DECISION_PATH = ["ecs_guardrail.handlers.decision", "ecs_guardrail.handlers.episode",
+                     "ecs_guardrail.handlers.probe", "ecs_guardrail.handlers.hold",
+                     "ecs_guardrail.adapters.autoscaling",
+                     "ecs_guardrail.adapters.cloudwatch", "ecs_guardrail.adapters.taskdef",
+                     "ecs_guardrail.core.crash_words"]
+
+
+def test_the_watchdog_loads_its_decision_path_on_first_use_not_at_import():
+    """Issue 33 item 7: the watchdog's import leaves the counted failure's path to the first event that needs it;
+    ``USES`` (the IAM check's units) and ``CLAIM_ATTEMPTS`` are still there, read on demand."""
+    loaded = _loaded_after("import ecs_guardrail.handlers.watchdog")
+    assert loaded.isdisjoint(THE_DECISION_PATH), sorted(loaded & set(THE_DECISION_PATH))
+    from ecs_guardrail.adapters.autoscaling import ScalableTargets
+    from ecs_guardrail.handlers import decision, watchdog
+
+    assert watchdog.USES["autoscaling"] is ScalableTargets and len(watchdog.USES) == 13
+    assert watchdog.CLAIM_ATTEMPTS == decision.CLAIM_ATTEMPTS
+    with pytest.raises(AttributeError):
+        _ = watchdog.NO_SUCH_NAME
+
+
+def test_a_lazy_callable_imports_on_its_first_call():
+    from ecs_guardrail.core.lazy import lazy_callable
+
+    parse = lazy_callable("ecs_guardrail.core.links", "parse_arn")
+    assert "loaded" not in repr(parse)
+    from ecs_guardrail.core.links import parse_arn
+
+    assert parse("arn:aws:ecs:eu-west-1:123456789012:cluster/prod") == parse_arn(
+        "arn:aws:ecs:eu-west-1:123456789012:cluster/prod")
+    assert "loaded" in repr(parse) and parse.__name__ == "parse_arn"
+    with pytest.raises(AttributeError):
+        lazy_callable("ecs_guardrail.core.links", "no_such_function")()
+    space: dict[str, object] = {}
+    space["parse_arn"] = bound = lazy_callable("ecs_guardrail.core.links", "parse_arn", space)
+    assert bound("not an arn") is None and space["parse_arn"] is parse_arn  # the real one in its place
+
+
+def test_the_cli_imports_neither_botocore_nor_the_replay_engines():
+    """Issue 33 item 2: ``import ecs_guardrail.cli`` (every command's first step) leaves botocore and the replay's
+    engines to the command that uses them."""
+    loaded = _loaded_after("import ecs_guardrail.cli")
+    unneeded = {"botocore", "botocore.exceptions", "ecs_guardrail.replay.embedded", "ecs_guardrail.adapters.ecs"}
+    assert loaded.isdisjoint(unneeded), sorted(loaded & unneeded)

@@ -28,6 +28,7 @@ from ecs_guardrail.core.alert import (
     slack_payload,
 )
 from ecs_guardrail.core.errors import SecretUnreadableError
+from ecs_guardrail.core.lazy import lazy_pattern
 from ecs_guardrail.core.permissions import permissions
 
 __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadableError", "redact_webhook",
@@ -35,7 +36,7 @@ __all__ = ["Delivery", "SlackWebhook", "SnsTopic", "WebhookUrl", "SecretUnreadab
 
 #: a Slack webhook path anywhere in a text (incoming webhooks ``/services/...``, workflow triggers
 #: ``/triggers/...``, ``/workflows/...``; slack.com and GovSlack's slack-gov.com)
-_WEBHOOK_PATH = re.compile(r"(hooks\.slack(?:-gov)?\.com)(?::\d+)?/[^\s'\"<>)\]]*", re.IGNORECASE)
+_WEBHOOK_PATH = lazy_pattern(r"(hooks\.slack(?:-gov)?\.com)(?::\d+)?/[^\s'\"<>)\]]*", re.IGNORECASE)
 _REDACTED = "***"
 #: path segments of a webhook URL that are no secret (kept so a redacted line still says what it was)
 _PUBLIC_SEGMENTS = frozenset({"services", "triggers", "workflows", "hooks", ""})
@@ -44,7 +45,7 @@ _PUBLIC_SEGMENTS = frozenset({"services", "triggers", "workflows", "hooks", ""})
 #: what an error text may show of a URL character by character: the unreserved characters of RFC 3986
 #: (section 2.3) pass through every escape (``repr``, JSON, percent-encoding) unchanged, anything else
 #: may come out rewritten (``\x00``, ``\u001b``, ``%7F``), so a secret is hidden piece by piece between them
-_UNESCAPED_RUN = re.compile(r"[A-Za-z0-9._~-]+")
+_UNESCAPED_RUN = lazy_pattern(r"[A-Za-z0-9._~-]+")
 
 
 def control_characters(text: str) -> list[int]:

@@ -26,12 +26,15 @@ from msgspec.structs import replace
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.classify import StopKind
-from ecs_guardrail.core.crash_words import mask
+from ecs_guardrail.core.lazy import lazy_callable
 from ecs_guardrail.core.links import arn_parts, partition_of, resource_name
 from ecs_guardrail.core.records import Action, Decision, Failure, Reason, TriggerKind, iso
 
 if TYPE_CHECKING:
+    from ecs_guardrail.core.crash_words import mask
     from ecs_guardrail.core.summary import Episode, ServiceSummary
+else:  # the secret masks: loaded on the first alert with a stop reason or evidence to mask (issue 33 item 7)
+    mask = lazy_callable("ecs_guardrail.core.crash_words", "mask", globals())
 
 __all__ = [
     "Alert", "Where", "LogStream", "SLACK_LIMITS", "CHATBOT_LIMITS", "SNS_SUBJECT_MAX", "SNS_MESSAGE_MAX_BYTES",

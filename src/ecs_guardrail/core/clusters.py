@@ -19,13 +19,13 @@ only the cluster name) matches on its name: broader is safer when the question i
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable
 from enum import StrEnum
 from functools import lru_cache
 
 from msgspec import Struct
 
+from ecs_guardrail.core.lazy import lazy_pattern
 from ecs_guardrail.core.links import resource_name
 
 __all__ = [
@@ -41,9 +41,9 @@ __all__ = [
 #: the documented value for "no cluster is alert-only" (alone, any case)
 NO_CLUSTER = "none"
 
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")
-_GLOB = re.compile(r"[A-Za-z0-9_*?-]{1,255}")
-_ARN = re.compile(r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/([A-Za-z0-9_-]{1,255})")
+_NAME = lazy_pattern(r"[A-Za-z0-9_-]{1,255}")
+_GLOB = lazy_pattern(r"[A-Za-z0-9_*?-]{1,255}")
+_ARN = lazy_pattern(r"arn:aws[a-z-]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/([A-Za-z0-9_-]{1,255})")
 
 _ACCEPTS = ("a cluster name (up to 255 letters, digits, hyphens, underscores), a glob (prod-*, team?) "
             "or a cluster ARN (arn:aws:ecs:REGION:ACCOUNT:cluster/NAME)")

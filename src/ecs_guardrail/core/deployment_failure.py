@@ -27,18 +27,23 @@ whether ECS rolls back, nor to which deployment. Those come from:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from ecs_guardrail.core import links as L
 from ecs_guardrail.core.alert import Alert, Where, _cut, _make
-from ecs_guardrail.core.crash_words import mask
 from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.events import is_deployment_id
+from ecs_guardrail.core.lazy import lazy_callable, lazy_pattern
 from ecs_guardrail.core.records import iso
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.crash_words import mask
+else:  # loaded on the first failed deployment's alert (issue 33 item 7)
+    mask = lazy_callable("ecs_guardrail.core.crash_words", "mask", globals())
 
 __all__ = ["DEPLOYMENT_FAILED", "Rollback", "rollback_target", "deployment_failed_alert", "rolled_back_to"]
 
@@ -47,7 +52,7 @@ DEPLOYMENT_FAILED = "SERVICE_DEPLOYMENT_FAILED"
 #: ECS's reason on the rollback's ``SERVICE_DEPLOYMENT_IN_PROGRESS`` (ECS-EVENTS.md; sample
 #: ``deployment-in-progress-circuit-breaker-rollback.docs.json``); the word after it is the id only when
 #: it passes ``detail.deploymentId``'s own rule (:func:`ecs_guardrail.core.events.is_deployment_id`)
-_ROLLING_BACK = re.compile(r"rolling back to deploymentId\s+(?P<id>\S{1,80})")
+_ROLLING_BACK = lazy_pattern(r"rolling back to deploymentId\s+(?P<id>\S{1,80})")
 #: the longest deployment failure reason quoted (ECS's reasons are one sentence; a longer one is cut)
 REASON_MAX = 500
 

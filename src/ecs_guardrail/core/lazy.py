@@ -13,7 +13,7 @@ import re
 from types import ModuleType
 from typing import Any, cast
 
-__all__ = ["LazyModule", "lazy_module", "LazyPattern", "lazy_pattern"]
+__all__ = ["LazyModule", "lazy_module", "LazyCallable", "lazy_callable", "LazyPattern", "lazy_pattern"]
 
 
 class LazyModule:
@@ -48,6 +48,54 @@ def lazy_module(name: str) -> Any:
     """A :class:`LazyModule` for the dotted module ``name`` (typed ``Any``: importers declare the real module
     under ``TYPE_CHECKING`` so mypy checks their attribute reads)."""
     return LazyModule(name)
+
+
+class LazyCallable:
+    """Stands in for the function or class ``attr`` of the module named ``module``, for a caller that only
+    calls it (``Decider(rt, episodes)``): the first call imports the module, and every call after that goes to
+    the real object. Any other attribute read is the real object's, imported then. With ``bind`` (the
+    importer's ``globals()``), the first resolution also puts the real object in place of this stand-in under
+    the name ``attr``, so the importer's later calls cost nothing extra.
+
+    Not for a name used in ``isinstance``, as a base class or compared by identity: import those eagerly.
+
+    Raises (on the first call): whatever importing the module raises, or ``AttributeError`` for a missing name.
+    """
+
+    __slots__ = ("_module", "_attr", "_target", "_bind")
+
+    def __init__(self, module: str, attr: str, bind: dict[str, Any] | None = None) -> None:
+        self._module = module
+        self._attr = attr
+        self._target: Any = None
+        self._bind = bind
+
+    def _resolve(self) -> Any:
+        target = self._target
+        if target is None:
+            target = self._target = getattr(importlib.import_module(self._module), self._attr)
+            if self._bind is not None and self._bind.get(self._attr) is self:
+                self._bind[self._attr] = target
+        return target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self._target
+        if target is None:
+            target = self._resolve()
+        return target(*args, **kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._resolve(), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy {self._module}.{self._attr}{' (loaded)' if self._target is not None else ''}>"
+
+
+def lazy_callable(module: str, attr: str, bind: dict[str, Any] | None = None) -> Any:
+    """A :class:`LazyCallable` for ``module``'s ``attr`` (typed ``Any``: importers declare the real name under
+    ``TYPE_CHECKING`` so mypy checks their calls); ``bind``: the importer's ``globals()``, where the real object
+    replaces the stand-in on first use."""
+    return LazyCallable(module, attr, bind)
 
 
 class LazyPattern:

@@ -24,9 +24,10 @@ settings), never a route that sends nowhere.
 from __future__ import annotations
 
 import fnmatch
-import re
 
 from msgspec import Struct
+
+from ecs_guardrail.core.lazy import lazy_pattern
 
 __all__ = ["DEFAULT_ROUTE", "Route", "Channels", "parse_routes", "parse_channels", "route_of", "topic_channel",
            "secret_channel"]
@@ -35,11 +36,11 @@ __all__ = ["DEFAULT_ROUTE", "Route", "Channels", "parse_routes", "parse_channels
 DEFAULT_ROUTE = "default"
 
 #: a cluster glob: a cluster name's characters (letters, digits, ``-``, ``_``) plus ``*`` and ``?``
-_GLOB = re.compile(r"[A-Za-z0-9_*?-]{1,255}")
+_GLOB = lazy_pattern(r"[A-Za-z0-9_*?-]{1,255}")
 #: a channel name: a topic's or a secret's name characters
-_NAME = re.compile(r"[A-Za-z0-9/_+=.@-]{1,512}")
-_TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:([A-Za-z0-9_-]{1,256})")
-_SECRET_ARN = re.compile(
+_NAME = lazy_pattern(r"[A-Za-z0-9/_+=.@-]{1,512}")
+_TOPIC_ARN = lazy_pattern(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:([A-Za-z0-9_-]{1,256})")
+_SECRET_ARN = lazy_pattern(
     r"arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:([A-Za-z0-9/_+=.@-]+)-[A-Za-z0-9]{6}")
 
 

@@ -30,19 +30,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ecs_guardrail.adapters.alerts import SnsTopic, WebhookUrl
-from ecs_guardrail.adapters.autoscaling import ScalableTargets
-from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
-from ecs_guardrail.adapters.clusters import AccountClusters
-from ecs_guardrail.adapters.ecs import EcsService, describe_services
-from ecs_guardrail.adapters.elb import TargetGroups
-from ecs_guardrail.adapters.logs import CrashLogs
+from ecs_guardrail.adapters.ecs import EcsService
 from ecs_guardrail.adapters.placement import Placement
-from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
-from ecs_guardrail.adapters.store.event_log import EventLog
 from ecs_guardrail.adapters.store.watchdog_state import WatchdogState
-from ecs_guardrail.adapters.taskdef import TaskDefinitions
 from ecs_guardrail.core.classify import StopKind, classify_stop, is_stop_event, remembered_per_task
-from ecs_guardrail.core.decision_facts import failure_of, file_restarts
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.deployment_failure import DEPLOYMENT_FAILED
 from ecs_guardrail.core.errors import (
@@ -52,12 +43,8 @@ from ecs_guardrail.core.errors import (
     UnreadableSummaryError,
 )
 from ecs_guardrail.core.events import DeploymentStateChange, ServiceAction, TaskStateChange, parse_event
-from ecs_guardrail.core.lazy import lazy_module
+from ecs_guardrail.core.lazy import lazy_callable, lazy_module
 from ecs_guardrail.core.links import parse_arn
-from ecs_guardrail.core.policy import (
-    Failure,
-)
-from ecs_guardrail.core.recount import count_again
 from ecs_guardrail.core.restarts import RestartObservation, restart_failures
 from ecs_guardrail.core.summary import (
     DeploymentNote,
@@ -69,42 +56,91 @@ from ecs_guardrail.core.summary import (
     note_activity,
     note_steady,
 )
-from ecs_guardrail.handlers import hold
-from ecs_guardrail.handlers.decision import CLAIM_ATTEMPTS, Decider
-from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
-from ecs_guardrail.handlers.episode import owes_recovery
-from ecs_guardrail.handlers.jobs import on_job
-from ecs_guardrail.handlers.probe import ProbingEpisodes
 from ecs_guardrail.handlers.runtime import Runtime, lambda_runtime, logger, metrics, report_unmatched_alert_only
 
 if TYPE_CHECKING:
     from ecs_guardrail.core import lifecycle as lc
-    from ecs_guardrail.core.policy import PolicyConfig
+    from ecs_guardrail.core.decision_facts import failure_of, file_restarts
+    from ecs_guardrail.core.policy import Failure, PolicyConfig
+    from ecs_guardrail.core.recount import count_again
+    from ecs_guardrail.handlers import hold
+    from ecs_guardrail.handlers.decision import CLAIM_ATTEMPTS, Decider
+    from ecs_guardrail.handlers.deployment_failed import alert_failed_deployment
+    from ecs_guardrail.handlers.episode import owes_recovery
+    from ecs_guardrail.handlers.jobs import on_job
     from ecs_guardrail.handlers.outbox import Outbox
-else:  # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
+    from ecs_guardrail.handlers.probe import ProbingEpisodes
+else:
+    # the episode machine: loaded on the first trigger or resume, not by a call that only counts (issue 33.7)
     lc = lazy_module("ecs_guardrail.core.lifecycle")
+    # a counted failure's path (the episodes, the hold, the decider and the facts they gather), a job's and a failed
+    # deployment's: loaded on the first event that needs them, not by an invocation that ignores its event (a
+    # running task, a deployment's or a user's stop) or notes a Spot notice, nor by import (issue 33 item 7)
+    hold = lazy_module("ecs_guardrail.handlers.hold")
+    failure_of = lazy_callable("ecs_guardrail.core.decision_facts", "failure_of", globals())
+    file_restarts = lazy_callable("ecs_guardrail.core.decision_facts", "file_restarts", globals())
+    count_again = lazy_callable("ecs_guardrail.core.recount", "count_again", globals())
+    Decider = lazy_callable("ecs_guardrail.handlers.decision", "Decider", globals())
+    alert_failed_deployment = lazy_callable("ecs_guardrail.handlers.deployment_failed", "alert_failed_deployment",
+                                            globals())
+    on_job = lazy_callable("ecs_guardrail.handlers.jobs", "on_job", globals())
+    owes_recovery = lazy_callable("ecs_guardrail.handlers.episode", "owes_recovery", globals())
+    ProbingEpisodes = lazy_callable("ecs_guardrail.handlers.probe", "ProbingEpisodes", globals())
 
 __all__ = ["handler", "process", "invoke", "Watchdog", "AlertDeliveryError", "DecisionInProgressError", "USES",
            "CLAIM_ATTEMPTS"]
+#: read on demand (:func:`__getattr__`)
+USES: dict[str, Any]
 
-#: the units (adapter classes: every declared method; or one declared method) whose AWS calls this function
-#: makes, the scheduled sweep's (handlers.sweep) included; ecs_guardrail.iam.handler_permissions unions their
-#: @permissions, and tests/infra/test_iam_calls.py checks every recorded call came from one of them
-USES = {
-    "history": WatchdogState,
-    "ecs": EcsService,
-    "task_definitions": TaskDefinitions,
-    "autoscaling": ScalableTargets,
-    "target_groups": TargetGroups,
-    "cloudwatch": HealthyHostCount,
-    "sns": SnsTopic,
-    "slack_secret": WebhookUrl,
-    "alert_only_check": AccountClusters,
-    "rejected_observations": EventLog._once,
-    "crash_logs": CrashLogs,  # issue 35: the crash's own words
-    "change_deployments": describe_services,  # issue 35: what ran before the deployment that started a loop
-    "deployment_alerts": DeploymentAlerts,
-}
+
+def _uses() -> dict[str, Any]:
+    """:data:`USES`: the units (adapter classes: every declared method; or one declared method) whose AWS calls
+    this function makes, the scheduled sweep's (handlers.sweep) included; ecs_guardrail.iam.handler_permissions
+    unions their @permissions, and tests/infra/test_iam_calls.py checks every recorded call came from one of them.
+    Built on the first read of ``USES`` (the adapters a decision needs are not imported by the handler's import)."""
+    from ecs_guardrail.adapters.autoscaling import ScalableTargets
+    from ecs_guardrail.adapters.cloudwatch import HealthyHostCount
+    from ecs_guardrail.adapters.clusters import AccountClusters
+    from ecs_guardrail.adapters.ecs import describe_services
+    from ecs_guardrail.adapters.elb import TargetGroups
+    from ecs_guardrail.adapters.logs import CrashLogs
+    from ecs_guardrail.adapters.store.deployment_alerts import DeploymentAlerts
+    from ecs_guardrail.adapters.store.event_log import EventLog
+    from ecs_guardrail.adapters.taskdef import TaskDefinitions
+
+    return {
+        "history": WatchdogState,
+        "ecs": EcsService,
+        "task_definitions": TaskDefinitions,
+        "autoscaling": ScalableTargets,
+        "target_groups": TargetGroups,
+        "cloudwatch": HealthyHostCount,
+        "sns": SnsTopic,
+        "slack_secret": WebhookUrl,
+        "alert_only_check": AccountClusters,
+        "rejected_observations": EventLog._once,
+        "crash_logs": CrashLogs,  # issue 35: the crash's own words
+        "change_deployments": describe_services,  # issue 35: what ran before the deployment that started a loop
+        "deployment_alerts": DeploymentAlerts,
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``USES`` (:func:`_uses`, kept after the first read) and ``CLAIM_ATTEMPTS`` (the decider's), read on
+    demand (PEP 562) so that importing the handler imports neither the decision's adapters nor the decider.
+
+    Raises:
+        AttributeError: any other missing name.
+    """
+    if name == "USES":
+        uses = globals()["USES"] = _uses()
+        return uses
+    if name == "CLAIM_ATTEMPTS":
+        from ecs_guardrail.handlers.decision import CLAIM_ATTEMPTS
+
+        return CLAIM_ATTEMPTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: ECS service action names the watchdog reads (``detail.eventName``)
 IMPAIRED = "SERVICE_TASK_START_IMPAIRED"

@@ -17,12 +17,13 @@ write through either.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ecs_guardrail.adapters.ecs import EcsFleet, LoadBalancedService
-from ecs_guardrail.adapters.elb import TargetGroups
-from ecs_guardrail.replay.embedded import EmbeddedAws, InMemoryAws
-from ecs_guardrail.replay.scenario import TABLE, Scenario
+if TYPE_CHECKING:  # the engines' modules are imported by the replay that makes one, not by ``import`` (the CLI's)
+    from ecs_guardrail.adapters.ecs import EcsFleet, LoadBalancedService
+    from ecs_guardrail.adapters.elb import TargetGroups
+    from ecs_guardrail.replay.embedded import EmbeddedAws
+    from ecs_guardrail.replay.scenario import Scenario
 
 __all__ = ["ENGINES", "DEFAULT_ENGINE", "make_aws", "make_table", "make_metrics_source", "CachedFleet",
            "CachedTargetGroups"]
@@ -38,6 +39,8 @@ def make_aws(engine: str, scenario: Scenario) -> EmbeddedAws:
     Raises:
         ValueError: an unknown engine.
     """
+    from ecs_guardrail.replay.embedded import EmbeddedAws, InMemoryAws
+
     if engine == "fast":
         return InMemoryAws(scenario)
     if engine == "moto":
@@ -56,6 +59,7 @@ def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
     """
     from ecs_guardrail.adapters.store.dynamodb import DynamoTable
     from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.replay.scenario import TABLE
 
     if engine == "fast":
         return MemoryTable(TABLE, region)
