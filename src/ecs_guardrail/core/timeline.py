@@ -421,17 +421,19 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     # item read is a fresh copy
     task_events: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     shared: dict[str, str] = {}
+    one, events_of = shared.setdefault, task_events.get  # the loop's per-item calls, looked up once
     for i in items:
-        kind = i.get("type")
+        get = i.get
+        kind = get("type")
         if kind == "task":
-            service, arn = i.get("service"), i.get("task_arn")
+            service, arn = get("service"), get("task_arn")
             if service and arn:
                 key = (i["cluster"], service)
-                mine = task_events.get(key)
+                mine = events_of(key)
                 if mine is None:
                     mine = task_events[key] = []
-                status = i.get("last_status", "")
-                mine.append((shared.setdefault(arn, arn), i["time"], shared.setdefault(status, status)))
+                status = get("last_status", "")
+                mine.append((one(arn, arn), i["time"], one(status, status)))
         elif kind == "healthy_hosts" or kind == "service_counts":
             found = _sampler_item(i)
             if isinstance(found, ServiceCounts):
@@ -465,8 +467,9 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
                                        for (cluster, service), events in task_events.items()
                                        if (cluster, service) in with_samples for arn, t, status in events), start, end)
     del task_events, shared
-    return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
-                               client_error_ratio=client_error_ratio)
+    # without ``within`` the blocks go in whole (classified as columns, never a Sample per minute)
+    return availability_report(samples() if within is not None else iter(sources), start, end, scale_downs=downs,
+                               running_tasks=running, counts=counts, client_error_ratio=client_error_ratio)
 
 
 def busiest_window(failures: list[Failure], config: PolicyConfig) -> tuple[datetime, datetime]:

@@ -44,11 +44,11 @@ class Samples:
     def __init__(self, table: Table, ttl_days: int = 90) -> None:
         self.table = table
         self._log = EventLog(table, ttl_days)
-        self._memo: dict[tuple[str, str], str] = {}
+        self._memo: dict[tuple[str, ...], Any] = {}
         #: items written so far (the cost model of ``make bench`` reads it)
         self.writes = 0
 
-    def _remember(self, key: tuple[str, str], digest: str) -> bool:
+    def _remember(self, key: tuple[str, ...], digest: Any) -> bool:
         """True when ``key`` was not written with ``digest`` before (and remember it)."""
         if self._memo.get(key) == digest:
             return False
@@ -90,8 +90,11 @@ class Samples:
         """Write a service's desired and running counts at ``sampled_at`` when they changed since the
         last ones this environment wrote, or always with ``force`` (once per block). Returns True when
         written."""
-        state = f"{counts.desired_count},{counts.running_count}"  # every service every minute: no json.dumps
-        if not self._remember(("HC", f"{counts.cluster}#{counts.service}"), state) and not force:
+        # every service every minute: the memo's key and value are tuples (no text built), compared first
+        key, state = ("HC", counts.cluster, counts.service), (counts.desired_count, counts.running_count)
+        if self._memo.get(key) != state:
+            self._remember(key, state)
+        elif not force:
             return False
         t = counts.sampled_at
         pk, sk = keys.service_counts(counts.cluster, counts.service, t)
