@@ -65,7 +65,9 @@ class Samples:
         """
         t = block.start
         pk, sk = keys.sample(block.cluster, block.service, target_group_dimension, t)
-        per_minute = {k: [_num(v) for v in vs] for k, vs in block.values.items()}
+        # :func:`_num` of every value, inline (a fleet-day's blocks hold 57,000 of them)
+        per_minute = {k: [v if v is None else int(v) if float(v).is_integer() else v for v in vs]
+                      for k, vs in block.values.items()}
         digest = json.dumps(per_minute, sort_keys=True, separators=(",", ":"))
         if not self._remember((pk, sk), digest):
             return False
