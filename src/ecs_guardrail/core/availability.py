@@ -490,14 +490,17 @@ def _points_by_service(points: Iterable[tuple[str, str, datetime, int]]
 
 
 def _reported_series(points: list[tuple[datetime, int]], minutes: list[datetime]) -> list[int | None]:
-    """:func:`_desired_at` at the end of each of ``minutes`` (ascending): one forward pass over ``points``."""
+    """:func:`_desired_at` at the end of each of ``minutes`` (consecutive whole minutes, ascending): one
+    forward pass over ``points``, comparing times (``(t, -1)`` is ``bisect_left``'s key: a point at the very
+    time counts as before it only with a count below -1)."""
     if not points:
         return [None] * len(minutes)
     out: list[int | None] = []
     i, n, first = 0, len(points), points[0][1]
-    for m in minutes:
-        key = (m + MINUTE, -1)
-        while i < n and points[i] < key:  # bisect_left(points, (t, -1)): the points before t
+    times = [t for t, _ in points]
+    ends = minutes[1:] + [minutes[-1] + MINUTE]  # each minute's end: the next minute
+    for end in ends:
+        while i < n and (times[i] < end or (times[i] == end and points[i][1] < -1)):
             i += 1
         out.append(points[i - 1][1] if i else first)
     return out
@@ -836,17 +839,18 @@ def availability_report(
     minutes = classify_service_minutes(samples, start, end, scale_downs=scale_downs, running_tasks=running_tasks,
                                        counts=counts, client_error_ratio=client_error_ratio)
     per: dict[tuple[str, str], ServiceAvailability] = {}
-    for sm in minutes:
-        sa = per.get((sm.cluster, sm.service))
-        if sa is None:  # not setdefault: that would build a ServiceAvailability for every minute
-            sa = per[(sm.cluster, sm.service)] = ServiceAvailability(sm.cluster, sm.service)
-        sa.minutes[sm.state] += 1
-        if sm.divergent:
-            sa.divergent_minutes += 1
-        if sm.has_data and sm.state is not MinuteState.ZERO_BY_OPERATOR:
-            sa.minutes_with_data += 1
-        if sm.clients is not None:
-            sa.clients[sm.clients] += 1
-            if sm.disagreement is not None:
-                sa.disagreements[sm.disagreement] += 1
+    operator_zero, unserved = MinuteState.ZERO_BY_OPERATOR, (MinuteState.DOWN, MinuteState.NO_DATA)
+    # the minutes come service by service: each service's run is tallied at once (Counter.update counts in C)
+    for key, run in itertools.groupby(minutes, key=lambda sm: (sm.cluster, sm.service)):
+        sa = per.get(key)
+        if sa is None:
+            sa = per[key] = ServiceAvailability(*key)
+        mine = list(run)
+        sa.minutes.update([sm.state for sm in mine])
+        sa.divergent_minutes += sum(1 for sm in mine if sm.running_tasks and sm.state in unserved)  # .divergent
+        sa.minutes_with_data += sum(1 for sm in mine if sm.has_data and sm.state is not operator_zero)
+        views = [c for sm in mine if (c := sm.clients) is not None]
+        if views:
+            sa.clients.update(views)
+            sa.disagreements.update([d for sm in mine if sm.clients is not None and (d := sm.disagreement) is not None])
     return AvailabilityReport(minute_floor(start), minute_floor(end), list(per.values()), minutes)
