@@ -410,8 +410,9 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
 
     ``items`` is read once, as it comes (a store's reads can stream): what is kept of it is the blocks
     (one per target group per 30 minutes), the counts, the decisions and one ``(cluster, service, task,
-    time, lastStatus)`` tuple per task event; the blocks are expanded to per-minute samples only while
-    they are classified."""
+    time, lastStatus)`` tuple per task event; the blocks are classified whole, as per-minute columns
+    (:func:`~ecs_guardrail.core.availability.classify_service_minutes`), and expanded to per-minute samples
+    only for ``within`` or to find the default ``start``/``end``."""
     sources: list[SampleBlock | Sample] = []  # in the items' order: a later sample of a minute replaces one
     counts: list[ServiceCounts] = []
     decisions: list[tuple[str, str, datetime]] = []
