@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from ecs_guardrail.core.availability import (
     MinuteState,
     Sample,
+    SampleBlock,
     ScaleDown,
     availability_report,
     classify_service_minutes,
@@ -171,3 +172,52 @@ def test_a_late_decision_owns_its_minutes_from_t() -> None:
              s(2, 0, desired=2, sampled_at=m(3))]
     got = classify_service_minutes(quick, m(0), m(2), scale_downs=[ScaleDown("prod", "api", m(1))])
     assert states(got) == ["up", "zero_by_watchdog", "down"]
+
+
+_value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.0, 3.5]))
+
+
+@st.composite
+def _blocks_and_samples(draw: st.DrawFn) -> list[SampleBlock | Sample]:
+    """Blocks (some reaching outside the report's minutes, some with the clients' view, series of any
+    length) and one-minute samples, of two services with one or two target groups, in any order."""
+    out: list[SampleBlock | Sample] = []
+    for _ in range(draw(st.integers(0, 6))):
+        service, tg = draw(st.sampled_from([("api", "web"), ("api", "admin"), ("jobs", "q")]))
+        n = draw(st.integers(0, 8))
+        clients = draw(st.booleans())
+        values = {"healthy_host_count": tuple(draw(st.lists(_value, min_size=n, max_size=n)))}
+        if clients:
+            for k in ("request_count", "target_2xx", "target_5xx", "elb_5xx"):
+                values[k] = tuple(draw(st.lists(_value, max_size=n + 2)))
+        out.append(SampleBlock("prod", service, tg, m(draw(st.integers(-4, 8))), values, clients))
+    for _ in range(draw(st.integers(0, 6))):
+        service, tg = draw(st.sampled_from([("api", "web"), ("api", "admin"), ("jobs", "q")]))
+        out.append(Sample("prod", service, tg, m(draw(st.integers(-2, 8))), draw(_value),
+                          draw(st.one_of(st.none(), st.integers(0, 3))), draw(st.one_of(st.none(), st.integers(0, 3))),
+                          m(9), draw(_value), None, draw(_value), draw(_value), draw(st.booleans())))
+    return draw(st.permutations(out))
+
+
+@given(_blocks_and_samples(), st.integers(0, 3), st.integers(3, 7))
+def test_blocks_classify_as_their_samples(sources: list[SampleBlock | Sample], lo: int, hi: int) -> None:
+    """A block given whole (kept as columns) classifies every minute as its expanded samples do."""
+    expanded = [x for b in sources for x in (b.samples() if isinstance(b, SampleBlock) else (b,))]
+    running = running_tasks_by_minute([("prod", "api", "t1", m(1), "RUNNING"), ("prod", "jobs", "t2", m(2), "RUNNING")],
+                                      m(lo), m(hi))
+    kwargs = {"scale_downs": [ScaleDown("prod", "api", m(4))], "running_tasks": running,
+              "client_error_ratio": 0.05}
+    assert classify_service_minutes(sources, m(lo), m(hi), **kwargs) == \
+        classify_service_minutes(expanded, m(lo), m(hi), **kwargs)
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), _value, _value, _value, _value, _value), max_size=8), st.booleans())
+def test_one_series_block_values_as_the_general_merge(readings: list[tuple], clients: bool) -> None:
+    """The sampler's block of a target group behind one load balancer (read straight from its series) is
+    what the merge over several series gives for that one series."""
+    from ecs_guardrail.adapters.cloudwatch import Reading
+    from ecs_guardrail.handlers.availability import _block_values
+
+    points = {m(i): Reading(h, r, t2, t5, e, clients) for i, h, r, t2, t5, e in readings}
+    minutes = [m(i) for i in range(6)]
+    assert _block_values([points], minutes, clients) == _block_values([points, {}], minutes, clients)

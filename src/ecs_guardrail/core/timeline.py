@@ -410,8 +410,9 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
 
     ``items`` is read once, as it comes (a store's reads can stream): what is kept of it is the blocks
     (one per target group per 30 minutes), the counts, the decisions and one ``(cluster, service, task,
-    time, lastStatus)`` tuple per task event; the blocks are expanded to per-minute samples only while
-    they are classified."""
+    time, lastStatus)`` tuple per task event; the blocks are classified whole, as per-minute columns
+    (:func:`~ecs_guardrail.core.availability.classify_service_minutes`), and expanded to per-minute samples
+    only for ``within`` or to find the default ``start``/``end``."""
     sources: list[SampleBlock | Sample] = []  # in the items' order: a later sample of a minute replaces one
     counts: list[ServiceCounts] = []
     decisions: list[tuple[str, str, datetime]] = []
@@ -421,17 +422,19 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     # item read is a fresh copy
     task_events: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     shared: dict[str, str] = {}
+    one, events_of = shared.setdefault, task_events.get  # the loop's per-item calls, looked up once
     for i in items:
-        kind = i.get("type")
+        get = i.get
+        kind = get("type")
         if kind == "task":
-            service, arn = i.get("service"), i.get("task_arn")
+            service, arn = get("service"), get("task_arn")
             if service and arn:
                 key = (i["cluster"], service)
-                mine = task_events.get(key)
+                mine = events_of(key)
                 if mine is None:
                     mine = task_events[key] = []
-                status = i.get("last_status", "")
-                mine.append((shared.setdefault(arn, arn), i["time"], shared.setdefault(status, status)))
+                status = get("last_status", "")
+                mine.append((one(arn, arn), i["time"], one(status, status)))
         elif kind == "healthy_hosts" or kind == "service_counts":
             found = _sampler_item(i)
             if isinstance(found, ServiceCounts):
@@ -465,8 +468,9 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
                                        for (cluster, service), events in task_events.items()
                                        if (cluster, service) in with_samples for arn, t, status in events), start, end)
     del task_events, shared
-    return availability_report(samples(), start, end, scale_downs=downs, running_tasks=running, counts=counts,
-                               client_error_ratio=client_error_ratio)
+    # without ``within`` the blocks go in whole (classified as columns, never a Sample per minute)
+    return availability_report(samples() if within is not None else iter(sources), start, end, scale_downs=downs,
+                               running_tasks=running, counts=counts, client_error_ratio=client_error_ratio)
 
 
 def busiest_window(failures: list[Failure], config: PolicyConfig) -> tuple[datetime, datetime]:

@@ -39,7 +39,7 @@ from typing import Any
 from msgspec import Struct
 
 from ecs_guardrail.adapters.bus import ObservationBus
-from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Series
+from ecs_guardrail.adapters.cloudwatch import ContainerRestarts, HealthyHostCount, Reading, Series
 from ecs_guardrail.adapters.ecs import EcsFleet, describe_services, restart_policy_enabled
 from ecs_guardrail.adapters.elb import (
     TargetGroups,
@@ -152,6 +152,18 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
     before = healthy.metrics_requested
     readings = healthy.read(all_series, lo, minute + MINUTE, requests=requests) if all_series else {}
     asked = healthy.metrics_requested - before
+    # the blocks' minutes, listed once for every target group: (0 the block before, 1 the current one)
+    spans: list[tuple[int, datetime, list[datetime]]] = []
+    for n, b in enumerate(starts):
+        first = max(b, lo)
+        last = min(b + timedelta(minutes=block_minutes), minute + MINUTE)
+        listed = []
+        m = first
+        while m < last:
+            listed.append(m)
+            m += MINUTE
+        if listed:
+            spans.append((n, first, listed))
     no_data = 0
     for svc in services:
         for arn in svc.target_group_arns:
@@ -159,31 +171,43 @@ def sample_minute(now: datetime, *, fleet: EcsFleet, target_groups: TargetGroups
             clients = requests and any(x.has_request_metrics for x in mine)
             # each series' minutes, looked up once per target group, not once per minute (the hot loop)
             points = [p for p in (readings.get(x) for x in mine) if p]
-            for n, b in enumerate(starts):
-                first = max(b, lo)
-                last = min(b + timedelta(minutes=block_minutes), minute + MINUTE)
-                if first >= last:
-                    continue
-                values: dict[str, list[float | None]] = {k: [] for k in BLOCK_FIELDS
-                                                         if clients or k == "healthy_host_count"}
-                host_values = values["healthy_host_count"]
-                sums = [(values[k], k) for k in BLOCK_FIELDS[1:] if k in values]
-                m = first
-                while m < last:
-                    rs = [p[m] for p in points if m in p]
-                    hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
-                    host_values.append(min(hosts) if hosts else None)
-                    for column, k in sums:
-                        got = [getattr(r, k) for r in rs if getattr(r, k) is not None]
-                        column.append(float(sum(got)) if got else None)
-                    if n == 1 and not hosts:
-                        no_data += 1
-                    m += MINUTE
-                block = SampleBlock(svc.cluster, svc.name, target_group_name(arn), first,
-                                    {k: tuple(v) for k, v in values.items()}, clients, now)
+            for n, first, listed in spans:
+                values = _block_values(points, listed, clients)
+                if n == 1:  # the block just read: its minutes without a HealthyHostCount datapoint
+                    no_data += values["healthy_host_count"].count(None)
+                block = SampleBlock(svc.cluster, svc.name, target_group_name(arn), first, values, clients, now)
                 written += store.record_block(block, target_group_dimension=target_group_dimension(arn),
                                               load_balancers=len(mine))
     return SampleOutcome(minute, len(tg_arns), written, no_data, len(all_series), asked)
+
+
+def _block_values(points: list[dict[datetime, Reading]], minutes: list[datetime], clients: bool
+                  ) -> dict[str, tuple[float | None, ...]]:
+    """A target group's block of ``minutes`` from its series' readings (``points``: one dict per series with
+    any datapoint): per :data:`BLOCK_FIELDS` name (the request series only with ``clients``), each minute's
+    lowest ``healthy_host_count`` and summed request counts over the series (``None``: no series has one).
+    A target group behind one load balancer (the usual case) is its one series' values, read straight."""
+    if len(points) == 1:
+        p = points[0]
+        got = [p.get(m) for m in minutes]
+        values = {"healthy_host_count": tuple(None if r is None else r.healthy_host_count for r in got)}
+        if clients:
+            for k in BLOCK_FIELDS[1:]:
+                # one series' sum is ``float(sum([v]))``: ``float(0 + v)``
+                column = [None if r is None else getattr(r, k) for r in got]
+                values[k] = tuple(None if v is None else float(0 + v) for v in column)
+        return values
+    lists: dict[str, list[float | None]] = {k: [] for k in BLOCK_FIELDS if clients or k == "healthy_host_count"}
+    host_values = lists["healthy_host_count"]
+    sums = [(lists[k], k) for k in BLOCK_FIELDS[1:] if k in lists]
+    for m in minutes:
+        rs = [p[m] for p in points if m in p]
+        hosts = [r.healthy_host_count for r in rs if r.healthy_host_count is not None]
+        host_values.append(min(hosts) if hosts else None)
+        for column, k in sums:
+            got_k = [getattr(r, k) for r in rs if getattr(r, k) is not None]
+            column.append(float(sum(got_k)) if got_k else None)
+    return {k: tuple(v) for k, v in lists.items()}
 
 
 #: minutes of container restarts one read covers (UTC-aligned): the restart-count reader runs every

@@ -185,7 +185,8 @@ def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str
     unknown: set[str] = set()
     by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
     elb: dict[tuple[str, datetime], float] = defaultdict(float)
-    known: dict[str, tuple[Series, list[dict[str, Any]]]] = {}  # target group name -> its series and namespace's data
+    # target group name -> its series, its namespace's data and its dimensions (one list, read by every datapoint)
+    known: dict[str, tuple[Series, list[dict[str, Any]], list[dict[str, str]]]] = {}
     for t, name, value, requests in rows:
         got = known.get(name)
         if got is None:
@@ -194,16 +195,16 @@ def load_into_cloudwatch(cloudwatch: Any, target_groups: dict[str, dict[str, str
                 unknown.add(name)
                 continue
             series = Series(tg["dimension"], tg["lb_dimension"])
-            got = known[name] = (series, by_namespace[namespace_of(series.load_balancer)])
-        s, data = got
+            got = known[name] = (series, by_namespace[namespace_of(series.load_balancer)], series.dimensions())
+        s, data, dimensions = got
         data.append({"MetricName": METRIC, "Timestamp": t, "Value": value, "Unit": "Count",
-                     "Dimensions": s.dimensions()})
+                     "Dimensions": dimensions})
         if not requests or not s.has_request_metrics:
             continue
         for column, metric in REQUEST_METRICS.items():
             if column in requests:
                 data.append({"MetricName": metric, "Timestamp": t, "Value": requests[column], "Unit": "Count",
-                             "Dimensions": s.dimensions()})
+                             "Dimensions": dimensions})
         if "elb_5xx" in requests:
             elb[(s.load_balancer, t)] += requests["elb_5xx"]
     for (lb, t), value in elb.items():

@@ -585,7 +585,10 @@ class _CloudWatch(MemoryClient):
             got: list[float] = []
             for t, v in points[lo:hi]:
                 if t >= top or t < bucket:
-                    bucket = start + timedelta(seconds=period * ((t - start).total_seconds() // period))
+                    if top <= t < top + step:  # the next period (a metric published every period)
+                        bucket = top
+                    else:
+                        bucket = start + timedelta(seconds=period * ((t - start).total_seconds() // period))
                     top = bucket + step
                     got = buckets.setdefault(bucket, [])
                 got.append(v)

@@ -57,6 +57,8 @@ class ReplaySampler:
         self.warnings = [w for w in self.warnings if w]
         self._counter = aws.counter
         self._writes_seen = 0
+        self._ops_seen = 0  # operations the counter had when :attr:`_write_ops` was picked
+        self._write_ops: list[tuple[str, str]] = []
         fleet = EcsFleet(aws.counter.attach(aws.client("ecs")))
         target_groups = TargetGroups(aws.counter.attach(aws.client("elbv2")))
         self._cached = engine == "fast"
@@ -64,9 +66,15 @@ class ReplaySampler:
         self.target_groups: Any = CachedTargetGroups(target_groups) if self._cached else target_groups
 
     def _ecs_writes(self) -> int:
-        """ECS and Application Auto Scaling calls that may change a service, made so far by the handlers."""
-        return sum(n for (svc, op), n in self._counter.calls.items()
-                   if svc in ("ecs", "application-autoscaling") and not op.startswith(_READS))
+        """ECS and Application Auto Scaling calls that may change a service, made so far by the handlers
+        (the counter's operations that are such writes are picked again only when a new one was counted:
+        its keys are only ever added)."""
+        calls = self._counter.calls
+        if len(calls) != self._ops_seen:
+            self._ops_seen = len(calls)
+            self._write_ops = [(svc, op) for svc, op in calls
+                               if svc in ("ecs", "application-autoscaling") and not op.startswith(_READS)]
+        return sum(calls[k] for k in self._write_ops)
 
     def tick(self, minute: datetime) -> None:
         """Sample ``minute``, as the state is now (event time ``minute`` + 1 min)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import heapq
+import operator
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,8 +24,8 @@ TIMELINE_FIELDS: tuple[str, ...] = (
 )
 
 
-def _sort_key(item: dict[str, Any]) -> str:
-    return str(item.get("gsi1sk", ""))
+#: the merge's key: ``gsi1sk``, which every item of the index has (DynamoDB indexes only items with its keys)
+_SORT_KEY = operator.itemgetter("gsi1sk")
 
 
 class TimelineReads:
@@ -50,12 +50,16 @@ class TimelineReads:
         wanted = fields if fields is None or "gsi1sk" in fields else (*fields, "gsi1sk")
         drop = wanted is not fields
         while hour <= until:
-            shards = [self.table.query(pk, lo=lo, hi=hi, index=True, fields=wanted)
-                      for pk in keys.timeline_partitions(cluster, hour)]
-            for item in heapq.merge(*shards, key=_sort_key):
-                if drop:
-                    item.pop("gsi1sk", None)
-                yield item
+            # the hour's shards, merged: each comes sorted by ``gsi1sk`` (an index item always has it), and a
+            # stable sort of them one after the other is heapq.merge's order (ties: the earlier shard first,
+            # then each shard's own order), done in C over the hour rather than one step per item
+            items = [item for pk in keys.timeline_partitions(cluster, hour)
+                     for item in self.table.query(pk, lo=lo, hi=hi, index=True, fields=wanted)]
+            items.sort(key=_SORT_KEY)
+            if drop:
+                for item in items:
+                    del item["gsi1sk"]
+            yield from items
             hour += timedelta(hours=1)
 
     def timeline_brief(self, cluster: str, since: datetime, until: datetime,
