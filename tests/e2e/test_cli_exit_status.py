@@ -39,7 +39,9 @@ def test_a_pretty_printed_event_exits_2_with_the_jq_fix(tmp_path, capsys):
     assert pretty.startswith("{\n")
     assert cli.main(["replay", str(_folder(tmp_path, pretty))]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pretty-printed JSON object" in err and "jq -c . events.jsonl" in err
+    assert err.count("\n") == 1 and "pretty-printed JSON object" in err
+    # the fix names the real file and moves the one-per-line copy back (a new user pasted it as printed)
+    assert "jq -c . " in err and "events.one-per-line.jsonl && mv " in err
 
 
 def test_an_empty_events_file_exits_2_unless_samples_make_it_an_availability_replay(tmp_path, capsys):
