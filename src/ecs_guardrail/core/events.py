@@ -130,12 +130,22 @@ def _task_arn(value: str) -> str:
 
 def _group(value: str | None) -> str | None:
     # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+    if value is None or value in _GROUPS:  # a fleet has a few thousand groups: each checked once
+        return value
     for prefix in ("service:", "family:"):
         if value and value.startswith(prefix) and len(value) > len(prefix) \
                 and not _NAME.fullmatch(value[len(prefix):]):
             raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
                              "([A-Za-z0-9_-], at most 255)")
+    if type(value) is str:
+        if len(_GROUPS) >= 4096:
+            _GROUPS.clear()
+        _GROUPS.add(value)
     return value
+
+
+#: the task groups :func:`_group` accepted (at most 4,096 kept)
+_GROUPS: set[str] = set()
 
 
 # ECS writes a service deployment's id as "ecs-svc/" and 19 digits (the ECS events reference's samples,
@@ -167,6 +177,8 @@ def _deployment_id(value: str | None) -> str | None:
 
 
 def _utc(value: datetime) -> datetime:
+    if value.tzinfo is UTC and _EARLIEST <= value < _LATEST:  # an event's time as ECS writes it ("...Z")
+        return value
     try:
         value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC

@@ -71,14 +71,23 @@ def arn_place(arn: str | None) -> tuple[str | None, str | None]:
 
 #: ARN -> ``(account, region)``: a task event's place is its cluster ARN's (a fleet has a few)
 _PLACES: dict[str, tuple[str | None, str | None]] = {}
+#: (cluster ARN, group) -> the task item's ``(account, region, cluster, group, service)`` (at most 4,096 kept)
+_SERVICES: dict[tuple[str, str | None], tuple[str | None, str | None, str, str | None, str | None]] = {}
 
 
 def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEventItem, StopVerdict | None]:
     """The history item of a task state change whose canonical JSON is ``text``, built from its parsed
     fields once, and the stop classification of a stopping task (``None`` for any other)."""
     d, t = event.detail, event.time
-    account, region = arn_place(d.cluster_arn)
-    cluster = d.cluster
+    where = (d.cluster_arn, d.group)
+    place = _SERVICES.get(where)
+    if place is None:  # account, region, cluster, group and service: the same for a service's every task
+        account, region = arn_place(d.cluster_arn)
+        place = (account, region, d.cluster, d.group or None, d.service)
+        if len(_SERVICES) >= 4096:
+            _SERVICES.clear()
+        _SERVICES[where] = place
+    account, region, cluster, group, service = place
     pk, sk, index_pk, sort, expires_at = log.task_keys(d.task_arn, d.version, event.id, cluster, t)
     verdict = classify_stop(d) if is_stop_event(d) else None
     item = TaskEventItem(
@@ -86,7 +95,7 @@ def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEv
         # an empty text is no attribute (DynamoDB stores none for us): None, as TaskEventItem promises
         account=account or event.account or None, region=region or event.region or None,
         event_id=event.id, detail_type=event.detail_type, time=iso(t), t=epoch(t), cluster=cluster,
-        group=d.group or None, service=d.service, task_arn=d.task_arn, last_status=d.last_status,
+        group=group, service=service, task_arn=d.task_arn, last_status=d.last_status,
         desired_status=d.desired_status or None, version=d.version, az=d.availability_zone or None,
         launch_type=d.launch_type or None, capacity_provider=d.capacity_provider_name or None,
         task_definition=d.task_definition_arn or None, stop_code=d.stop_code or None,

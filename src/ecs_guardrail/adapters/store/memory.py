@@ -94,7 +94,7 @@ class _Rows:
     def __init__(self) -> None:
         self._names: list[tuple[str, ...]] = []
         self._numbers: dict[tuple[str, ...], int] = {}
-        self._typed: dict[type, int] = {}  # Item subclass -> its shape
+        self._typed: dict[type, tuple[int, bool]] = {}  # Item subclass -> (its shape, whether it has index keys)
         #: (shape number, wanted names) -> the (name, position) pairs :meth:`load_some` takes
         self._picks: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, int], ...]] = {}
 
@@ -105,20 +105,35 @@ class _Rows:
             self._names.append(names)
         return n
 
-    def row(self, item: dict[str, Any] | Item) -> Row:
-        """``item`` as a row (the module docstring).
+    def encode(self, item: dict[str, Any] | Item) -> tuple[Row, str, str, tuple[Any, Any] | None]:
+        """``(row, pk, sk, (gsi1pk, gsi1sk) or None)`` of ``item`` (the module docstring; ``None``: the item
+        is not in the index).
 
         Raises:
             ValueError: no text ``pk`` or ``sk``. TypeError: a value JSON cannot hold, a key not text.
         """
         if isinstance(item, Item):
-            n = self._typed.get(type(item))
-            if n is None:
-                n = self._typed[type(item)] = self._shape(item.__struct_fields__)
+            typed = self._typed.get(type(item))
+            if typed is None:
+                fields = item.__struct_fields__
+                typed = self._typed[type(item)] = (self._shape(fields), INDEX[1] in fields and INDEX[2] in fields)
             try:
-                return _pack((n, item))
+                row = _pack((typed[0], item))
             except (OverflowError, UnicodeEncodeError):  # not what its writer promised: checked as a dict
                 item = dict(item.items())
+            else:
+                index = (getattr(item, INDEX[1]), getattr(item, INDEX[2])) if typed[1] else None
+                if index is not None and (index[0] is None or index[1] is None):
+                    index = None
+                return row, getattr(item, "pk"), getattr(item, "sk"), index  # noqa: B009 - any Item's keys
+        return self.row(item), item["pk"], item["sk"], _index_of(item)
+
+    def row(self, item: dict[str, Any]) -> Row:
+        """The row of a ``dict`` item (:meth:`encode`).
+
+        Raises:
+            ValueError: no text ``pk`` or ``sk``. TypeError: a value JSON cannot hold, a key not text.
+        """
         if not isinstance(item.get("pk"), str) or not isinstance(item.get("sk"), str):
             raise ValueError("an item needs string pk and sk")
         values = tuple(item.values())
@@ -258,30 +273,34 @@ class MemoryTable:
         if cond is None:
             return
         stored = self._old(pk, sk)
-        old = self._rows.load(stored) if stored is not None else None
+        if stored is None:  # Cond.holds(None): attribute_not_exists(pk) alone holds of an absent item
+            if not cond.absent:
+                raise ConditionFailedError(None)
+            return
+        old = self._rows.load(stored)
         if not cond.holds(old):
             raise ConditionFailedError(old)
 
     def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         self._count("PutItem")
-        row = self._rows.row(item)  # refused before any condition is evaluated, as DynamoDB validates first
-        pk, sk = item["pk"], item["sk"]
+        # refused before any condition is evaluated, as DynamoDB validates an item first
+        row, pk, sk, index = self._rows.encode(item)
         self._check(pk, sk, cond)
-        self._store(pk, sk, row, _index_of(item))
+        self._store(pk, sk, row, index)
 
     def transact_put(self, writes: list[tuple[dict[str, Any] | Item, Cond | None]]) -> None:
         self._count("TransactWriteItems")
-        rows = [self._rows.row(item) for item, _ in writes]
+        encoded = [self._rows.encode(item) for item, _ in writes]
         failed = []
-        for i, (item, cond) in enumerate(writes):
+        for i, ((_, pk, sk, _), (_, cond)) in enumerate(zip(encoded, writes, strict=True)):
             try:
-                self._check(item["pk"], item["sk"], cond)
+                self._check(pk, sk, cond)
             except ConditionFailedError:
                 failed.append(i)
         if failed:
             raise ConditionFailedError(None, tuple(failed))
-        for (item, _), row in zip(writes, rows, strict=True):
-            self._store(item["pk"], item["sk"], row, _index_of(item))
+        for row, pk, sk, index in encoded:
+            self._store(pk, sk, row, index)
 
     def _rewrite(self, item: dict[str, Any]) -> None:
         self._store(item["pk"], item["sk"], self._rows.row(item), _index_of(item))
