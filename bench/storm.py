@@ -106,11 +106,11 @@ def profile(services: int) -> dict[str, Any]:
             return saved[name](self, *a, **k)
         return call
 
-    def store(self: Any, item: dict[str, Any]) -> None:
-        writes[item["pk"]] += 1
-        if "gsi1pk" in item:
-            index_writes[item["gsi1pk"]] += 1
-        saved["_store"](self, item)
+    def store(self: Any, pk: str, sk: str, row: bytes, index: tuple[str, str] | None) -> None:
+        writes[pk] += 1
+        if index is not None:
+            index_writes[index[0]] += 1
+        saved["_store"](self, pk, sk, row, index)
 
     rows: list[tuple[bool, float, int, int, int]] = []  # decided, cpu s, items, reads, writes
     original = watchdog.process

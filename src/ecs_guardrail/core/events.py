@@ -46,6 +46,7 @@ __all__ = [
     "OtherEcsEvent",
     "EcsEvent",
     "parse_event",
+    "parse_event_text",
     "parsed_once",
     "is_deployment_id",
     "TASK_STATE_CHANGE",
@@ -129,12 +130,22 @@ def _task_arn(value: str) -> str:
 
 def _group(value: str | None) -> str | None:
     # the service or family name becomes part of DynamoDB keys: only what ECS allows gets there
+    if value is None or value in _GROUPS:  # a fleet has a few thousand groups: each checked once
+        return value
     for prefix in ("service:", "family:"):
         if value and value.startswith(prefix) and len(value) > len(prefix) \
                 and not _NAME.fullmatch(value[len(prefix):]):
             raise ValueError(f"{prefix[:-1]} name {value[len(prefix):][:80]!r} is not an ECS name "
                              "([A-Za-z0-9_-], at most 255)")
+    if type(value) is str:
+        if len(_GROUPS) >= 4096:
+            _GROUPS.clear()
+        _GROUPS.add(value)
     return value
+
+
+#: the task groups :func:`_group` accepted (at most 4,096 kept)
+_GROUPS: set[str] = set()
 
 
 # ECS writes a service deployment's id as "ecs-svc/" and 19 digits (the ECS events reference's samples,
@@ -166,6 +177,8 @@ def _deployment_id(value: str | None) -> str | None:
 
 
 def _utc(value: datetime) -> datetime:
+    if value.tzinfo is UTC and _EARLIEST <= value < _LATEST:  # an event's time as ECS writes it ("...Z")
+        return value
     try:
         value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
@@ -425,8 +438,9 @@ def _other(raw: dict[str, Any], note: str) -> OtherEcsEvent:
         raise EventRejectedError(f"{str(raw.get('detail-type'))[:80]}: {exc}", raw) from None
 
 
-#: ``(object, its model)`` of the last event parsed while :func:`parsed_once` is active, else ``None``
-_last: list[tuple[Any, Any]] | None = None
+#: ``(object, its model, its canonical JSON)`` of the last event parsed while :func:`parsed_once` is active,
+#: else ``None``
+_last: list[tuple[Any, Any, str]] | None = None
 _text: list[tuple[Any, str]] = []  # inside parsed_once: the last parsed object and its canonical JSON
 
 
@@ -509,11 +523,23 @@ def parse_event(raw: Any) -> EcsEvent:
     """
     if _last and _last[0][0] is raw:
         return _last[0][1]  # type: ignore[no-any-return]
+    return parse_event_text(raw)[0]
+
+
+def parse_event_text(raw: Any) -> tuple[EcsEvent, str]:
+    """:func:`parse_event` of ``raw`` and its :func:`canonical_json`, encoded once: the recorder stores the
+    text beside the fields (the text is encoded anyway, to refuse what no UTF-8 encoder takes).
+
+    Raises:
+        EventRejectedError: as :func:`parse_event`.
+    """
+    if _last and _last[0][0] is raw:
+        return _last[0][1], _last[0][2]
     if not isinstance(raw, dict):
         raise EventRejectedError(f"event is a {type(raw).__name__}, not a JSON object", raw)
     try:
         # a lone surrogate (JSON "\\udcff") passes str validation but no UTF-8 encoder, DynamoDB's included:
-        # the canonical text's encoder refuses it (inside parsed_once the recorder reuses the text)
+        # the canonical text's encoder refuses it
         text = _encode(raw)
         if _last is not None:
             _text[:] = [(raw, text)]
@@ -533,15 +559,15 @@ def parse_event(raw: Any) -> EcsEvent:
             shown = detail_type if isinstance(detail_type, str) else type(detail_type).__name__
             raise EventRejectedError(f"detail-type {str(shown)[:80]!r} is not an ECS event this tool reads", raw)
         if detail_type in KNOWN_UNREAD:
-            return _other(raw, f"{detail_type}: {KNOWN_UNREAD[detail_type]}: recorded, not read")
-        return _other(raw, f"detail-type {detail_type[:80]!r} is new to this tool: recorded, not read")
+            return _other(raw, f"{detail_type}: {KNOWN_UNREAD[detail_type]}: recorded, not read"), text
+        return _other(raw, f"detail-type {detail_type[:80]!r} is new to this tool: recorded, not read"), text
     if model is DeploymentStateChange and raw.get("resources") and isinstance(raw["resources"], list) \
             and isinstance(raw["resources"][0], str) and ":service/" not in raw["resources"][0] \
             and _RESOURCE_ARN.match(raw["resources"][0]):
         # a daemon's deployment (resources[0] arn:...:daemon/CLUSTER/NAME): kept, not a service's
         arn = parse_arn(raw["resources"][0])  # it matched _RESOURCE_ARN: an ARN
         kind = arn.resource_type if arn is not None else "resource"
-        return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read")
+        return _other(raw, f"{detail_type} of a {kind}, not a service: recorded, not read"), text
     try:
         event = model.validate(raw)
     except Invalid as exc:
@@ -549,5 +575,5 @@ def parse_event(raw: Any) -> EcsEvent:
     except (ValueError, TypeError, OverflowError) as exc:  # odd values inside validators
         raise EventRejectedError(f"{detail_type}: {exc}", raw) from None
     if _last is not None:
-        _last[:] = [(raw, event)]
-    return event  # type: ignore[return-value]
+        _last[:] = [(raw, event, text)]
+    return event, text  # type: ignore[return-value]

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec import json as msgspec_json
 
 from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.links import resource_name
@@ -62,6 +63,8 @@ class TriggerKind(StrEnum):
 
 def iso(t: datetime) -> str:
     """``2025-08-21T12:25:03Z`` (UTC; ``.123`` milliseconds only when the time has a fraction)."""
+    if t.tzinfo is UTC and not t.microsecond and t.year >= 1000:  # an event's time: msgspec writes the same
+        return _RFC3339(t)[1:-1].decode()  # text in C, in a tenth of the time (issue 33.2)
     if t.tzinfo is None:  # local time: never cached (the zone may change)
         return _iso(t)
     text = _ISO.get(t)  # speed (issue 33.2): a replay writes each event's time 3 times, a failure's at every save
@@ -74,6 +77,7 @@ def iso(t: datetime) -> str:
 
 
 _ISO: dict[datetime, str] = {}
+_RFC3339 = msgspec_json.Encoder().encode  # a UTC datetime as "YYYY-MM-DDTHH:MM:SS[.ffffff]Z", quoted
 
 
 def _iso(t: datetime) -> str:

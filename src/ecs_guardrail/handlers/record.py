@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
-from ecs_guardrail.adapters.store.event_log import EventLog
-from ecs_guardrail.core.classify import classify_stop, is_stop_event, is_stopped, remembered_per_task
+from ecs_guardrail.adapters.store.event_log import EventLog, TaskEventItem
+from ecs_guardrail.core.classify import StopVerdict, classify_stop, is_stop_event, is_stopped, remembered_per_task
 from ecs_guardrail.core.delivery import check_delivery
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.events import (
@@ -20,7 +20,7 @@ from ecs_guardrail.core.events import (
     OtherEcsEvent,
     TaskStateChange,
     canonical_json,
-    parse_event,
+    parse_event_text,
 )
 from ecs_guardrail.core.links import arn_parts
 from ecs_guardrail.handlers.runtime import lambda_runtime, logger, metrics
@@ -45,7 +45,11 @@ def stored_raw(raw: Any) -> str:
     The text is UTF-8 as it is (round 8), so a character count no longer bounds the bytes: the cut is of
     the encoded text. Raises what :func:`canonical_json` raises (``parse_event`` rejected such events).
     """
-    text = canonical_json(raw)
+    return _cut(canonical_json(raw))
+
+
+def _cut(text: str) -> str:
+    """:func:`stored_raw` of the event whose canonical JSON is ``text``."""
     if len(text) * 4 <= RAW_MAX_BYTES:  # at most 4 bytes a character: nothing to cut, nothing encoded
         return text
     data = text.encode("utf-8")
@@ -67,41 +71,41 @@ def arn_place(arn: str | None) -> tuple[str | None, str | None]:
 
 #: ARN -> ``(account, region)``: a task event's place is its cluster ARN's (a fleet has a few)
 _PLACES: dict[str, tuple[str | None, str | None]] = {}
+#: (cluster ARN, group) -> the task item's ``(account, region, cluster, group, service)`` (at most 4,096 kept)
+_SERVICES: dict[tuple[str, str | None], tuple[str | None, str | None, str, str | None, str | None]] = {}
 
 
-def _task_attrs(event: TaskStateChange, raw: dict[str, Any]) -> dict[str, Any]:
-    d = event.detail
-    account, region = arn_place(d.cluster_arn)
-    attrs: dict[str, Any] = {
-        "account": account or event.account,
-        "region": region or event.region,
-        "type": "task",
-        "event_id": event.id,
-        "detail_type": event.detail_type,
-        "time": iso(event.time),
-        "t": epoch(event.time),
-        "cluster": d.cluster,
-        "group": d.group,
-        "service": d.service,
-        "task_arn": d.task_arn,
-        "last_status": d.last_status,
-        "desired_status": d.desired_status,
-        "version": d.version,
-        "az": d.availability_zone,
-        "launch_type": d.launch_type,
-        "capacity_provider": d.capacity_provider_name,
-        "task_definition": d.task_definition_arn,
-        "stop_code": d.stop_code,
-        "stopped_reason": d.stopped_reason,
-        "raw": stored_raw(raw),
-    }
-    if is_stop_event(d):
-        verdict = classify_stop(d)
-        attrs["kind"] = verdict.kind.value
-        attrs["cause"] = verdict.cause
-        attrs["exit_codes"] = [{"name": n, "code": c} for n, c in verdict.exit_codes if c is not None]
-        attrs["exit_unknown"] = [n for n, c in verdict.exit_codes if c is None]
-    return attrs
+def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEventItem, StopVerdict | None]:
+    """The history item of a task state change whose canonical JSON is ``text``, built from its parsed
+    fields once, and the stop classification of a stopping task (``None`` for any other)."""
+    d, t = event.detail, event.time
+    where = (d.cluster_arn, d.group)
+    place = _SERVICES.get(where)
+    if place is None:  # account, region, cluster, group and service: the same for a service's every task
+        account, region = arn_place(d.cluster_arn)
+        place = (account, region, d.cluster, d.group or None, d.service)
+        if len(_SERVICES) >= 4096:
+            _SERVICES.clear()
+        _SERVICES[where] = place
+    account, region, cluster, group, service = place
+    pk, sk, index_pk, sort, expires_at = log.task_keys(d.task_arn, d.version, event.id, cluster, t)
+    verdict = classify_stop(d) if is_stop_event(d) else None
+    item = TaskEventItem(
+        pk=pk, sk=sk, gsi1pk=index_pk, gsi1sk=sort, expires_at=expires_at,
+        # an empty text is no attribute (DynamoDB stores none for us): None, as TaskEventItem promises
+        account=account or event.account or None, region=region or event.region or None,
+        event_id=event.id, detail_type=event.detail_type, time=iso(t), t=epoch(t), cluster=cluster,
+        group=group, service=service, task_arn=d.task_arn, last_status=d.last_status,
+        desired_status=d.desired_status or None, version=d.version, az=d.availability_zone or None,
+        launch_type=d.launch_type or None, capacity_provider=d.capacity_provider_name or None,
+        task_definition=d.task_definition_arn or None, stop_code=d.stop_code or None,
+        stopped_reason=d.stopped_reason or None, raw=_cut(text))
+    if verdict is not None:
+        item.kind = verdict.kind.value
+        item.cause = verdict.cause or None
+        item.exit_codes = [{"name": n, "code": c} for n, c in verdict.exit_codes if c is not None] or None
+        item.exit_unknown = [n for n, c in verdict.exit_codes if c is None] or None
+    return item, verdict
 
 
 def record_event(raw: Any, store: HistoryStore, received: datetime | None = None, *,
@@ -122,17 +126,16 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     """
     stop_kind = notice_kind = None
     try:
-        event: EcsEvent = parse_event(raw)
+        event: EcsEvent
+        event, text = parse_event_text(raw)
         check_delivery(event.time, delivered_at)
         if isinstance(event, TaskStateChange):
-            d = event.detail
-            attrs = _task_attrs(event, raw)
-            new = store.record_task_event(task_arn=d.task_arn, version=d.version, event_id=event.id,
-                                          cluster=d.cluster, time=event.time, attrs=attrs)
-            if new and is_stopped(d.last_status):
-                stop_kind = attrs.get("kind")
-            elif new and is_stop_event(d) and remembered_per_task(classify_stop(d)):
-                notice_kind = attrs.get("kind")
+            item, verdict = _task_item(event, text, store.events)
+            new = store.events.record_task(item)
+            if new and is_stopped(event.detail.last_status):
+                stop_kind = item.kind
+            elif new and verdict is not None and remembered_per_task(verdict):
+                notice_kind = item.kind
         elif isinstance(event, OtherEcsEvent):
             # a detail-type ECS added, or a daemon's deployment: kept with its note, never rejected
             cluster, subject = event.cluster or "-", event.subject
@@ -144,7 +147,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "account": account or event.account, "region": region or event.region,
                        "subject": subject, "note": event.note,
                        "event_name": str(event.detail.get("eventName") or "")[:128] or None,
-                       "raw": stored_raw(raw)})
+                       "raw": _cut(text)})
             if new:
                 logger.info("event of a kind this tool does not read: recorded", extra={"note": event.note})
         else:
@@ -160,7 +163,7 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                        "service": service, "deployment_id": deployment_id,
                        "event_name": event.detail.event_name,
                        "event_type": event.detail.event_type, "reason": event.detail.reason,
-                       "raw": stored_raw(raw)})
+                       "raw": _cut(text)})
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
         store.record_rejected(raw, reason, received or delivered_at or datetime.now(UTC))

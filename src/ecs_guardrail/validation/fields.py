@@ -47,18 +47,19 @@ class Invalid(ValueError):
 
 class Model(msgspec.Struct):
     """A msgspec ``Struct`` with per-field :attr:`CHECKS` and a class-wide :meth:`check`, both run once
-    msgspec's own checks passed (``__post_init__``: msgspec reports their ``ValueError`` as a rejection)."""
+    msgspec's own checks passed (``__post_init__``: msgspec reports their ``ValueError`` as a rejection).
+
+    Each subclass gets its own ``__post_init__``, written for its checks when the class is made
+    (:func:`_post_init`): the checks in :attr:`CHECKS`' order, each reading its attribute directly, then
+    :meth:`check` if the class has one; none at all for a class with neither. A document of three nested
+    models (a task event) is checked in about a third of the time a loop over ``CHECKS`` took (issue 33.2).
+    """
 
     CHECKS: ClassVar[dict[str, Any]] = {}
 
-    def __post_init__(self) -> None:
-        for name, check in self.CHECKS.items():
-            value = getattr(self, name)
-            checked = check(value)
-            if checked is not value:  # a check that normalised (most return the value itself: no write)
-                msgspec.Struct.__setattr__(self, name, checked)
-        if type(self).check is not Model.check:  # most models have no class-wide rule
-            self.check()
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        setattr(cls, "__post_init__", _post_init(cls))  # noqa: B010 - msgspec reads it off the class
 
     def check(self) -> None:
         """The class-wide rule, once every field passed; raise ``ValueError`` to reject."""
@@ -67,6 +68,30 @@ class Model(msgspec.Struct):
     def validate(cls, data: object, *, strict: bool = True) -> Self:
         """``data`` (a mapping) as this class: :func:`validate`."""
         return validate(cls, data, strict=strict)
+
+
+def _post_init(cls: type[Model]) -> Any:
+    """``cls.__post_init__``: each check of ``cls.CHECKS`` on its attribute, in the dict's order, the value
+    replaced when the check returns another object (it normalised); then ``cls.check`` when ``cls`` (or a
+    base) overrides :meth:`Model.check`. ``None`` (msgspec calls nothing) when there is neither."""
+    names = list(cls.CHECKS)
+    wide = cls.check is not Model.check
+    if not names and not wide:
+        return None
+    lines = ["def __post_init__(self):"]
+    scope: dict[str, Any] = {"_set": msgspec.Struct.__setattr__}
+    for i, name in enumerate(names):
+        if not name.isidentifier():
+            raise TypeError(f"{cls.__name__}.CHECKS: {name!r} is not an attribute name")
+        scope[f"_check{i}"] = cls.CHECKS[name]
+        lines += [f"    v = self.{name}", f"    w = _check{i}(v)", "    if w is not v:",
+                  f"        _set(self, {name!r}, w)"]
+    if wide:
+        lines.append("    self.check()")
+    exec("\n".join(lines), scope)  # noqa: S102 - source made above from attribute names only
+    function = scope["__post_init__"]
+    function.__qualname__ = f"{cls.__qualname__}.__post_init__"
+    return function
 
 
 def validate(cls: type[_T], data: object, *, strict: bool = True) -> _T:

@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, clean
+from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, Item, clean
 
 __all__ = ["DynamoTable", "plain"]
 
@@ -56,7 +56,7 @@ def _num(value: Any) -> Any:
     return value
 
 
-def _to_item(attrs: dict[str, Any]) -> dict[str, Any]:
+def _to_item(attrs: dict[str, Any] | Item) -> dict[str, Any]:
     ser = _codec()[0]
     return {k: ser.serialize(_num(v)) for k, v in clean(attrs).items()}
 
@@ -104,7 +104,7 @@ class DynamoTable:
         self.name = name
         self.region: str | None = getattr(getattr(client, "meta", None), "region_name", None)
 
-    def put(self, item: dict[str, Any], cond: Cond | None = None) -> None:
+    def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         kwargs: dict[str, Any] = {}
         if cond is not None:
             kwargs = {**_condition(cond), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}

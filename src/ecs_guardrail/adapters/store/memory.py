@@ -1,28 +1,63 @@
 """The in-process implementation of the table port: ``replay``'s fast engine.
 
-Plain dictionaries and sorted key lists; no network. An item is checked and cleaned on the way in
-(:func:`_json_safe`: it refuses what DynamoDB would refuse of our writes, a value that is not JSON or a
-map key that is not a string, and turns tuples into lists as DynamoDB does) and stored serialized
-(:mod:`pickle`, its values only: the attribute names are kept once per shape, :class:`_Shapes`), as
-DynamoDB stores it: a caller can never change a stored item by mutating what it wrote or read, every
-read gets fresh objects, and a fleet-day's 100,000 items take less than half the memory of live
-dictionaries (``make bench``). Floats stay floats, integers stay integers (DynamoDB's
-Decimal round trip gives the same values: :mod:`ecs_guardrail.adapters.store.dynamodb`).
+Plain dictionaries and sorted key lists; no network. An item is checked on the way in, as DynamoDB
+checks our writes (a value that is not JSON or a map key that is not a string: ``TypeError``; a ``pk``
+or ``sk`` that is not a string: ``ValueError``), and stored once, serialized, as a *row*: a caller can
+never change a stored item by mutating what it wrote or read, every read gets fresh objects, and the
+attribute names are kept once per shape of item (:class:`_Rows`), not in every row. Rows are bytes, which
+the garbage collector never walks, so a fleet-day's 100,000 items cost it nothing.
+
+- A typed item (:class:`~ecs_guardrail.adapters.store.table.Item`: the recorder's task events) is
+  packed as it is by msgspec (MessagePack, its fields as an array), in C: its writer built it from
+  checked values, so nothing of it is inspected in Python.
+- A ``dict`` whose values are all JSON scalars (text, numbers, booleans, ``None``) and whose keys are
+  text is checked by C loops (the types of its keys and values) and packed the same way.
+- Any other item (a list or a map in it, an empty text, more than :attr:`_Rows.WIDE` attributes, a
+  number MessagePack cannot hold) is copied and cleaned in Python (:func:`_json_safe`) and pickled.
+
+A ``None`` kept in a packed row is left out of every read: DynamoDB stores no null attribute for us
+(``table.clean``), and neither empty texts, lists nor maps, which a packed row never holds. Floats stay
+floats, integers stay integers (DynamoDB's Decimal round trip gives the same values:
+:mod:`ecs_guardrail.adapters.store.dynamodb`). A Query costs the logarithm of its partition's size and
+the rows it returns (a prefix is a range of sort keys), never a walk of the whole partition.
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 import pickle
 from collections.abc import Iterator
 from typing import Any
 
-from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError
+import msgspec
+
+from ecs_guardrail.adapters.store.table import INDEX, Cond, ConditionFailedError, Item
 
 __all__ = ["MemoryTable"]
 
 
 _SCALARS = (str, int, float, bool, type(None))
+#: the value types a dict's packed row takes as they are (exact types: a subclass, a ``StrEnum``, is pickled)
+_PACKABLE = frozenset(_SCALARS)
+_TEXT = frozenset((str,))
+#: the values DynamoDB does not store for us (``table.clean``)
+_ABSENT: tuple[Any, ...] = (None, "", [], {})
+_FIRST = operator.itemgetter(0)
+_MAX_CHAR = chr(0x10FFFF)
+_PACK_INTO = msgspec.msgpack.Encoder().encode_into
+_UNPACK = msgspec.msgpack.Decoder().decode
+_PACKED = 0x92  # the first byte of a packed row, a MessagePack array of two; a pickle's is 0x80
+
+Row = bytes
+
+
+def _pack(row: tuple[int, Any]) -> Row:
+    """``row`` packed, at its exact size (the bytes an encoder returns keep their spare room: a fleet-day's
+    rows would take half as much again)."""
+    buffer = bytearray()
+    _PACK_INTO(row, buffer)
+    return bytes(buffer)
 
 
 def _copy(value: Any) -> Any:
@@ -46,51 +81,135 @@ def _copy(value: Any) -> Any:
     raise TypeError(f"{kind.__name__} is not a JSON value")
 
 
-class _Shapes:
-    """Items stored as ``(shape number, values)``: an item's attribute names, in their order, are kept once
-    per distinct list of names (a table holds a few dozen: one per kind of item), not in every item's
-    bytes. The names were about a fifth of a pickled task event (some 330 of 1,800 bytes)."""
+class _Rows:
+    """Items as rows (the module docstring): ``[shape number, [values]]`` packed by msgspec, or the pickled
+    ``(shape number, values)`` of a cleaned item (``(-1, item)`` past :attr:`WIDE` attributes). A shape is
+    an item's attribute names in their order, kept once (a table holds a few dozen: one per kind of item)."""
+
+    #: items with more attributes than this are pickled with their names (a fleet minute has one attribute
+    #: per failing service: each write of it would otherwise be a new shape, kept for ever). A recorded task
+    #: event has at most 30 (a stopped task's)
+    WIDE = 32
 
     def __init__(self) -> None:
         self._names: list[tuple[str, ...]] = []
         self._numbers: dict[tuple[str, ...], int] = {}
+        self._typed: dict[type, tuple[int, bool]] = {}  # Item subclass -> (its shape, whether it has index keys)
         #: (shape number, wanted names) -> the (name, position) pairs :meth:`load_some` takes
         self._picks: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, int], ...]] = {}
 
-    #: items with more attributes than this are stored with their names (a fleet minute has one attribute
-    #: per failing service: each write of it would otherwise be a new shape, kept for ever). A recorded task
-    #: event has at most 30 (a stopped task's 27 on the fleet-day: at 24 they were pickled with their names)
-    WIDE = 32
-
-    def dump(self, item: dict[str, Any]) -> bytes:
-        if len(item) > self.WIDE:
-            return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
-        names = tuple(item)
+    def _shape(self, names: tuple[str, ...]) -> int:
         n = self._numbers.get(names)
         if n is None:
             n = self._numbers[names] = len(self._names)
             self._names.append(names)
-        return pickle.dumps((n, tuple(item.values())), protocol=pickle.HIGHEST_PROTOCOL)
+        return n
 
-    def load(self, stored: bytes) -> dict[str, Any]:
-        """A stored item, as fresh objects (the names are shared: text is immutable)."""
-        n, values = pickle.loads(stored)  # noqa: S301 - bytes this table pickled itself, in process
+    def encode(self, item: dict[str, Any] | Item) -> tuple[Row, str, str, tuple[Any, Any] | None]:
+        """``(row, pk, sk, (gsi1pk, gsi1sk) or None)`` of ``item`` (the module docstring; ``None``: the item
+        is not in the index).
+
+        Raises:
+            ValueError: no text ``pk`` or ``sk``. TypeError: a value JSON cannot hold, a key not text.
+        """
+        if isinstance(item, Item):
+            typed = self._typed.get(type(item))
+            if typed is None:
+                fields = item.__struct_fields__
+                typed = self._typed[type(item)] = (self._shape(fields), INDEX[1] in fields and INDEX[2] in fields)
+            try:
+                row = _pack((typed[0], item))
+            except (OverflowError, UnicodeEncodeError):  # not what its writer promised: checked as a dict
+                item = dict(item.items())
+            else:
+                index = (getattr(item, INDEX[1]), getattr(item, INDEX[2])) if typed[1] else None
+                if index is not None and (index[0] is None or index[1] is None):
+                    index = None
+                return row, getattr(item, "pk"), getattr(item, "sk"), index  # noqa: B009 - any Item's keys
+        return self.row(item), item["pk"], item["sk"], _index_of(item)
+
+    def row(self, item: dict[str, Any]) -> Row:
+        """The row of a ``dict`` item (:meth:`encode`).
+
+        Raises:
+            ValueError: no text ``pk`` or ``sk``. TypeError: a value JSON cannot hold, a key not text.
+        """
+        if not isinstance(item.get("pk"), str) or not isinstance(item.get("sk"), str):
+            raise ValueError("an item needs string pk and sk")
+        values = tuple(item.values())
+        if len(values) <= self.WIDE and _PACKABLE.issuperset(map(type, values)) \
+                and _TEXT.issuperset(map(type, item)) and "" not in values:
+            try:
+                return _pack((self._shape(tuple(item)), values))
+            except (OverflowError, UnicodeEncodeError):  # an integer past 64 bits, a lone surrogate: pickled
+                pass
+        clean = _json_safe(item)
+        if len(clean) > self.WIDE:
+            return pickle.dumps((-1, clean), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((self._shape(tuple(clean)), tuple(clean.values())), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def load(self, row: Row) -> dict[str, Any]:
+        """A stored item, as fresh objects (its names are shared: text is immutable)."""
+        if row[0] == _PACKED:
+            n, values = _UNPACK(row)
+            return {k: v for k, v in zip(self._names[n], values, strict=True) if v is not None}
+        n, values = pickle.loads(row)  # noqa: S301 - bytes this table pickled itself, in process
         if n < 0:
             return values  # type: ignore[no-any-return]
         return dict(zip(self._names[n], values, strict=True))
 
-    def load_some(self, stored: bytes, wanted: tuple[str, ...]) -> dict[str, Any]:
+    def load_some(self, row: Row, wanted: tuple[str, ...]) -> dict[str, Any]:
         """``{f: item[f] for f in wanted if f in item}`` of a stored item (the same dict, in ``wanted``'s
         order), without building the whole item: which of a shape's values ``wanted`` takes is worked
         out once per shape (a report's Query reads a fleet-day's items for a few of their ~27 attributes)."""
-        n, values = pickle.loads(stored)  # noqa: S301 - bytes this table pickled itself, in process
-        if n < 0:
-            return {f: values[f] for f in wanted if f in values}
+        if row[0] == _PACKED:
+            n, values = _UNPACK(row)
+        else:
+            n, values = pickle.loads(row)  # noqa: S301 - bytes this table pickled itself, in process
+            if n < 0:
+                return {f: values[f] for f in wanted if f in values}
         at = self._picks.get((n, wanted))
         if at is None:
             where = {name: i for i, name in enumerate(self._names[n])}
             at = self._picks[(n, wanted)] = tuple((f, where[f]) for f in wanted if f in where)
-        return {f: values[i] for f, i in at}
+        return {f: values[i] for f, i in at if values[i] is not None}
+
+
+def _index_of(item: dict[str, Any] | Item) -> tuple[Any, Any] | None:
+    """``(gsi1pk, gsi1sk)`` of an item that is in the index (it has both), else ``None``."""
+    if type(item) is dict:
+        index_pk, index_sk = item.get(INDEX[1]), item.get(INDEX[2])
+    else:
+        index_pk, index_sk = getattr(item, INDEX[1], None), getattr(item, INDEX[2], None)
+    if index_pk in _ABSENT or index_sk in _ABSENT:
+        return None
+    return index_pk, index_sk
+
+
+def _span(keys: list[Any], lo: str | None, hi: str | None, prefix: str | None, key: Any = None) -> tuple[int, int]:
+    """``(start, end)``: the positions in sorted ``keys`` of those with ``lo <= k <= hi``, or starting with
+    ``prefix``, by bisection (the texts starting with ``prefix`` are those from ``prefix`` up to, not
+    including, ``prefix`` with its last character's code point raised by one)."""
+    if prefix:
+        start = bisect.bisect_left(keys, prefix, key=key)
+        if prefix[-1] == _MAX_CHAR:  # no code point above it: walk (no key of this project ends so)
+            end = start
+            while end < len(keys) and (keys[end] if key is None else key(keys[end])).startswith(prefix):
+                end += 1
+            return start, end
+        return start, bisect.bisect_left(keys, prefix[:-1] + chr(ord(prefix[-1]) + 1), key=key)
+    start = bisect.bisect_left(keys, lo, key=key) if lo is not None else 0
+    end = bisect.bisect_right(keys, hi, key=key) if hi is not None else len(keys)
+    return start, end
+
+
+def _insert(entries: list[Any], entry: Any) -> None:
+    """``entry`` into sorted ``entries``: appended when it sorts last (events come in time order), else
+    by bisection."""
+    if not entries or entries[-1] <= entry:
+        entries.append(entry)
+    else:
+        bisect.insort(entries, entry)
 
 
 class MemoryTable:
@@ -107,8 +226,9 @@ class MemoryTable:
 
             index_fields = TIMELINE_FIELDS
         self._projected = frozenset(("pk", "sk", INDEX[1], INDEX[2], *index_fields))
-        self._shapes = _Shapes()
-        self._items: dict[str, dict[str, bytes]] = {}  # pk -> sk -> the pickled item (_Shapes.dump)
+        self._rows = _Rows()
+        self._items: dict[str, dict[str, Row]] = {}  # pk -> sk -> row (_Rows.row)
+        #: pk -> its sort keys in order, made when the partition is first queried (most task partitions never are)
         self._keys: dict[str, list[str]] = {}
         self._index: dict[str, list[tuple[str, str, str]]] = {}  # gsi1pk -> sorted (gsi1sk, pk, sk)
         self.calls: dict[str, int] = {}
@@ -117,55 +237,80 @@ class MemoryTable:
         self.calls[op] = self.calls.get(op, 0) + 1
 
     # ------------------------------------------------------------------ writes
-    def _store(self, item: dict[str, Any]) -> None:
-        """Store ``item``, already copied and cleaned by :func:`_json_safe`."""
-        pk, sk = item["pk"], item["sk"]
-        part = self._items.setdefault(pk, {})
-        stored = part.get(sk)
-        old = self._shapes.load(stored) if stored is not None else None
-        if old is not None and INDEX[1] in old and INDEX[2] in old:
-            entries = self._index[old[INDEX[1]]]
-            entries.remove((old[INDEX[2]], pk, sk))
-        if sk not in part:
-            bisect.insort(self._keys.setdefault(pk, []), sk)
-        part[sk] = self._shapes.dump(item)
-        if INDEX[1] in item and INDEX[2] in item:
-            bisect.insort(self._index.setdefault(item[INDEX[1]], []), (item[INDEX[2]], pk, sk))
+    def _old(self, pk: str, sk: str) -> Row | None:
+        part = self._items.get(pk)
+        return part.get(sk) if part is not None else None
 
-    def _check(self, item: dict[str, Any], cond: Cond | None) -> None:
+    def _store(self, pk: str, sk: str, row: Row, index: tuple[Any, Any] | None) -> None:
+        """Store ``row`` at ``(pk, sk)``; ``index``: its ``(gsi1pk, gsi1sk)``, ``None`` when not in the index."""
+        part = self._items.get(pk)
+        if part is None:
+            self._items[pk] = {sk: row}
+        else:
+            old = part.get(sk)
+            part[sk] = row
+            if old is None:
+                keys = self._keys.get(pk)
+                if keys is not None:
+                    _insert(keys, sk)
+            else:
+                was = self._rows.load_some(old, (INDEX[1], INDEX[2]))
+                if len(was) == 2:
+                    entries, entry = self._index[was[INDEX[1]]], (was[INDEX[2]], pk, sk)
+                    at = bisect.bisect_left(entries, entry)
+                    if at < len(entries) and entries[at] == entry:
+                        del entries[at]
+                    else:
+                        entries.remove(entry)  # not sorted as it should be: ValueError, as ever
+        if index is not None:
+            listed = self._index.get(index[0])
+            if listed is None:
+                self._index[index[0]] = [(index[1], pk, sk)]
+            else:
+                _insert(listed, (index[1], pk, sk))
+
+    def _check(self, pk: str, sk: str, cond: Cond | None) -> None:
         if cond is None:
             return
-        stored = self._items.get(item["pk"], {}).get(item["sk"])
-        old = self._shapes.load(stored) if stored is not None else None
+        stored = self._old(pk, sk)
+        if stored is None:  # Cond.holds(None): attribute_not_exists(pk) alone holds of an absent item
+            if not cond.absent:
+                raise ConditionFailedError(None)
+            return
+        old = self._rows.load(stored)
         if not cond.holds(old):
             raise ConditionFailedError(old)
 
-    def put(self, item: dict[str, Any], cond: Cond | None = None) -> None:
+    def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         self._count("PutItem")
-        item = _json_safe(item)
-        self._check(item, cond)
-        self._store(item)
+        # refused before any condition is evaluated, as DynamoDB validates an item first
+        row, pk, sk, index = self._rows.encode(item)
+        self._check(pk, sk, cond)
+        self._store(pk, sk, row, index)
 
-    def transact_put(self, writes: list[tuple[dict[str, Any], Cond | None]]) -> None:
+    def transact_put(self, writes: list[tuple[dict[str, Any] | Item, Cond | None]]) -> None:
         self._count("TransactWriteItems")
-        copies = [_json_safe(item) for item, _ in writes]
+        encoded = [self._rows.encode(item) for item, _ in writes]
         failed = []
-        for i, (item, (_, cond)) in enumerate(zip(copies, writes, strict=True)):
+        for i, ((_, pk, sk, _), (_, cond)) in enumerate(zip(encoded, writes, strict=True)):
             try:
-                self._check(item, cond)
+                self._check(pk, sk, cond)
             except ConditionFailedError:
                 failed.append(i)
         if failed:
             raise ConditionFailedError(None, tuple(failed))
-        for item in copies:
-            self._store(item)
+        for row, pk, sk, index in encoded:
+            self._store(pk, sk, row, index)
+
+    def _rewrite(self, item: dict[str, Any]) -> None:
+        self._store(item["pk"], item["sk"], self._rows.row(item), _index_of(item))
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
                    expires_at: int | None = None) -> int | None:
         self._count("UpdateItem")
         _check_members(members)
-        stored = self._items.get(pk, {}).get(sk)
-        item: dict[str, Any] = self._shapes.load(stored) if stored is not None else {"pk": pk, "sk": sk}
+        stored = self._old(pk, sk)
+        item: dict[str, Any] = self._rows.load(stored) if stored is not None else {"pk": pk, "sk": sk}
         old = item.get(attribute)
         if old is not None and type(old) is not list:
             raise TypeError(f"{attribute} is not a string set")
@@ -175,16 +320,16 @@ class MemoryTable:
         item[attribute] = merged
         if expires_at is not None:
             item["expires_at"] = expires_at
-        self._store(_json_safe(item))
+        self._rewrite(item)
         return len(merged)
 
     def delete_from_set(self, pk: str, sk: str, attribute: str, members: list[str]) -> None:
         self._count("UpdateItem")
         _check_members(members)
-        stored = self._items.get(pk, {}).get(sk)
+        stored = self._old(pk, sk)
         if stored is None:
             return
-        item = self._shapes.load(stored)
+        item = self._rows.load(stored)
         old = item.get(attribute)
         if old is None:
             return
@@ -193,18 +338,27 @@ class MemoryTable:
             item[attribute] = left
         else:
             del item[attribute]  # DynamoDB holds no empty set: the attribute goes
-        self._store(_json_safe(item))
+        self._rewrite(item)
 
     # ------------------------------------------------------------------ reads
     def scan(self) -> Iterator[dict[str, Any]]:
         """Every stored item, as fresh objects, in no promised order (DynamoDB's Scan; for tests and
         inspection: no handler scans). Not counted in :attr:`calls`."""
-        return (self._shapes.load(stored) for part in self._items.values() for stored in part.values())
+        return (self._rows.load(row) for part in self._items.values() for row in part.values())
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         self._count("GetItem")
-        stored = self._items.get(pk, {}).get(sk)
-        return self._shapes.load(stored) if stored is not None else None
+        row = self._old(pk, sk)
+        return self._rows.load(row) if row is not None else None
+
+    def _sorted_keys(self, pk: str) -> list[str]:
+        keys = self._keys.get(pk)
+        if keys is None:
+            part = self._items.get(pk)
+            if part is None:
+                return []
+            keys = self._keys[pk] = sorted(part)
+        return keys
 
     def query(self, pk: str, *, lo: str | None = None, hi: str | None = None, prefix: str | None = None,
               descending: bool = False, limit: int | None = None, index: bool = False,
@@ -214,31 +368,28 @@ class MemoryTable:
             raise ValueError("query: a prefix or a range, not both")
         if index:
             entries = self._index.get(pk, [])
-            keys = [e[0] for e in entries]
-            start = bisect.bisect_left(keys, lo) if lo is not None else 0
-            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
-            selected = [(e[0], (e[1], e[2])) for e in entries[start:end] if prefix is None or e[0].startswith(prefix)]
-        else:  # the partition's sorted keys, sliced before anything is built (a Query reads its range only)
-            keys = self._keys.get(pk, [])
-            start = bisect.bisect_left(keys, lo) if lo is not None else 0
-            end = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
-            selected = [(k, (pk, k)) for k in keys[start:end] if prefix is None or k.startswith(prefix)]
-        if descending:
-            selected.reverse()
+            start, end = _span(entries, lo, hi, prefix, _FIRST)
+        else:  # the partition's sorted keys: only the range is read
+            keys = self._sorted_keys(pk)
+            start, end = _span(keys, lo, hi, prefix)
+        at = range(end - 1, start - 1, -1) if descending else range(start, end)
         if limit is not None:
-            selected = selected[:limit]
+            at = at[:limit]
+        if index:
+            items = self._items
+            found = [items[entries[i][1]][entries[i][2]] for i in at]
+        else:
+            part = self._items.get(pk, {})
+            found = [part[keys[i]] for i in at]
+        rows = self._rows
         # what the index holds: its keys, the table's keys and the projected attributes; of those, ``fields``
         wanted = tuple(f for f in fields if not index or f in self._projected) if fields else None
-        out = []
-        for _, (p, s) in selected:
-            if wanted is not None:
-                out.append(self._shapes.load_some(self._items[p][s], wanted))
-                continue
-            item = self._shapes.load(self._items[p][s])
-            if index:
-                item = {k: v for k, v in item.items() if k in self._projected}
-            out.append(item)
-        return iter(out)
+        if wanted is not None:
+            return iter([rows.load_some(row, wanted) for row in found])
+        if not index:
+            return iter([rows.load(row) for row in found])
+        projected = self._projected
+        return iter([{k: v for k, v in rows.load(row).items() if k in projected} for row in found])
 
 
 def _check_members(members: list[str]) -> None:
@@ -250,9 +401,7 @@ def _check_members(members: list[str]) -> None:
 def _json_safe(item: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``item`` to store, without the attributes DynamoDB would not store for us (``None``,
     ``""``, ``[]``, ``{}``: :func:`~ecs_guardrail.adapters.store.table.clean`), in one pass. Refuses what
-    DynamoDB would refuse for our writes: keys missing (``ValueError``), non-JSON values (``TypeError``)."""
-    if not isinstance(item.get("pk"), str) or not isinstance(item.get("sk"), str):
-        raise ValueError("an item needs string pk and sk")
+    DynamoDB would refuse for our writes: non-JSON values and keys that are not text (``TypeError``)."""
     out = {}
     for k, v in item.items():
         if type(k) is not str:

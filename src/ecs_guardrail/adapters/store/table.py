@@ -8,7 +8,8 @@ boto3 client; production and ``replay --engine moto``) and
 The port is deliberately small: DynamoDB's semantics for the seven operations the adapters need.
 
 - items are plain JSON values (``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``); ``None``
-  and empty strings, lists and maps are not stored (DynamoDB's behaviour for our writes);
+  and empty strings, lists and maps are not stored (DynamoDB's behaviour for our writes); an item
+  written is a ``dict`` or a typed :class:`Item` (its fields are its attributes; read back as a ``dict``);
 - keys: ``pk`` (partition) and ``sk`` (sort, compared as strings); index ``gsi1`` on
   ``gsi1pk``/``gsi1sk`` holds the items that carry both attributes;
 - a :class:`Cond` is ``attribute_not_exists(pk)`` and/or equality on a few attributes, which is all
@@ -25,10 +26,11 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from msgspec import Struct
+from msgspec.structs import astuple
 
 from ecs_guardrail.core.errors import ConditionFailedError
 
-__all__ = ["Cond", "ConditionFailedError", "Table", "INDEX", "clean"]
+__all__ = ["Cond", "ConditionFailedError", "Table", "INDEX", "clean", "Item"]
 
 #: the timeline index (name, partition attribute, sort attribute)
 INDEX = ("gsi1", "gsi1pk", "gsi1sk")
@@ -48,7 +50,26 @@ class Cond(Struct, frozen=True):
         return any(all(old.get(k) == v for k, v in conj.items()) for conj in self.any_of)
 
 
-def clean(item: dict[str, Any]) -> dict[str, Any]:
+class Item(Struct, array_like=True, gc=False):
+    """An item written from typed values: a subclass's fields are its attributes, in their order
+    (``pk`` and ``sk`` among them), each ``None`` when the item has no such attribute. Its writer builds
+    it from values already checked (a parsed event's fields), so a table need not inspect it: the values
+    are JSON values, and an absent one is ``None``, never an empty text, list or map. A table reads it
+    back as the ``dict`` of its attributes that are not ``None``, like any item
+    (:class:`~ecs_guardrail.adapters.store.event_log.TaskEventItem`: the recorder's task events).
+
+    ``items()`` gives ``(attribute, value)`` pairs, ``None`` ones included, as a ``dict`` does, so a
+    table writes it as it writes a ``dict`` (:func:`clean` drops the ``None`` ones).
+    """
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return zip(self.__struct_fields__, astuple(self), strict=True)
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+def clean(item: dict[str, Any] | Item) -> dict[str, Any]:
     """Drop the attributes DynamoDB would not store for us (``None``, ``""``, ``[]``, ``{}``)."""
     return {k: v for k, v in item.items() if v is not None and v != "" and v != [] and v != {}}
 
@@ -60,8 +81,9 @@ class Table(Protocol):
     name: str
     region: str | None
 
-    def put(self, item: dict[str, Any], cond: Cond | None = None) -> None:
-        """Write ``item`` whole. Raises :class:`ConditionFailedError` (with the old item) when ``cond`` fails."""
+    def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
+        """Write ``item`` whole (a ``dict`` or a typed :class:`Item`). Raises :class:`ConditionFailedError`
+        (with the old item) when ``cond`` fails."""
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         """The item, read strongly consistent, or ``None``."""
