@@ -37,6 +37,10 @@ if TYPE_CHECKING:  # imported where they are built: the recorder needs neither
 
 __all__ = ["Settings", "load_settings", "SETTING_NAMES"]
 
+#: id of a settings object -> (that object, its :meth:`Settings.policy`); cleared past :data:`_POLICIES_KEPT`
+_POLICIES: dict[int, tuple[Any, PolicyConfig]] = {}
+_POLICIES_KEPT = 64
+
 
 def _parse_clusters(value: object) -> tuple[str, ...]:
     if value is not None and not isinstance(value, str | list | tuple):
@@ -244,10 +248,17 @@ class Settings(Model, kw_only=True):
         return ProbeSettings(self.PROBE_DELAY_MINUTES, self.PROBE_MAX_DELAY_MINUTES, self.PROBE_PASS_MINUTES)
 
     def policy(self) -> PolicyConfig:
-        """The core's view of these settings (no environment, no I/O)."""
+        """The core's view of these settings (no environment, no I/O): one object per settings object, made on
+        the first call (a watchdog invocation reads it once; issue 33.2). Settings are frozen, so it never
+        goes stale."""
+        got = _POLICIES.get(id(self))
+        if got is not None and got[0] is self:
+            return got[1]
         from ecs_guardrail.core.policy import PolicyConfig
 
-        return PolicyConfig(
+        if len(_POLICIES) >= _POLICIES_KEPT:
+            _POLICIES.clear()
+        made = PolicyConfig(
             alert_only_clusters=self.ALERT_ONLY_CLUSTERS,
             crash_threshold=self.CRASH_THRESHOLD,
             window_minutes=self.CRASH_WINDOW_MINUTES,
@@ -256,6 +267,8 @@ class Settings(Model, kw_only=True):
             fleet_signal_min_failures=self.FLEET_SIGNAL_MIN_FAILURES,
             dry_run=self.DRY_RUN,
         )
+        _POLICIES[id(self)] = (self, made)  # the settings kept alive with it: its id is never another's
+        return made
 
     def audit(self) -> AuditConfig:
         """The audit rules' view of these settings (``AUDIT_*`` and the policy's bound and scope)."""

@@ -33,6 +33,7 @@ from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.dynamodb import DynamoTable
 from ecs_guardrail.adapters.store.memory import MemoryTable
+from ecs_guardrail.adapters.store.table import Item
 from ecs_guardrail.app.restore import restore
 from ecs_guardrail.core.lifecycle import LEASE_MARGIN_S
 from ecs_guardrail.handlers import watchdog
@@ -306,10 +307,10 @@ def record_sizes(table: Any) -> list[int]:
     sizes: list[int] = []
     put, transact = table.put, table.transact_put
 
-    def size(item: dict[str, Any]) -> int:
-        return len(json.dumps(item, separators=(",", ":")).encode())
+    def size(item: dict[str, Any] | Item) -> int:  # a typed item (a summary's) as the dict of its attributes
+        return len(json.dumps(dict(item.items()) if isinstance(item, Item) else item, separators=(",", ":")).encode())
 
-    def put_sized(item: dict[str, Any], cond: Any = None) -> None:
+    def put_sized(item: dict[str, Any] | Item, cond: Any = None) -> None:
         sizes.append(size(item))
         put(item, cond)
 

@@ -14,6 +14,19 @@ from ecs_guardrail.core.links import parse_arn
 
 __all__ = ["Placement"]
 
+#: ``(home, cluster, ARN)`` -> what :meth:`Placement.where` makes of them (:func:`_placed`); cleared past
+#: :data:`_PLACED_KEPT` entries
+_PLACED: dict[tuple[tuple[str, str] | None, str, str], tuple[str, str | None, bool]] = {}
+_PLACED_KEPT = 4096
+
+
+def _placed(home: tuple[str, str] | None, cluster: str, arn: str) -> tuple[str, str | None, bool]:
+    """``(cluster key, "account A, region R" or None at home, whether arn is an ARN)`` of :meth:`Placement.where`."""
+    a = parse_arn(arn)
+    if home is None or a is None or (a.account, a.region) == home:
+        return cluster, None, a is not None
+    return keys.cluster_key(cluster, a.account, a.region), f"account {a.account}, region {a.region}", True
+
 
 class Placement:
     """Cluster keys and alert places of one invocation.
@@ -30,14 +43,17 @@ class Placement:
 
     def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
         """The cluster key of the watchdog's state for ``cluster`` (``arn``: the event's cluster ARN), and
-        ``"account A, region R"`` when it is not home (``None`` at home)."""
-        a = parse_arn(arn)
-        home = self.home
-        if home is None or a is None or (a.account, a.region) == home:
-            ck, foreign = cluster, None
-        else:
-            ck, foreign = keys.cluster_key(cluster, a.account, a.region), f"account {a.account}, region {a.region}"
-        if a is not None:
+        ``"account A, region R"`` when it is not home (``None`` at home). Worked out once per home, cluster and
+        ARN in an execution environment (:data:`_PLACED`; every event of a fleet names one of a few clusters)."""
+        key = (self.home, cluster, arn)
+        got = _PLACED.get(key)
+        if got is None:
+            got = _placed(self.home, cluster, arn)
+            if len(_PLACED) >= _PLACED_KEPT:
+                _PLACED.clear()
+            _PLACED[key] = got
+        ck, foreign, parsed = got
+        if parsed:
             self.arns.setdefault(ck, arn)
         return ck, foreign
 

@@ -93,6 +93,11 @@ def read_opt_out(tags: dict[str, str] | None) -> OptOut:
     return OptOut(opted, tuple(sorted(mistyped)))
 
 
+#: window minutes -> :attr:`PolicyConfig.window`, and -> its :attr:`~PolicyConfig.horizon` (made once each)
+_SPANS: dict[int, timedelta] = {}
+_HORIZONS: dict[int, timedelta] = {}
+
+
 class PolicyConfig(Struct, frozen=True):
     """The policy's settings (units in the names). Built from :class:`ecs_guardrail.settings.Settings`."""
 
@@ -115,7 +120,13 @@ class PolicyConfig(Struct, frozen=True):
 
     @property
     def window(self) -> timedelta:
-        return timedelta(minutes=self.window_minutes)
+        """``window_minutes`` as a span (one object per number of minutes: read at every failure filed)."""
+        span = _SPANS.get(self.window_minutes)
+        if span is None:
+            if len(_SPANS) >= 64:
+                _SPANS.clear()
+            span = _SPANS[self.window_minutes] = timedelta(minutes=self.window_minutes)
+        return span
 
     @property
     def horizon(self) -> timedelta:
@@ -124,7 +135,12 @@ class PolicyConfig(Struct, frozen=True):
         (:func:`~ecs_guardrail.core.summary.add_failure`). A failure delivered late finds every other
         service's failures of the window it opens unless that service has failed in more distinct
         minutes than that since (the fleet test may then miss its oldest ones)."""
-        return 2 * self.window
+        span = _HORIZONS.get(self.window_minutes)
+        if span is None:
+            if len(_HORIZONS) >= 64:
+                _HORIZONS.clear()
+            span = _HORIZONS[self.window_minutes] = 2 * self.window
+        return span
 
     @property
     def keep(self) -> int:

@@ -149,6 +149,30 @@ STEADY = "SERVICE_STEADY_STATE"
 FIX_DEPLOYMENT = "SERVICE_DEPLOYMENT_IN_PROGRESS"
 
 
+class _Made:
+    """What an invocation makes on first use, shared by the :class:`Watchdog` and its decider: the places of
+    the clusters seen before the episodes (:class:`Placement`) and the episodes. It holds no reference back to
+    the watchdog, so a watchdog and its decider make no reference cycle (freed when the invocation ends, not by
+    the cyclic garbage collector's next pass: issue 33.2)."""
+
+    __slots__ = ("rt", "context", "placement", "episodes")
+
+    def __init__(self, rt: Runtime, context: Any) -> None:
+        self.rt = rt
+        self.context = context
+        self.placement: Placement | None = None  # :meth:`Watchdog.where`'s until the episodes are made
+        self.episodes: ProbingEpisodes | None = None
+
+    def get(self) -> ProbingEpisodes:
+        """The invocation's episodes, made on the first call."""
+        episodes = self.episodes
+        if episodes is None:
+            episodes = self.episodes = ProbingEpisodes(self.rt, self.context)
+            if self.placement is not None:  # the clusters :meth:`Watchdog.where` placed: the alerts' places read them
+                episodes.out.arns.update(self.placement.arns)
+        return episodes
+
+
 class Watchdog:
     """The recipe above over one :class:`Runtime` for one invocation.
 
@@ -160,31 +184,31 @@ class Watchdog:
         self.rt = rt
         self.context = context
         self.state: WatchdogState = rt.history.state
-        self._placement: Placement | None = None  # :meth:`where`'s until the episodes are made
+        self._made = _Made(rt, context)
+        settings = rt.settings
+        #: the settings' policy (one object per settings: :meth:`Settings.policy`)
+        self.config: PolicyConfig = settings.policy()
+        #: ``RECOVERY=probe`` (:meth:`Settings.probes`): a failure may be a held service's probe verdict
+        self.probing = settings.RECOVERY == "probe"
 
     # made on first use (issue 33.2): an event that is not a counted stop (a running task, a deployment's or a
     # user's stop, about half a fleet's stops) needs no episode I/O, lease owner id or decider
-    @functools.cached_property
-    def config(self) -> PolicyConfig:
-        return self.rt.settings.policy()
-
-    @functools.cached_property
+    @property
     def episodes(self) -> ProbingEpisodes:
-        episodes = ProbingEpisodes(self.rt, self.context)
-        if self._placement is not None:  # the clusters :meth:`where` placed before: the alerts' places read them
-            episodes.out.arns.update(self._placement.arns)
-        return episodes
+        episodes = self._made.episodes
+        return episodes if episodes is not None else self._made.get()
 
     def where(self, cluster: str, arn: str) -> tuple[str, str | None]:
         """:meth:`Placement.where` of this invocation (the outbox's, once the episodes are made): a Spot
         notice files its summary with the cluster key alone, no episode I/O."""
-        if "episodes" in self.__dict__:
-            return self.out.where(cluster, arn)
-        if self._placement is None:
-            self._placement = Placement(self.rt.home, self.rt.history.region)
-        return self._placement.where(cluster, arn)
+        made = self._made
+        if made.episodes is not None:
+            return made.episodes.out.where(cluster, arn)
+        if made.placement is None:
+            made.placement = Placement(self.rt.home, self.rt.history.region)
+        return made.placement.where(cluster, arn)
 
-    @functools.cached_property
+    @property
     def out(self) -> Outbox:
         """Places, the alerts' reads, delivery (the episodes' own)."""
         return self.episodes.out
@@ -192,12 +216,7 @@ class Watchdog:
     @functools.cached_property
     def decider(self) -> Decider:
         """Resume, detect, gather once, decide, claim (the episodes made when it needs them)."""
-        return Decider(self.rt, lambda: self.episodes, config=self.config)
-
-    @functools.cached_property
-    def probing(self) -> bool:
-        """``RECOVERY=probe`` (:meth:`Settings.probes`): a failure may be a held service's probe verdict."""
-        return self.rt.settings.probes() is not None
+        return Decider(self.rt, self._made.get, config=self.config)
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`Episodes.recover_if_owed`, making the episodes only when a recovery is owed."""
@@ -205,15 +224,18 @@ class Watchdog:
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
-        return self.episodes.decisions if "episodes" in self.__dict__ else []
+        episodes = self._made.episodes
+        return episodes.decisions if episodes is not None else []
 
     @property
     def alerts_failed(self) -> list[str]:
-        return self.episodes.alerts_failed if "episodes" in self.__dict__ else []
+        episodes = self._made.episodes
+        return episodes.alerts_failed if episodes is not None else []
 
     @property
     def alerts_sent(self) -> int:
-        return self.episodes.alerts_sent if "episodes" in self.__dict__ else 0
+        episodes = self._made.episodes
+        return episodes.alerts_sent if episodes is not None else 0
 
     @property
     def owner(self) -> str:

@@ -32,7 +32,7 @@ from msgspec import Struct
 
 from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.event_log import EventLog
-from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Table
+from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Item, Table
 from ecs_guardrail.core.errors import StateConflictError, UnreadableSummaryError
 from ecs_guardrail.core.fleet_minutes import (
     MEMBERS_KEPT,
@@ -439,6 +439,22 @@ def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
                                      f"is unreadable: {what[:200]}", item.get("pk"), item.get("sk")) from exc
 
 
+class SummaryItem(Item):
+    """A service summary's item as :meth:`WatchdogState.save` writes it (typed: a table stores it without
+    inspecting it, :class:`~ecs_guardrail.adapters.store.table.Item`): keys ``S#<cluster key>`` /
+    ``S#<service>`` (:func:`~ecs_guardrail.adapters.store.keys.summary`), ``type`` ``service_summary``,
+    the ``service`` name, its write count ``seq`` (each write's condition), the ``doc`` JSON text
+    (:func:`summary_to_doc`) and the TTL ``expires_at`` (Unix seconds; ``None``: no failure nor decision yet)."""
+
+    pk: str
+    sk: str
+    type: str
+    service: str
+    seq: int
+    doc: str
+    expires_at: int | None
+
+
 # ---------------------------------------------------------------------------- adapter
 class WatchdogState:
     """The watchdog's reads and writes (see the module docstring for the cost of each).
@@ -485,12 +501,11 @@ class WatchdogState:
         self._cache[(ck, service)] = s
         return s
 
-    def _item(self, ck: str, s: ServiceSummary, seq: int) -> dict[str, Any]:
+    def _item(self, ck: str, s: ServiceSummary, seq: int) -> SummaryItem:
         pk, sk = keys.summary(ck, s.service)
         last = s.newest_failure or (s.episode.decision_time if s.episode else None)
-        return {"pk": pk, "sk": sk, "type": "service_summary", "service": s.service, "seq": seq,
-                "doc": self._text.text(s),
-                "expires_at": self._log.expires(last) if last else None}
+        return SummaryItem(pk, sk, "service_summary", s.service, seq, self._text.text(s),
+                           self._log.expires(last) if last else None)
 
     @staticmethod
     def _cond(s: ServiceSummary) -> Cond:
@@ -737,7 +752,7 @@ class WatchdogState:
                "decision": json.dumps(record, sort_keys=True), "expires_at": self._log.expires(t)}
         gone = self._mark_scale_downs(ck, current, new)
         try:
-            self.table.transact_put([(self._item(ck, stored, stored.seq), self._cond(current)),
+            self.table.transact_put([(dict(self._item(ck, stored, stored.seq).items()), self._cond(current)),
                                      (dec, Cond(absent=True)), *more])
         except ConditionFailedError:
             self._cache.pop((ck, current.service), None)
