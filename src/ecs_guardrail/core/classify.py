@@ -133,12 +133,17 @@ def is_stopped(status: str | None) -> bool:
     RUNNING, DEACTIVATING, STOPPING, DEPROVISIONING, STOPPED); ``str.upper`` alone would also read
     ``ſtopped`` (a long s) or ``ﬆopped`` (a ligature) as STOPPED: such a status is unknown, as any other
     (recorded, not a stop; a replay names the statuses of stopping tasks when none is STOPPED)."""
-    return status == "STOPPED" or (status is not None and status.isascii() and status.upper() == "STOPPED")
+    # an ASCII upper-casing keeps the length: only 7 characters may read as STOPPED (a cheap test first)
+    return status == "STOPPED" or (status is not None and len(status) == 7 and status.isascii()
+                                   and status.upper() == "STOPPED")
 
 
 def is_stop_event(detail: TaskDetail) -> bool:
     """True for any event of a task that is stopping: desired STOPPED, or already STOPPED (:func:`is_stopped`)."""
-    return is_stopped(detail.desired_status) or is_stopped(detail.last_status)
+    desired, last = detail.desired_status, detail.last_status
+    if desired == "STOPPED" or last == "STOPPED":  # ECS's own text: no call (issue 33 item 2)
+        return True
+    return is_stopped(desired) or is_stopped(last)
 
 
 def _is_spot(detail: TaskDetail) -> bool:
