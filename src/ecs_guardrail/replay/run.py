@@ -320,6 +320,8 @@ class Replay:
         self.closed: set[tuple[str, str]] = set()
         self.account, self.region = scenario.account, scenario.region  # properties: read once, not per event
         self._fleet_seen: dict[tuple[str, str | None], str | None] = {}  # _unknown_to_fleet per (cluster ARN, group)
+        #: _route's warnings per (cluster ARN, group, account, region) (:meth:`_warnings`)
+        self._homes: dict[tuple[str, str | None, str | None, str | None], tuple[str, ...]] = {}
 
     def warn(self, text: str | None, line: int | None = None) -> None:
         """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
@@ -410,8 +412,8 @@ class Replay:
         routes = targets(raw, self.account)
         if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
             routes = routes | {"watchdog"}
-        self.warn(self._unknown(raw), n)
-        self.warn(_other_home(raw, self.account, self.region), n)
+        for text in self._warnings(raw):
+            self.warn(text, n)
         at = self.delivered.get(n)
         out = (record.record_event(raw, self.rt_record.history, delivered_at=at)
                if "recorder" in routes or not routes else None)
@@ -435,6 +437,27 @@ class Replay:
             return
         if "watchdog" in routes:
             self._to_watchdog(n, raw, out, at)
+
+    def _warnings(self, raw: Any) -> tuple[str, ...]:
+        """The warnings :meth:`_unknown` and :func:`_other_home` give of ``raw``, in that order, looked up
+        once per (cluster ARN, group, account, region): the two read nothing else of an event."""
+        detail = raw.get("detail") if type(raw) is dict else None
+        if type(detail) is dict:
+            arn, group, account, region = detail.get("clusterArn"), detail.get("group"), raw.get("account"), \
+                raw.get("region")
+            if type(arn) is str and (group is None or type(group) is str) \
+                    and (account is None or type(account) is str) and (region is None or type(region) is str):
+                key = (arn, group, account, region)
+                found = self._homes.get(key)
+                if found is None:
+                    if len(self._homes) >= 65_536:
+                        self._homes.clear()
+                    found = self._homes[key] = self._warnings_of(raw)
+                return found
+        return self._warnings_of(raw)
+
+    def _warnings_of(self, raw: Any) -> tuple[str, ...]:
+        return tuple(text for text in (self._unknown(raw), _other_home(raw, self.account, self.region)) if text)
 
     def _unknown(self, raw: Any) -> str | None:
         """:func:`_unknown_to_fleet` of ``raw``, once per (cluster ARN, group): it reads nothing else."""

@@ -116,9 +116,8 @@ class EventLog:
             when = iso(time)
         sort = f"{when}#task#{resource_name(task_arn)}#{sk}"  # keys.timeline_sort's text
         if time.tzinfo is UTC and time.year >= 1000:  # keys.timeline_partition's hour: iso's first 13 characters
-            base = f"TL#{cluster}#{when[:13]}"
             n = keys.timeline_shard(sort)
-            index_pk = base if n == 0 else f"{base}#{n}"
+            index_pk = f"TL#{cluster}#{when[:13]}" if n == 0 else f"TL#{cluster}#{when[:13]}#{n}"
         else:
             index_pk = keys.timeline_partition(cluster, time, sort)
         if stamp is None:
