@@ -91,6 +91,8 @@ _CAUSES = (
     "ResourceNotFoundException",
     "AccessDeniedException",
 )
+#: each of :data:`_CAUSES` with its lower case text and that text after a space, made once (issue 33 item 2)
+_CAUSES_LOWER = tuple((cause, cause.lower(), f" {cause.lower()}") for cause in _CAUSES)
 
 
 class StopVerdict(Struct, frozen=True):
@@ -121,8 +123,11 @@ def container_cause(detail: TaskDetail) -> str | None:
     texts = [c.reason for c in detail.containers if c.reason] + [detail.stopped_reason or ""]
     for text in texts:
         low = text.strip().lower()
-        for cause in _CAUSES:
-            if low.startswith(cause.lower()) or f" {cause.lower()}" in low[:200]:
+        if not low:
+            continue  # no cause starts or is named in an empty text
+        head = low[:200]
+        for cause, lowered, spaced in _CAUSES_LOWER:
+            if low.startswith(lowered) or spaced in head:
                 return cause
     return None
 
