@@ -34,7 +34,7 @@ from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
 from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES, shifted_samples_warning
-from ecs_guardrail.replay.lines import decode_line, loads
+from ecs_guardrail.replay.lines import decode_line, loads, loads_utf8
 from ecs_guardrail.replay.restarts import ReplayRestarts
 from ecs_guardrail.replay.sampling import ReplaySampler
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
@@ -392,6 +392,10 @@ class Replay:
             self._route(self.n, raw)
 
     def _decode(self, n: int, line: bytes) -> Any:
+        try:
+            return loads_utf8(line)  # UTF-8 and JSON msgspec takes: the value the long way gives
+        except (ValueError, RecursionError):
+            pass  # the long way: the replaced bytes named, json.loads' words for a rejection
         text, replaced = decode_line(line)
         if replaced:
             self.warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)", n)
