@@ -138,9 +138,14 @@ def is_stopped(status: str | None) -> bool:
     RUNNING, DEACTIVATING, STOPPING, DEPROVISIONING, STOPPED); ``str.upper`` alone would also read
     ``ſtopped`` (a long s) or ``ﬆopped`` (a ligature) as STOPPED: such a status is unknown, as any other
     (recorded, not a stop; a replay names the statuses of stopping tasks when none is STOPPED)."""
-    # an ASCII upper-casing keeps the length: only 7 characters may read as STOPPED (a cheap test first)
-    return status == "STOPPED" or (status is not None and len(status) == 7 and status.isascii()
-                                   and status.upper() == "STOPPED")
+    # an ASCII upper-casing keeps the length and maps only s and S to S: only 7 characters starting with
+    # one of them may read as STOPPED (cheap tests first: RUNNING and PENDING are 7 characters too)
+    return status == "STOPPED" or (status is not None and status[:1] in _S and len(status) == 7
+                                   and status.isascii() and status.upper() == "STOPPED")
+
+
+#: the first characters a status that reads as STOPPED may have (:func:`is_stopped`)
+_S = ("s", "S")
 
 
 def is_stop_event(detail: TaskDetail) -> bool:
@@ -148,6 +153,8 @@ def is_stop_event(detail: TaskDetail) -> bool:
     desired, last = detail.desired_status, detail.last_status
     if desired == "STOPPED" or last == "STOPPED":  # ECS's own text: no call (issue 33 item 2)
         return True
+    if (desired is None or desired[:1] not in _S) and (last is None or last[:1] not in _S):
+        return False  # neither starts with s or S: neither reads as STOPPED (is_stopped), no call
     return is_stopped(desired) or is_stopped(last)
 
 
