@@ -91,6 +91,8 @@ _CAUSES = (
     "ResourceNotFoundException",
     "AccessDeniedException",
 )
+#: each of :data:`_CAUSES` with its lower case text and that text after a space, made once (issue 33 item 2)
+_CAUSES_LOWER = tuple((cause, cause.lower(), f" {cause.lower()}") for cause in _CAUSES)
 
 
 class StopVerdict(Struct, frozen=True):
@@ -121,8 +123,11 @@ def container_cause(detail: TaskDetail) -> str | None:
     texts = [c.reason for c in detail.containers if c.reason] + [detail.stopped_reason or ""]
     for text in texts:
         low = text.strip().lower()
-        for cause in _CAUSES:
-            if low.startswith(cause.lower()) or f" {cause.lower()}" in low[:200]:
+        if not low:
+            continue  # no cause starts or is named in an empty text
+        head = low[:200]
+        for cause, lowered, spaced in _CAUSES_LOWER:
+            if low.startswith(lowered) or spaced in head:
                 return cause
     return None
 
@@ -133,12 +138,24 @@ def is_stopped(status: str | None) -> bool:
     RUNNING, DEACTIVATING, STOPPING, DEPROVISIONING, STOPPED); ``str.upper`` alone would also read
     ``ſtopped`` (a long s) or ``ﬆopped`` (a ligature) as STOPPED: such a status is unknown, as any other
     (recorded, not a stop; a replay names the statuses of stopping tasks when none is STOPPED)."""
-    return status == "STOPPED" or (status is not None and status.isascii() and status.upper() == "STOPPED")
+    # an ASCII upper-casing keeps the length and maps only s and S to S: only 7 characters starting with
+    # one of them may read as STOPPED (cheap tests first: RUNNING and PENDING are 7 characters too)
+    return status == "STOPPED" or (status is not None and status[:1] in _S and len(status) == 7
+                                   and status.isascii() and status.upper() == "STOPPED")
+
+
+#: the first characters a status that reads as STOPPED may have (:func:`is_stopped`)
+_S = ("s", "S")
 
 
 def is_stop_event(detail: TaskDetail) -> bool:
     """True for any event of a task that is stopping: desired STOPPED, or already STOPPED (:func:`is_stopped`)."""
-    return is_stopped(detail.desired_status) or is_stopped(detail.last_status)
+    desired, last = detail.desired_status, detail.last_status
+    if desired == "STOPPED" or last == "STOPPED":  # ECS's own text: no call (issue 33 item 2)
+        return True
+    if (desired is None or desired[:1] not in _S) and (last is None or last[:1] not in _S):
+        return False  # neither starts with s or S: neither reads as STOPPED (is_stopped), no call
+    return is_stopped(desired) or is_stopped(last)
 
 
 def _is_spot(detail: TaskDetail) -> bool:

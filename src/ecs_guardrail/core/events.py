@@ -32,7 +32,7 @@ from msgspec import Meta, field
 
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.links import parse_arn, task_definition_parts
-from ecs_guardrail.validation.fields import Invalid, Model
+from ecs_guardrail.validation.fields import Invalid, Model, clip
 
 __all__ = [
     "canonical_json",
@@ -111,10 +111,8 @@ def service_ref(service_arn: str) -> tuple[str | None, str]:
     return m.group("cluster"), m.group("name")
 
 
-def _clip(value: str | None) -> str | None:
-    if value is not None and len(value) > _MAX_TEXT:
-        return value[:_MAX_TEXT]
-    return value
+#: a reason or image text cut to :data:`_MAX_TEXT` characters (inline in the models' ``__post_init__``)
+_clip = clip(_MAX_TEXT)
 
 
 def _cluster_arn(value: str) -> str:

@@ -88,13 +88,14 @@ def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEv
             _SERVICES.clear()
         _SERVICES[where] = place
     account, region, cluster, group, service = place
-    pk, sk, index_pk, sort, expires_at = log.task_keys(d.task_arn, d.version, event.id, cluster, t)
+    when, stamp = iso(t), t.timestamp()  # each once an event: the keys, the TTL, time and t read them
+    pk, sk, index_pk, sort, expires_at = log.task_keys(d.task_arn, d.version, event.id, cluster, t, when, stamp)
     verdict = classify_stop(d) if is_stop_event(d) else None
     item = TaskEventItem(
         pk=pk, sk=sk, gsi1pk=index_pk, gsi1sk=sort, expires_at=expires_at,
         # an empty text is no attribute (DynamoDB stores none for us): None, as TaskEventItem promises
         account=account or event.account or None, region=region or event.region or None,
-        event_id=event.id, detail_type=event.detail_type, time=iso(t), t=epoch(t), cluster=cluster,
+        event_id=event.id, detail_type=event.detail_type, time=when, t=int(stamp), cluster=cluster,
         group=group, service=service, task_arn=d.task_arn, last_status=d.last_status,
         desired_status=d.desired_status or None, version=d.version, az=d.availability_zone or None,
         launch_type=d.launch_type or None, capacity_provider=d.capacity_provider_name or None,
@@ -132,7 +133,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
         if isinstance(event, TaskStateChange):
             item, verdict = _task_item(event, text, store.events)
             new = store.events.record_task(item)
-            if new and is_stopped(event.detail.last_status):
+            last = event.detail.last_status
+            if new and (last == "STOPPED" or is_stopped(last)):  # ECS's own text first: no call
                 stop_kind = item.kind
             elif new and verdict is not None and remembered_per_task(verdict):
                 notice_kind = item.kind
@@ -167,13 +169,16 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
     except (EventRejectedError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, EventRejectedError) else str(exc)
         store.record_rejected(raw, reason, received or delivered_at or datetime.now(UTC))
-        metrics.add_metric(name="EventsRejected", unit="Count", value=1)
+        if metrics.enabled:  # off in a replay: no call, no keywords built
+            metrics.add_metric(name="EventsRejected", unit="Count", value=1)
         logger.warning("event rejected", extra={"reason": reason})
         return {"status": "rejected", "reason": reason}
     if not new:
-        metrics.add_metric(name="DuplicatesIgnored", unit="Count", value=1)
+        if metrics.enabled:  # off in a replay: no call, no keywords built
+            metrics.add_metric(name="DuplicatesIgnored", unit="Count", value=1)
         return {"status": "duplicate", "id": event.id}
-    metrics.add_metric(name="EventsRecorded", unit="Count", value=1)
+    if metrics.enabled:  # off in a replay: no call, no keywords built
+        metrics.add_metric(name="EventsRecorded", unit="Count", value=1)
     out = {"status": "recorded", "id": event.id}
     if stop_kind:
         out["stop_kind"] = stop_kind  # one per stopped task: the STOPPED event's classification

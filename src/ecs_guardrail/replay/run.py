@@ -34,7 +34,7 @@ from ecs_guardrail.replay.embedded import EmbeddedAws
 from ecs_guardrail.replay.event_checks import EventChecks
 from ecs_guardrail.replay.fleet import fleet_warnings
 from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES, shifted_samples_warning
-from ecs_guardrail.replay.lines import decode_line, loads
+from ecs_guardrail.replay.lines import decode_line, loads, loads_utf8
 from ecs_guardrail.replay.restarts import ReplayRestarts
 from ecs_guardrail.replay.sampling import ReplaySampler
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
@@ -320,6 +320,8 @@ class Replay:
         self.closed: set[tuple[str, str]] = set()
         self.account, self.region = scenario.account, scenario.region  # properties: read once, not per event
         self._fleet_seen: dict[tuple[str, str | None], str | None] = {}  # _unknown_to_fleet per (cluster ARN, group)
+        #: _route's warnings per (cluster ARN, group, account, region) (:meth:`_warnings`)
+        self._homes: dict[tuple[str, str | None, str | None, str | None], tuple[str, ...]] = {}
 
     def warn(self, text: str | None, line: int | None = None) -> None:
         """Each warning once; ``line``: the events.jsonl line that first gave it (named in the text)."""
@@ -390,6 +392,10 @@ class Replay:
             self._route(self.n, raw)
 
     def _decode(self, n: int, line: bytes) -> Any:
+        try:
+            return loads_utf8(line)  # UTF-8 and JSON msgspec takes: the value the long way gives
+        except (ValueError, RecursionError):
+            pass  # the long way: the replaced bytes named, json.loads' words for a rejection
         text, replaced = decode_line(line)
         if replaced:
             self.warn("bytes that are not UTF-8 replaced with U+FFFD (the event is kept; save the file as UTF-8)", n)
@@ -410,8 +416,8 @@ class Replay:
         routes = targets(raw, self.account)
         if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
             routes = routes | {"watchdog"}
-        self.warn(self._unknown(raw), n)
-        self.warn(_other_home(raw, self.account, self.region), n)
+        for text in self._warnings(raw):
+            self.warn(text, n)
         at = self.delivered.get(n)
         out = (record.record_event(raw, self.rt_record.history, delivered_at=at)
                if "recorder" in routes or not routes else None)
@@ -435,6 +441,27 @@ class Replay:
             return
         if "watchdog" in routes:
             self._to_watchdog(n, raw, out, at)
+
+    def _warnings(self, raw: Any) -> tuple[str, ...]:
+        """The warnings :meth:`_unknown` and :func:`_other_home` give of ``raw``, in that order, looked up
+        once per (cluster ARN, group, account, region): the two read nothing else of an event."""
+        detail = raw.get("detail") if type(raw) is dict else None
+        if type(detail) is dict:
+            arn, group, account, region = detail.get("clusterArn"), detail.get("group"), raw.get("account"), \
+                raw.get("region")
+            if type(arn) is str and (group is None or type(group) is str) \
+                    and (account is None or type(account) is str) and (region is None or type(region) is str):
+                key = (arn, group, account, region)
+                found = self._homes.get(key)
+                if found is None:
+                    if len(self._homes) >= 65_536:
+                        self._homes.clear()
+                    found = self._homes[key] = self._warnings_of(raw)
+                return found
+        return self._warnings_of(raw)
+
+    def _warnings_of(self, raw: Any) -> tuple[str, ...]:
+        return tuple(text for text in (self._unknown(raw), _other_home(raw, self.account, self.region)) if text)
 
     def _unknown(self, raw: Any) -> str | None:
         """:func:`_unknown_to_fleet` of ``raw``, once per (cluster ARN, group): it reads nothing else."""

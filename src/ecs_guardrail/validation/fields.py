@@ -24,7 +24,7 @@ from typing import Annotated, Any, ClassVar, Self, TypeVar, Union, get_args, get
 
 import msgspec
 
-__all__ = ["Model", "Invalid", "Loc", "validate", "first_problem", "MISSING"]
+__all__ = ["Model", "Invalid", "Loc", "validate", "first_problem", "MISSING", "clip"]
 
 #: a location in the input: keys and list indexes, outermost first (pydantic's ``loc``)
 Loc = tuple[str | int, ...]
@@ -70,6 +70,21 @@ class Model(msgspec.Struct):
         return validate(cls, data, strict=strict)
 
 
+def clip(max_chars: int) -> Any:
+    """A check for :attr:`Model.CHECKS` that cuts a text (or ``None``) to at most ``max_chars`` characters
+    (code points) and never rejects; a model's ``__post_init__`` runs it inline (its ``clip_chars``)."""
+    if type(max_chars) is not int or max_chars < 0:
+        raise TypeError(f"clip: max_chars {max_chars!r} is not a count")
+
+    def check(value: str | None) -> str | None:
+        if value is not None and len(value) > max_chars:
+            return value[:max_chars]
+        return value
+
+    check.clip_chars = max_chars  # type: ignore[attr-defined]
+    return check
+
+
 def _post_init(cls: type[Model]) -> Any:
     """``cls.__post_init__``: each check of ``cls.CHECKS`` on its attribute, in the dict's order, the value
     replaced when the check returns another object (it normalised); then ``cls.check`` when ``cls`` (or a
@@ -83,7 +98,13 @@ def _post_init(cls: type[Model]) -> Any:
     for i, name in enumerate(names):
         if not name.isidentifier():
             raise TypeError(f"{cls.__name__}.CHECKS: {name!r} is not an attribute name")
-        scope[f"_check{i}"] = cls.CHECKS[name]
+        check = cls.CHECKS[name]
+        most = getattr(check, "clip_chars", None)
+        if type(most) is int:  # a clip (:func:`clip`): written inline, no call a field (issue 33 item 2)
+            lines += [f"    v = self.{name}", f"    if v is not None and len(v) > {most}:",
+                      f"        _set(self, {name!r}, v[:{most}])"]
+            continue
+        scope[f"_check{i}"] = check
         lines += [f"    v = self.{name}", f"    w = _check{i}(v)", "    if w is not v:",
                   f"        _set(self, {name!r}, w)"]
     if wide:

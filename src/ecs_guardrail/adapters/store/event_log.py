@@ -17,6 +17,7 @@ from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.table import Cond, ConditionFailedError, Item, Table
 from ecs_guardrail.core.links import resource_name
 from ecs_guardrail.core.permissions import permissions
+from ecs_guardrail.core.records import iso
 
 __all__ = ["EventLog", "epoch", "MAX_RAW_BYTES", "TaskEventItem"]
 
@@ -102,14 +103,27 @@ class EventLog:
             return False
 
     def task_keys(self, task_arn: str, version: int | None, event_id: str, cluster: str,
-                  time: datetime) -> tuple[str, str, str, str, int]:
+                  time: datetime, when: str | None = None,
+                  stamp: float | None = None) -> tuple[str, str, str, str, int]:
         """``(pk, sk, gsi1pk, gsi1sk, expires_at)`` of a task state change's item (:class:`TaskEventItem`).
 
         Without ``detail.version`` (old or documentation events) the envelope id keys the item.
+        ``when`` and ``stamp``: ``iso(time)`` and ``time.timestamp()`` when the caller has them already
+        (the recorder computes each once an event, issue 33 item 2); ``None``: computed here.
         """
         pk, sk = keys.task_event(task_arn, version, event_id)
-        sort = keys.timeline_sort(time, "task", resource_name(task_arn), sk)
-        return pk, sk, keys.timeline_partition(cluster, time, sort), sort, self.expires(time)
+        if when is None:
+            when = iso(time)
+        sort = f"{when}#task#{resource_name(task_arn)}#{sk}"  # keys.timeline_sort's text
+        if time.tzinfo is UTC and time.year >= 1000:  # keys.timeline_partition's hour: iso's first 13 characters
+            n = keys.timeline_shard(sort)
+            index_pk = f"TL#{cluster}#{when[:13]}" if n == 0 else f"TL#{cluster}#{when[:13]}#{n}"
+        else:
+            index_pk = keys.timeline_partition(cluster, time, sort)
+        if stamp is None:
+            stamp = time.timestamp()
+        # self.expires(time): the seconds of max(t, now) + ttl
+        return pk, sk, index_pk, sort, int(max(stamp, _time.time()) + self._ttl_s)
 
     def record_task(self, item: TaskEventItem) -> bool:
         """Write one task state change built by the recorder; ``False`` when this task version was
