@@ -159,6 +159,12 @@ class _Compiler:
         exact = frozenset((type(w), w) for w in want if not isinstance(w, dict))
         prefixes = tuple(w["prefix"] for w in want if isinstance(w, dict) and "prefix" in w)
         e, p = self._const(exact), self._const(prefixes)
+        if exact and len(exact) == len(want) and all(t is str for t, _ in exact):
+            # exact strings only: a string is decided by the set alone (a string equals only a string);
+            # anything else can match only as a list holding one of them
+            strings = self._const(frozenset(v for _, v in exact))
+            listed = f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))"
+            return f"({var} in {strings} if type({var}) is str else {listed})"
         if exact and all(t is str for t, _ in exact):  # a string equals only a string: the values alone
             parts = [f"(type({var}) is str and {var} in {self._const(frozenset(v for _, v in exact))})"]
         else:
