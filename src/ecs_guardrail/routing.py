@@ -141,14 +141,20 @@ class _Compiler:
 
     def __init__(self, *, hoisted: bool = False) -> None:
         self.constants: dict[str, Any] = {}
+        self._named: dict[tuple[type, Any], str] = {}
         self.names = 0
         self.hoisted = hoisted
         #: (object's name, key) -> the name its field is read into (hoisted), in reading order
         self.reads: dict[tuple[str, str], str] = {}
 
     def _const(self, value: Any) -> str:
-        name = f"C{len(self.constants)}"
-        self.constants[name] = value
+        """The name of constant ``value``: an equal value of the same type already named keeps its name (so
+        the same check on the same field reads the same, and :meth:`pattern` can factor it out of ``$or``)."""
+        key = (type(value), value)
+        name = self._named.get(key)
+        if name is None:
+            name = self._named[key] = f"C{len(self.constants)}"
+            self.constants[name] = value
         return name
 
     def _name(self) -> str:
@@ -159,6 +165,12 @@ class _Compiler:
         exact = frozenset((type(w), w) for w in want if not isinstance(w, dict))
         prefixes = tuple(w["prefix"] for w in want if isinstance(w, dict) and "prefix" in w)
         e, p = self._const(exact), self._const(prefixes)
+        if exact and len(exact) == len(want) and all(t is str for t, _ in exact):
+            # exact strings only: a string is decided by the set alone (a string equals only a string);
+            # anything else can match only as a list holding one of them
+            strings = self._const(frozenset(v for _, v in exact))
+            listed = f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))"
+            return f"({var} in {strings} if type({var}) is str else {listed})"
         if exact and all(t is str for t, _ in exact):  # a string equals only a string: the values alone
             parts = [f"(type({var}) is str and {var} in {self._const(frozenset(v for _, v in exact))})"]
         else:
@@ -206,11 +218,36 @@ class _Compiler:
         return out
 
     def pattern(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> str:
+        parts = self._parts(var, pattern, is_dict=is_dict)
+        return "(" + " and ".join(parts) + ")" if parts else "True"
+
+    def _any(self, var: str, alternatives: list[dict[str, Any]], *, is_dict: bool) -> str:
+        """``$or``: each alternative's checks; with :attr:`hoisted`, consecutive alternatives that begin with
+        the same check (``detail-type`` is ECS Task State Change) test it once: ``(a and b) or (a and c)``
+        is ``a and (b or c)`` (the checks only read names bound before them)."""
+        if not alternatives:
+            return "False"
+        alts = [self._parts(var, alt, is_dict=is_dict) for alt in alternatives]
+        if not self.hoisted:
+            return "(" + " or ".join("(" + " and ".join(a) + ")" if a else "True" for a in alts) + ")"
+        groups: list[tuple[str | None, list[list[str]]]] = []
+        for a in alts:
+            head = a[0] if len(a) > 1 else None
+            if head is not None and groups and groups[-1][0] == head:
+                groups[-1][1].append(a[1:])
+                continue
+            groups.append((head, [a[1:]] if head is not None else [a]))
+        out = []
+        for head, rests in groups:
+            either = " or ".join("(" + " and ".join(r) + ")" if r else "True" for r in rests)
+            out.append(f"({head} and ({either}))" if head is not None else f"({either})")
+        return "(" + " or ".join(out) + ")"
+
+    def _parts(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> list[str]:
         parts = [] if is_dict else [f"isinstance({var}, dict)"]
         for key, want in pattern.items():
             if key == "$or":
-                parts.append("(" + " or ".join(self.pattern(var, alt, is_dict=is_dict) for alt in want) + ")"
-                             if want else "False")
+                parts.append(self._any(var, want, is_dict=is_dict))
                 continue
             if self.hoisted:
                 field = self.reads[(var, key)]
@@ -223,7 +260,7 @@ class _Compiler:
                 parts.append(f"({bind} is not None or True) and {self.pattern(field, want)}")
             else:
                 parts.append(f"({bind} is not None or True) and {self.values(field, want)}")
-        return "(" + " and ".join(parts) + ")" if parts else "True"
+        return parts
 
 
 def compile_pattern(pattern: dict[str, Any], account: str | None = None) -> Check:

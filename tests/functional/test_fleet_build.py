@@ -182,10 +182,12 @@ def _per_line(path, account, region, families):
     return {arn: tuple(sorted(names)) for arn, names in out.items()}
 
 
-@pytest.mark.parametrize("block", [16, 200, 1000, 1 << 20])
-def test_task_definitions_read_in_blocks_as_line_by_line(tmp_path, monkeypatch, block):
-    """Blocks passed over whole (every ARN met, every name known) find what reading each line finds: a new
-    container name late, another home, a name escaped, a key split over two lines, a line cut short."""
+@pytest.mark.parametrize(("block", "piece"), [(16, 1 << 14), (200, 1 << 14), (1000, 1 << 14), (1 << 20, 1 << 14),
+                                             (1 << 20, 100), (1 << 20, 700), (1000, 300)])
+def test_task_definitions_read_in_blocks_as_line_by_line(tmp_path, monkeypatch, block, piece):
+    """Blocks passed over whole (every ARN met, every name known), and within a block that adds something its
+    pieces that add nothing, find what reading each line finds: a new container name late, another home, a
+    name escaped, a key split over two lines, a line cut short."""
     from ecs_guardrail.replay import fleet
 
     arn = f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition"
@@ -204,6 +206,7 @@ def test_task_definitions_read_in_blocks_as_line_by_line(tmp_path, monkeypatch, 
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(fleet, "_BLOCK", block)
+    monkeypatch.setattr(fleet, "_PIECE", piece)
     for families in ((), {"plain"}):
         got = task_definitions_in_events(path, ACCOUNT, REGION, families)
         assert list(got.items()) == list(_per_line(path, ACCOUNT, REGION, families).items())

@@ -503,6 +503,8 @@ def _nothing_new(line: bytes, names: set[str]) -> bool:
 
 #: bytes read at a time by :func:`task_definitions_in_events` (whole lines: up to the block's last newline)
 _BLOCK = 1 << 20
+#: the stretch of whole lines :func:`task_definitions_in_events` looks at again within a block that adds something
+_PIECE = 1 << 14
 # what _TD_ARN and _NAME_VALUE find in a line, found over a block of whole lines at once: the value of any
 # "taskDefinitionArn" and "name" key, neither ever matching a newline (what the two find in one line holds
 # none: the line ends at it). Where every value of the first is an ARN _TD_ARN takes (_TD_ARN_VALUE), the two
@@ -574,6 +576,24 @@ def task_definitions_in_events(path: Path, account: str, region: str,
         values = {v.decode("utf-8", "replace") for v in set(_NAME_VALUE_IN_LINE.findall(block))}
         return all(v in out[a.decode()] for v in values if _NAME.fullmatch(v) for a in arns)
 
+    def take(block: bytes) -> None:
+        """``lines_of(block)``, passing over each :data:`_PIECE` of it that adds nothing: a block that adds
+        something (new ARNs near the file's start) mostly has stretches of lines that add nothing more."""
+        if adds_nothing(block):
+            return
+        if len(block) <= _PIECE:
+            lines_of(block)
+            return
+        start = 0
+        while start < len(block):
+            cut = block.rfind(b"\n", start, start + _PIECE) + 1  # whole lines; a longer line alone
+            if cut <= start:
+                cut = block.find(b"\n", start + _PIECE) + 1 or len(block)
+            piece = block[start:cut]
+            if not adds_nothing(piece):
+                lines_of(piece)
+            start = cut
+
     try:
         with path.open("rb") as fh:
             rest = b""
@@ -588,12 +608,11 @@ def task_definitions_in_events(path: Path, account: str, region: str,
                 block, rest = rest + chunk[:cut], chunk[cut:]
                 if wanted:
                     wanted = _note_words(block, wanted, found)
-                if not adds_nothing(block):
-                    lines_of(block)
+                take(block)
             if rest and wanted:
                 _note_words(rest, wanted, found)
-            if rest and not adds_nothing(rest):
-                lines_of(rest)
+            if rest:
+                take(rest)
     except OSError:
         if found is not None:
             found.update(look_for)

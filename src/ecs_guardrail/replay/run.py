@@ -472,9 +472,9 @@ class Replay:
         if type(arn) is not str or (group is not None and type(group) is not str):
             return _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
         key = (arn, group)
-        if key in self._fleet_seen:
-            return self._fleet_seen[key]
-        text = self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
+        text = self._fleet_seen.get(key, "")  # "": not looked at yet (None is an answer, "" never one)
+        if text == "":
+            text = self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
         return text
 
     def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
@@ -482,25 +482,37 @@ class Replay:
         Only a line the replay accepts moves it (a rejected one is named, not swept): the recorder's
         verdict, or for a line only the watchdog reads (a restart observation) its own."""
         t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
-        if t is not None:
-            self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
+        if t is None:
+            self.clock.before_event(t)
+            if self.on_stage is not None:
+                self.stage(("line", n, t))
+            return t
+        self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
         self.clock.before_event(t)
-        self.stage(("line", n, t))
-        if t is not None:
-            self.span = (t, t) if self.span is None else (min(self.span[0], t), max(self.span[1], t))
-            self.accepted[n] = t
+        if self.on_stage is not None:
+            self.stage(("line", n, t))
+        span = self.span
+        if span is None:
+            self.span = (t, t)
+        elif t > span[1]:
+            self.span = (span[0], t)
+        elif t < span[0]:
+            self.span = (t, span[1])
+        self.accepted[n] = t
         return t
 
     def _tally(self, n: int, raw: Any, out: dict[str, Any] | None, routes: Any, t: datetime | None) -> None:
         """Count the line's notice, stop and stopping-task status for the summary and the warnings."""
         result = self.builder
-        if out is not None and out.get("notice_kind"):
-            result.note_notice(raw, out["notice_kind"], t)
-        if out is not None and out.get("stop_kind"):
-            result.count_stop(raw, out["stop_kind"], t)
-            self.checks.stop(raw, out["stop_kind"])
-            if out["stop_kind"] == "crash":
-                self.warn(_crash_at_zero(raw, self.at_zero), n)
+        if out is not None:
+            notice, stop = out.get("notice_kind"), out.get("stop_kind")
+            if notice:
+                result.note_notice(raw, notice, t)
+            if stop:
+                result.count_stop(raw, stop, t)
+                self.checks.stop(raw, stop)
+                if stop == "crash":
+                    self.warn(_crash_at_zero(raw, self.at_zero), n)
         stop_line = _stop_line_kind(raw)
         if stop_line is not None:
             result.stop_lines[stop_line] += 1
