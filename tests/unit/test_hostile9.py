@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ecs_guardrail.replay.scenario import check_events_file
+from ecs_guardrail.routing import PATTERNS, compile_pattern, matches, targets
 
 
 def test_events_after_64_kib_of_blank_lines_are_events_not_an_empty_file(tmp_path: Path) -> None:
@@ -22,3 +26,15 @@ def test_events_after_64_kib_of_blank_lines_are_events_not_an_empty_file(tmp_pat
         assert "pretty-printed" in str(exc)
     else:
         raise AssertionError("a pretty-printed object after blank lines passed the check")
+
+
+@pytest.mark.parametrize("value", [[None], [], ["x", None], ["x"], None, "x"])
+def test_compiled_routing_answers_exists_on_a_list_as_matches_does(value: Any) -> None:
+    """``"replay-name": [null]`` (a forged envelope: EventBridge writes a text there) reached the watchdog by
+    :func:`routing.matches` (a list matches when one element does: ``null`` is absent) and not by the compiled
+    :func:`routing.targets` the replay routes with (any list "existed"); ``{"exists": true}`` took ``[]`` too."""
+    event = {"source": "aws.ecs", "detail-type": "ECS Task State Change", "detail": {"lastStatus": "STOPPED"},
+             "replay-name": value}
+    assert targets(event) == {name for name, p in PATTERNS.items() if matches(p, event)}
+    present = {"source": ["aws.ecs"], "replay-name": [{"exists": True}]}
+    assert compile_pattern(present)(event) is matches(present, event)
