@@ -38,3 +38,44 @@ def test_compiled_routing_answers_exists_on_a_list_as_matches_does(value: Any) -
     assert targets(event) == {name for name, p in PATTERNS.items() if matches(p, event)}
     present = {"source": ["aws.ecs"], "replay-name": [{"exists": True}]}
     assert compile_pattern(present)(event) is matches(present, event)
+
+
+def test_a_long_task_event_fits_dynamodbs_item_limit_and_is_recorded_on_both_engines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replay line (no 256 KB bus limit) of a stopped task with 100 containers named in 4-byte characters,
+    a 4,096-character reason and more: its text is cut to 300,000 bytes, but the item also holds the names
+    (exit_codes) and the reason again, over DynamoDB's 400 KB. The fast engine recorded it; DynamoDB (moto)
+    refused the PutItem and ``replay --engine moto`` stopped: "AWS refused: ... Item size has exceeded the
+    maximum allowed size". The text is now cut to what leaves the item under the limit."""
+    import boto3
+    from moto import mock_aws
+
+    from ecs_guardrail.adapters.history import HistoryStore
+    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.handlers.record import RAW_MAX_BYTES, record_event
+    from ecs_guardrail.replay.embedded import create_history_table
+
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    arn = "arn:aws:ecs:eu-west-1:111122223333:task/dev/0123456789abcdef"
+    wide = "\U0001f600"
+    raw = {"version": "0", "id": "e-big", "detail-type": "ECS Task State Change", "source": "aws.ecs",
+           "account": "111122223333", "time": "2030-01-02T03:00:00Z", "region": "eu-west-1", "resources": [arn],
+           "pad": "x" * 200_000,
+           "detail": {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/dev", "taskArn": arn,
+                      "lastStatus": "STOPPED", "version": 3, "group": "service:web",
+                      "stopCode": "EssentialContainerExited", "stoppedReason": wide * 4096,
+                      "containers": [{"name": wide * 254 + str(i % 10), "exitCode": 1} for i in range(100)]}}
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="eu-west-1")
+        create_history_table(ddb, "h")
+        items = []
+        for table in (MemoryTable("h", "eu-west-1"), DynamoTable(ddb, "h")):
+            assert record_event(raw, HistoryStore.on(table))["status"] == "recorded"  # moto: ClientError
+            [item] = table.query(f"TASK#{arn}")
+            items.append(item)
+    assert items[0] == items[1]
+    assert len(items[0]["exit_codes"]) == 100 and items[0]["stopped_reason"] == wide * 4096
+    assert 200_000 < len(items[0]["raw"].encode()) < RAW_MAX_BYTES
