@@ -79,3 +79,29 @@ def test_a_long_task_event_fits_dynamodbs_item_limit_and_is_recorded_on_both_eng
     assert items[0] == items[1]
     assert len(items[0]["exit_codes"]) == 100 and items[0]["stopped_reason"] == wide * 4096
     assert 200_000 < len(items[0]["raw"].encode()) < RAW_MAX_BYTES
+
+
+def test_an_unread_event_with_a_long_account_fits_dynamodbs_item_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event of a detail-type this tool does not read, with no resource ARN, keeps the envelope's
+    ``account`` and ``region`` beside its text: a replay line with 30,000 4-byte characters in each (no
+    check bounds them) made an item of 540 kB, which DynamoDB (moto) refused ("Item size has exceeded the
+    maximum allowed size"): ``replay --engine moto`` stopped, the fast engine recorded it."""
+    import boto3
+    from moto import mock_aws
+
+    from ecs_guardrail.adapters.history import HistoryStore
+    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+    from ecs_guardrail.handlers.record import record_event
+    from ecs_guardrail.replay.embedded import create_history_table
+
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(k, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    wide = "\U0001f600" * 30_000
+    raw = {"version": "0", "id": "o-1", "detail-type": "ECS Lifecycle Hook Action", "source": "aws.ecs",
+           "account": wide, "time": "2030-01-02T03:00:00Z", "region": wide, "resources": [],
+           "detail": {"eventName": "X", "pad": "x" * 300_000}}
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="eu-west-1")
+        create_history_table(ddb, "h")
+        assert record_event(raw, HistoryStore.on(DynamoTable(ddb, "h")))["status"] == "recorded"  # ClientError

@@ -159,7 +159,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                 cluster=cluster, service=subject, event_id=event.id, time=event.time,
                 attrs={"type": "other", "event_id": event.id, "detail_type": event.detail_type,
                        "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
-                       "account": account or event.account, "region": region or event.region,
+                       # unchecked texts of any length (no ARN names them): cut, or the item may pass 400 KB
+                       "account": (account or event.account)[:64], "region": (region or event.region)[:64],
                        "subject": subject, "note": event.note,
                        "event_name": str(event.detail.get("eventName") or "")[:128] or None,
                        "raw": _cut(text)})
