@@ -105,3 +105,29 @@ def test_an_unread_event_with_a_long_account_fits_dynamodbs_item_limit(monkeypat
         ddb = boto3.client("dynamodb", region_name="eu-west-1")
         create_history_table(ddb, "h")
         assert record_event(raw, HistoryStore.on(DynamoTable(ddb, "h")))["status"] == "recorded"  # ClientError
+
+
+def test_an_accepted_wrong_clock_does_not_stretch_the_timeline_past_35_days(tmp_path: Path) -> None:
+    """The timeline's window is the accepted events' span, and an event stamped in the future is accepted
+    when the folder has no delivered.csv (the replay warns "a wrong clock?", and records it). One line of
+    bad-image-dev stamped 2190 made ``replay --timeline`` read one Query per shard of every cluster-hour to
+    2190 (killed after a minute); a year later, as here, a timeline "to 2026-08-21". An event stamped long
+    before the rest is accepted even with delivered.csv. The window is now at most 35 days (what a replay
+    samples), from the first accepted event, and a warning says so."""
+    import json
+    import shutil
+
+    from tests.conftest import SCENARIOS, cli_in_process
+
+    folder = tmp_path / "wrong-clock"
+    shutil.copytree(SCENARIOS / "bad-image-dev", folder)
+    events = folder / "events.jsonl"
+    lines = events.read_text(encoding="utf-8").splitlines()
+    late = json.loads(lines[-1])
+    late["id"], late["time"] = "wrong-clock-1", "2026-08-21T00:00:00Z"
+    events.write_text("\n".join([*lines, json.dumps(late)]) + "\n", encoding="utf-8")
+    proc = cli_in_process("replay", str(folder), "--json", "--timeline")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    timelines = [o for o in map(json.loads, proc.stdout.splitlines()) if o["type"] == "timeline"]
+    assert timelines and not any("2026-" in json.dumps(t) for t in timelines)
+    assert "--timeline shows" in proc.stderr
