@@ -131,3 +131,36 @@ def test_an_accepted_wrong_clock_does_not_stretch_the_timeline_past_35_days(tmp_
     timelines = [o for o in map(json.loads, proc.stdout.splitlines()) if o["type"] == "timeline"]
     assert timelines and not any("2026-" in json.dumps(t) for t in timelines)
     assert "--timeline shows" in proc.stderr
+
+
+def _quoted(text: str) -> str:
+    return "".join(",".join(f'"{c}"' for c in line.split(",")) + "\n" for line in text.splitlines())
+
+
+def _reordered(text: str) -> str:
+    """The first two columns swapped (the reader takes the columns by their header's names)."""
+    return "".join(",".join([c[1], c[0], *c[2:]]) + "\n" for c in (line.split(",") for line in text.splitlines()))
+
+
+@pytest.mark.parametrize("rewrite", [_quoted, _reordered], ids=["quoted-cells", "time-not-first"])
+def test_the_timeline_window_reads_healthy_hosts_csv_as_the_replay_does(tmp_path: Path, rewrite: Any) -> None:
+    """healthy_hosts.csv with every cell quoted (what a spreadsheet's CSV export may write), or its columns in
+    another order, is read by the replay as the same samples; the timeline's window took each row's time as the
+    text before its first comma, so neither file gave it a time: the window shrank to the events' two seconds
+    (10:01:00-10:01:02) and gray-failure-5xx's timeline lost its 20 service-minutes of clients failing."""
+    import json
+    import shutil
+
+    from tests.conftest import SCENARIOS, cli_in_process
+
+    def timeline(folder: Path) -> list[Any]:
+        proc = cli_in_process("replay", str(folder), "--json", "--timeline")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return [o for o in map(json.loads, proc.stdout.splitlines()) if o["type"] == "timeline"]
+
+    folder = tmp_path / "gray-failure-5xx"
+    shutil.copytree(SCENARIOS / "gray-failure-5xx", folder)
+    before = timeline(folder)
+    csv_path = folder / "healthy_hosts.csv"
+    csv_path.write_text(rewrite(csv_path.read_text(encoding="utf-8")), encoding="utf-8")
+    assert timeline(folder) == before
