@@ -164,3 +164,28 @@ def test_the_timeline_window_reads_healthy_hosts_csv_as_the_replay_does(tmp_path
     csv_path = folder / "healthy_hosts.csv"
     csv_path.write_text(rewrite(csv_path.read_text(encoding="utf-8")), encoding="utf-8")
     assert timeline(folder) == before
+
+
+def test_a_deployment_event_is_partitioned_under_the_cluster_it_is_recorded_under(tmp_path: Path) -> None:
+    """``replay --jobs N`` replays each cluster's lines in its own process, keyed by ``detail.clusterArn``
+    first. A deployment event has no such field (its model reads the cluster from ``resources[0]``, the
+    service ARN), so an extra ``detail.clusterArn`` naming another cluster put the event in that cluster's
+    partition: the service's own cluster never saw its deployment (no deployment protection there), while the
+    serial replay records and reads it under the service's cluster."""
+    import json
+
+    from ecs_guardrail.core.events import parse_event
+    from ecs_guardrail.replay.parallel import partition_lines
+
+    deployment = {"version": "0", "id": "d-1", "detail-type": "ECS Deployment State Change", "source": "aws.ecs",
+                  "account": "111122223333", "time": "2025-09-02T09:19:00Z", "region": "eu-west-1",
+                  "resources": ["arn:aws:ecs:eu-west-1:111122223333:service/development/worker"],
+                  "detail": {"eventType": "INFO", "eventName": "SERVICE_DEPLOYMENT_IN_PROGRESS",
+                             "deploymentId": "ecs-svc/1419000000000000014",
+                             "clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/production"}}
+    task = {"detail": {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/production"}}
+    assert parse_event(deployment).cluster == "development"
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps(task) + "\n" + json.dumps(deployment) + "\n", encoding="utf-8")
+    parts, _ = partition_lines(events)
+    assert parts[("111122223333", "development")] == [2]  # was under production: {production: [1, 2]}
