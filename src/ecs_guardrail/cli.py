@@ -397,6 +397,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         span = scenario_span(scenario, res.clock_span, read_events=False)  # accepted events only
         if span is None:
             return
+        from datetime import timedelta
+
+        from ecs_guardrail.replay.healthy_hosts import MAX_REPLAY_MINUTES
+
+        most = timedelta(minutes=MAX_REPLAY_MINUTES)  # an accepted wrong clock (2190): a Query per cluster-hour
+        if span[1] - span[0] > most:
+            print(f"{folder.name}: warning: the accepted events span {(span[1] - span[0]).days} days; --timeline "
+                  f"shows the first {most.days} ({span[0]:%Y-%m-%d} to {span[0] + most:%Y-%m-%d})", file=sys.stderr)
+            span = (span[0], span[0] + most)
         store = res.history
         for c in scenario.fleet["clusters"]:
             timelines.extend(load_timelines(store, c["name"], span[0], span[1], account=scenario.account,

@@ -176,7 +176,9 @@ class _Compiler:
         else:
             parts = [f"(type({var}) in _SCALARS and (type({var}), {var}) in {e})"] if exact else []
         for exists in sorted({bool(w["exists"]) for w in want if isinstance(w, dict) and "exists" in w}):
-            parts.append(f"({var} is not None)" if exists else f"({var} is None)")
+            # a list matches by its elements, as in matches(): [] has none, [null] one that is absent
+            parts.append(f"(not isinstance({var}, list) and ({var} is not None) is {exists})")
+            parts.append(f"(isinstance({var}, list) and any((g is not None) is {exists} for g in {var}))")
         if prefixes:
             parts.append(f"(isinstance({var}, str) and {var}.startswith({p}))")
         parts.append(f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))")

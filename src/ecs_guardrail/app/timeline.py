@@ -7,6 +7,7 @@ The decisions about what a timeline says are in :mod:`ecs_guardrail.core.timelin
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -19,6 +20,7 @@ from botocore.exceptions import ClientError
 from ecs_guardrail.adapters.history import HistoryStore
 from ecs_guardrail.core.attribution import Attribution
 from ecs_guardrail.core.availability import CLIENT_ERROR_RATIO, AvailabilityReport, MinuteState
+from ecs_guardrail.core.errors import ScenarioError
 from ecs_guardrail.core.policy import PolicyConfig
 from ecs_guardrail.core.timeline import LOOKBEHIND, Line, Timeline, build_timeline, build_timelines, iso_second
 from ecs_guardrail.replay.lines import decode_line
@@ -103,12 +105,11 @@ def scenario_span(scenario: Any, events: tuple[datetime, datetime] | None = None
                 except (ValueError, AttributeError, UnicodeDecodeError):
                     continue
     csv_path: Path | None = scenario.healthy_hosts_path
-    if csv_path is not None:
-        for row in csv_path.read_text(encoding="utf-8-sig", errors="replace").splitlines()[1:]:
-            try:
-                times.append(parse_time(row.split(",", 1)[0]))
-            except ValueError:
-                continue
+    if csv_path is not None:  # read as the replay reads it: quoted cells, the time column anywhere
+        from ecs_guardrail.replay.healthy_hosts import read_healthy_hosts_csv
+
+        with contextlib.suppress(ScenarioError):  # the replay named the bad row already
+            times.extend(row[0] for row in read_healthy_hosts_csv(csv_path))
     return (min(times), max(times)) if times else None
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from ecs_guardrail.adapters.history import HistoryStore, epoch, iso
 from ecs_guardrail.adapters.store.event_log import EventLog, TaskEventItem
 from ecs_guardrail.core.classify import StopVerdict, classify_stop, is_stop_event, is_stopped, remembered_per_task
@@ -48,12 +50,24 @@ def stored_raw(raw: Any) -> str:
     return _cut(canonical_json(raw))
 
 
-def _cut(text: str) -> str:
-    """:func:`stored_raw` of the event whose canonical JSON is ``text``."""
-    if len(text) * 4 <= RAW_MAX_BYTES:  # at most 4 bytes a character: nothing to cut, nothing encoded
+def _cut(text: str, limit: int = RAW_MAX_BYTES) -> str:
+    """:func:`stored_raw` of the event whose canonical JSON is ``text`` (at most ``limit`` bytes)."""
+    if len(text) * 4 <= limit:  # at most 4 bytes a character: nothing to cut, nothing encoded
         return text
     data = text.encode("utf-8")
-    return text if len(data) <= RAW_MAX_BYTES else data[:RAW_MAX_BYTES].decode("utf-8", "ignore")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+#: DynamoDB's item limit (409,600 bytes of names and values), less a margin
+ITEM_MAX_BYTES = 400_000
+
+
+def _fit(item: TaskEventItem) -> None:
+    """Cut a long event's ``raw`` further so the whole item fits :data:`ITEM_MAX_BYTES`: a stopped task's
+    item repeats its container names and reason beside the text (measured as JSON, more than DynamoDB counts)."""
+    if len(item.raw) > 60_000:  # shorter: at most 240 kB of text beside at most ~140 kB of other attributes
+        others = len(msgspec.json.encode(item)) - len(msgspec.json.encode(item.raw)) + 1_000  # + names
+        item.raw = _cut(item.raw, min(RAW_MAX_BYTES, ITEM_MAX_BYTES - others))
 
 
 def arn_place(arn: str | None) -> tuple[str | None, str | None]:
@@ -106,6 +120,7 @@ def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEv
         item.cause = verdict.cause or None
         item.exit_codes = [{"name": n, "code": c} for n, c in verdict.exit_codes if c is not None] or None
         item.exit_unknown = [n for n, c in verdict.exit_codes if c is None] or None
+    _fit(item)
     return item, verdict
 
 
@@ -146,7 +161,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
                 cluster=cluster, service=subject, event_id=event.id, time=event.time,
                 attrs={"type": "other", "event_id": event.id, "detail_type": event.detail_type,
                        "time": iso(event.time), "t": epoch(event.time), "cluster": cluster,
-                       "account": account or event.account, "region": region or event.region,
+                       # unchecked texts of any length (no ARN names them): cut, or the item may pass 400 KB
+                       "account": (account or event.account)[:64], "region": (region or event.region)[:64],
                        "subject": subject, "note": event.note,
                        "event_name": str(event.detail.get("eventName") or "")[:128] or None,
                        "raw": _cut(text)})

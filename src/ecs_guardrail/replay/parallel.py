@@ -77,12 +77,14 @@ def _address_ok(address: str) -> bool:
 
 
 def _key_of(raw: Any) -> tuple[str, str] | None:
-    """``(account, cluster)`` an event belongs to: its ``detail.clusterArn``, else the first ARN of
-    ``resources`` naming a cluster or service (ECS Deployment/Service Action events); None: none."""
+    """``(account, cluster)`` an event belongs to: its ``detail.clusterArn`` (not a deployment event's), else
+    the first ARN of ``resources`` naming a cluster or service (ECS Deployment/Service Action events); None: none."""
     if not isinstance(raw, dict):
         return None
     detail = raw.get("detail")
-    arn = detail.get("clusterArn") if isinstance(detail, dict) else None
+    # a deployment event's model has no detail.clusterArn: its cluster is resources[0]'s, whatever detail adds
+    deployment = raw.get("detail-type") == "ECS Deployment State Change"
+    arn = detail.get("clusterArn") if isinstance(detail, dict) and not deployment else None
     if not isinstance(arn, str) or not arn:
         arn = None
         resources = raw.get("resources")

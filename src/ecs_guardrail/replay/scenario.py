@@ -71,7 +71,7 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
     """Refuse an ``events.jsonl`` no line of which could be accepted, before anything is replayed.
 
     ``has_samples``: the folder has a ``healthy_hosts.csv`` (then an empty file is an availability-only
-    replay, and fine). Reads at most the first 64 KiB. A UTF-8 byte order mark is ignored. Messages
+    replay, and fine). Reads at most 64 KiB past any leading blank lines. A UTF-8 byte order mark is ignored. Messages
     name the file with its folder (``FOLDER/events.jsonl``), as every per-line message does.
 
     Raises:
@@ -82,6 +82,8 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
     """
     with path.open("rb") as fh:
         head = fh.read(65536)
+        while head and not head.strip():  # blank lines only so far: the replay reads past them, so does this
+            head = fh.read(65536)
     where = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
     # the fix as a command to paste where the user stands, ending in the file replay reads (a new user told
     # "use that file" had no way to: replay reads FOLDER/events.jsonl and no other name)
