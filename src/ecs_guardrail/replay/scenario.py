@@ -7,10 +7,11 @@ Never touches AWS, embedded or real.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.replay.fleet import check_fleet
@@ -196,8 +197,7 @@ def pretty_printed_runs(path: Path, rejected: list[int]) -> list[tuple[int, int]
     return out
 
 
-@dataclass
-class Scenario:
+class Scenario(Struct):
     """A scenario folder, read and checked (SCENARIOS.md, "Folder")."""
 
     folder: Path
