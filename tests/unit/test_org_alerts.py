@@ -5,8 +5,9 @@ what each channel received (``--alerts-out``'s lines); without them the alerts a
 
 from __future__ import annotations
 
-import dataclasses
 import json
+
+import msgspec
 
 from ecs_guardrail.core.alert import SNS_SUBJECT_MAX, Alert, Where
 from ecs_guardrail.core.org import account_tag, label_alert
@@ -21,7 +22,7 @@ CENTRAL = "arn:aws:sns:us-west-1:999988887777:org-alerts"
 def _previews(**settings: str) -> list[dict]:
     scenario = load_scenario(SCENARIO)
     if settings:
-        scenario = dataclasses.replace(scenario, settings=scenario.settings.with_values(**settings))
+        scenario = msgspec.structs.replace(scenario, settings=scenario.settings.with_values(**settings))
     return replay(scenario).alerts
 
 

@@ -12,9 +12,10 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import GuardrailError, OutputWriteError
 
@@ -22,8 +23,7 @@ __all__ = ["ReplayOutputs", "writing", "write_replay_outputs", "write_plots", "w
            "print_result"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayOutputs:
+class ReplayOutputs(Struct, frozen=True):
     """What the user asked for: ``plot`` (``--plot FILE``), ``alerts_out`` (``--alerts-out FILE.jsonl``),
     ``calls`` (``--calls``), ``timeline`` (``--timeline``) and ``json`` (``--json``)."""
 

@@ -33,12 +33,11 @@ import bisect
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Struct, field
 
 __all__ = [
     "MinuteState",
@@ -112,8 +111,7 @@ def minutes_between(start: datetime, end: datetime) -> list[datetime]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Sample:
+class Sample(Struct, frozen=True):
     """One target group's healthy hosts in one minute, as the sampler wrote it.
 
     ``healthy_host_count``: the minimum over the minute (``None``: no datapoint). ``desired_count`` and
@@ -162,8 +160,7 @@ BLOCK_MINUTES = 30
 BLOCK_FIELDS = ("healthy_host_count", "request_count", "target_2xx", "target_5xx", "elb_5xx")
 
 
-@dataclass(frozen=True, slots=True)
-class SampleBlock:
+class SampleBlock(Struct, frozen=True):
     """One target group's minutes ``[start, start + len(healthy_host_count))`` as the sampler writes them:
     one item for many minutes (the sampler's cost is per item and per metric read, not per datapoint),
     every minute still its own value.
@@ -218,8 +215,7 @@ def clients_state(samples: Iterable[Sample], client_error_ratio: float = CLIENT_
     return ClientsState.FAILING if errors / requests >= client_error_ratio else ClientsState.SERVED
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleDown:
+class ScaleDown(Struct, frozen=True):
     """The watchdog scaled ``cluster/service`` to 0 at ``time`` (a ``scale_to_zero`` decision).
 
     ``held``: the watchdog's own state says how long it held the service (``RECOVERY=probe``: a probe's
@@ -678,8 +674,7 @@ def running_tasks_by_minute(
     return RunningTasks(first, count, series)
 
 
-@dataclass(slots=True)
-class ServiceAvailability:
+class ServiceAvailability(Struct):
     """One service's minutes by state over the report's period."""
 
     cluster: str
@@ -733,8 +728,7 @@ class ServiceAvailability:
         }
 
 
-@dataclass(slots=True)
-class AvailabilityReport:
+class AvailabilityReport(Struct):
     """Availability of every service with a target group from ``start`` to ``end`` (minutes, inclusive)."""
 
     start: datetime

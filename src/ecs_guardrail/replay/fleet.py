@@ -15,7 +15,6 @@ import json
 import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -639,8 +638,7 @@ def _lines(block: bytes) -> list[bytes]:
 
 # --- building ----------------------------------------------------------------------------------------
 
-@dataclass
-class BuiltFleet:
+class BuiltFleet(msgspec.Struct):
     """What :func:`build_fleet` created.
 
     ``target_groups``: target group name -> ``{"arn", "lb_arn", "dimension", "lb_dimension",
@@ -654,9 +652,9 @@ class BuiltFleet:
     ``scalable_targets``: ``(cluster, service)`` -> Application Auto Scaling ResourceId.
     """
 
-    target_groups: dict[str, dict[str, str]] = field(default_factory=dict)
-    task_definitions: dict[tuple[str, str], str] = field(default_factory=dict)
-    scalable_targets: dict[tuple[str, str], str] = field(default_factory=dict)
+    target_groups: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+    task_definitions: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
+    scalable_targets: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
 
 
 def _container_definitions(service: dict[str, Any], region: str | None = None) -> list[dict[str, Any]]:

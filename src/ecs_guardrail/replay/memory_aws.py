@@ -42,11 +42,11 @@ import itertools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from ecs_guardrail.core.enum_text import ascii_upper
 from ecs_guardrail.core.links import resource_name
@@ -175,8 +175,7 @@ def _error(operation: str, code: str, message: str) -> ClientError:
                         "ResponseMetadata": {"HTTPStatusCode": 400}}, operation)
 
 
-@dataclass(frozen=True, slots=True)
-class _Operation:
+class _Operation(Struct, frozen=True):
     """What a ``before-call`` handler receives as ``model`` (botocore's ``OperationModel.name``)."""
 
     name: str
@@ -200,8 +199,7 @@ class _Events:
             self.params_handlers.append((service, operation, handler))
 
 
-@dataclass(frozen=True, slots=True)
-class _ServiceModel:
+class _ServiceModel(Struct, frozen=True):
     service_name: str
 
 

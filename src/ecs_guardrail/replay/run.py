@@ -13,9 +13,10 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from msgspec import Struct, field
 
 from ecs_guardrail.core.classify import StopKind, kind_with_notice
 from ecs_guardrail.core.errors import EventRejectedError, ScenarioError
@@ -43,8 +44,7 @@ from ecs_guardrail.routing import targets
 __all__ = ["ReplayResult", "replay", "quiet_logs"]
 
 
-@dataclass
-class ReplayResult:
+class ReplayResult(Struct):
     """What a replay produced: decisions in order, the summary line, alerts and call counts.
 
     ``alerts``: one dict per alert per channel, in the order sent (``Runtime.preview_of``):

@@ -7,10 +7,11 @@ Never touches AWS, embedded or real.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from ecs_guardrail.core.errors import ScenarioError, SettingsError
 from ecs_guardrail.replay.fleet import check_fleet
@@ -23,6 +24,46 @@ __all__ = ["TABLE", "TOPIC", "Scenario", "load_scenario", "read_settings_env", "
 #: the replay's history table and alert topic names (in the embedded AWS; a Lambda reads its own settings)
 TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
+
+
+def _dotenv_parser() -> Any:
+    """python-dotenv's ``dotenv.parser`` module (the parser every dotenv loader runs), loaded from its file
+    without the package's ``__init__``: that imports ``dotenv.main``, whose file writer brings ``tempfile``,
+    ``shutil``, ``bz2`` and ``lzma`` (~13M instructions, ~2 ms, of a replay that reads one settings file).
+    The parser module imports only ``codecs``, ``re`` and ``typing``. Once ``dotenv`` is imported (a
+    caller's ``load_dotenv``), its own ``dotenv.parser`` is used; the module loaded here is kept in
+    ``sys.modules`` under a private name (``ecs_guardrail._dotenv_parser``), never as ``dotenv.parser``.
+
+    Raises:
+        ImportError: python-dotenv is not installed (a dependency of the package).
+    """
+    import sys
+
+    loaded = sys.modules.get("dotenv.parser") or sys.modules.get(_DOTENV_PARSER)
+    if loaded is not None:
+        return loaded
+    import importlib.util
+
+    package = importlib.util.find_spec("dotenv")  # the package's location; its __init__ does not run
+    locations = package.submodule_search_locations if package is not None else None
+    spec = (importlib.util.spec_from_file_location(_DOTENV_PARSER, Path(locations[0]) / "parser.py")
+            if locations else None)
+    if spec is None or spec.loader is None:
+        import dotenv.parser  # an unusual install: the package as it comes
+
+        return dotenv.parser
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_DOTENV_PARSER] = module  # NamedTuple and dataclass machinery look their module up here
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_DOTENV_PARSER]
+        raise
+    return module
+
+
+#: the name :func:`_dotenv_parser` registers python-dotenv's parser module under
+_DOTENV_PARSER = "ecs_guardrail._dotenv_parser"
 
 
 def read_settings_env(path: Path) -> dict[str, str]:
@@ -40,8 +81,7 @@ def read_settings_env(path: Path) -> dict[str, str]:
     """
     import io
 
-    from dotenv.parser import parse_stream
-
+    parse_stream = _dotenv_parser().parse_stream
     out: dict[str, str] = {}
     lines: dict[str, int] = {}
     try:
@@ -159,8 +199,7 @@ def pretty_printed_runs(path: Path, rejected: list[int]) -> list[tuple[int, int]
     return out
 
 
-@dataclass
-class Scenario:
+class Scenario(Struct):
     """A scenario folder, read and checked (SCENARIOS.md, "Folder")."""
 
     folder: Path
