@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from ecs_guardrail.core.errors import ScenarioError
@@ -29,24 +27,3 @@ def test_an_empty_service_group_names_no_missing_service():
     assert _unknown_to_fleet(raw, {"development"}, {("development", "api")}) is None
     raw["detail"]["group"] = "service:ghost"
     assert "development/ghost" in _unknown_to_fleet(raw, {"development"}, {("development", "api")})
-
-
-def test_settings_env_parser_is_dotenvs_own_without_the_package_import(monkeypatch: pytest.MonkeyPatch) -> None:
-    """replay/scenario loads python-dotenv's parser module from its file (not ``dotenv``'s ``__init__``, whose
-    file writer imports tempfile/shutil/bz2/lzma): the same parser, the same bindings on tricky lines."""
-    import io
-
-    import dotenv.parser as real
-
-    from ecs_guardrail.replay import scenario
-
-    for name in ("dotenv.parser", scenario._DOTENV_PARSER):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    light = scenario._dotenv_parser()
-    assert light is not real and light.__name__ == scenario._DOTENV_PARSER
-    cases = ["A=1\nexport B='x # y'\n#c\n\nC=\"q\\\"z\" # cmt\nD = spaced \n", "export  E=1", "F",
-             "G='unterminated\n", "\ufeffH=1\r\nI=2\r\n", "J=\"multi\nline\"\nK=v#no\nL=v #comment",
-             "=x\n  M  =  'a'  \nN=${O}\n", "P=\\'esc\\'\nQ='a\\'b'\n", "export\nexport=1\n"]
-    for text in cases:
-        got = [tuple(b) for b in light.parse_stream(io.StringIO(text))]
-        assert got == [tuple(b) for b in real.parse_stream(io.StringIO(text))], text

@@ -26,46 +26,6 @@ TABLE = "ecs-guardrail-history"
 TOPIC = "ecs-guardrail-alerts"
 
 
-def _dotenv_parser() -> Any:
-    """python-dotenv's ``dotenv.parser`` module (the parser every dotenv loader runs), loaded from its file
-    without the package's ``__init__``: that imports ``dotenv.main``, whose file writer brings ``tempfile``,
-    ``shutil``, ``bz2`` and ``lzma`` (~13M instructions, ~2 ms, of a replay that reads one settings file).
-    The parser module imports only ``codecs``, ``re`` and ``typing``. Once ``dotenv`` is imported (a
-    caller's ``load_dotenv``), its own ``dotenv.parser`` is used; the module loaded here is kept in
-    ``sys.modules`` under a private name (``ecs_guardrail._dotenv_parser``), never as ``dotenv.parser``.
-
-    Raises:
-        ImportError: python-dotenv is not installed (a dependency of the package).
-    """
-    import sys
-
-    loaded = sys.modules.get("dotenv.parser") or sys.modules.get(_DOTENV_PARSER)
-    if loaded is not None:
-        return loaded
-    import importlib.util
-
-    package = importlib.util.find_spec("dotenv")  # the package's location; its __init__ does not run
-    locations = package.submodule_search_locations if package is not None else None
-    spec = (importlib.util.spec_from_file_location(_DOTENV_PARSER, Path(locations[0]) / "parser.py")
-            if locations else None)
-    if spec is None or spec.loader is None:
-        import dotenv.parser  # an unusual install: the package as it comes
-
-        return dotenv.parser
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_DOTENV_PARSER] = module  # NamedTuple and dataclass machinery look their module up here
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[_DOTENV_PARSER]
-        raise
-    return module
-
-
-#: the name :func:`_dotenv_parser` registers python-dotenv's parser module under
-_DOTENV_PARSER = "ecs_guardrail._dotenv_parser"
-
-
 def read_settings_env(path: Path) -> dict[str, str]:
     """A scenario's ``settings.env``, parsed as dotenv files are (python-dotenv's parser, the one
     pydantic-settings reads ``.env`` files with): ``KEY=VALUE`` lines, ``export KEY=VALUE``, blank
@@ -81,7 +41,8 @@ def read_settings_env(path: Path) -> dict[str, str]:
     """
     import io
 
-    parse_stream = _dotenv_parser().parse_stream
+    from dotenv.parser import parse_stream
+
     out: dict[str, str] = {}
     lines: dict[str, int] = {}
     try:
