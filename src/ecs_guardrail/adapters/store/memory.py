@@ -302,7 +302,9 @@ class MemoryTable:
         self._items: dict[str, dict[str, Row]] = {}  # pk -> sk -> row (_Rows.row)
         #: pk -> its sort keys in order, made when the partition is first queried (most task partitions never are)
         self._keys: dict[str, list[str]] = {}
-        self._index: dict[str, list[tuple[str, str, str]]] = {}  # gsi1pk -> sorted (gsi1sk, pk, sk)
+        #: gsi1pk -> sorted (gsi1sk, pk, sk, row): the entry holds its item's row (replaced with it), so an
+        #: index Query reads its rows in order without a lookup per item in :attr:`_items`
+        self._index: dict[str, list[tuple[str, str, str, Row]]] = {}
         #: the keys of the pickled rows that are in the index (:meth:`_store` reads no other pickled row's keys)
         self._pickled_in_index: set[tuple[str, str]] = set()
         self.calls: dict[str, int] = {}
@@ -333,11 +335,12 @@ class MemoryTable:
                 was = self._rows.load_some(old, (INDEX[1], INDEX[2]))
                 if len(was) == 2:
                     entries, entry = self._index[was[INDEX[1]]], (was[INDEX[2]], pk, sk)
-                    at = bisect.bisect_left(entries, entry)
-                    if at < len(entries) and entries[at] == entry:
-                        del entries[at]
-                    else:
-                        entries.remove(entry)  # not sorted as it should be: ValueError, as ever
+                    at = bisect.bisect_left(entries, entry)  # a 3-tuple sorts just before its 4-tuple
+                    if not (at < len(entries) and entries[at][:3] == entry):  # not sorted as it should be
+                        at = next((i for i, e in enumerate(entries) if e[:3] == entry), -1)
+                        if at < 0:
+                            raise ValueError(f"{entry!r} is not in the index")
+                    del entries[at]
         if row[0] != _PACKED:
             if index is not None:
                 self._pickled_in_index.add((pk, sk))
@@ -348,9 +351,9 @@ class MemoryTable:
         if index is not None:
             listed = self._index.get(index[0])
             if listed is None:
-                self._index[index[0]] = [(index[1], pk, sk)]
+                self._index[index[0]] = [(index[1], pk, sk, row)]
             else:
-                _insert(listed, (index[1], pk, sk))
+                _insert(listed, (index[1], pk, sk, row))
 
     def _check(self, pk: str, sk: str, cond: Cond | None) -> None:
         if cond is None:
@@ -467,8 +470,7 @@ class MemoryTable:
                 chosen.reverse()
             if limit is not None:
                 chosen = chosen[:limit]
-            items = self._items
-            return [items[item_pk][item_sk] for _, item_pk, item_sk in chosen]
+            return [entry[3] for entry in chosen]
         # the partition's sorted keys: only the range is read
         keys = self._sorted_keys(pk)
         start, end = _span(keys, lo, hi, prefix)
