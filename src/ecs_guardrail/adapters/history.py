@@ -112,3 +112,6 @@ class HistoryStore:
     def timeline_brief(self, cluster: str, since: datetime, until: datetime,
                        fields: tuple[str, ...] | None = None) -> Any:
         return self.timeline.timeline_brief(cluster, since, until, fields)
+
+    def timeline_values(self, cluster: str, since: datetime, until: datetime, fields: tuple[str, ...]) -> Any:
+        return self.timeline.timeline_values(cluster, since, until, fields)

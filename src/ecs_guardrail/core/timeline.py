@@ -42,6 +42,7 @@ from ecs_guardrail.core.classify import StopKind
 from ecs_guardrail.core.policy import Failure, PolicyConfig
 
 __all__ = ["Line", "Timeline", "build_timeline", "build_timelines", "busiest_window", "availability_from_items",
+           "availability_from_values", "ITEM_FIELDS",
            "samples_from_items", "observers_verdict", "iso_second", "LOOKBEHIND"]
 
 FORMATS = ("text", "markdown", "json", "csv")
@@ -392,6 +393,11 @@ def observers_verdict(report: AvailabilityReport | None) -> str | None:
     return "; ".join(parts) or None
 
 
+#: what :func:`availability_from_values` reads of each timeline item, in this order
+ITEM_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
+               "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "per_minute")
+
+
 def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | None = None,
                             end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
                             within: tuple[datetime, datetime] | None = None,
@@ -413,6 +419,21 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     time, lastStatus)`` tuple per task event; the blocks are classified whole, as per-minute columns
     (:func:`~ecs_guardrail.core.availability.classify_service_minutes`), and expanded to per-minute samples
     only for ``within`` or to find the default ``start``/``end``."""
+    return availability_from_values((tuple(map(i.get, ITEM_FIELDS)) for i in items), start, end,
+                                    client_error_ratio=client_error_ratio, within=within, held_until=held_until,
+                                    acted_at=acted_at)
+
+
+def availability_from_values(rows: Iterable[tuple[Any, ...]], start: datetime | None = None,
+                            end: datetime | None = None, *, client_error_ratio: float = CLIENT_ERROR_RATIO,
+                            within: tuple[datetime, datetime] | None = None,
+                            held_until: Mapping[tuple[str, str], datetime | None] | None = None,
+                            acted_at: Mapping[tuple[str, str, datetime], datetime] | None = None
+                            ) -> AvailabilityReport | None:
+    """:func:`availability_from_items` from each item's values of :data:`ITEM_FIELDS`, in that order, as
+    a tuple (``None``: no such attribute; values after those are ignored): what
+    :meth:`~ecs_guardrail.adapters.store.timeline_reads.TimelineReads.timeline_values` yields, read without
+    a dict per item (a fleet-day's 100,000 task events)."""
     sources: list[SampleBlock | Sample] = []  # in the items' order: a later sample of a minute replaces one
     counts: list[ServiceCounts] = []
     decisions: list[tuple[str, str, datetime]] = []
@@ -423,26 +444,29 @@ def availability_from_items(items: Iterable[dict[str, Any]], start: datetime | N
     task_events: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     shared: dict[str, str] = {}
     one, events_of = shared.setdefault, task_events.get  # the loop's per-item calls, looked up once
-    for i in items:
-        get = i.get
-        kind = get("type")
+    for row in rows:
+        kind = row[0]
         if kind == "task":
-            service, arn = get("service"), get("task_arn")
+            _, time, cluster, service, arn, status = row[:6]
             if service and arn:
-                key = (i["cluster"], service)
+                if cluster is None or time is None:  # as an item's ``i["cluster"]``, ``i["time"]`` refuse it
+                    raise KeyError("cluster" if cluster is None else "time")
+                key = (cluster, service)
                 mine = events_of(key)
                 if mine is None:
                     mine = task_events[key] = []
-                status = get("last_status", "")
-                mine.append((one(arn, arn), i["time"], one(status, status)))
+                if status is None:
+                    status = ""
+                mine.append((one(arn, arn), time, one(status, status)))
         elif kind == "healthy_hosts" or kind == "service_counts":
-            found = _sampler_item(i)
+            found = _sampler_item({f: v for f, v in zip(ITEM_FIELDS, row, strict=False) if v is not None})
             if isinstance(found, ServiceCounts):
                 counts.append(found)
             elif found is not None:
                 sources.append(found)
-        elif kind == "decision" and i.get("action") == "scale_to_zero":
-            decisions.append((i["cluster"], i["service"], _t(i["time"])))
+        elif kind == "decision" and row[6] == "scale_to_zero":
+            item = {f: v for f, v in zip(ITEM_FIELDS, row, strict=False) if v is not None}
+            decisions.append((item["cluster"], item["service"], _t(item["time"])))
 
     def samples() -> Iterator[Sample]:
         for source in sources:

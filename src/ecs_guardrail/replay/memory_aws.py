@@ -546,13 +546,22 @@ class _CloudWatch(MemoryClient):
     MAX_QUERIES = 500
 
     @staticmethod
-    def _key(namespace: str, name: str, dimensions: list[dict[str, str]]) -> tuple[Any, ...]:
+    def _key(namespace: str, name: str, dimensions: Any) -> tuple[Any, ...]:
         return namespace, name, tuple(sorted((d["Name"], d["Value"]) for d in dimensions))
 
     def put_metric_data(self, Namespace: str, MetricData: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
         self._call("put_metric_data")
+        # a series is looked up once per metric name and dimensions list of the call (a CSV's datapoints of
+        # one target group share one list: their dimensions are sorted once, not per datapoint); every list
+        # of the request is alive until it returns, so no two of them share an id
+        metrics = self._aws.metrics
+        of: dict[tuple[str, int], list[tuple[datetime, float]]] = {}
         for d in MetricData:
-            series = self._aws.metrics[self._key(Namespace, d["MetricName"], d.get("Dimensions") or [])]
+            dimensions = d.get("Dimensions") or ()
+            memo = (d["MetricName"], id(dimensions))
+            series = of.get(memo)
+            if series is None:
+                series = of[memo] = metrics[self._key(Namespace, d["MetricName"], dimensions)]
             t = d["Timestamp"]
             t = t if t.tzinfo else t.replace(tzinfo=UTC)
             bisect.insort(series, (t.astimezone(UTC), float(d["Value"])))

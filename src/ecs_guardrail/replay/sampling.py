@@ -16,7 +16,7 @@ from typing import Any
 from ecs_guardrail.adapters.ecs import EcsFleet
 from ecs_guardrail.adapters.elb import TargetGroups
 from ecs_guardrail.core.availability import AvailabilityReport, minute_floor
-from ecs_guardrail.core.timeline import availability_from_items
+from ecs_guardrail.core.timeline import ITEM_FIELDS, availability_from_values
 from ecs_guardrail.replay.engine import CachedFleet, CachedTargetGroups, make_metrics_source
 from ecs_guardrail.replay.healthy_hosts import duplicate_minutes_warning, has_request_columns, read_healthy_hosts_csv
 
@@ -25,10 +25,10 @@ __all__ = ["ReplaySampler", "AVAILABILITY_FIELDS"]
 MINUTE = timedelta(minutes=1)
 _READS = ("Describe", "List", "Get")
 
-#: what the availability report reads of each timeline item (the store's brief fields cover them)
-AVAILABILITY_FIELDS = ("type", "time", "cluster", "service", "task_arn", "last_status", "action", "target_group",
-                       "healthy_host_count", "no_data", "desired_count", "running_count", "sampled_at", "account",
-                       "region", "per_minute")
+#: what the availability report reads of each timeline item (the store's brief fields cover them): the
+#: report's own (:data:`~ecs_guardrail.core.timeline.ITEM_FIELDS`, first, in their order), then whose it is
+AVAILABILITY_FIELDS = (*ITEM_FIELDS, "account", "region")
+_ACCOUNT = len(ITEM_FIELDS)  # where ``account`` is in a row of AVAILABILITY_FIELDS; ``region`` next
 
 
 class ReplaySampler:
@@ -100,15 +100,17 @@ class ReplaySampler:
     def report(self, held_until: dict[tuple[str, str], datetime | None] | None = None,
                acted_at: dict[tuple[str, str, datetime], datetime] | None = None) -> AvailabilityReport | None:
         """The availability report over the CSV's minutes (None without rows); ``held_until`` and
-        ``acted_at`` as :func:`~ecs_guardrail.core.timeline.availability_from_items` takes them."""
+        ``acted_at`` as :func:`~ecs_guardrail.core.timeline.availability_from_values` takes them."""
         if self.first is None or self.last is None:
             return None
         # task events from before the period tell which tasks were running at its start; streamed, one
-        # cluster-hour Query at a time (the report keeps a small tuple per task event, never the items)
+        # cluster-hour Query at a time, each item as a tuple of its values (the report keeps a small tuple
+        # per task event, never the items)
         accounts, regions = (None, self._home[0]), (None, self._home[1])  # :meth:`_own`, inline: every item
-        items = (i for c in self.scenario.fleet["clusters"]
-                 for i in self.store.timeline_brief(c["name"], self.first - timedelta(days=1),
-                                                    self.last + timedelta(seconds=59), fields=AVAILABILITY_FIELDS)
-                 if i.get("account") in accounts and i.get("region") in regions)
-        return availability_from_items(items, self.first, self.last, client_error_ratio=self.client_error_ratio,
-                                       held_until=held_until, acted_at=acted_at)
+        at = _ACCOUNT
+        rows = (row for c in self.scenario.fleet["clusters"]
+                for row in self.store.timeline_values(c["name"], self.first - timedelta(days=1),
+                                                      self.last + timedelta(seconds=59), AVAILABILITY_FIELDS)
+                if row[at] in accounts and row[at + 1] in regions)
+        return availability_from_values(rows, self.first, self.last, client_error_ratio=self.client_error_ratio,
+                                        held_until=held_until, acted_at=acted_at)

@@ -97,6 +97,9 @@ class _Rows:
         self._typed: dict[type, tuple[int, bool]] = {}  # Item subclass -> (its shape, whether it has index keys)
         #: (shape number, wanted names) -> the (name, position) pairs :meth:`load_some` takes
         self._picks: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, int], ...]] = {}
+        #: (shape number, wanted names) -> what :meth:`load_some` reads a packed row of that shape with
+        self._pickers: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], Any, Any]] = {}
+        self._tuple_pickers: dict[tuple[int, tuple[str, ...]], tuple[Any, Any]] = {}  # the same, for :meth:`values`
 
     def _shape(self, names: tuple[str, ...]) -> int:
         n = self._numbers.get(names)
@@ -148,6 +151,14 @@ class _Rows:
             return pickle.dumps((-1, clean), protocol=pickle.HIGHEST_PROTOCOL)
         return pickle.dumps((self._shape(tuple(clean)), tuple(clean.values())), protocol=pickle.HIGHEST_PROTOCOL)
 
+    def clean_row(self, item: dict[str, Any]) -> Row:
+        """:meth:`row` of an item already clean (text keys and ``pk``/``sk``; JSON values, none of them
+        ``None`` or empty, lists and maps its own): a wide one pickled as :meth:`row` pickles it, not
+        checked and copied again (a fleet minute's item, one attribute per failing service)."""
+        if len(item) > self.WIDE:
+            return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
+        return self.row(item)
+
     def load(self, row: Row) -> dict[str, Any]:
         """A stored item, as fresh objects (its names are shared: text is immutable)."""
         if row[0] == _PACKED:
@@ -161,18 +172,79 @@ class _Rows:
     def load_some(self, row: Row, wanted: tuple[str, ...]) -> dict[str, Any]:
         """``{f: item[f] for f in wanted if f in item}`` of a stored item (the same dict, in ``wanted``'s
         order), without building the whole item: which of a shape's values ``wanted`` takes is worked
-        out once per shape (a report's Query reads a fleet-day's items for a few of their ~27 attributes)."""
+        out once per shape, and a packed row's values are decoded in C only up to the last of them, the
+        rest skipped unread (:meth:`_picker`: a report's Query reads a fleet-day's task events for 9 of
+        their 30 attributes, never their raw event text)."""
+        if row[0] == _PACKED and row[1] < 0x80:  # the shape number, a positive fixint (a table has a few dozen)
+            pick = self._pickers.get((row[1], wanted))
+            if pick is None:
+                pick = self._picker(row[1], wanted)
+            names, decode, values_of = pick
+            if not names:
+                return {}
+            return {f: v for f, v in zip(names, values_of(decode(row)[1]), strict=True) if v is not None}
         if row[0] == _PACKED:
             n, values = _UNPACK(row)
         else:
             n, values = pickle.loads(row)  # noqa: S301 - bytes this table pickled itself, in process
             if n < 0:
                 return {f: values[f] for f in wanted if f in values}
+        at = self._at(n, wanted)
+        return {f: values[i] for f, i in at if values[i] is not None}
+
+    def values(self, row: Row, wanted: tuple[str, ...]) -> tuple[Any, ...]:
+        """``tuple(item.get(f) for f in wanted)`` of a stored item (``None``: the item has no such
+        attribute), without building a dict: a packed row is decoded in C up to the last value wanted
+        (:meth:`_picker`), the values picked in C."""
+        if row[0] == _PACKED and row[1] < 0x80:
+            pick = self._tuple_pickers.get((row[1], wanted))
+            if pick is None:
+                pick = self._tuple_picker(row[1], wanted)
+            decode, values_of = pick
+            return values_of(decode(row)[1])  # type: ignore[no-any-return]
+        found = self.load_some(row, wanted)
+        return tuple(map(found.get, wanted))
+
+    def _tuple_picker(self, n: int, wanted: tuple[str, ...]) -> tuple[Any, Any]:
+        """``(decode, values_of)`` as :meth:`_picker` makes them, ``values_of`` giving every one of
+        ``wanted``, ``None`` for those shape ``n`` has not (a class attribute of the Struct)."""
+        where = {name: i for i, name in enumerate(self._names[n])}
+        positions = [where.get(f) for f in wanted]
+        last = max((i for i in positions if i is not None), default=-1)
+        head = msgspec.defstruct(f"Values{n}", [(f"v{i}", Any) for i in range(last + 1)], array_like=True,
+                                 gc=False, namespace={"absent": None})
+        getter = operator.attrgetter(*("absent" if i is None else f"v{i}" for i in positions))
+        values_of = getter if len(wanted) > 1 else (lambda values: (getter(values),))
+        pick = self._tuple_pickers[(n, wanted)] = (msgspec.msgpack.Decoder(tuple[int, head]).decode,  # type: ignore[valid-type]
+                                                  values_of)
+        return pick
+
+    def _at(self, n: int, wanted: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+        """The ``(name, position)`` of each of ``wanted`` that shape ``n`` has, in ``wanted``'s order."""
         at = self._picks.get((n, wanted))
         if at is None:
             where = {name: i for i, name in enumerate(self._names[n])}
             at = self._picks[(n, wanted)] = tuple((f, where[f]) for f in wanted if f in where)
-        return {f: values[i] for f, i in at if values[i] is not None}
+        return at
+
+    def _picker(self, n: int, wanted: tuple[str, ...]) -> tuple[tuple[str, ...], Any, Any]:
+        """``(names, decode, values_of)`` for the packed rows of shape ``n`` read for ``wanted``: ``decode``
+        takes a row to ``(n, values)``, its values an array-like Struct of the shape's first values up to
+        the last one wanted (msgspec skips an array-like Struct's trailing elements without building
+        them); ``values_of`` gives the wanted ones' values, in ``names``' order."""
+        at = self._at(n, wanted)
+        if not at:
+            pick: tuple[tuple[str, ...], Any, Any] = ((), None, None)
+        else:
+            last = max(i for _, i in at)
+            head = msgspec.defstruct(f"Head{n}", [(f"v{i}", Any) for i in range(last + 1)], array_like=True,
+                                     gc=False)
+            getter = operator.attrgetter(*(f"v{i}" for _, i in at))
+            values_of = getter if len(at) > 1 else (lambda values: (getter(values),))
+            decoder = msgspec.msgpack.Decoder(tuple[int, head])  # type: ignore[valid-type]
+            pick = (tuple(f for f, _ in at), decoder.decode, values_of)
+        self._pickers[(n, wanted)] = pick
+        return pick
 
 
 def _index_of(item: dict[str, Any] | Item) -> tuple[Any, Any] | None:
@@ -230,7 +302,11 @@ class MemoryTable:
         self._items: dict[str, dict[str, Row]] = {}  # pk -> sk -> row (_Rows.row)
         #: pk -> its sort keys in order, made when the partition is first queried (most task partitions never are)
         self._keys: dict[str, list[str]] = {}
-        self._index: dict[str, list[tuple[str, str, str]]] = {}  # gsi1pk -> sorted (gsi1sk, pk, sk)
+        #: gsi1pk -> sorted (gsi1sk, pk, sk, row): the entry holds its item's row (replaced with it), so an
+        #: index Query reads its rows in order without a lookup per item in :attr:`_items`
+        self._index: dict[str, list[tuple[str, str, str, Row]]] = {}
+        #: the keys of the pickled rows that are in the index (:meth:`_store` reads no other pickled row's keys)
+        self._pickled_in_index: set[tuple[str, str]] = set()
         self.calls: dict[str, int] = {}
 
     def _count(self, op: str) -> None:
@@ -253,21 +329,31 @@ class MemoryTable:
                 keys = self._keys.get(pk)
                 if keys is not None:
                     _insert(keys, sk)
-            else:
+            elif old[0] == _PACKED or (pk, sk) in self._pickled_in_index:
+                # a packed row's index keys are decoded alone (:meth:`_Rows.load_some`); a pickled row is
+                # read only when it is in the index (a fleet minute's wide item, rewritten each update, never is)
                 was = self._rows.load_some(old, (INDEX[1], INDEX[2]))
                 if len(was) == 2:
                     entries, entry = self._index[was[INDEX[1]]], (was[INDEX[2]], pk, sk)
-                    at = bisect.bisect_left(entries, entry)
-                    if at < len(entries) and entries[at] == entry:
-                        del entries[at]
-                    else:
-                        entries.remove(entry)  # not sorted as it should be: ValueError, as ever
+                    at = bisect.bisect_left(entries, entry)  # a 3-tuple sorts just before its 4-tuple
+                    if not (at < len(entries) and entries[at][:3] == entry):  # not sorted as it should be
+                        at = next((i for i, e in enumerate(entries) if e[:3] == entry), -1)
+                        if at < 0:
+                            raise ValueError(f"{entry!r} is not in the index")
+                    del entries[at]
+        if row[0] != _PACKED:
+            if index is not None:
+                self._pickled_in_index.add((pk, sk))
+            elif self._pickled_in_index:
+                self._pickled_in_index.discard((pk, sk))
+        elif self._pickled_in_index:
+            self._pickled_in_index.discard((pk, sk))
         if index is not None:
             listed = self._index.get(index[0])
             if listed is None:
-                self._index[index[0]] = [(index[1], pk, sk)]
+                self._index[index[0]] = [(index[1], pk, sk, row)]
             else:
-                _insert(listed, (index[1], pk, sk))
+                _insert(listed, (index[1], pk, sk, row))
 
     def _check(self, pk: str, sk: str, cond: Cond | None) -> None:
         if cond is None:
@@ -277,9 +363,10 @@ class MemoryTable:
             if not cond.absent:
                 raise ConditionFailedError(None)
             return
-        old = self._rows.load(stored)
-        if not cond.holds(old):
-            raise ConditionFailedError(old)
+        # the condition reads only the attributes it names: those are decoded; the whole item only for the error
+        named = tuple(dict.fromkeys(k for conj in cond.any_of for k in conj))
+        if not cond.holds(self._rows.load_some(stored, named)):
+            raise ConditionFailedError(self._rows.load(stored))
 
     def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         self._count("PutItem")
@@ -303,7 +390,17 @@ class MemoryTable:
             self._store(pk, sk, row, index)
 
     def _rewrite(self, item: dict[str, Any]) -> None:
-        self._store(item["pk"], item["sk"], self._rows.row(item), _index_of(item))
+        """Store ``item``, an item read back (clean: :meth:`_Rows.load`) with one attribute changed to a
+        list of non-empty texts or removed and ``expires_at`` maybe set: what :meth:`_Rows.row` would
+        make of it, without checking and copying it again, when ``pk``, ``sk`` and every name are text and
+        ``expires_at`` an integer (else the full check: its error, as ever)."""
+        pk, sk = item["pk"], item["sk"]
+        if type(pk) is str and type(sk) is str and type(item.get("expires_at", 0)) is int \
+                and _TEXT.issuperset(map(type, item)):
+            row = self._rows.clean_row(item)
+        else:
+            row = self._rows.row(item)
+        self._store(pk, sk, row, _index_of(item))
 
     def add_to_set(self, pk: str, sk: str, attribute: str, members: list[str], *, max_size: int | None = None,
                    expires_at: int | None = None) -> int | None:
@@ -360,27 +457,36 @@ class MemoryTable:
             keys = self._keys[pk] = sorted(part)
         return keys
 
-    def query(self, pk: str, *, lo: str | None = None, hi: str | None = None, prefix: str | None = None,
-              descending: bool = False, limit: int | None = None, index: bool = False,
-              fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
-        self._count("Query")
+    def _found(self, pk: str, lo: str | None, hi: str | None, prefix: str | None, descending: bool,
+               limit: int | None, index: bool) -> list[Row]:
+        """The rows a Query returns, in its order (:meth:`query`)."""
         if prefix is not None and (lo is not None or hi is not None):
             raise ValueError("query: a prefix or a range, not both")
         if index:
             entries = self._index.get(pk, [])
             start, end = _span(entries, lo, hi, prefix, _FIRST)
-        else:  # the partition's sorted keys: only the range is read
-            keys = self._sorted_keys(pk)
-            start, end = _span(keys, lo, hi, prefix)
-        at = range(end - 1, start - 1, -1) if descending else range(start, end)
+            chosen = entries[start:end]
+            if descending:
+                chosen.reverse()
+            if limit is not None:
+                chosen = chosen[:limit]
+            return [entry[3] for entry in chosen]
+        # the partition's sorted keys: only the range is read
+        keys = self._sorted_keys(pk)
+        start, end = _span(keys, lo, hi, prefix)
+        sks = keys[start:end]
+        if descending:
+            sks.reverse()
         if limit is not None:
-            at = at[:limit]
-        if index:
-            items = self._items
-            found = [items[entries[i][1]][entries[i][2]] for i in at]
-        else:
-            part = self._items.get(pk, {})
-            found = [part[keys[i]] for i in at]
+            sks = sks[:limit]
+        part = self._items.get(pk, {})
+        return [part[sk] for sk in sks]
+
+    def query(self, pk: str, *, lo: str | None = None, hi: str | None = None, prefix: str | None = None,
+              descending: bool = False, limit: int | None = None, index: bool = False,
+              fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+        self._count("Query")
+        found = self._found(pk, lo, hi, prefix, descending, limit, index)
         rows = self._rows
         # what the index holds: its keys, the table's keys and the projected attributes; of those, ``fields``
         wanted = tuple(f for f in fields if not index or f in self._projected) if fields else None
@@ -390,6 +496,21 @@ class MemoryTable:
             return iter([rows.load(row) for row in found])
         projected = self._projected
         return iter([{k: v for k, v in rows.load(row).items() if k in projected} for row in found])
+
+    def query_values(self, pk: str, fields: tuple[str, ...], *, lo: str | None = None, hi: str | None = None,
+                     prefix: str | None = None, descending: bool = False, limit: int | None = None,
+                     index: bool = False) -> list[tuple[Any, ...]]:
+        """:meth:`query` projected to ``fields``, each item as the tuple of its values of ``fields`` in
+        that order (``None``: the item has no such attribute, or the index does not project it), not a
+        dict: one Query, counted as one (a report reads a fleet-day's 100,000 task events so)."""
+        self._count("Query")
+        found = self._found(pk, lo, hi, prefix, descending, limit, index)
+        values = self._rows.values
+        if index and not self._projected.issuperset(fields):  # what the index does not hold reads as absent
+            shown = [f in self._projected for f in fields]
+            return [tuple(v if held else None for held, v in zip(shown, values(row, fields), strict=True))
+                    for row in found]
+        return [values(row, fields) for row in found]
 
 
 def _check_members(members: list[str]) -> None:
