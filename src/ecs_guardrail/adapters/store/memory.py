@@ -101,6 +101,12 @@ class _Rows:
         self._pickers: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], Any, Any]] = {}
         self._tuple_pickers: dict[tuple[int, tuple[str, ...]], tuple[Any, Any]] = {}  # the same, for :meth:`values`
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (a table copied for the explorer's schedules, a ``--jobs`` worker): the shapes,
+        not the readers built from them (msgspec decoders and per-shape Structs, which cannot be pickled and
+        are made again on first use)."""
+        return {**self.__dict__, "_pickers": {}, "_tuple_pickers": {}}
+
     def _shape(self, names: tuple[str, ...]) -> int:
         n = self._numbers.get(names)
         if n is None:
