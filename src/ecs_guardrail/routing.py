@@ -126,6 +126,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _ABSENT = type("_Absent", (), {"__slots__": (), "__repr__": lambda self: "<absent>"})()
 
 
+def _tells_absent(want: Any) -> bool:
+    """True when a value list tells a missing field from ``null`` (``{"exists": ...}`` or ``null`` itself):
+    only such a field is read with :data:`_ABSENT` for a default by the compiled matchers (for any other a
+    missing field and ``null`` match the same values: none of the list's)."""
+    return isinstance(want, list) and any(w is None or (isinstance(w, dict) and "exists" in w) for w in want)
+
+
 def _one_of(got: Any, exact: frozenset[tuple[type, Any]], prefixes: tuple[str, ...]) -> bool:
     """:func:`_value_matches` against precomputed ``(type, value)`` pairs and prefixes."""
     if type(got) in _SCALARS and (type(got), got) in exact:
@@ -151,6 +158,7 @@ class _Compiler:
         self.hoisted = hoisted
         #: (object's name, key) -> the name its field is read into (hoisted), in reading order
         self.reads: dict[tuple[str, str], str] = {}
+        self.absent_reads: set[str] = set()  # the reads whose missing field is _ABSENT, not None (_tells_absent)
 
     def _const(self, value: Any) -> str:
         """The name of constant ``value``: an equal value of the same type already named keeps its name (so
@@ -200,6 +208,8 @@ class _Compiler:
             field = self.reads.get((var, key))
             if field is None:
                 field = self.reads[(var, key)] = self._name()
+            if _tells_absent(want):
+                self.absent_reads.add(field)
             if isinstance(want, dict):
                 self.hoist(field, want)
 
@@ -208,7 +218,7 @@ class _Compiler:
         (each read only when it is a dict; its fields are ``None`` otherwise, never looked at: every check
         of them starts with ``isinstance(..., dict)``)."""
         mine = [(key, name) for (of, key), name in self.reads.items() if of == var]
-        lines = [f"{indent}{name} = {var}.get({key!r}, {self._const(_ABSENT)})" for key, name in mine]
+        lines = [f"{indent}{name} = {var}.get({key!r}{self._default(name)})" for key, name in mine]
         for _, name in mine:
             inner = [n for (of, _), n in self.reads.items() if of == name]
             if inner:
@@ -217,6 +227,9 @@ class _Compiler:
                 lines.append(f"{indent}else:")
                 lines.append(f"{indent}    {' = '.join(self._below(name))} = None")
         return lines
+
+    def _default(self, name: str) -> str:
+        return f", {self._const(_ABSENT)}" if name in self.absent_reads else ""
 
     def _below(self, var: str) -> list[str]:
         out = []
@@ -263,7 +276,8 @@ class _Compiler:
                 continue
             field = self._name()
             # binds the field's value for the check that follows (the test itself is always true)
-            bind = f"({field} := {var}.get({key!r}, {self._const(_ABSENT)}))"
+            default = f", {self._const(_ABSENT)}" if _tells_absent(want) else ""
+            bind = f"({field} := {var}.get({key!r}{default}))"
             if isinstance(want, dict):
                 parts.append(f"({bind} is not None or True) and {self.pattern(field, want)}")
             else:

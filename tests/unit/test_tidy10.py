@@ -95,6 +95,18 @@ def test_a_null_field_exists_for_eventbridge(detail: dict[str, Any], exists: boo
     assert routing.compile_targets({"e": EXISTS, "m": MISSING})(event) == ({"e"} if exists else {"m"})
 
 
+@pytest.mark.parametrize(("detail", "matched"), [({}, False), ({"x": None}, True), ({"x": [None]}, True),
+                                                ({"x": "null"}, False), ({"x": ""}, False)])
+def test_a_null_value_matches_null_only(detail: dict[str, Any], matched: bool) -> None:
+    """``[null]`` matches a field whose value is ``null``, not a missing one (eb-event-patterns-null-values.html);
+    the compiled matchers read such a field with the missing-field default too, as for ``exists``."""
+    pattern = {"detail": {"x": [None]}}
+    event = {"detail": detail}
+    assert routing.matches(pattern, event) is matched
+    assert routing.compile_pattern(pattern)(event) is matched
+    assert routing.compile_targets({"n": pattern, "e": EXISTS})(event) == ({"n"} if matched else set())
+
+
 def test_an_event_with_a_null_replay_name_does_not_reach_the_watchdog() -> None:
     """The watchdog's rule requires ``replay-name`` absent (archive replays carry it): ``null`` is not
     absent, so EventBridge does not deliver such an event, and neither does the replay's routing."""
