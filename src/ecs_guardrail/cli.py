@@ -202,18 +202,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _describe(sub: Any) -> None:
-    """Each subcommand's ``--help`` opens with what it does (its one-line help) and ends with its exit
-    statuses (:data:`EXIT_CODES`, :data:`EXIT_COMMON`), so ``restore --help`` alone says what it does
-    and what 1 means. Wrapped here: the raw formatter keeps the status lines one per line."""
+    """Each subcommand's ``--help`` opens with what it does (its one-line help) and ends with every exit
+    status it can return: its own (:data:`EXIT_CODES`), then those every command shares (:data:`EXIT_COMMON`:
+    usage, output, 130 interrupted, 141 stdout closed), both from the tables the README's "Exit status"
+    table and docs/cli.md are generated from, so ``restore --help`` alone says what it does and what 1
+    means. Wrapped here: the raw formatter keeps the status lines one per line."""
     import textwrap
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, parser in sub.choices.items():
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
         parser.description = textwrap.fill(f"{helps[name]}.", width=78)
         parser.epilog = "exit status:\n" + "\n".join(
-            textwrap.fill(meaning, width=78, initial_indent=f"  {code}  ", subsequent_indent="     ")
+            textwrap.fill(meaning, width=78, initial_indent=f"  {code:<3}  ", subsequent_indent="       ")
             for code, meaning in sorted(EXIT_CODES[name].items())
-        ) + "\n  every command: 2 a usage error, 74 an output could not be written, 130\n  interrupted (docs/cli.md)"
+        ) + "\nevery command:\n" + "\n".join(
+            textwrap.fill(meaning, width=78, initial_indent=f"  {code:<3}  ", subsequent_indent="       ")
+            for code, meaning in sorted(EXIT_COMMON.items()))
 
 
 def _add_replay(sub: Any) -> None:
@@ -240,7 +244,10 @@ def _add_replay(sub: Any) -> None:
     r.add_argument("--sweep", action="append", type=_sweep, default=[], metavar="KEY=V1,V2",
                    help="replay once per combination of these settings' values (repeatable) and print one row "
                         "per combination: decisions by action, services scaled, held (services a hold left running: "
-                        "none of their scale-downs followed it), watchdog service-minutes")
+                        "none of their scale-downs followed it), watchdog svc-min (service-minutes at 0 by the "
+                        "watchdog's own scale-downs), unavailable svc-min (service-minutes with no healthy host, no "
+                        "datapoint or at 0 by the watchdog, as the report counts them); both n/a without "
+                        "healthy_hosts.csv")
     r.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="replay the events' partitions by account and cluster (and --sweep's combinations) in N "
                         "processes; the output is the serial replay's, byte for byte (default 1)")

@@ -91,7 +91,7 @@ def matches(pattern: dict[str, Any], event: Any, account: str | None = None) -> 
             if not any(matches(alternative, event) for alternative in want):
                 return False
             continue
-        got = event.get(key)
+        got = event.get(key, _ABSENT)
         if isinstance(want, dict):
             if not matches(want, got):
                 return False
@@ -105,12 +105,15 @@ def matches(pattern: dict[str, Any], event: Any, account: str | None = None) -> 
 
 def _value_matches(want: list[Any], got: Any) -> bool:
     """One value against a pattern's list: exact values, ``{"prefix": "..."}`` (case-sensitive), or
-    ``{"exists": bool}`` (the field is present, or absent: EventBridge User Guide, "Exists matching")."""
+    ``{"exists": bool}`` (the field is present, or absent: EventBridge User Guide, "Exists matching"; a field
+    whose value is JSON ``null`` is present, as EventBridge matches it with ``[null]``: "Matching events on null
+    values and empty strings", eb-event-patterns-null-values.html; :data:`_ABSENT` stands for a field that is not
+    there)."""
     for w in want:
         if isinstance(w, dict):
             if "prefix" in w and isinstance(got, str) and got.startswith(w["prefix"]):
                 return True
-            if "exists" in w and (got is not None) is bool(w["exists"]):
+            if "exists" in w and (got is not _ABSENT) is bool(w["exists"]):
                 return True
         elif isinstance(got, str | int | float | bool | None) and w == got and type(w) is type(got):
             return True
@@ -119,6 +122,15 @@ def _value_matches(want: list[Any], got: Any) -> bool:
 
 Check = Callable[[Any], bool]
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+#: a field the event does not have (``dict.get``'s default), never equal to a value: ``null`` is a value
+_ABSENT = type("_Absent", (), {"__slots__": (), "__repr__": lambda self: "<absent>"})()
+
+
+def _tells_absent(want: Any) -> bool:
+    """True when a value list tells a missing field from ``null`` (``{"exists": ...}`` or ``null`` itself):
+    only such a field is read with :data:`_ABSENT` for a default by the compiled matchers (for any other a
+    missing field and ``null`` match the same values: none of the list's)."""
+    return isinstance(want, list) and any(w is None or (isinstance(w, dict) and "exists" in w) for w in want)
 
 
 def _one_of(got: Any, exact: frozenset[tuple[type, Any]], prefixes: tuple[str, ...]) -> bool:
@@ -146,6 +158,7 @@ class _Compiler:
         self.hoisted = hoisted
         #: (object's name, key) -> the name its field is read into (hoisted), in reading order
         self.reads: dict[tuple[str, str], str] = {}
+        self.absent_reads: set[str] = set()  # the reads whose missing field is _ABSENT, not None (_tells_absent)
 
     def _const(self, value: Any) -> str:
         """The name of constant ``value``: an equal value of the same type already named keeps its name (so
@@ -176,9 +189,10 @@ class _Compiler:
         else:
             parts = [f"(type({var}) in _SCALARS and (type({var}), {var}) in {e})"] if exact else []
         for exists in sorted({bool(w["exists"]) for w in want if isinstance(w, dict) and "exists" in w}):
-            # a list matches by its elements, as in matches(): [] has none, [null] one that is absent
-            parts.append(f"(not isinstance({var}, list) and ({var} is not None) is {exists})")
-            parts.append(f"(isinstance({var}, list) and any((g is not None) is {exists} for g in {var}))")
+            # a list matches by its elements, as in matches(): [] has none, [null] one (null is a value)
+            absent = self._const(_ABSENT)  # null is present (matches()): only a missing field is absent
+            parts.append(f"(not isinstance({var}, list) and ({var} is not {absent}) is {exists})")
+            parts.append(f"(isinstance({var}, list) and any((g is not {absent}) is {exists} for g in {var}))")
         if prefixes:
             parts.append(f"(isinstance({var}, str) and {var}.startswith({p}))")
         parts.append(f"(isinstance({var}, list) and _any_of({var}, {e}, {p}))")
@@ -194,6 +208,8 @@ class _Compiler:
             field = self.reads.get((var, key))
             if field is None:
                 field = self.reads[(var, key)] = self._name()
+            if _tells_absent(want):
+                self.absent_reads.add(field)
             if isinstance(want, dict):
                 self.hoist(field, want)
 
@@ -202,7 +218,7 @@ class _Compiler:
         (each read only when it is a dict; its fields are ``None`` otherwise, never looked at: every check
         of them starts with ``isinstance(..., dict)``)."""
         mine = [(key, name) for (of, key), name in self.reads.items() if of == var]
-        lines = [f"{indent}{name} = {var}.get({key!r})" for key, name in mine]
+        lines = [f"{indent}{name} = {var}.get({key!r}{self._default(name)})" for key, name in mine]
         for _, name in mine:
             inner = [n for (of, _), n in self.reads.items() if of == name]
             if inner:
@@ -211,6 +227,9 @@ class _Compiler:
                 lines.append(f"{indent}else:")
                 lines.append(f"{indent}    {' = '.join(self._below(name))} = None")
         return lines
+
+    def _default(self, name: str) -> str:
+        return f", {self._const(_ABSENT)}" if name in self.absent_reads else ""
 
     def _below(self, var: str) -> list[str]:
         out = []
@@ -257,7 +276,8 @@ class _Compiler:
                 continue
             field = self._name()
             # binds the field's value for the check that follows (the test itself is always true)
-            bind = f"({field} := {var}.get({key!r}))"
+            default = f", {self._const(_ABSENT)}" if _tells_absent(want) else ""
+            bind = f"({field} := {var}.get({key!r}{default}))"
             if isinstance(want, dict):
                 parts.append(f"({bind} is not None or True) and {self.pattern(field, want)}")
             else:

@@ -44,11 +44,13 @@ def make_console() -> Console:
     return _Console(width=200, soft_wrap=True)
 
 
-def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: frozenset[str] = frozenset()
-         ) -> list[str]:
+def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: frozenset[str] = frozenset(),
+         table: str = "ecs-guardrail-history") -> list[str]:
     """One line per decision; a cluster-wide hold (mass_unhealthy) is said once for all its services.
     ``region``: the scenario's, named in each undo command (the decision's own ``region`` first);
-    ``restored``: ``cluster/service`` a probe restored (nothing left to undo)."""
+    ``restored``: ``cluster/service`` a probe restored (nothing left to undo); ``table``: the history
+    table the undo command names, the replay's ``HISTORY_TABLE`` (the one its alerts' Undo line names,
+    and the README's examples: a deployed stack's is its ``HistoryTableName`` output)."""
     lines: list[str] = []
     held: dict[str, list[int]] = {}
     for i, d in enumerate(decisions, 1):
@@ -62,7 +64,7 @@ def _why(decisions: list[dict[str, Any]], region: str | None = None, restored: f
                          "passed (RECOVERY=probe): nothing to undo")
         elif d["action"] == "scale_to_zero":
             lines.append(f"     previous desired count {d.get('previous_desired_count')}; undo: ecs-guardrail "
-                         f"restore --cluster {d['cluster']} --service {d['service']} --table TABLE"
+                         f"restore --cluster {d['cluster']} --service {d['service']} --table {table}"
                          + (f" --region {d.get('region') or region}" if d.get("region") or region else ""))
     for cluster, numbers in held.items():
         if len(numbers) > 1:
@@ -120,7 +122,8 @@ def print_report(name: str, scenario: Any, result: Any, console: Console | None 
                       f"[{style}]{d['action']}[/]", d["reason"], _counts_cell(d))
         console.print(t)
         restored = frozenset(s.get("restored_by_probe") or ())
-        for line in _why(result.decisions, getattr(scenario, "region", None), restored):
+        for line in _why(result.decisions, getattr(scenario, "region", None), restored,
+                         getattr(st, "HISTORY_TABLE", None) or "ecs-guardrail-history"):
             console.print(line, highlight=False)
     else:
         console.print("No decisions: nothing crossed a threshold.")

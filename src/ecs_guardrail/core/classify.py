@@ -16,7 +16,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from ecs_guardrail.core.enum_text import ascii_lower
+from ecs_guardrail.core.enum_text import ascii_lower, ascii_strip
 from ecs_guardrail.core.events import TaskDetail
 
 __all__ = [
@@ -206,7 +206,8 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
 def _classify(detail: TaskDetail) -> StopVerdict:
     exit_codes = tuple((c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers))
     cause = container_cause(detail)
-    code = ascii_lower((detail.stop_code or "").strip())  # an ECS enum: a non-ASCII look-alike is an unknown code
+    # an ECS enum: a non-ASCII look-alike (or space: ascii_strip) is an unknown code
+    code = ascii_lower(ascii_strip(detail.stop_code or ""))
     stopped = is_stopped(detail.last_status)
 
     if _is_spot(detail):

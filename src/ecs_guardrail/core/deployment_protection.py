@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct
 
-from ecs_guardrail.core.enum_text import ascii_upper
+from ecs_guardrail.core.enum_text import ascii_strip, ascii_upper
 from ecs_guardrail.core.links import resource_name
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class ServiceDeployment(Struct, frozen=True):
 
     @property
     def in_progress(self) -> bool:
-        return ascii_upper(self.status.strip()) in IN_PROGRESS_STATUSES
+        return ascii_upper(ascii_strip(self.status)) in IN_PROGRESS_STATUSES
 
     @property
     def began(self) -> datetime | None:
@@ -228,7 +228,7 @@ def breaker_threshold(breaker: CircuitBreaker, desired_count: int) -> int:
     Source: ECS API reference, ThresholdConfiguration and ServiceDeploymentCircuitBreaker.threshold
     ("0.5 * desired task count", minimum 3, maximum 200). An unknown type is read as the default.
     """
-    kind = ascii_upper((breaker.threshold_type or "BOUNDED_PERCENT").strip())
+    kind = ascii_upper(ascii_strip(breaker.threshold_type or "BOUNDED_PERCENT"))
     value = 50 if breaker.threshold_value is None else max(0, int(breaker.threshold_value))
     if kind == "COUNT":
         return max(1, value)
@@ -279,7 +279,7 @@ def _from_events(events: tuple[DeploymentEvent, ...], rollback: bool, at: dateti
         return None
     state = DeploymentState.NONE
     for e in seen:
-        name = ascii_upper(e.event_name.strip())
+        name = ascii_upper(ascii_strip(e.event_name))
         if name == IN_PROGRESS_EVENT:
             rolling = state is DeploymentState.ROLLING_BACK or _ROLLBACK_MARK in (e.reason or "").lower()
             state = DeploymentState.ROLLING_BACK if rolling else DeploymentState.IN_PROGRESS
@@ -415,7 +415,8 @@ def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[Deploym
         rolled = _from_rollout(facts.deployments, rollback)
         if rolled.state.in_progress:
             return rolled, "when acting"
-    if ascii_upper(facts.deployment_controller.strip()) in HANDED_OFF_CONTROLLERS and (at_t is None or sds is None):
+    if ascii_upper(ascii_strip(facts.deployment_controller)) in HANDED_OFF_CONTROLLERS \
+            and (at_t is None or sds is None):
         ts = _task_sets_status(facts)
         if ts is not None:
             return ts, "when acting"
@@ -424,12 +425,12 @@ def deployment_protection(facts: DeploymentFacts, at: datetime) -> tuple[Deploym
 
 def what_ecs_does(facts: DeploymentFacts, status: DeploymentStatus) -> str:
     """What finishes or rolls back this deployment instead of the watchdog, as one clause of the alert."""
-    controller = ascii_upper(facts.deployment_controller.strip())
+    controller = ascii_upper(ascii_strip(facts.deployment_controller))
     if controller == "CODE_DEPLOY":
         return "CodeDeploy finishes the deployment or rolls it back to the original task set"
     if controller == "EXTERNAL":
         return "the external deployment controller owns its task sets and finishes or rolls back"
-    strategy = ascii_upper(facts.deployment_strategy.strip())
+    strategy = ascii_upper(ascii_strip(facts.deployment_strategy))
     if status.state is DeploymentState.ROLLING_BACK:
         return "ECS is rolling back to the previous revision"
     if strategy in HANDED_OFF_STRATEGIES:
@@ -441,7 +442,8 @@ def what_ecs_does(facts: DeploymentFacts, status: DeploymentStatus) -> str:
 def bake_note(facts: DeploymentFacts, at: datetime) -> str:
     """``"; bake time N min, M min left"`` for a BLUE_GREEN / LINEAR / CANARY deployment with a bake time
     (``deploymentConfiguration.bakeTimeInMinutes``), else ``""``."""
-    if facts.bake_time_minutes is None or ascii_upper(facts.deployment_strategy.strip()) not in HANDED_OFF_STRATEGIES:
+    if facts.bake_time_minutes is None \
+            or ascii_upper(ascii_strip(facts.deployment_strategy)) not in HANDED_OFF_STRATEGIES:
         return ""
     bake = facts.bake_time_minutes
     stage = next((sd for sd in facts.service_deployments or () if sd.in_progress and sd.lifecycle_stage), None)

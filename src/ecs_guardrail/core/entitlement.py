@@ -40,7 +40,7 @@ from ecs_guardrail.core.deployment_protection import (
     deployment_status,
     what_ecs_does,
 )
-from ecs_guardrail.core.enum_text import ascii_upper
+from ecs_guardrail.core.enum_text import ascii_strip, ascii_upper
 from ecs_guardrail.core.records import Reason, TriggerKind
 
 __all__ = [
@@ -241,10 +241,10 @@ class EntitlementFacts(Struct, frozen=True):
     def handed_off(self) -> str | None:
         """Why something other than the watchdog finishes or rolls back this service's deployments, or
         ``None``: ``"controller CODE_DEPLOY"``, ``"strategy BLUE_GREEN"``, ``"circuit breaker"``."""
-        controller = ascii_upper(self.deployment_controller.strip())
+        controller = ascii_upper(ascii_strip(self.deployment_controller))
         if controller in HANDED_OFF_CONTROLLERS:
             return f"controller {controller}"
-        strategy = ascii_upper(self.deployment_strategy.strip())
+        strategy = ascii_upper(ascii_strip(self.deployment_strategy))
         if strategy in HANDED_OFF_STRATEGIES:
             return f"strategy {strategy}"
         if self.breaker.enabled:
@@ -374,7 +374,7 @@ def rule_service_not_found(trigger_kind: str, facts: EntitlementFacts, at: datet
 def rule_daemon_service(trigger_kind: str, facts: EntitlementFacts, at: datetime,
                         max_age: timedelta) -> Verdict | None:
     """``schedulingStrategy`` DAEMON: one task per container instance, no desired count to set."""
-    if ascii_upper(facts.scheduling_strategy.strip()) != "DAEMON":
+    if ascii_upper(ascii_strip(facts.scheduling_strategy)) != "DAEMON":
         return None
     return _no(EntitlementReason.DAEMON_SERVICE,
                f"alert-only: {facts.name} is a DAEMON service (one task per container instance); it has no "
@@ -394,8 +394,8 @@ def rule_deployment_in_progress(trigger_kind: str, facts: EntitlementFacts, at: 
     what = "is rolling back" if status.state is DeploymentState.ROLLING_BACK else "is deploying"
     stamp = f" at {_hm(status.time)}" if status.time else ""
     said = f"{status.said}{stamp}" + (f": {status.reason}" if status.reason else "")
-    strategy = ascii_upper(facts.deployment_strategy.strip())
-    controller = ascii_upper(facts.deployment_controller.strip())
+    strategy = ascii_upper(ascii_strip(facts.deployment_strategy))
+    controller = ascii_upper(ascii_strip(facts.deployment_controller))
     how = f"controller {controller}" if controller != "ECS" else f"strategy {strategy}"
     note = breaker_note(facts)
     evidence = {**status.evidence(), "when": when, "deployment_controller": controller,

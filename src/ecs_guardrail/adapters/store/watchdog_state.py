@@ -390,11 +390,22 @@ def _with_seq(s: ServiceSummary, seq: int) -> ServiceSummary:
 _RESERVED = ("pk", "expires_at")
 
 
+def _seq_of(item: dict[str, Any]) -> int:
+    """A summary item's ``seq``: a whole number from 0, as this code writes it (a DynamoDB number). A missing
+    one is a ``KeyError`` (``missing field 'seq'``); any other value (a text, a fraction, a boolean, a set) a
+    ``ValueError`` naming it: ``int()`` would read ``"3"`` or ``2.5`` as a seq, and every conditional write
+    on it would then fail (``seq = 2`` never holds of a stored ``2.5`` or ``"3"``)."""
+    seq = item["seq"]
+    if type(seq) is not int or seq < 0:
+        raise ValueError(f"seq is not a whole number from 0 ({type(seq).__name__} {str(seq)[:100]!r})")
+    return seq
+
+
 def _summary_from_item(item: dict[str, Any]) -> ServiceSummary:
     try:
         if "sk" in item and item["sk"] != f"S#{item['service']}":  # copied to another service's key
             raise ValueError(f"its service {str(item['service'])[:200]!r} is not its key's")
-        return summary_from_doc(item["service"], int(item["seq"]), json.loads(item["doc"]))
+        return summary_from_doc(item["service"], _seq_of(item), json.loads(item["doc"]))
     except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
         # OverflowError: Infinity or 1e15 minutes in a hand-edited doc; RecursionError: nested past json's depth
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
@@ -430,7 +441,7 @@ def _job_from_item(family: str, item: dict[str, Any] | None) -> JobSummary:
         return JobSummary(family)
     try:
         doc = json.loads(item["doc"])
-        return JobSummary(family, int(item["seq"]), tuple(doc.get("t", [])),
+        return JobSummary(family, _seq_of(item), tuple(doc.get("t", [])),
                           parse_time(doc["l"]) if doc.get("l") else None, int(doc.get("n", 0)),
                           doc.get("x"), parse_time(doc["lt"]) if doc.get("lt") else None)
     except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
