@@ -179,7 +179,11 @@ class _Rows:
         checked and copied again (a fleet minute's item, one attribute per failing service)."""
         if len(item) > self.WIDE:
             return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
-        return self.row(item)
+        values = tuple(item.values())
+        if _PACKABLE.issuperset(map(type, values)):  # scalars only: packed, as :meth:`row` packs them
+            return self.row(item)
+        # a list in it (a string set): pickled as :meth:`row` pickles it, the item being its own clean copy
+        return pickle.dumps((self._shape(tuple(item)), values), protocol=pickle.HIGHEST_PROTOCOL)
 
     def load(self, row: Row) -> dict[str, Any]:
         """A stored item, as fresh objects (its names are shared: text is immutable)."""
