@@ -441,9 +441,9 @@ def availability_from_values(rows: Iterable[tuple[Any, ...]], start: datetime | 
     # services with samples are counted (a fleet-day's 100,000 task events name some 200 services, of which
     # 20 have a target group), their times read then. One string object per distinct task and status: each
     # item read is a fresh copy
-    task_events: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    task_events: defaultdict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
     shared: dict[str, str] = {}
-    one, events_of = shared.setdefault, task_events.get  # the loop's per-item calls, looked up once
+    one = shared.setdefault  # the loop's per-item call, looked up once
     for row in rows:
         kind = row[0]
         if kind == "task":
@@ -451,13 +451,8 @@ def availability_from_values(rows: Iterable[tuple[Any, ...]], start: datetime | 
             if service and arn:
                 if cluster is None or time is None:  # as an item's ``i["cluster"]``, ``i["time"]`` refuse it
                     raise KeyError("cluster" if cluster is None else "time")
-                key = (cluster, service)
-                mine = events_of(key)
-                if mine is None:
-                    mine = task_events[key] = []
-                if status is None:
-                    status = ""
-                mine.append((one(arn, arn), time, one(status, status)))
+                task_events[cluster, service].append((one(arn, arn), time,
+                                                      "" if status is None else one(status, status)))
         elif kind == "healthy_hosts" or kind == "service_counts":
             found = _sampler_item({f: v for f, v in zip(ITEM_FIELDS, row, strict=False) if v is not None})
             if isinstance(found, ServiceCounts):

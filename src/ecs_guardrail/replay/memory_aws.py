@@ -40,6 +40,7 @@ import copy
 import hashlib
 import itertools
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -164,6 +165,25 @@ def _average(values: list[float]) -> float:
 #: GetMetricData's statistics over one period's values
 _STATISTICS: dict[str, Callable[[list[float]], float]] = {
     "Minimum": min, "Maximum": max, "Sum": sum, "SampleCount": len, "Average": _average}
+
+
+_TIME, _VALUE = operator.itemgetter(0), operator.itemgetter(1)
+_SECOND_AND_MICRO = operator.attrgetter("second", "microsecond")
+
+
+def _one_point_a_minute(points: list[tuple[datetime, float]], start: datetime, period: int, stat: str
+                        ) -> tuple[list[datetime], list[float]] | None:
+    """GetMetricData's ``(Timestamps, Values)`` ascending of ``points`` (a series' ``(time, value)``
+    from ``start`` on, in time order) when each is a period of its own: a 60 s period from a whole
+    minute, every point at a whole minute and no two at one, a ``Minimum`` or ``Maximum`` (of one
+    value: the value itself), as a CSV's samples are (checked in C, not a step per point); ``None``
+    otherwise (the periods are then worked out point by point)."""
+    if period != 60 or stat not in ("Minimum", "Maximum") or start.second or start.microsecond or not points:
+        return None
+    stamps = list(map(_TIME, points))
+    if len(set(stamps)) != len(stamps) or set(map(_SECOND_AND_MICRO, stamps)) != {(0, 0)}:
+        return None
+    return stamps, list(map(float, map(_VALUE, points)))
 
 
 class UnsupportedOperationError(NotImplementedError):
@@ -584,6 +604,15 @@ class _CloudWatch(MemoryClient):
                                                      metric.get("Dimensions") or []), [])
             lo = bisect.bisect_left(points, (start, float("-inf")))
             hi = bisect.bisect_left(points, (end, float("-inf")))
+            one_each = _one_point_a_minute(points[lo:hi], start, period, stat["Stat"])
+            if one_each is not None:
+                stamps, values = one_each
+                if ScanBy != "TimestampAscending":
+                    stamps.reverse()
+                    values.reverse()
+                results.append({"Id": q["Id"], "Label": metric["MetricName"], "StatusCode": "Complete",
+                                "Timestamps": stamps, "Values": values})
+                continue
             buckets: dict[datetime, list[float]] = {}
             step = timedelta(seconds=period)
             # the points are in time order (from ``start`` on): a period's bucket is worked out once, at its

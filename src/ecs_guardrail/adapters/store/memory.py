@@ -44,6 +44,8 @@ _TEXT = frozenset((str,))
 #: the values DynamoDB does not store for us (``table.clean``)
 _ABSENT: tuple[Any, ...] = (None, "", [], {})
 _FIRST = operator.itemgetter(0)
+_KEYS = operator.attrgetter("pk", "sk")  # a typed item's keys; with its index keys:
+_INDEXED_KEYS = operator.attrgetter("pk", "sk", INDEX[1], INDEX[2])
 _MAX_CHAR = chr(0x10FFFF)
 _PACK_INTO = msgspec.msgpack.Encoder().encode_into
 _UNPACK = msgspec.msgpack.Decoder().decode
@@ -52,12 +54,24 @@ _PACKED = 0x92  # the first byte of a packed row, a MessagePack array of two; a 
 Row = bytes
 
 
+#: the buffers :func:`_pack` encodes into, kept between calls (``list.pop`` and ``append`` are atomic: two
+#: threads never share one)
+_BUFFERS: list[bytearray] = []
+
+
 def _pack(row: tuple[int, Any]) -> Row:
     """``row`` packed, at its exact size (the bytes an encoder returns keep their spare room: a fleet-day's
-    rows would take half as much again)."""
-    buffer = bytearray()
-    _PACK_INTO(row, buffer)
-    return bytes(buffer)
+    rows would take half as much again). Encoded into a buffer kept from an earlier call, grown already
+    to a task event's size, then copied out: not a new buffer grown step by step for each row."""
+    try:
+        buffer = _BUFFERS.pop()
+    except IndexError:
+        buffer = bytearray()
+    try:
+        _PACK_INTO(row, buffer)
+        return bytes(buffer)
+    finally:
+        _BUFFERS.append(buffer)
 
 
 def _copy(value: Any) -> Any:
@@ -131,10 +145,12 @@ class _Rows:
             except (OverflowError, UnicodeEncodeError):  # not what its writer promised: checked as a dict
                 item = dict(item.items())
             else:
-                index = (getattr(item, INDEX[1]), getattr(item, INDEX[2])) if typed[1] else None
-                if index is not None and (index[0] is None or index[1] is None):
-                    index = None
-                return row, getattr(item, "pk"), getattr(item, "sk"), index  # noqa: B009 - any Item's keys
+                if typed[1]:
+                    pk, sk, index_pk, index_sk = _INDEXED_KEYS(item)
+                    if index_pk is not None and index_sk is not None:
+                        return row, pk, sk, (index_pk, index_sk)
+                    return row, pk, sk, None
+                return (row, *_KEYS(item), None)
         return self.row(item), item["pk"], item["sk"], _index_of(item)
 
     def row(self, item: dict[str, Any]) -> Row:
@@ -163,7 +179,11 @@ class _Rows:
         checked and copied again (a fleet minute's item, one attribute per failing service)."""
         if len(item) > self.WIDE:
             return pickle.dumps((-1, item), protocol=pickle.HIGHEST_PROTOCOL)
-        return self.row(item)
+        values = tuple(item.values())
+        if _PACKABLE.issuperset(map(type, values)):  # scalars only: packed, as :meth:`row` packs them
+            return self.row(item)
+        # a list in it (a string set): pickled as :meth:`row` pickles it, the item being its own clean copy
+        return pickle.dumps((self._shape(tuple(item)), values), protocol=pickle.HIGHEST_PROTOCOL)
 
     def load(self, row: Row) -> dict[str, Any]:
         """A stored item, as fresh objects (its names are shared: text is immutable)."""
@@ -375,11 +395,33 @@ class MemoryTable:
             raise ConditionFailedError(self._rows.load(stored))
 
     def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
-        self._count("PutItem")
+        calls = self.calls
+        calls["PutItem"] = calls.get("PutItem", 0) + 1
         # refused before any condition is evaluated, as DynamoDB validates an item first
         row, pk, sk, index = self._rows.encode(item)
-        self._check(pk, sk, cond)
-        self._store(pk, sk, row, index)
+        part = self._items.get(pk)
+        if part is not None and sk in part:  # a replacement: :meth:`_check`, then :meth:`_store`
+            self._check(pk, sk, cond)
+            self._store(pk, sk, row, index)
+            return
+        # a new item (most puts: a task event written once): :meth:`_check` and :meth:`_store` of an absent one
+        if cond is not None and not cond.absent:  # Cond.holds(None)
+            raise ConditionFailedError(None)
+        if part is None:
+            self._items[pk] = {sk: row}
+        else:
+            part[sk] = row
+            keys = self._keys.get(pk)
+            if keys is not None:
+                _insert(keys, sk)
+        if index is not None:
+            if row[0] != _PACKED:
+                self._pickled_in_index.add((pk, sk))
+            listed = self._index.get(index[0])
+            if listed is None:
+                self._index[index[0]] = [(index[1], pk, sk, row)]
+            else:
+                _insert(listed, (index[1], pk, sk, row))
 
     def transact_put(self, writes: list[tuple[dict[str, Any] | Item, Cond | None]]) -> None:
         self._count("TransactWriteItems")
