@@ -1,0 +1,34 @@
+"""A small replay's fixed cost (issue 33 item 2): what the command line builds and imports for one command."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from ecs_guardrail import cli
+
+
+def _sub(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["replay", "x", "--json"], "replay"), (["--version"], None), ([], None), (["-h", "audit"], "audit"),
+    (["--", "restore"], "restore"), (["bogus", "replay"], None), (["timeline", "--cluster", "replay"], "timeline"),
+])
+def test_the_command_named_is_the_first_word_that_is_not_an_option(argv, command):
+    assert cli._command_named(argv) == command
+
+
+@pytest.mark.parametrize("command", list(cli.EXIT_CODES))
+def test_building_one_command_builds_it_as_the_whole_parser_does(command):
+    """The command's own parser (arguments, help, exit statuses) is the full parser's; the top level still
+    lists every command with its one-line help (``--help``, an invalid choice)."""
+    one, full = cli.build_parser(command), cli.build_parser()
+    assert one.format_help() == full.format_help()
+    assert list(_sub(one)) == list(_sub(full))
+    assert _sub(one)[command].format_help() == _sub(full)[command].format_help()
+    others = [name for name in _sub(one) if name != command]
+    assert all(len(_sub(one)[name]._actions) == 1 for name in others)  # -h only: not built
