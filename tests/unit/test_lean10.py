@@ -32,3 +32,19 @@ def test_building_one_command_builds_it_as_the_whole_parser_does(command):
     assert _sub(one)[command].format_help() == _sub(full)[command].format_help()
     others = [name for name in _sub(one) if name != command]
     assert all(len(_sub(one)[name]._actions) == 1 for name in others)  # -h only: not built
+
+
+def test_the_process_own_command_line_freezes_what_it_leaves_for_the_exit(monkeypatch):
+    """``main()`` (the console script) freezes the heap for the interpreter's exit collections; ``main(argv)``
+    (a caller in process, as the tests) leaves the collector as it was."""
+    import gc
+
+    frozen: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    monkeypatch.setattr("sys.argv", ["ecs-guardrail", "--version"])
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert frozen == [1]
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert frozen == [1]
