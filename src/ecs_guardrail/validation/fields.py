@@ -24,8 +24,6 @@ from typing import Annotated, Any, ClassVar, Self, TypeVar, Union, get_args, get
 
 import msgspec
 
-from ecs_guardrail.core.lazy import lazy_pattern
-
 __all__ = ["Model", "Invalid", "Loc", "validate", "first_problem", "MISSING", "clip"]
 
 #: a location in the input: keys and list indexes, outermost first (pydantic's ``loc``)
@@ -34,10 +32,8 @@ Loc = tuple[str | int, ...]
 MISSING = "field required"
 _T = TypeVar("_T", bound="Model")
 # msgspec's "<message> - at `$.detail.containers[0].exitCode`" (no " - at" for the document itself)
-# (both compiled by the first rejection, not at import: issue 33 item 2)
-_AT = lazy_pattern(r"^(?P<msg>.*?)(?: - at `(?P<key>[^`]*)` in `(?P<of>\$[^`]*)`| - at `(?P<path>\$[^`]*)`)?\Z",
-                   re.S)
-_STEP = lazy_pattern(r"\.([^.\[]+)|\[(\d+)\]")
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<key>[^`]*)` in `(?P<of>\$[^`]*)`| - at `(?P<path>\$[^`]*)`)?\Z", re.S)
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
 class Invalid(ValueError):
