@@ -19,16 +19,20 @@ with another ``taskDefinition``, the one being replaced or rolled back to).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from ecs_guardrail.core.lazy import lazy_pattern
+from ecs_guardrail.core.lazy import lazy_module, lazy_pattern
+
+if TYPE_CHECKING:
+    import base64
+    import binascii
+else:  # imported by the first ``basic`` credential to check (_basic), not by every alert (issue 33 item 2)
+    base64, binascii = lazy_module("base64"), lazy_module("binascii")
 
 __all__ = ["MAX_LINES", "MAX_CHARS", "LINE_MAX", "CrashWords", "Revision", "clean", "mask", "masked", "quote",
            "change_line", "revision_name", "image_tag"]

@@ -17,11 +17,20 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
-from ecs_guardrail.core.attribution import Attribution, attribute, group_by_home, is_clean_job_exit
+from ecs_guardrail.core.lazy import lazy_callable
+
+if TYPE_CHECKING:
+    from ecs_guardrail.core.attribution import Attribution, attribute, group_by_home, is_clean_job_exit
+else:  # a timeline's attribution (the timeline command, replay --timeline), not a replay's report: imported on
+    # first use (issue 33 item 2: its enum and structs). ``Timeline.attribution``'s annotation stays a name: a
+    # Timeline is built and encoded, never decoded or converted (which would resolve it).
+    attribute = lazy_callable("ecs_guardrail.core.attribution", "attribute", globals())
+    group_by_home = lazy_callable("ecs_guardrail.core.attribution", "group_by_home", globals())
+    is_clean_job_exit = lazy_callable("ecs_guardrail.core.attribution", "is_clean_job_exit", globals())
 from ecs_guardrail.core.availability import (
     BLOCK_FIELDS,
     BLOCK_MINUTES,

@@ -57,13 +57,15 @@ def make_table(engine: str, clients: Any, region: str | None = None) -> Any:
     Raises:
         ValueError: an unknown engine.
     """
-    from ecs_guardrail.adapters.store.dynamodb import DynamoTable
-    from ecs_guardrail.adapters.store.memory import MemoryTable
     from ecs_guardrail.replay.scenario import TABLE
 
     if engine == "fast":
+        from ecs_guardrail.adapters.store.memory import MemoryTable
+
         return MemoryTable(TABLE, region)
     if engine == "moto":
+        from ecs_guardrail.adapters.store.dynamodb import DynamoTable
+
         return DynamoTable(clients("dynamodb"), TABLE)
     raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
 

@@ -36,7 +36,6 @@ does), so :class:`ecs_guardrail.replay.embedded.CallCounter` counts calls here t
 from __future__ import annotations
 
 import bisect
-import copy
 import hashlib
 import itertools
 import json
@@ -44,13 +43,19 @@ import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 from msgspec import Struct
 
 from ecs_guardrail.core.enum_text import ascii_upper
+from ecs_guardrail.core.lazy import lazy_module
 from ecs_guardrail.core.links import resource_name
+
+if TYPE_CHECKING:
+    import copy
+else:  # only for what _clone does not rebuild itself (no answer so far): not imported by every replay
+    copy = lazy_module("copy")
 
 __all__ = ["MemoryAws", "MemoryClient", "UnsupportedOperationError", "deployment_id", "settled_deployment",
            "task_definition_revision", "service_deployments_of", "FLEET_EPOCH"]

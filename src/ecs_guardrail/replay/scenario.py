@@ -87,12 +87,11 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
             head = fh.read(65536)
     where = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
     # the fix as a command to paste where the user stands, ending in the file replay reads (a new user told
-    # "use that file" had no way to: replay reads FOLDER/events.jsonl and no other name)
-    import shlex
-
-    src = shlex.quote(str(path))
+    # "use that file" had no way to: replay reads FOLDER/events.jsonl and no other name); shlex only then
     if _utf16(head):
-        out = shlex.quote(str(path.with_name("events.utf8.jsonl")))
+        from shlex import quote
+
+        src, out = quote(str(path)), quote(str(path.with_name("events.utf8.jsonl")))
         raise ScenarioError(f"{where}: this file is UTF-16 (what Windows PowerShell 5's `>` writes), not UTF-8: "
                             f"`iconv -f UTF-16 -t UTF-8 {src} > {out} && mv {out} {src}` (or save it with "
                             "PowerShell's `Out-File -Encoding utf8`)")
@@ -104,10 +103,13 @@ def check_events_file(path: Path, *, has_samples: bool) -> None:
         raise ScenarioError(f"{where}: no events: one EventBridge event per line (copy lines from "
                             "events/scenarios/*/events.jsonl)")
     if first in ("{", "[") or (first.startswith("[") and first[1:].lstrip().startswith("{")):
+        from shlex import quote
+
+        src = quote(str(path))
         shape = "object" if first == "{" else "array"
         fix = f"jq -c . {src}" if first == "{" else f"jq -c '.[]' {src}"
         printed = "a pretty-printed JSON" if first in ("{", "[") else "one JSON"
-        out = shlex.quote(str(path.with_name("events.one-per-line.jsonl")))
+        out = quote(str(path.with_name("events.one-per-line.jsonl")))
         raise ScenarioError(f"{where}: one event per line: this looks like {printed} {shape}; "
                             f"`{fix} > {out} && mv {out} {src}`")
 
