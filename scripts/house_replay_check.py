@@ -1,11 +1,12 @@
 """Issue 34's quick check: every replay of scripts/house_baseline.sh, in one process, against the baseline.
 
-    .venv/bin/python scripts/house_replay_check.py /work/wt-house-baseline [-k NAME]
+    .venv/bin/python scripts/house_replay_check.py /work/wt-house-baseline [-k NAME] [--accept .EXT]
 
 Runs each scenario (bundled and ../shared) with RECOVERY=manual and probe through ``cli.main`` (--json --calls
 --alerts-out, then the text report with --timeline) in this process (no interpreter start per replay) and
 compares stdout, stderr, exit status and the alerts file byte for byte with the files house_baseline.sh wrote.
-Prints one line a difference and exits 1 on any.
+Prints one line a difference and exits 1 on any. ``--accept .err`` rewrites the baseline's differing files of that
+extension with this run's output (an intended change, e.g. the ``--calls`` counts) and counts them as accepted.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def _run(argv: list[str]) -> tuple[str, str, int]:
 
 def main() -> int:
     base = Path(sys.argv[1]).resolve()
-    only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "-k" else ""
+    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
+    accept = sys.argv[sys.argv.index("--accept") + 1] if "--accept" in sys.argv else ""
+    accepted = 0
     os.environ.update(COLUMNS="160", TZ="UTC")
     dirs = [(p, f"scenarios-{p.name}") for p in sorted((ROOT / "events/scenarios").iterdir()) if p.is_dir()]
     shared = ROOT.parent / "shared/scenarios"
@@ -59,10 +62,14 @@ def main() -> int:
                     got[".alerts"] = alerts.read_text() if alerts.exists() else "<missing>"
                 for ext, text in got.items():
                     want = (base / f"{stem}{ext}").read_text() if (base / f"{stem}{ext}").exists() else "<missing>"
-                    if text != want:
+                    if text != want and ext == accept:
+                        (base / f"{stem}{ext}").write_text(text)
+                        accepted += 1
+                        print(f"ACCEPTED {stem}{ext}")
+                    elif text != want:
                         bad += 1
                         print(f"DIFF {stem}{ext}")
-    print(f"house_replay_check: {bad} difference(s)")
+    print(f"house_replay_check: {bad} difference(s)" + (f", {accepted} accepted ({accept})" if accept else ""))
     return 1 if bad else 0
 
 
