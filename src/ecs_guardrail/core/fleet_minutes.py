@@ -11,12 +11,29 @@ services then costs N x N reads.
 Here the answer is kept per *cluster, shard and minute* instead: one :class:`FleetMinute` per
 ``(shard, minute)`` holds, for each service of the shard with a failure stamped in that minute, one
 member per failure (:func:`member`: its offset into the minute and the task's short id), and the
-times of the shard's scale-downs stamped in it. A decision reads the ``window + 1`` minutes of every
-shard (:data:`SHARDS` x 31 items with the defaults, whatever the cluster's size) and counts:
+times of the shard's scale-downs stamped in it. The store keeps them as (adapters/store/watchdog_state.py):
 
-- a minute wholly inside the window counts all its members;
+- the minute's *names*: one string set of the services that failed in it, and one of those that failed
+  at least twice in it (one small item per shard and minute, about 20 bytes a failing service);
+- each service's members in the minute: a small item of its own (at most :data:`MEMBERS_KEPT`), read
+  only where the window cuts the minute, and there only for a service the whole minutes left undecided.
+
+A decision reads the names of the ``window + 1`` minutes of every shard (:data:`SHARDS` Queries, at
+most 31 items each with the defaults, whatever the cluster's size) and counts:
+
+- a minute wholly inside the window counts all its members: with ``need`` 2 (the default) set algebra
+  over the names in C (a service failing twice in one minute, or once in two), no member read;
 - the minute cut by ``T - window`` counts the members at or after the cut, the minute cut by ``T``
-  those at or before it (offsets are kept to the microsecond, so both ends are exact).
+  those at or before it (offsets are kept to the microsecond, so both ends are exact); their members
+  are read for the services still undecided only (none, in a storm: every service failed twice in the
+  whole minutes already).
+
+So a decision's items read are bounded, and its CPU grows with the failing services only through C-speed
+set operations over their names (and the hold's record, which names them: docs/benchmarks.md, "Storm").
+The release before kept all of a shard-minute's members in one item (one attribute per failing service,
+read and rewritten whole by every decision and every count): those items are read too, in the same
+Query (they sort inside the window's range), until the table's TTL has removed them, so a decision in
+the first window after a deploy counts every failure either release filed.
 
 Members are a set: filing the same failure twice adds nothing (a retried write needs no read), and a
 Spot or termination notice delivered after its task's STOPPED event takes that failure's member out
@@ -33,7 +50,7 @@ other service's failures of its window, however long ago that service's newest f
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 
@@ -108,11 +125,11 @@ class FleetMinute(Struct, frozen=True):
     twice: AbstractSet[str] = frozenset()
     overflow: AbstractSet[str] = frozenset()
     scaled: Mapping[str, tuple[datetime, ...]] = field(default_factory=dict)
-    names: AbstractSet[str] | None = None
+    names: Collection[str] | None = None
     shard: int = 0
 
-    def failed(self) -> AbstractSet[str]:
-        """Every service with a member in the minute (``names``, else derived from ``members``)."""
+    def failed(self) -> Collection[str]:
+        """Every service with a member in the minute (``names``, else derived from ``members``; each once)."""
         if self.names is not None:
             return self.names
         return self.members.keys() | self.twice | self.overflow
@@ -171,9 +188,8 @@ def fleet_signals(minutes: Iterable[FleetMinute], start: datetime, end: datetime
         seen: set[str] = set()
         for fm in whole:
             names = fm.failed()
-            failing |= fm.twice
-            failing |= seen & names
-            seen |= names
+            failing.update(fm.twice, seen.intersection(names))
+            seen.update(names)
         for svc in seen - failing:
             counts[svc] = 1
     else:
@@ -187,7 +203,7 @@ def fleet_signals(minutes: Iterable[FleetMinute], start: datetime, end: datetime
                 failing.add(svc)
     uncertain: set[str] = set()
     for fm in cut:
-        undecided = fm.failed() - failing
+        undecided = set(fm.failed()).difference(failing)
         if undecided:
             s_off = max(0, (start - fm.minute) // _US)
             e_off = (end - fm.minute) // _US

@@ -619,11 +619,10 @@ class WatchdogState:
             if size is None or (size >= 2 and size - len(members) < 2):
                 self.table.add_to_set(pk, f"{sk}#n", "t", [service], expires_at=ttl)
 
-    def _members_left(self, pk: str, sk: str, service: str, minute: datetime) -> int:
-        """The members a service still has in a minute (its own item, and the release before's)."""
+    def _members_left(self, pk: str, service: str, minute: datetime, old: frozenset[str] = frozenset()) -> int:
+        """The members a service still has in a minute: its own item's, with ``old`` (the release before's)."""
         new = (self.table.get(pk, f"{keys.fleet_member_prefix(minute)}{service}") or {}).get("f") or ()
-        old = (self.table.get(pk, sk) or {}).get(f"f#{service}") or ()
-        return len(set(new) | set(old))
+        return len(old.union(new))
 
     @permissions(history_table=["dynamodb:UpdateItem", "dynamodb:GetItem"])
     def uncount_failures(self, ck: str, service: str, failures: list[Failure]) -> None:
@@ -637,16 +636,21 @@ class WatchdogState:
             minute = minute_of(f.time)
             pk, sk = keys.fleet_minute(ck, shard, minute)
             gone = [member(f.time, f.task_arn)]
+            before = self.table.get(pk, sk)  # the release before's minute item (gone after the table's TTL)
+            old = frozenset((before or {}).get(f"f#{service}") or ())
             self.table.delete_from_set(pk, keys.fleet_member(ck, shard, minute, service)[1], "f", gone)
-            self.table.delete_from_set(pk, sk, f"f#{service}", gone)  # the release before's layout
-            left = self._members_left(pk, sk, service, minute)
+            if gone[0] in old:
+                self.table.delete_from_set(pk, sk, f"f#{service}", gone)
+                old = old - set(gone)
+            left = self._members_left(pk, service, minute, old)
             if left >= 2:
                 continue
             self.table.delete_from_set(pk, f"{sk}#n", "t", [service])
-            self.table.delete_from_set(pk, f"{sk}#2", f"f#{service}", ["1"])
+            if before is not None:
+                self.table.delete_from_set(pk, f"{sk}#2", f"f#{service}", ["1"])
             if left == 0:
                 self.table.delete_from_set(pk, f"{sk}#n", "n", [service])
-            again = self._members_left(pk, sk, service, minute)
+            again = self._members_left(pk, service, minute, old)  # only this release adds members
             ttl = self._log.expires(minute)
             if again >= 1 and left == 0:
                 self.table.add_to_set(pk, f"{sk}#n", "n", [service], expires_at=ttl)
@@ -687,30 +691,34 @@ class WatchdogState:
         by their names; a minute the release before wrote (its ``""`` and ``#2`` items) is read too, and
         a minute both releases wrote has its members read at once (the twice-failed of each half)."""
         first, last = minutes_spanned(start, end)
+        lo, hi = iso(first), iso(last) + "#~"
+        times: dict[str, datetime] = {}
         out = []
         for shard in range(SHARDS):
             parts: dict[str, dict[str, dict[str, Any]]] = {}
-            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=iso(first), hi=iso(last) + "#~"):
-                minute, _, part = item.pop("sk").partition("#")
-                for k in _RESERVED:
-                    item.pop(k, None)
+            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=lo, hi=hi):
+                minute, _, part = item["sk"].partition("#")
                 parts.setdefault(minute, {})[part] = item
             for minute, got in parts.items():
-                at = parse_time(minute)
-                overflow = {k[2:] for k in got.get("o", {})}
-                scaled = {k[2:]: tuple(parse_time(t) for t in v) for k, v in got.get("z", {}).items()}
-                names_item = got.get("n", {})
-                names = set(names_item.get("n", ()))
-                twice = set(names_item.get("t", ()))
+                at = times.get(minute)
+                if at is None:
+                    at = times[minute] = parse_time(minute)
+                o, z, n = got.get("o"), got.get("z"), got.get("n")
+                overflow = {k[2:] for k in o if k.startswith("o#")} if o else set()
+                scaled = ({k[2:]: tuple(parse_time(t) for t in v) for k, v in z.items() if k.startswith("z#")}
+                          if z else {})
+                names: Any = n.get("n", ()) if n else ()  # a string set: each service once
+                twice = set(n.get("t", ())) if n else set()
                 if overflow:
                     twice |= overflow
-                names |= twice
+                if twice and not twice.issubset(names):
+                    names = twice.union(names)
                 members: dict[str, Any] = {}
                 if "" in got or "2" in got:  # written by the release before
-                    members = {k[2:]: v for k, v in got.get("", {}).items()}
-                    names |= members.keys()
-                    twice |= {k[2:] for k in got.get("2", {})}
-                    if names_item:  # both releases: count each service's members of both halves
+                    members = {k[2:]: v for k, v in got.get("", {}).items() if k.startswith("f#")}
+                    names = members.keys() | set(names)
+                    twice |= {k[2:] for k in got.get("2", {}) if k.startswith("f#")}
+                    if n:  # both releases: count each service's members of both halves
                         members = self._merged_members(ck, shard, at, members)
                         names |= members.keys()
                         twice |= {k for k, v in members.items() if len(v) >= 2}
@@ -738,7 +746,7 @@ class WatchdogState:
         a minute read only when the count needs them)."""
 
         def load(fm: FleetMinute) -> dict[str, Any]:
-            if fm.members and fm.names is not None and fm.members.keys() >= fm.names - fm.overflow:
+            if fm.members and fm.names is not None and fm.members.keys() >= set(fm.names) - fm.overflow:
                 return dict(fm.members)  # read whole already (a minute both releases wrote)
             got: dict[str, Any] = {k: list(v) for k, v in fm.members.items()}
             for svc, members in self.minute_members(ck, fm.shard, fm.minute).items():
