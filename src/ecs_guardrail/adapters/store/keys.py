@@ -40,7 +40,7 @@ __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
     "sample", "service_counts", "timeline_partition", "timeline_partitions", "timeline_shard", "TIMELINE_SHARDS",
     "timeline_sort", "cluster_key", "fleet_minutes", "fleet_minute", "fleet_member", "fleet_member_prefix",
-    "deployment_alert",
+    "fleet_member_sort", "deployment_alert",
 ]
 
 
@@ -111,7 +111,12 @@ def fleet_member(ck: str, shard: int, minute: datetime, service: str) -> tuple[s
     """One service's members in one minute (a small item of its own, at most ``MEMBERS_KEPT``
     members): outside the range a decision's Query of the shard's window reads, so a decision reads
     a service's members only where the window cuts a minute and that service is still undecided."""
-    return fleet_minutes(ck, shard), f"{fleet_member_prefix(minute)}{service}"
+    return fleet_minutes(ck, shard), fleet_member_sort(iso(minute), service)
+
+
+def fleet_member_sort(minute_sort: str, service: str) -> str:
+    """:func:`fleet_member`'s sort key from the minute's own (:func:`fleet_minute`'s second part)."""
+    return f"m#{minute_sort}#{service}"
 
 
 def job(ck: str, family: str) -> tuple[str, str]:

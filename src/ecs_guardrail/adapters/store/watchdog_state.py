@@ -604,13 +604,17 @@ class WatchdogState:
         failing service of the shard and minute (about 20 bytes each: 2,000 failing services in one
         shard-minute is about 40 KB, a tenth of DynamoDB's 400 KB item limit)."""
         shard = shard_of(service)
-        by_minute: dict[datetime, list[str]] = {}
-        for f in failures:
-            by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
+        if len(failures) == 1:  # the usual call: one stop filed
+            f = failures[0]
+            by_minute = {minute_of(f.time): [member(f.time, f.task_arn)]}
+        else:
+            by_minute = {}
+            for f in failures:
+                by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
         for minute, members in (sorted(by_minute.items()) if len(by_minute) > 1 else by_minute.items()):
             pk, sk = keys.fleet_minute(ck, shard, minute)
             ttl = self._log.expires(minute)
-            size = self.table.add_to_set(pk, keys.fleet_member(ck, shard, minute, service)[1], "f", members,
+            size = self.table.add_to_set(pk, keys.fleet_member_sort(sk, service), "f", members,
                                          max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
             if size is None:
                 self.table.add_to_set(pk, f"{sk}#o", f"o#{service}", ["1"], expires_at=ttl)
