@@ -35,7 +35,8 @@ WHY = {
     "dynamodb.PutItem": "the crash filed in the service's summary; one write per episode step after the claim "
                         "(scaled; alerted, with the lease released in the same write); the sweep's index of open "
                         "work named once",
-    "dynamodb.UpdateItem": "the crash counted in its fleet minute; the scale-down marked in the fleet minutes (rule 3)",
+    "dynamodb.UpdateItem": "the crash counted in its fleet minute (its member, and its service's name when the first "
+                           "of the minute); the scale-down marked in the fleet minutes (rule 3)",
     "dynamodb.Query": "rule 3: the 8 write shards of the cluster's fleet minutes (bounded whatever its size); "
                       "rule 5: the slots",
     "dynamodb.GetItem": "the index of open work, read before the scale-down and again before the alert "
@@ -50,8 +51,10 @@ WHY = {
     "ecs.DescribeTaskDefinition": "the alert's log links and the crashing image (cached per revision)",
     "sns.Publish": "the alert",
 }
-#: calls every stopped task that counts makes, decision or not (the crash filed and counted)
-FILING = {"dynamodb.PutItem": 1, "dynamodb.UpdateItem": 1}
+#: calls every stopped task that counts makes, decision or not (the crash filed and counted): the summary's
+#: PutItem, the member's UpdateItem and, for its service's first failure of the minute (each crash here is),
+#: the UpdateItem of the minute's names (core/fleet_minutes.py: a decision reads who failed, not every member)
+FILING = {"dynamodb.PutItem": 1, "dynamodb.UpdateItem": 2}
 SERVICES = ("api", "cart", "mail", "auth", "jobs")
 SETTINGS = {"CRASH_THRESHOLD": "3", "CRASH_WINDOW_MINUTES": "30", "MAX_ACTION_FRACTION": "0.2",
             "MIN_ACTIONS_ALLOWED": "1", "FLEET_SIGNAL_MIN_FAILURES": "2", "ALERT_ONLY_CLUSTERS": "none"}

@@ -271,7 +271,13 @@ def report(figs: list[dict[str, Any]], cpu_runs: dict[int, cpu.Runs], pair: list
              "the services shuffled within each minute; each gets one decision, a hold (`mass_unhealthy`). "
              "CPU: fresh `ecs-guardrail replay DIR --json` processes, user + system, min / median / max of "
              f"paired, alternated rounds (`bench/cpu.py`); load average {os.getloadavg()[0]:.1f} at the end. "
-             "Items and calls: the same replay in process, counted at the table port.", "",
+             "Items and calls: the same replay in process, counted at the table port. The fleet test reads each "
+             "shard's minute *names* (one string set of the services that failed in the minute, one of those that "
+             "failed twice), never a member: a service's members are a small item of their own, read only where "
+             "the window cuts a minute for a service the whole minutes left undecided (core/fleet_minutes.py; the "
+             "release before's one-attribute-per-service minute items are still read until the table's TTL "
+             "removes them). What still grows with the cluster is C-speed set work over the failing services' "
+             "names and the hold's record, which names every one of them.", "",
              "| services | replay CPU (s) | CPU per decision (ms, in process) | items read per decision "
              "(min / median / max) | table calls per decision (reads, writes) | other AWS calls per decision |",
              "| --- | --- | --- | --- | --- | --- |"]

@@ -599,3 +599,63 @@ def test_fleet_minutes_count_uncount_overflow_and_scale_downs(table):
     state.save("c", s, replace(s, episode=replace(ep, action=Action.HOLD, reason=Reason.BLAST_RADIUS_CAP,
                                                    action_status=ActionStatus.NONE)))
     assert state.fleet("c", at - W, at, 2).scaled_down == frozenset()
+
+
+def _old_count(table, f: Failure) -> None:
+    """A failure counted as the release before counted it: its member in the minute's own item (``f#<service>``)
+    and the service in ``#2`` once it has two there (core/fleet_minutes.py, the layout before round 10)."""
+    from ecs_guardrail.core.fleet_minutes import member, minute_of, shard_of
+
+    pk, sk = keys.fleet_minute("c", shard_of(f.service), minute_of(f.time))
+    if table.add_to_set(pk, sk, f"f#{f.service}", [member(f.time, f.task_arn)]) >= 2:
+        table.add_to_set(pk, f"{sk}#2", f"f#{f.service}", ["1"])
+
+
+def test_fleet_minutes_read_the_items_the_release_before_wrote(table):
+    """After a deploy the window still holds the minutes the release before wrote (members in the minute's
+    item, the twice-failed in ``#2``), and minutes both releases wrote: a decision counts them all."""
+    state = store_on(table).state
+    at = T0 + timedelta(minutes=10, seconds=30)
+    _old_count(table, _failure(1, 1, "a"))
+    _old_count(table, _failure(2, 1.5, "a"))  # twice in one old minute
+    _old_count(table, _failure(3, 2, "b"))
+    _old_count(table, _failure(4, 3, "b"))  # once in each of two old minutes
+    _old_count(table, _failure(5, 4.2, "c"))
+    state.count_failures("c", "c", [_failure(6, 4.7, "c")])  # one minute, half by each release
+    _old_count(table, _failure(7, 5, "d"))
+    state.count_failures("c", "d", [_failure(8, 10.2, "d")])  # the cut minute: before the cut
+    _old_count(table, _failure(9, 6, "e"))
+    _old_count(table, _failure(10, 10.8, "e"))  # the cut minute of the release before: after the cut
+    _old_count(table, _failure(11, 7, "g"))  # one failure only
+    got = state.fleet("c", at - W, at, 2)
+    assert got.failing == {"a", "b", "c", "d"} and got.uncertain == frozenset()
+    assert state.fleet("c", at - W, at, 3).failing == frozenset()
+    later = at + timedelta(seconds=20)  # now e's second failure is inside the window
+    assert state.fleet("c", later - W, later, 2).failing == {"a", "b", "c", "d", "e"}
+    # a notice taking back the old half of c's minute: c keeps one failure, so it no longer counts
+    state.uncount_failures("c", "c", [_failure(5, 4.2, "c")])
+    assert state.fleet("c", at - W, at, 2).failing == {"a", "b", "d"}
+
+
+def test_fleet_minutes_read_members_only_where_the_window_cuts(table):
+    """A decision's Queries of the window read names, never a member item, while every failing service is
+    decided by whole minutes; a cut minute's members are read for its undecided services only."""
+    state = store_on(table).state
+    for i, svc in enumerate(("a", "b", "c")):
+        state.count_failures("c", svc, [_failure(10 * i + 1, 1, svc), _failure(10 * i + 2, 2, svc)])
+    state.count_failures("c", "z", [_failure(99, 5.5, "z")])
+    at = T0 + timedelta(minutes=5, seconds=40)
+    seen: list[str] = []
+    query = table.query
+
+    def counted(pk, **kw):
+        rows = list(query(pk, **kw))
+        seen.extend(r["sk"] for r in rows if "sk" in r)
+        return iter(rows)
+
+    table.query = counted
+    try:
+        assert state.fleet("c", at - W, at, 2).failing == {"a", "b", "c"}
+    finally:
+        table.query = query
+    assert seen and not any(sk.startswith("m#") for sk in seen[:-1]) and seen[-1].startswith("m#")

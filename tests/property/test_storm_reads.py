@@ -27,4 +27,6 @@ def test_items_read_per_decision_do_not_grow_with_the_cluster():
 def test_a_storm_spreads_its_fleet_minute_writes_over_the_shards():
     r = storm.items_per_decision(150)
     fleet = {k: n for k, n in r["writes_by_key"] if k.startswith("FM#")}
-    assert fleet and max(fleet.values()) < r["events"] / 4  # no shard takes a quarter of the failures
+    # no shard takes a quarter of the failures' writes (a failure writes its member and, when it is its
+    # service's first of the minute, the service's name: two writes)
+    assert fleet and max(fleet.values()) < 2 * r["events"] / 4

@@ -39,7 +39,8 @@ from ecs_guardrail.core.records import iso
 __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
     "sample", "service_counts", "timeline_partition", "timeline_partitions", "timeline_shard", "TIMELINE_SHARDS",
-    "timeline_sort", "cluster_key", "fleet_minutes", "fleet_minute", "deployment_alert",
+    "timeline_sort", "cluster_key", "fleet_minutes", "fleet_minute", "fleet_member", "fleet_member_prefix",
+    "fleet_member_sort", "deployment_alert",
 ]
 
 
@@ -94,7 +95,28 @@ def fleet_minutes(ck: str, shard: int) -> str:
 
 
 def fleet_minute(ck: str, shard: int, minute: datetime) -> tuple[str, str]:
+    """A shard's minute: its partition and the sort key its items share (``<minute>``, then ``#n``
+    the names, ``#o`` the overflowed, ``#z`` the scale-downs; ``""`` and ``#2`` as the release before
+    wrote them)."""
     return fleet_minutes(ck, shard), iso(minute)
+
+
+def fleet_member_prefix(minute: datetime) -> str:
+    """The sort-key prefix of a minute's per-service member items (:func:`fleet_member`): one Query
+    of it reads the members of every service of the shard that failed in the minute."""
+    return f"m#{iso(minute)}#"
+
+
+def fleet_member(ck: str, shard: int, minute: datetime, service: str) -> tuple[str, str]:
+    """One service's members in one minute (a small item of its own, at most ``MEMBERS_KEPT``
+    members): outside the range a decision's Query of the shard's window reads, so a decision reads
+    a service's members only where the window cuts a minute and that service is still undecided."""
+    return fleet_minutes(ck, shard), fleet_member_sort(iso(minute), service)
+
+
+def fleet_member_sort(minute_sort: str, service: str) -> str:
+    """:func:`fleet_member`'s sort key from the minute's own (:func:`fleet_minute`'s second part)."""
+    return f"m#{minute_sort}#{service}"
 
 
 def job(ck: str, family: str) -> tuple[str, str]:

@@ -595,45 +595,82 @@ class WatchdogState:
         return ClusterView(tuple(summaries), tuple(slots), mass_last)
 
     # -------------------------------------------------------------- fleet minutes (rule 3, core/fleet_minutes.py)
-    # Per shard and minute, three items (sort keys ``<minute>``, ``<minute>#2``, ``<minute>#o`` and
-    # ``<minute>#z``): the members of each service (``f#<service>``), the services with two or more
-    # members in the minute (``f#<service>`` = {"1"}), the overflowed ones (``o#<service>``) and the
-    # scale-downs (``z#<service>``: decision times). A decision Queries each shard's window once.
+    # Per shard and minute (partition ``FM#<cluster key>#<shard>``): the names item ``<minute>#n`` (string
+    # sets ``n``, every service with a member in the minute, and ``t``, those with two or more), the
+    # overflowed ones (``<minute>#o``: ``o#<service>``) and the scale-downs (``<minute>#z``: ``z#<service>``,
+    # decision times); each service's members in a small item of its own (``m#<minute>#<service>``: set
+    # ``f``). A decision Queries each shard's window once (the names: no member is read) and a cut
+    # minute's members only for its undecided services. The release before kept the members in the
+    # minute's own item (``<minute>``: ``f#<service>``) and the twice-failed in ``<minute>#2``: both are
+    # still read (they are in the window's range) until the table's TTL has removed them.
     @permissions(history_table=["dynamodb:UpdateItem"])
     def count_failures(self, ck: str, service: str, failures: list[Failure], need: int = 2) -> None:
-        """Add each filed failure's member to its minute of the service's shard: one UpdateItem per
-        minute (ADD to the string set ``f#<service>``; a member already there changes nothing, so a
-        retry or a redelivery is harmless), and one more when the service's set reaches two members
-        (its name in the minute's ``#2`` item). Past :data:`MEMBERS_KEPT` (or ``need``) members the
-        service-minute is marked overflowed instead (``#o``). Call it after the summary write that
-        filed the failures (the summary's verdict decides what counts)."""
+        """Add each filed failure's member to the service's member item of its minute: one UpdateItem per
+        minute (ADD to the string set ``f``; a member already there changes nothing, so a retry or a
+        redelivery is harmless), one more when the set was empty before (the service's name ADDed to
+        the minute's names ``n``), and one when the set reaches two members (its name in ``t``). Past
+        :data:`MEMBERS_KEPT` (or ``need``) members the service-minute is marked overflowed instead
+        (``#o``, and ``t``). Call it after the summary write that filed the failures (the summary's
+        verdict decides what counts). Every item is small: one service's members, or one name per
+        failing service of the shard and minute (about 20 bytes each: 2,000 failing services in one
+        shard-minute is about 40 KB, a tenth of DynamoDB's 400 KB item limit)."""
         shard = shard_of(service)
-        key = f"f#{service}"
-        by_minute: dict[datetime, list[str]] = {}
-        for f in failures:
-            by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
+        if len(failures) == 1:  # the usual call: one stop filed
+            f = failures[0]
+            by_minute = {minute_of(f.time): [member(f.time, f.task_arn)]}
+        else:
+            by_minute = {}
+            for f in failures:
+                by_minute.setdefault(minute_of(f.time), []).append(member(f.time, f.task_arn))
         for minute, members in (sorted(by_minute.items()) if len(by_minute) > 1 else by_minute.items()):
             pk, sk = keys.fleet_minute(ck, shard, minute)
             ttl = self._log.expires(minute)
-            size = self.table.add_to_set(pk, sk, key, members, max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
+            size = self.table.add_to_set(pk, keys.fleet_member_sort(sk, service), "f", members,
+                                         max_size=max(MEMBERS_KEPT, need), expires_at=ttl)
             if size is None:
                 self.table.add_to_set(pk, f"{sk}#o", f"o#{service}", ["1"], expires_at=ttl)
+            elif size - len(members) < 1:  # the first (or a redelivery of it): the service failed in the minute
+                self.table.add_to_set(pk, f"{sk}#n", "n", [service], expires_at=ttl)
             if size is None or (size >= 2 and size - len(members) < 2):
-                self.table.add_to_set(pk, f"{sk}#2", key, ["1"], expires_at=ttl)
+                self.table.add_to_set(pk, f"{sk}#n", "t", [service], expires_at=ttl)
+
+    def _members_left(self, pk: str, service: str, minute: datetime, old: frozenset[str] = frozenset()) -> int:
+        """The members a service still has in a minute: its own item's, with ``old`` (the release before's)."""
+        new = (self.table.get(pk, f"{keys.fleet_member_prefix(minute)}{service}") or {}).get("f") or ()
+        return len(old.union(new))
 
     @permissions(history_table=["dynamodb:UpdateItem", "dynamodb:GetItem"])
     def uncount_failures(self, ck: str, service: str, failures: list[Failure]) -> None:
         """Take the members of ``failures`` out of their minutes again (a notice delivered after its
-        task's STOPPED event: core/summary.py :func:`~ecs_guardrail.core.summary.add_spot`); a minute
-        left with fewer than two members leaves the ``#2`` item too."""
+        task's STOPPED event: core/summary.py :func:`~ecs_guardrail.core.summary.add_spot`); a service left
+        with fewer than two members in a minute leaves its ``t`` (and the release before's ``#2``), with
+        none its ``n``. A concurrent count of the same service-minute is seen by reading the members
+        again after those deletes: a name taken out while a member came back is ADDed again."""
         shard = shard_of(service)
-        key = f"f#{service}"
         for f in failures:
-            pk, sk = keys.fleet_minute(ck, shard, minute_of(f.time))
-            self.table.delete_from_set(pk, sk, key, [member(f.time, f.task_arn)])
-            left = (self.table.get(pk, sk) or {}).get(key) or []
-            if len(left) < 2:
-                self.table.delete_from_set(pk, f"{sk}#2", key, ["1"])
+            minute = minute_of(f.time)
+            pk, sk = keys.fleet_minute(ck, shard, minute)
+            gone = [member(f.time, f.task_arn)]
+            before = self.table.get(pk, sk)  # the release before's minute item (gone after the table's TTL)
+            old = frozenset((before or {}).get(f"f#{service}") or ())
+            self.table.delete_from_set(pk, keys.fleet_member(ck, shard, minute, service)[1], "f", gone)
+            if gone[0] in old:
+                self.table.delete_from_set(pk, sk, f"f#{service}", gone)
+                old = old - set(gone)
+            left = self._members_left(pk, service, minute, old)
+            if left >= 2:
+                continue
+            self.table.delete_from_set(pk, f"{sk}#n", "t", [service])
+            if before is not None:
+                self.table.delete_from_set(pk, f"{sk}#2", f"f#{service}", ["1"])
+            if left == 0:
+                self.table.delete_from_set(pk, f"{sk}#n", "n", [service])
+            again = self._members_left(pk, service, minute, old)  # only this release adds members
+            ttl = self._log.expires(minute)
+            if again >= 1 and left == 0:
+                self.table.add_to_set(pk, f"{sk}#n", "n", [service], expires_at=ttl)
+            if again >= 2:
+                self.table.add_to_set(pk, f"{sk}#n", "t", [service], expires_at=ttl)
 
     @permissions(history_table=["dynamodb:UpdateItem"])
     def _mark_scale_downs(self, ck: str, current: ServiceSummary, new: ServiceSummary) -> tuple[datetime, ...]:
@@ -663,31 +700,75 @@ class WatchdogState:
     @permissions(history_table=["dynamodb:Query"])
     def fleet_minutes(self, ck: str, start: datetime, end: datetime) -> list[FleetMinute]:
         """Every shard's minutes that ``[start, end]`` touches: :data:`SHARDS` Queries of at most
-        ``window + 1`` minutes each (a minute is one item, and one or two more while a service failed
-        twice in it), whatever the cluster's size (strongly consistent). Services are keyed
-        ``f#<service>`` (the items' own attribute names: no loop over the services to rename them)."""
+        ``window + 1`` minutes each (a minute is one names item, and one more while a service overflowed
+        or was scaled down in it), whatever the cluster's size (strongly consistent). No member is read
+        here: :meth:`minute_members` reads a cut minute's when the count needs them. Services are named
+        by their names; a minute the release before wrote (its ``""`` and ``#2`` items) is read too, and
+        a minute both releases wrote has its members read at once (the twice-failed of each half)."""
         first, last = minutes_spanned(start, end)
+        lo, hi = iso(first), iso(last) + "#~"
+        times: dict[str, datetime] = {}
         out = []
         for shard in range(SHARDS):
             parts: dict[str, dict[str, dict[str, Any]]] = {}
-            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=iso(first), hi=iso(last) + "#~"):
-                minute, _, part = item.pop("sk").partition("#")
-                for k in _RESERVED:
-                    item.pop(k, None)
+            for item in self.table.query(keys.fleet_minutes(ck, shard), lo=lo, hi=hi):
+                minute, _, part = item["sk"].partition("#")
                 parts.setdefault(minute, {})[part] = item
             for minute, got in parts.items():
-                overflow = {f"f{k[1:]}" for k in got.get("o", {})}
-                scaled = {f"f{k[1:]}": tuple(parse_time(t) for t in v) for k, v in got.get("z", {}).items()}
-                out.append(FleetMinute(parse_time(minute), got.get("", {}), got.get("2", {}).keys(), overflow,
-                                       scaled))
+                at = times.get(minute)
+                if at is None:
+                    at = times[minute] = parse_time(minute)
+                o, z, n = got.get("o"), got.get("z"), got.get("n")
+                overflow = {k[2:] for k in o if k.startswith("o#")} if o else set()
+                scaled = ({k[2:]: tuple(parse_time(t) for t in v) for k, v in z.items() if k.startswith("z#")}
+                          if z else {})
+                names: Any = n.get("n", ()) if n else ()  # a string set: each service once
+                twice = set(n.get("t", ())) if n else set()
+                if overflow:
+                    twice |= overflow
+                if twice and not twice.issubset(names):
+                    names = twice.union(names)
+                members: dict[str, Any] = {}
+                if "" in got or "2" in got:  # written by the release before
+                    members = {k[2:]: v for k, v in got.get("", {}).items() if k.startswith("f#")}
+                    names = members.keys() | set(names)
+                    twice |= {k[2:] for k in got.get("2", {}) if k.startswith("f#")}
+                    if n:  # both releases: count each service's members of both halves
+                        members = self._merged_members(ck, shard, at, members)
+                        names |= members.keys()
+                        twice |= {k for k, v in members.items() if len(v) >= 2}
+                out.append(FleetMinute(at, members, twice, overflow, scaled, names, shard))
         return out
+
+    def _merged_members(self, ck: str, shard: int, minute: datetime,
+                        old: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+        got = {k: set(v) for k, v in old.items()}
+        for svc, members in self.minute_members(ck, shard, minute).items():
+            got.setdefault(svc, set()).update(members)
+        return {k: tuple(sorted(v)) for k, v in got.items()}
+
+    @permissions(history_table=["dynamodb:Query"])
+    def minute_members(self, ck: str, shard: int, minute: datetime) -> dict[str, list[str]]:
+        """Every service's members in one shard's minute (one Query of its member items), by service."""
+        prefix = keys.fleet_member_prefix(minute)
+        n = len(prefix)
+        return {item["sk"][n:]: item.get("f") or [] for item in
+                self.table.query(keys.fleet_minutes(ck, shard), prefix=prefix, fields=("sk", "f"))}
 
     def fleet(self, ck: str, start: datetime, end: datetime, need: int) -> FleetSignals:
         """Rule 3's evidence for the window ``[start, end]``, by service name
-        (:func:`~ecs_guardrail.core.fleet_minutes.fleet_signals` over :meth:`fleet_minutes`)."""
-        got = fleet_signals(self.fleet_minutes(ck, start, end), start, end, need)
-        return FleetSignals(frozenset(k[2:] for k in got.failing), frozenset(k[2:] for k in got.scaled_down),
-                            frozenset(k[2:] for k in got.uncertain))
+        (:func:`~ecs_guardrail.core.fleet_minutes.fleet_signals` over :meth:`fleet_minutes`, the members of
+        a minute read only when the count needs them)."""
+
+        def load(fm: FleetMinute) -> dict[str, Any]:
+            if fm.members and fm.names is not None and fm.members.keys() >= set(fm.names) - fm.overflow:
+                return dict(fm.members)  # read whole already (a minute both releases wrote)
+            got: dict[str, Any] = {k: list(v) for k, v in fm.members.items()}
+            for svc, members in self.minute_members(ck, fm.shard, fm.minute).items():
+                got[svc] = sorted(set(got.get(svc, ())) | set(members))
+            return got
+
+        return fleet_signals(self.fleet_minutes(ck, start, end), start, end, need, load)
 
     @permissions(history_table=["dynamodb:Query"])
     def service_names(self, ck: str) -> set[str]:
