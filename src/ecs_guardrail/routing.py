@@ -319,7 +319,8 @@ def compile_targets(patterns: dict[str, dict[str, Any]],
     return cast(Callable[[Any], frozenset[str]], namespace["targets"])
 
 
-_COMPILED: dict[str | None, Callable[[Any], frozenset[str]]] = {None: compile_targets(PATTERNS)}
+#: the patterns compiled per account, each on first use (a replay compiles its fleet's account alone)
+_COMPILED: dict[str | None, Callable[[Any], frozenset[str]]] = {}
 
 
 def targets_for(account: str | None = None) -> Callable[[Any], frozenset[str]]:

@@ -461,7 +461,29 @@ class Replay:
                 self.opened.setdefault(mark[:2], n)
             elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
                 self.closed.add(mark[:2])
-        t = self._tick_to(n, raw, out)
+        # the clock to an accepted line's event time (``None``: the line moves no clock). Only a line the
+        # replay accepts moves it (a rejected one is named, not swept): the recorder's verdict, or for a
+        # line only the watchdog reads (a restart observation) its own
+        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
+        if t is not None:
+            if self.aws.deployments_in_events:  # else saw_event has nothing to follow
+                self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
+            clock = self.clock
+            quiet = clock.quiet
+            if quiet is None or not quiet[0] <= t < quiet[1]:  # else no minute of any clock ends by ``t``
+                clock.before_event(t)
+            if self.on_stage is not None:
+                self.stage(("line", n, t))
+            span = self.span
+            if span is None:
+                self.span = (t, t)
+            elif t > span[1]:
+                self.span = (span[0], t)
+            elif t < span[0]:
+                self.span = (t, span[1])
+            self.accepted[n] = t
+        elif self.on_stage is not None:
+            self.stage(("line", n, t))
         # the line's notice, stop and stopping-task status, for the summary and the warnings
         if out is not None:
             notice, stop = out.get("notice_kind"), out.get("stop_kind")
@@ -477,7 +499,8 @@ class Replay:
             if isinstance(stop_line, str):
                 result.stop_lines[stop_line] += 1
                 if stop_line == "STOPPED" and "watchdog" in routes:
-                    result.stopped_to_watchdog.add(_task_arn(raw))
+                    arn = detail.get("taskArn")  # _task_arn
+                    result.stopped_to_watchdog.add(arn if isinstance(arn, str) else "")
         if out is not None and out["status"] == "duplicate":
             result.duplicates += 1
             self.checks.duplicate(raw)
@@ -521,33 +544,6 @@ class Replay:
         if text == "":
             text = self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
         return text
-
-    def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
-        """Move the clock to an accepted line's event time (returned; ``None``: the line moves no clock).
-        Only a line the replay accepts moves it (a rejected one is named, not swept): the recorder's
-        verdict, or for a line only the watchdog reads (a restart observation) its own."""
-        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
-        if t is None:
-            if self.on_stage is not None:
-                self.stage(("line", n, t))
-            return t
-        if self.aws.deployments_in_events:  # else saw_event has nothing to follow
-            self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
-        clock = self.clock
-        quiet = clock.quiet
-        if quiet is None or not quiet[0] <= t < quiet[1]:  # else no minute of any clock ends by ``t``
-            clock.before_event(t)
-        if self.on_stage is not None:
-            self.stage(("line", n, t))
-        span = self.span
-        if span is None:
-            self.span = (t, t)
-        elif t > span[1]:
-            self.span = (span[0], t)
-        elif t < span[0]:
-            self.span = (t, span[1])
-        self.accepted[n] = t
-        return t
 
     def _to_watchdog(self, n: int, raw: Any, out: dict[str, Any] | None, at: datetime | None) -> None:
         """Deliver a line the rules route to the watchdog (``at``: its delivered.csv time, if any)."""
