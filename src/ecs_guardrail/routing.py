@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["PATTERNS", "STACK_ACCOUNT", "matches", "targets", "compile_pattern", "compile_targets", "for_account"]
+__all__ = ["PATTERNS", "STACK_ACCOUNT", "matches", "targets", "targets_for", "compile_pattern", "compile_targets",
+           "for_account"]
 
 #: stands in a pattern for the stack's own account: ``!Ref AWS::AccountId`` in template.yaml,
 #: ``${local.account_id}`` in terraform/ (:func:`for_account` puts the account in, or any account when unknown)
@@ -239,7 +240,7 @@ class _Compiler:
         return out
 
     def pattern(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> str:
-        parts = self._parts(var, pattern, is_dict=is_dict)
+        parts = self.parts(var, pattern, is_dict=is_dict)
         return "(" + " and ".join(parts) + ")" if parts else "True"
 
     def _any(self, var: str, alternatives: list[dict[str, Any]], *, is_dict: bool) -> str:
@@ -248,7 +249,7 @@ class _Compiler:
         is ``a and (b or c)`` (the checks only read names bound before them)."""
         if not alternatives:
             return "False"
-        alts = [self._parts(var, alt, is_dict=is_dict) for alt in alternatives]
+        alts = [self.parts(var, alt, is_dict=is_dict) for alt in alternatives]
         if not self.hoisted:
             return "(" + " or ".join("(" + " and ".join(a) + ")" if a else "True" for a in alts) + ")"
         groups: list[tuple[str | None, list[list[str]]]] = []
@@ -264,7 +265,7 @@ class _Compiler:
             out.append(f"({head} and ({either}))" if head is not None else f"({either})")
         return "(" + " or ".join(out) + ")"
 
-    def _parts(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> list[str]:
+    def parts(self, var: str, pattern: dict[str, Any], *, is_dict: bool = False) -> list[str]:
         parts = [] if is_dict else [f"isinstance({var}, dict)"]
         for key, want in pattern.items():
             if key == "$or":
@@ -298,39 +299,68 @@ def compile_pattern(pattern: dict[str, Any], account: str | None = None) -> Chec
     return cast(Check, namespace["check"])
 
 
-def compile_targets(patterns: dict[str, dict[str, Any]], account: str | None = None) -> Callable[[Any], set[str]]:
+def compile_targets(patterns: dict[str, dict[str, Any]],
+                    account: str | None = None) -> Callable[[Any], frozenset[str]]:
     """``patterns`` (name -> pattern, each for a stack in ``account``) as one generated function ``event ->
-    set of the names whose pattern matches``, answering as :func:`matches` does for each: every field any
-    pattern reads is read once per event (``source``, ``detail``, ``detail.lastStatus``...), then each
-    pattern is one inline expression over them (:func:`targets` runs it; a test compares it with
-    :func:`matches` on every event file and on near misses)."""
+    frozenset of the names whose pattern matches``, answering as :func:`matches` does for each: every field
+    any pattern reads is read once per event (``source``, ``detail``, ``detail.lastStatus``...), a check two
+    patterns share (``source`` is ``aws.ecs``) is made once, then each pattern is one inline expression over
+    them; the answer is one of the prebuilt frozensets (one per combination of matching patterns), not a set
+    built per event (:func:`targets` runs it; a test compares it with :func:`matches` on every event file
+    and on near misses)."""
     compiler = _Compiler(hoisted=True)
     wanted = {name: for_account(p, account) for name, p in patterns.items()}
     for p in wanted.values():
         compiler.hoist("x0", p)
-    lines = ["def targets(x0):", "    if not isinstance(x0, dict):", "        return set()"]
+    names = list(wanted)
+    lines = ["def targets(x0):", "    if not isinstance(x0, dict):", "        return _OUT[0]"]
     lines += compiler.reading("x0", "    ")
-    lines.append("    out = set()")
-    for name, p in wanted.items():
-        lines.append(f"    if {compiler.pattern('x0', p, is_dict=True)}:")
-        lines.append(f"        out.add({name!r})")
-    lines.append("    return out")
-    namespace: dict[str, Any] = {"_SCALARS": _SCALARS, "_any_of": _any_of, **compiler.constants}
+    # the checks of the patterns' own fields (each a pure expression over the names read above); one that
+    # two patterns make (recorder's and the watchdog's source) is computed once, into a name of its own
+    parts = [compiler.parts("x0", p, is_dict=True) for p in wanted.values()]
+    uses: dict[str, int] = {}
+    for ps in parts:
+        for part in dict.fromkeys(ps):
+            uses[part] = uses.get(part, 0) + 1
+    shared: dict[str, str] = {}
+    for part, k in uses.items():
+        if k > 1:
+            shared[part] = f"s{len(shared)}"
+            lines.append(f"    {shared[part]} = {part}")
+    lines.append("    k = 0")
+    for i, ps in enumerate(parts):
+        body = " and ".join(shared.get(part, part) for part in ps) if ps else "True"
+        lines.append(f"    if {body}:")
+        lines.append(f"        k |= {1 << i}")
+    lines.append("    return _OUT[k]")
+    out = tuple(frozenset(name for i, name in enumerate(names) if k >> i & 1) for k in range(1 << len(names)))
+    namespace: dict[str, Any] = {"_SCALARS": _SCALARS, "_any_of": _any_of, "_OUT": out, **compiler.constants}
     exec(compile("\n".join(lines) + "\n", "<routing patterns>", "exec"), namespace)  # noqa: S102
-    return cast(Callable[[Any], set[str]], namespace["targets"])
+    return cast(Callable[[Any], frozenset[str]], namespace["targets"])
 
 
-#: compiled on first use for each account (a replay routes for the scenario's, never ``None``: about 0.7 ms)
-_COMPILED: dict[str | None, Callable[[Any], set[str]]] = {}
+#: the patterns compiled per account, each on first use (a replay compiles its fleet's account alone, never
+#: ``None``: about 0.7 ms saved at import)
+_COMPILED: dict[str | None, Callable[[Any], frozenset[str]]] = {}
 
 
-def targets(event: Any, account: str | None = None) -> set[str]:
-    """The functions (``recorder``, ``watchdog``, ``sweep``) the bus of a stack in ``account`` would invoke for
-    ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any): the
-    patterns compiled once per account (:func:`compile_targets`)."""
+def targets_for(account: str | None = None) -> Callable[[Any], frozenset[str]]:
+    """:func:`targets` for a stack in ``account``, as one function ``event -> frozenset of function names``
+    (the patterns compiled once per account, :func:`compile_targets`): a caller routing many events
+    (``replay``) looks the account up once, not per event."""
     compiled = _COMPILED.get(account)
     if compiled is None:
         if len(_COMPILED) > 16:
             _COMPILED.clear()
         compiled = _COMPILED[account] = compile_targets(PATTERNS, account)
+    return compiled
+
+
+def targets(event: Any, account: str | None = None) -> frozenset[str]:
+    """The functions (``recorder``, ``watchdog``, ``sweep``) the bus of a stack in ``account`` would invoke for
+    ``event`` (``None``: the account is unknown, and a pattern's :data:`STACK_ACCOUNT` takes any): the
+    patterns compiled once per account (:func:`compile_targets`, :func:`targets_for`)."""
+    compiled = _COMPILED.get(account)
+    if compiled is None:
+        compiled = targets_for(account)
     return compiled(event)

@@ -39,7 +39,7 @@ from ecs_guardrail.replay.lines import decode_line, loads, loads_utf8
 from ecs_guardrail.replay.restarts import ReplayRestarts
 from ecs_guardrail.replay.sampling import ReplaySampler
 from ecs_guardrail.replay.scenario import TABLE, Scenario, samples_overlap_warning, scenario_warnings
-from ecs_guardrail.routing import targets
+from ecs_guardrail.routing import targets_for
 
 __all__ = ["ReplayResult", "replay", "quiet_logs"]
 
@@ -225,7 +225,8 @@ def _task_arn(raw: Any) -> str:
 
 
 def _stop_line_kind(raw: Any) -> str | None:
-    """``lastStatus`` of a task event whose task is stopping (desiredStatus STOPPED), else None."""
+    """``lastStatus`` of a task event whose task is stopping (desiredStatus STOPPED), else None
+    (:meth:`Replay._route` reads the same of the fields it has read already)."""
     if not isinstance(raw, dict) or raw.get("detail-type") != "ECS Task State Change":
         return None
     detail = raw.get("detail")
@@ -265,7 +266,8 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
     with engines.make_aws(engine, scenario) as aws, contextlib.ExitStack() as stack:
         stack.enter_context(quiet_logs())
         run.start(aws, engine)
-        with scenario.events_path.open("rb") as fh, run.feeding():
+        # read 1 MiB at a time (the default buffer, a few KiB, costs a read call per few lines of a 100 MB file)
+        with scenario.events_path.open("rb", buffering=_READ_BUFFER) as fh, run.feeding():
             feed = run.feed
             if on_progress is None:
                 for line in fh:
@@ -283,6 +285,9 @@ def replay(scenario: Scenario, *, on_reject: Callable[[int, str], None] | None =
             keep_open(aws, res)
     return res
 
+
+#: bytes :func:`replay` reads of ``events.jsonl`` at a time (its lines are taken from them one by one)
+_READ_BUFFER = 1 << 20
 
 #: what :meth:`Replay._decode` returns for a line it rejected (``None`` is a JSON value)
 _REJECTED = object()
@@ -345,6 +350,8 @@ class Replay:
         home = (scenario.account, scenario.region)
         self.rt_record = build_runtime(settings, clients, table=self.table, home=home)
         self.rt_watchdog = build_runtime(settings, clients, watchdog=True, table=self.table, home=home)
+        self.history = self.rt_record.history  # the recorder's store, read once (not per event)
+        self._targets = targets_for(scenario.account)  # the rules' patterns for this account, compiled once
         self.previews: list[dict[str, Any]] = []
         self.rt_watchdog.previews = self.previews  # what each channel receives, stamped with the event time
         simulate_channels(self.rt_watchdog, aws.topic_arn)  # ALERT_ROUTES' channels, simulated as the default one
@@ -411,28 +418,93 @@ class Replay:
         return _REJECTED
 
     def _route(self, n: int, raw: Any) -> None:
-        """One decoded event: where the rules send it, the recorder's verdict, the clock, the watchdog."""
+        """One decoded event: where the rules send it, the recorder's verdict, the clock, the watchdog.
+
+        The envelope's ``detail`` and ``detail-type`` are read once here for every step that reads them: the
+        warnings (:func:`_other_home` has none for fleet.json's own account and region; :meth:`_unknown` once
+        per cluster ARN and group), the deployment's mark (:func:`_deployment_mark`, of a deployment event
+        only) and the status of a stopping task (``lastStatus`` of a task event whose ``desiredStatus`` is
+        STOPPED, counted per status for the summary's closing warning)."""
         result = self.builder
-        routes = targets(raw, self.account)
+        routes = self._targets(raw)
         if "sweep" in routes:  # the sweep function runs the watchdog's code (its own lane: issue 32)
-            routes = routes | {"watchdog"}
-        for text in self._warnings(raw):
-            self.warn(text, n)
+            routes = routes | _WATCHDOG
+        if isinstance(raw, dict):
+            detail, kind = raw.get("detail"), raw.get("detail-type")
+            if not isinstance(detail, dict):
+                detail = None
+        else:
+            detail = kind = None
+        if detail is not None and raw.get("account") == self.account and raw.get("region") == self.region:
+            # fleet.json's own account and region (the strings themselves): no _other_home warning; the
+            # fleet's warning per (cluster ARN, group), as _unknown looks it up
+            arn, group = detail.get("clusterArn"), detail.get("group")
+            if type(arn) is str and (group is None or type(group) is str):
+                text = self._fleet_seen.get((arn, group), "")  # "": not looked at yet (None is an answer)
+                if text == "":
+                    text = self._unknown(raw)
+                if text:
+                    self.warn(text, n)
+            else:
+                for text in self._warnings(raw):
+                    self.warn(text, n)
+        else:
+            for text in self._warnings(raw):
+                self.warn(text, n)
         at = self.delivered.get(n)
-        out = (record.record_event(raw, self.rt_record.history, delivered_at=at)
+        out = (record.record_event(raw, self.history, delivered_at=at)
                if "recorder" in routes or not routes else None)
         if out is not None and out["status"] == "rejected":
             result.reject(n, out["reason"], self.on_reject)
             return
         # only an accepted event opens or closes a deployment: a rejected one (a deploymentId with a
         # control character, 100,000 digits ...) was never read, and its id is not echoed in a warning
-        mark = _deployment_mark(raw)
-        if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
-            self.opened.setdefault(mark[:2], n)
-        elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
-            self.closed.add(mark[:2])
-        t = self._tick_to(n, raw, out)
-        self._tally(n, raw, out, routes, t)
+        if kind == "ECS Deployment State Change":  # _deployment_mark is None for every other event
+            mark = _deployment_mark(raw)
+            if mark is not None and mark[2] == _DEPLOYMENT_OPEN:
+                self.opened.setdefault(mark[:2], n)
+            elif mark is not None and mark[2] in _DEPLOYMENT_CLOSED:
+                self.closed.add(mark[:2])
+        # the clock to an accepted line's event time (``None``: the line moves no clock). Only a line the
+        # replay accepts moves it (a rejected one is named, not swept): the recorder's verdict, or for a
+        # line only the watchdog reads (a restart observation) its own
+        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
+        if t is not None:
+            if self.aws.deployments_in_events:  # else saw_event has nothing to follow
+                self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
+            clock = self.clock
+            quiet = clock.quiet
+            if quiet is None or not quiet[0] <= t < quiet[1]:  # else no minute of any clock ends by ``t``
+                clock.before_event(t)
+            if self.on_stage is not None:
+                self.stage(("line", n, t))
+            span = self.span
+            if span is None:
+                self.span = (t, t)
+            elif t > span[1]:
+                self.span = (span[0], t)
+            elif t < span[0]:
+                self.span = (t, span[1])
+            self.accepted[n] = t
+        elif self.on_stage is not None:
+            self.stage(("line", n, t))
+        # the line's notice, stop and stopping-task status, for the summary and the warnings
+        if out is not None:
+            notice, stop = out.get("notice_kind"), out.get("stop_kind")
+            if notice:
+                result.note_notice(raw, notice, t)
+            if stop:
+                result.count_stop(raw, stop, t)
+                self.checks.stop(raw, stop)
+                if stop == "crash":
+                    self.warn(_crash_at_zero(raw, self.at_zero), n)
+        if kind == "ECS Task State Change" and detail is not None and detail.get("desiredStatus") == "STOPPED":
+            stop_line = detail.get("lastStatus")  # _stop_line_kind
+            if isinstance(stop_line, str):
+                result.stop_lines[stop_line] += 1
+                if stop_line == "STOPPED" and "watchdog" in routes:
+                    arn = detail.get("taskArn")  # _task_arn
+                    result.stopped_to_watchdog.add(arn if isinstance(arn, str) else "")
         if out is not None and out["status"] == "duplicate":
             result.duplicates += 1
             self.checks.duplicate(raw)
@@ -476,48 +548,6 @@ class Replay:
         if text == "":
             text = self._fleet_seen[key] = _unknown_to_fleet(raw, self.fleet_clusters, self.fleet_services)
         return text
-
-    def _tick_to(self, n: int, raw: Any, out: dict[str, Any] | None) -> datetime | None:
-        """Move the clock to an accepted line's event time (returned; ``None``: the line moves no clock).
-        Only a line the replay accepts moves it (a rejected one is named, not swept): the recorder's
-        verdict, or for a line only the watchdog reads (a restart observation) its own."""
-        t = event_time(raw) if out is not None or _accepted(raw, self.account) else None
-        if t is None:
-            self.clock.before_event(t)
-            if self.on_stage is not None:
-                self.stage(("line", n, t))
-            return t
-        self.aws.saw_event(raw)  # DescribeServices' deployments[] during a rolling deployment
-        self.clock.before_event(t)
-        if self.on_stage is not None:
-            self.stage(("line", n, t))
-        span = self.span
-        if span is None:
-            self.span = (t, t)
-        elif t > span[1]:
-            self.span = (span[0], t)
-        elif t < span[0]:
-            self.span = (t, span[1])
-        self.accepted[n] = t
-        return t
-
-    def _tally(self, n: int, raw: Any, out: dict[str, Any] | None, routes: Any, t: datetime | None) -> None:
-        """Count the line's notice, stop and stopping-task status for the summary and the warnings."""
-        result = self.builder
-        if out is not None:
-            notice, stop = out.get("notice_kind"), out.get("stop_kind")
-            if notice:
-                result.note_notice(raw, notice, t)
-            if stop:
-                result.count_stop(raw, stop, t)
-                self.checks.stop(raw, stop)
-                if stop == "crash":
-                    self.warn(_crash_at_zero(raw, self.at_zero), n)
-        stop_line = _stop_line_kind(raw)
-        if stop_line is not None:
-            result.stop_lines[stop_line] += 1
-            if "watchdog" in routes and stop_line == "STOPPED":
-                result.stopped_to_watchdog.add(_task_arn(raw))
 
     def _to_watchdog(self, n: int, raw: Any, out: dict[str, Any] | None, at: datetime | None) -> None:
         """Deliver a line the rules route to the watchdog (``at``: its delivered.csv time, if any)."""
@@ -589,6 +619,7 @@ class Replay:
 
 
 _FAILURE_KINDS = ("crash", "health_check_kill")
+_WATCHDOG = frozenset({"watchdog"})
 MINUTE = timedelta(minutes=1)
 
 
@@ -645,6 +676,9 @@ class SweepTicks:
         self._newest: datetime | None = None  # the newest accepted event's minute
         #: [minute, minute + 1 min) of the last event, while another event in it moves nothing (_sweep_before)
         self._minute_done: tuple[datetime, datetime] | None = None
+        #: ``[from, to)``: an event time in it ends no minute of this clock nor of :attr:`lanes`, so
+        #: :meth:`before_event` would do nothing for it (``None``: not known; set by :meth:`before_event`)
+        self.quiet: tuple[datetime, datetime] | None = None
         self.ticks = 0
         self.counts = {"started": 0, "passed": 0, "failed": 0}
         self.restored: list[str] = []
@@ -700,6 +734,16 @@ class SweepTicks:
         for lane in self.lanes:
             if lane.due_at is not None and lane.due_at <= t:  # else it has no minute to tick by ``t``
                 lane.before_event(t)
+        # the stretch of event times after ``t`` that end no minute of this clock or of a lane (a caller
+        # delivering many events of one minute skips the call for each of them)
+        same, quiet = self._minute_done, None
+        if same is not None:
+            end = same[1]
+            for lane in self.lanes:
+                if lane.due_at is not None and lane.due_at < end:
+                    end = lane.due_at
+            quiet = (same[0], end) if same[0] < end else None
+        self.quiet = quiet
 
     def _sweep_before(self, t: datetime | None) -> None:
         if t is None:
@@ -727,6 +771,7 @@ class SweepTicks:
     def finish(self) -> None:
         """Runs the minutes left: to one quiet window past the newest event, and the CSV's last minute;
         then each of :attr:`lanes` to its end."""
+        self.quiet = None
         self._sweep_finish()
         for lane in self.lanes:
             lane.finish()
