@@ -5,6 +5,7 @@ in a condition (a DynamoDB fact the in-memory table cannot show: documented here
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,12 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ 1. the report's undo line
-def test_the_report_undo_line_is_the_command_the_replay_alert_gives(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_report_undo_line_is_the_command_the_replay_alert_gives(capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """It printed ``--table TABLE`` (a placeholder) beside the replay's own alert, whose Undo line (and the
-    README's examples) name ``ecs-guardrail-history``: now the same, copy-pasteable command."""
+    README's examples) name ``ecs-guardrail-history``: now the same, copy-pasteable command (on a terminal
+    wide enough to hold it on one line: rich wraps the report to ``COLUMNS``)."""
+    monkeypatch.setenv("COLUMNS", "200")
     assert cli.main(["replay", str(ROOT / "events/scenarios/bad-image-dev")]) == 0
     out = capsys.readouterr().out
     undo = [ln for ln in out.splitlines() if "undo: ecs-guardrail restore" in ln]
@@ -189,8 +193,16 @@ def test_no_conditional_write_reads_an_attribute_this_code_writes_as_a_set() -> 
     index are written as a number and two maps. A hand-edited set there is logged as not an integer and
     its write conflicts until the item is repaired (StateConflictError after the retries)."""
     source = (ROOT / "src/ecs_guardrail/adapters/store/watchdog_state.py").read_text(encoding="utf-8")
-    set_keys = re.findall(r"add_to_set\(pk, ([^,]+), ([^,]+),", source)
-    assert set_keys, "the fleet-minute writes moved: check this again"
+    # the attribute argument (the third) of every add_to_set call: its literal text, or an f-string's literal head
+    set_attrs = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_to_set":
+            attr = node.args[2]
+            if isinstance(attr, ast.JoinedStr):
+                attr = attr.values[0]
+            assert isinstance(attr, ast.Constant) and isinstance(attr.value, str), ast.dump(node)
+            set_attrs.append(attr.value)
+    assert set_attrs, "the fleet-minute writes moved: check this again"
     conditioned = set(re.findall(r"Cond\(any_of=\(\{\"(\w+)\"", source))
     assert conditioned <= {"seq", "released", "service", "last"}, conditioned
-    assert not any(attr.strip().strip('f"').startswith(tuple(conditioned)) for _, attr in set_keys), set_keys
+    assert not any(attr.startswith(tuple(conditioned)) or attr in conditioned for attr in set_attrs), set_attrs
