@@ -265,7 +265,11 @@ class Watchdog:
 
             def notice(s: ServiceSummary) -> ServiceSummary | None:
                 out = add_spot(s, d.task_arn, event.time)
-                taken[:] = [f for f in s.crashes + s.kills if out is not None and f not in out.crashes + out.kills]
+                if out is None or (out.crashes is s.crashes and out.kills is s.kills):  # no failure taken out
+                    taken.clear()
+                else:
+                    still = out.crashes + out.kills
+                    taken[:] = [f for f in s.crashes + s.kills if f not in still]
                 return out
 
             _, new = self.state.update(ck, service, notice)
