@@ -318,10 +318,14 @@ class _SummaryText:
         n = 0
         old = w.m
         if old is not None and w.m_base == base:
-            for a, b in zip(old, minutes, strict=False):
-                if a is not b:
-                    break
-                n += 1
+            k = min(len(old), len(minutes)) - 1  # nearly always the same rows but the newest: compared in C
+            if k > 0 and all(map(operator.is_, old[:k], minutes[:k])):
+                n = k + (old[k] is minutes[k])
+            else:
+                for a, b in zip(old, minutes, strict=False):
+                    if a is not b:
+                        break
+                    n += 1
         if base is not w.m_base:  # the text of the very same first minute is the same (an equal one may differ)
             w.m_base_text = '{"b":' + _JSON(iso(base)) + ',"n":['
         rows = w.m_rows[:n] if n else []
