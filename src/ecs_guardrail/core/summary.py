@@ -446,8 +446,11 @@ def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
 
 
 def _ring(failures: tuple[Failure, ...], new: Failure, keep: int) -> tuple[Failure, ...]:
-    merged = sorted(failures + (new,), key=lambda f: (f.time, resource_name(f.task_arn)))
-    return tuple(merged[-keep:])
+    merged = failures + (new,)
+    times = tuple(map(_TIME, merged))
+    if all(map(operator.lt, times, times[1:])):  # already in order, no two at one time (a new failure is newest)
+        return merged[-keep:]
+    return tuple(sorted(merged, key=lambda f: (f.time, resource_name(f.task_arn)))[-keep:])
 
 
 def _short(task_arn: str) -> str:
