@@ -115,3 +115,30 @@ def test_a_write_stores_the_summary_with_the_next_seq_and_every_other_field_kept
 
     for s in _summaries():
         assert _with_seq(s, s.seq + 1) == replace(s, seq=s.seq + 1)
+
+
+@pytest.mark.parametrize("keep", [3, 5, 7])
+def test_rings_and_notices_reused_from_the_write_before_in_any_order(keep: int) -> None:
+    """Round 10: a ring that is the one before with a failure appended (its oldest maybe dropped) and Spot
+    notices that are the ones before (the oldest maybe forgotten) plus one reuse their texts; out-of-order
+    failures, notices that take a filed failure out again and rings past :data:`FULL_ENTRIES` take the long
+    way. Every write is ``json.dumps`` of its document."""
+    import random
+
+    rnd = random.Random(keep)
+    text = _SummaryText()
+    s = ServiceSummary("api", seq=1)
+    for i in range(400):
+        at = i * 11 + rnd.choice((0, 0, 0, -300, -5000))  # mostly in order, some late, some very late
+        f = _failure(at % 100_000 + 100_000 if at < 0 else at, StopKind.CRASH if rnd.random() < 0.5
+                     else StopKind.HEALTH_CHECK_KILL)
+        roll = rnd.random()
+        if roll < 0.2:
+            got = add_spot(s, f"{ARN}{rnd.randrange(1 << 20):032x}", T0 + timedelta(seconds=i * 11))
+        elif roll < 0.3 and (s.crashes or s.kills):  # a notice of a filed task: its failure taken out
+            victim = rnd.choice(s.crashes + s.kills)
+            got = add_spot(s, victim.task_arn, victim.time)
+        else:
+            got = add_failure(s, f, keep, horizon=timedelta(minutes=30))
+        s = got or s
+        assert text.text(s) == json.dumps(summary_to_doc(s), separators=(",", ":")), i

@@ -57,6 +57,9 @@ RECENT_TASKS_KEPT = 32
 #: earlier scale-downs of the service (replaced by a later decision) a summary remembers
 SCALE_DOWNS_KEPT = 4
 _MINUTE = timedelta(minutes=1)
+#: a failure's event time, a minute count's minute (C getters)
+_TIME = operator.attrgetter("time")
+_MINUTE_OF = operator.attrgetter("minute")
 
 
 #: the longest a lease can run from any moment (seconds): Lambda's longest timeout (900 s), the lease's margin
@@ -335,8 +338,7 @@ class ServiceSummary(Struct, frozen=True):
 
     @property
     def newest_failure(self) -> datetime | None:
-        times = [f.time for f in self.crashes + self.kills]
-        return max(times) if times else None
+        return max(map(_TIME, self.crashes + self.kills), default=None)
 
     def knows_task(self, task_arn: str) -> bool:
         """A verdict exists for the task (compared by task id: older entries are stored with the id only)."""
@@ -344,9 +346,11 @@ class ServiceSummary(Struct, frozen=True):
         if tid[-8:] in self.recent:  # _short(task_arn)
             return True
         tail = "/" + tid  # resource_name(x) == tid: x is the id itself or ends with "/<id>" (an id has no "/")
-        return (any(f.task_arn == tid or f.task_arn.endswith(tail) for f in self.crashes)
-                or any(f.task_arn == tid or f.task_arn.endswith(tail) for f in self.kills)
-                or any(t == tid or t.endswith(tail) for t, _ in self.spot))
+        for f in self.crashes + self.kills:  # plain loops: a generator per ring cost more than the tests
+            arn = f.task_arn
+            if arn == tid or arn.endswith(tail):
+                return True
+        return any(t == tid or t.endswith(tail) for t, _ in self.spot)
 
     def counted(self, kind: StopKind, end: datetime, window: timedelta) -> tuple[Failure, ...]:
         """Failures of ``kind`` with event time in ``[end - window, end]`` (both ends included) that
@@ -442,8 +446,11 @@ def in_window(failures: tuple[Failure, ...], end: datetime, window: timedelta,
 
 
 def _ring(failures: tuple[Failure, ...], new: Failure, keep: int) -> tuple[Failure, ...]:
-    merged = sorted(failures + (new,), key=lambda f: (f.time, resource_name(f.task_arn)))
-    return tuple(merged[-keep:])
+    merged = failures + (new,)
+    times = tuple(map(_TIME, merged))
+    if all(map(operator.lt, times, times[1:])):  # already in order, no two at one time (a new failure is newest)
+        return merged[-keep:]
+    return tuple(sorted(merged, key=lambda f: (f.time, resource_name(f.task_arn)))[-keep:])
 
 
 def _short(task_arn: str) -> str:
@@ -468,8 +475,9 @@ def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
     its 08:31 failures to a crash of another service stamped 08:42 and delivered after 09:58. Only a
     service that failed in more distinct minutes than that since forgets its oldest ones (the item
     stays as small as before: a loop failing every minute keeps the same 61 minutes)."""
-    m = _minute_of(t)
-    offset = (t.astimezone(UTC) - m).total_seconds()
+    utc = t.astimezone(UTC)
+    m = utc.replace(second=0, microsecond=0)  # _minute_of(t)
+    offset = (utc - m).total_seconds()
     kept = int(horizon // _MINUTE) + 1
     last = minutes[-1].minute if minutes else None
     if last is None or (m >= last and _ascending(minutes)):
@@ -486,7 +494,7 @@ def _count_in_minute(minutes: tuple[MinuteCount, ...], t: datetime, edge: int,
 def _ascending(minutes: tuple[MinuteCount, ...]) -> bool:
     """Each minute after the one before it (what :func:`_count_in_minute` makes; a hand-edited item may
     hold them in another order, or one minute twice)."""
-    times = [mc.minute for mc in minutes]
+    times = tuple(map(_MINUTE_OF, minutes))
     return all(map(operator.lt, times, times[1:]))
 
 
@@ -644,8 +652,9 @@ def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSum
     """
     tid = resource_name(task_arn)
     tail = "/" + tid  # resource_name(x) == tid: x is the id itself or ends with "/<id>" (an id has no "/")
-    if any(t == tid or t.endswith(tail) for t, _ in summary.spot):
-        return None
+    for t, _ in summary.spot:
+        if t == tid or t.endswith(tail):
+            return None
     filed = [f for f in summary.crashes + summary.kills if f.task_arn == tid or f.task_arn.endswith(tail)]
     # not filed in a ring and no notice of it: summary.knows_task is its recent filings alone
     if any(f.time < at for f in filed) or (not filed and _short(task_arn) in summary.recent):
@@ -655,8 +664,9 @@ def add_spot(summary: ServiceSummary, task_arn: str, at: datetime) -> ServiceSum
         new = replace(new, crashes=tuple(x for x in new.crashes if x is not f),
                       kills=tuple(x for x in new.kills if x is not f), minutes=_uncount(new.minutes, f.time))
     horizon = at - SPOT_MEMORY
-    kept = tuple((t, when) for t, when in new.spot if when >= horizon)
-    return replace(new, spot=kept + ((task_arn, at),))
+    # the kept notices are the very pairs stored before (their stored text is made once: watchdog_state.py)
+    kept = tuple(pair for pair in new.spot if pair[1] >= horizon)
+    return replace(new, spot=(*kept, (task_arn, at)))
 
 
 def note_steady(summary: ServiceSummary, at: datetime) -> ServiceSummary | None:

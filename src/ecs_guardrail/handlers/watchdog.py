@@ -25,7 +25,6 @@ episode and an alert at least once (carrying the decision's id, so a repeat is r
 
 from __future__ import annotations
 
-import functools
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -190,6 +189,7 @@ class Watchdog:
         self.config: PolicyConfig = settings.policy()
         #: ``RECOVERY=probe`` (:meth:`Settings.probes`): a failure may be a held service's probe verdict
         self.probing = settings.RECOVERY == "probe"
+        self._decider: Decider | None = None
 
     # made on first use (issue 33.2): an event that is not a counted stop (a running task, a deployment's or a
     # user's stop, about half a fleet's stops) needs no episode I/O, lease owner id or decider
@@ -213,10 +213,14 @@ class Watchdog:
         """Places, the alerts' reads, delivery (the episodes' own)."""
         return self.episodes.out
 
-    @functools.cached_property
+    @property
     def decider(self) -> Decider:
-        """Resume, detect, gather once, decide, claim (the episodes made when it needs them)."""
-        return Decider(self.rt, self._made.get, config=self.config)
+        """Resume, detect, gather once, decide, claim (the episodes made when it needs them); made on the
+        first use (a plain attribute: ``functools.cached_property`` takes a lock at each first read in 3.11)."""
+        decider = self._decider
+        if decider is None:
+            decider = self._decider = Decider(self.rt, self._made.get, config=self.config)
+        return decider
 
     def recover_if_owed(self, ck: str, cluster: str, s: ServiceSummary) -> ServiceSummary:
         """:meth:`Episodes.recover_if_owed`, making the episodes only when a recovery is owed."""
@@ -265,7 +269,11 @@ class Watchdog:
 
             def notice(s: ServiceSummary) -> ServiceSummary | None:
                 out = add_spot(s, d.task_arn, event.time)
-                taken[:] = [f for f in s.crashes + s.kills if out is not None and f not in out.crashes + out.kills]
+                if out is None or (out.crashes is s.crashes and out.kills is s.kills):  # no failure taken out
+                    taken.clear()
+                else:
+                    still = out.crashes + out.kills
+                    taken[:] = [f for f in s.crashes + s.kills if f not in still]
                 return out
 
             _, new = self.state.update(ck, service, notice)
@@ -444,12 +452,12 @@ def invoke(raw: Any, rt: Runtime, context: Any = None, *, delivered_at: datetime
         from ecs_guardrail.handlers.unreadable import report_unreadable, with_repair
 
         raise with_repair(exc, report_unreadable(rt, exc, "watchdog")) from exc
-    outcome = dict(outcome)
-    outcome["decisions"] = wd.decisions
-    outcome["alerts_sent"] = wd.alerts_sent
-    if wd.alerts_failed:
-        raise AlertDeliveryError(f"alert delivery failed for {', '.join(wd.alerts_failed)}; decision recorded",
-                                 outcome)
+    episodes = wd._made.episodes  # made only when the event needed episode I/O
+    outcome = {**outcome, "decisions": episodes.decisions if episodes is not None else [],
+               "alerts_sent": episodes.alerts_sent if episodes is not None else 0}
+    if episodes is not None and episodes.alerts_failed:
+        raise AlertDeliveryError(f"alert delivery failed for {', '.join(episodes.alerts_failed)}; decision "
+                                 "recorded", outcome)
     if outcome.get("status") == "in_progress":
         raise DecisionInProgressError(f"{outcome.get('cluster')}/{outcome.get('service')}: another invocation "
                                       "holds the lease; retry later")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -218,22 +219,28 @@ class _Written:
     """What :class:`_SummaryText` made of one service's last summary: each field's value (the very tuple or
     episode) and its ``"key":value`` text; the minutes' first minute and row texts too."""
 
-    __slots__ = ("c", "c_text", "k", "k_text", "spot", "spot_text", "ep", "ep_text", "m", "m_text", "m_base",
-                 "m_rows")
+    __slots__ = ("c", "c_text", "c_rows", "k", "k_text", "k_rows", "spot", "spot_text", "spot_rows", "ep",
+                 "ep_text", "m", "m_text", "m_base", "m_base_text", "m_rows", "r", "r_text")
 
     def __init__(self) -> None:
         self.c: Any = None
         self.c_text = ""
+        self.c_rows: list[str] = []
         self.k: Any = None
         self.k_text = ""
+        self.k_rows: list[str] = []
         self.spot: Any = None
         self.spot_text = ""
+        self.spot_rows: list[str] = []
         self.ep: Any = None
         self.ep_text = ""
         self.m: Any = None
         self.m_text = ""
         self.m_base: Any = None
+        self.m_base_text = ""
         self.m_rows: list[str] = []
+        self.r: Any = None
+        self.r_text = ""
 
 
 class _SummaryText:
@@ -263,8 +270,16 @@ class _SummaryText:
         self._memo[id(obj)] = (obj, made)
         return made
 
-    def _ring(self, ring: tuple[Failure, ...]) -> str:
-        cut = max(0, len(ring) - FULL_ENTRIES)
+    def _ring(self, ring: tuple[Failure, ...], old: Any, old_rows: list[str]) -> list[str]:
+        """The entries' texts of ``ring``; ``old`` and ``old_rows``: the ring written before and its entries'
+        texts. A ring of at most :data:`FULL_ENTRIES` (every entry whole) that is the one before with one
+        failure appended, its oldest maybe dropped, reuses those texts (the service's own, no memo look-up)."""
+        n = len(ring)
+        if old is not None and 0 < n <= FULL_ENTRIES and len(old) <= FULL_ENTRIES:
+            drop = len(old) - n + 1  # 0: grew by the new failure; 1: it pushed the oldest out
+            if 0 <= drop <= 1 and all(map(operator.is_, ring[:-1], old[drop:])):
+                return [*old_rows[drop:], _JSON(ring[-1].to_doc())]
+        cut = max(0, n - FULL_ENTRIES)
         out = []
         memo = self._memo
         for n, f in enumerate(ring):
@@ -276,9 +291,16 @@ class _SummaryText:
                 entry = texts[full] = _JSON(f.to_doc() if full else
                                             {"t": iso(f.time), "k": f.kind.value, "a": resource_name(f.task_arn)})
             out.append(entry)
-        return "[" + ",".join(out) + "]"
+        return out
 
-    def _spot(self, spot: tuple[tuple[str, datetime], ...]) -> str:
+    def _spot(self, spot: tuple[tuple[str, datetime], ...], old: Any, old_rows: list[str]) -> list[str]:
+        """The notices' texts; the notices written before (``old``, their texts ``old_rows``) reused when
+        ``spot`` is those, the oldest maybe dropped, and one new notice (what :func:`add_spot` makes)."""
+        if old is not None:
+            drop = len(old) - len(spot) + 1
+            if drop >= 0 and all(map(operator.is_, spot[:-1], old[drop:])):
+                t, when = spot[-1]
+                return [*old_rows[drop:], _JSON([t, iso(when)])]
         out = []
         for pair in spot:
             entry = self._get(pair)
@@ -286,7 +308,7 @@ class _SummaryText:
                 t, when = pair
                 entry = self._put(pair, _JSON([t, iso(when)]))
             out.append(entry)
-        return "[" + ",".join(out) + "]"
+        return out
 
     @staticmethod
     def _minutes(w: _Written, minutes: tuple[MinuteCount, ...]) -> str:
@@ -296,15 +318,21 @@ class _SummaryText:
         n = 0
         old = w.m
         if old is not None and w.m_base == base:
-            for a, b in zip(old, minutes, strict=False):
-                if a is not b:
-                    break
-                n += 1
+            k = min(len(old), len(minutes)) - 1  # nearly always the same rows but the newest: compared in C
+            if k > 0 and all(map(operator.is_, old[:k], minutes[:k])):
+                n = k + (old[k] is minutes[k])
+            else:
+                for a, b in zip(old, minutes, strict=False):
+                    if a is not b:
+                        break
+                    n += 1
+        if base is not w.m_base:  # the text of the very same first minute is the same (an equal one may differ)
+            w.m_base_text = '{"b":' + _JSON(iso(base)) + ',"n":['
         rows = w.m_rows[:n] if n else []
         for m in minutes[n:]:  # [minutes after the first, count, seconds...]
             rows.append(_JSON([int((m.minute - base).total_seconds() // 60), m.count, *[_sec(x) for x in m.seconds]]))
         w.m_base, w.m_rows = base, rows
-        return '{"b":' + _JSON(iso(base)) + ',"n":[' + ",".join(rows) + "]}"
+        return w.m_base_text + ",".join(rows) + "]}"
 
     def text(self, s: ServiceSummary) -> str:
         """The stored ``doc`` of ``s`` (:func:`summary_to_doc`, encoded)."""
@@ -316,15 +344,18 @@ class _SummaryText:
         parts = []
         if s.crashes:
             if s.crashes is not w.c:
-                w.c, w.c_text = s.crashes, '"c":' + self._ring(s.crashes)
+                w.c_rows = self._ring(s.crashes, w.c, w.c_rows)
+                w.c, w.c_text = s.crashes, '"c":[' + ",".join(w.c_rows) + "]"
             parts.append(w.c_text)
         if s.kills:
             if s.kills is not w.k:
-                w.k, w.k_text = s.kills, '"k":' + self._ring(s.kills)
+                w.k_rows = self._ring(s.kills, w.k, w.k_rows)
+                w.k, w.k_text = s.kills, '"k":[' + ",".join(w.k_rows) + "]"
             parts.append(w.k_text)
         if s.spot:
             if s.spot is not w.spot:
-                w.spot, w.spot_text = s.spot, '"s":' + self._spot(s.spot)
+                w.spot_rows = self._spot(s.spot, w.spot, w.spot_rows)
+                w.spot, w.spot_text = s.spot, '"s":[' + ",".join(w.spot_rows) + "]"
             parts.append(w.spot_text)
         if s.deployments:
             parts.append('"d":' + _JSON([{"t": iso(n.time), "n": n.event_name, "i": n.deployment_id, "r": n.reason}
@@ -342,7 +373,9 @@ class _SummaryText:
             w.m = s.minutes
         parts.append(w.m_text)
         if s.recent:
-            parts.append('"r":' + _JSON(list(s.recent)))
+            if s.recent is not w.r:
+                w.r, w.r_text = s.recent, '"r":' + _JSON(list(s.recent))
+            parts.append(w.r_text)
         if s.scaled:
             parts.append('"z":' + _JSON([iso(t) for t in s.scaled]))
         if s.steady_at is not None:
