@@ -25,6 +25,7 @@ the rows it returns (a prefix is a range of sort keys), never a walk of the whol
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 import pickle
 from collections.abc import Iterator
@@ -412,10 +413,11 @@ class MemoryTable:
             if not cond.absent:
                 raise ConditionFailedError(None)
             return
-        # the condition reads only the attributes it names: those are decoded; the whole item only for the error
+        # the condition reads only the attributes it names: those are decoded; the whole item only when the
+        # error's ``old`` is read (the row is bytes: the item as it was now, whenever it is decoded)
         named = tuple(dict.fromkeys(k for conj in cond.any_of for k in conj))
         if not cond.holds(self._rows.load_some(stored, named)):
-            raise ConditionFailedError(self._rows.load(stored))
+            raise ConditionFailedError(functools.partial(self._rows.load, stored))
 
     def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         calls = self.calls
