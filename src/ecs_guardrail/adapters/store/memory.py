@@ -261,8 +261,11 @@ class _Rows:
         where = {name: i for i, name in enumerate(self._names[n])}
         positions = [where.get(f) for f in wanted]
         last = max((i for i in positions if i is not None), default=-1)
-        head = msgspec.defstruct(f"Values{n}", [(f"v{i}", Any) for i in range(last + 1)], array_like=True,
-                                 gc=False, namespace={"absent": None})
+        # a value not wanted is kept as its undecoded bytes (msgspec.Raw: a view of the row, no text or number
+        # built: a task event's keys, event id and detail type before its last wanted value)
+        taken = set(positions)
+        head = msgspec.defstruct(f"Values{n}", [(f"v{i}", Any if i in taken else msgspec.Raw) for i in range(last + 1)],
+                                 array_like=True, gc=False, namespace={"absent": None})
         getter = operator.attrgetter(*("absent" if i is None else f"v{i}" for i in positions))
         values_of = getter if len(wanted) > 1 else (lambda values: (getter(values),))
         pick = self._tuple_pickers[(n, wanted)] = (msgspec.msgpack.Decoder(tuple[int, head]).decode,  # type: ignore[valid-type]
