@@ -115,3 +115,28 @@ def test_the_repair_of_another_accounts_cluster_names_the_cluster_not_its_key():
     repair = UnreadableSummaryError("x", "WD#dev@444455556666@eu-west-1", "S#api").repair("t", "eu-west-1")
     assert "restore --cluster dev --service api --table t" in repair
     assert '"WD#dev@444455556666@eu-west-1"' in repair  # the item's key stays the key
+
+
+def test_a_condition_failures_old_item_given_as_a_callable_is_read_once_on_first_use():
+    calls = []
+
+    def load() -> dict[str, int]:
+        calls.append(1)
+        return {"seq": 3}
+
+    exc = ConditionFailedError(load)
+    assert calls == []  # nothing decoded until a reader asks
+    assert exc.old == {"seq": 3} and exc.old is exc.old and calls == [1]
+    assert ConditionFailedError({"seq": 1}).old == {"seq": 1} and ConditionFailedError().old is None
+
+
+def test_the_in_memory_tables_condition_failure_decodes_the_old_item_only_when_read():
+    from ecs_guardrail.adapters.store.memory import MemoryTable
+    from ecs_guardrail.adapters.store.table import Cond
+
+    table = MemoryTable()
+    table.put({"pk": "P", "sk": "S", "raw": "x" * 100, "n": 1})
+    with pytest.raises(ConditionFailedError) as info:
+        table.put({"pk": "P", "sk": "S", "n": 2}, Cond(absent=True))
+    table.put({"pk": "P", "sk": "S", "n": 3})  # a later write does not change the item as it was
+    assert info.value.old == {"pk": "P", "sk": "S", "raw": "x" * 100, "n": 1}

@@ -12,7 +12,10 @@ in-memory fake AWS (an operation the fake does not model, a programming error), 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class GuardrailError(Exception):
@@ -191,12 +194,29 @@ class ConditionFailedError(GuardrailError):
     transaction's cancellation). ``failed``: for a transaction, the positions (0-based) of the writes whose
     condition failed (TransactionCanceledException ``CancellationReasons`` code ``ConditionalCheckFailed``);
     ``None`` when not known. A lost race: a catch-all ``except GuardrailError`` must let it through.
+
+    ``old`` may be given as a callable of no arguments returning it: called on the first read of
+    :attr:`old`, once (the in-memory table's stored item is decoded only when a reader asks for it: the
+    recorder drops the error of a redelivered event unread).
     """
 
-    def __init__(self, old: dict[str, Any] | None = None, failed: tuple[int, ...] | None = None) -> None:
+    def __init__(self, old: dict[str, Any] | Callable[[], dict[str, Any] | None] | None = None,
+                 failed: tuple[int, ...] | None = None) -> None:
         super().__init__("condition failed")
-        self.old = old
+        self._old = old
         self.failed = failed
+
+    @property
+    def old(self) -> dict[str, Any] | None:
+        """The item as it was before the write (``None``: absent or not returned)."""
+        old = self._old
+        if callable(old):
+            old = self._old = old()
+        return old
+
+    @old.setter
+    def old(self, value: dict[str, Any] | None) -> None:
+        self._old = value
 
 
 class StateConflictError(GuardrailError):

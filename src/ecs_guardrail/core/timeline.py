@@ -456,8 +456,9 @@ def availability_from_values(rows: Iterable[tuple[Any, ...]], start: datetime | 
     for row in rows:
         kind = row[0]
         if kind == "task":
-            _, time, cluster, service, arn, status = row[:6]
+            service, arn = row[3], row[4]  # read by position: no slice of the row built per item
             if service and arn:
+                cluster, time, status = row[2], row[1], row[5]
                 if cluster is None or time is None:  # as an item's ``i["cluster"]``, ``i["time"]`` refuse it
                     raise KeyError("cluster" if cluster is None else "time")
                 task_events[cluster, service].append((one(arn, arn), time,

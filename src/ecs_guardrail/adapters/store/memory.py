@@ -25,6 +25,7 @@ the rows it returns (a prefix is a range of sort keys), never a walk of the whol
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 import pickle
 from collections.abc import Iterator
@@ -114,12 +115,15 @@ class _Rows:
         #: (shape number, wanted names) -> what :meth:`load_some` reads a packed row of that shape with
         self._pickers: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], Any, Any]] = {}
         self._tuple_pickers: dict[tuple[int, tuple[str, ...]], tuple[Any, Any]] = {}  # the same, for :meth:`values`
+        #: wanted names -> shape number -> ``(decode, values_of)`` of :attr:`_tuple_pickers`: what
+        #: :meth:`values_of_rows` looks up once a row by its shape byte, not by a key holding ``wanted``
+        self._tuple_pickers_by_wanted: dict[tuple[str, ...], dict[int, tuple[Any, Any]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (a table copied for the explorer's schedules, a ``--jobs`` worker): the shapes,
         not the readers built from them (msgspec decoders and per-shape Structs, which cannot be pickled and
         are made again on first use)."""
-        return {**self.__dict__, "_pickers": {}, "_tuple_pickers": {}}
+        return {**self.__dict__, "_pickers": {}, "_tuple_pickers": {}, "_tuple_pickers_by_wanted": {}}
 
     def _shape(self, names: tuple[str, ...]) -> int:
         n = self._numbers.get(names)
@@ -231,14 +235,37 @@ class _Rows:
         found = self.load_some(row, wanted)
         return tuple(map(found.get, wanted))
 
+    def values_of_rows(self, rows: list[Row], wanted: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """``[self.values(row, wanted) for row in rows]``, the readers of ``wanted`` looked up once for the
+        rows and then by each packed row's shape byte: no method call and no lookup by a key holding
+        ``wanted`` (hashed anew each time) a row (a report's Query of a cluster-hour returns thousands)."""
+        by_shape = self._tuple_pickers_by_wanted.get(wanted)
+        if by_shape is None:
+            by_shape = self._tuple_pickers_by_wanted[wanted] = {}
+        out: list[tuple[Any, ...]] = []
+        append = out.append
+        for row in rows:
+            if row[0] == _PACKED and row[1] < 0x80:
+                pick = by_shape.get(row[1])
+                if pick is None:
+                    pick = self._tuple_pickers.get((row[1], wanted)) or self._tuple_picker(row[1], wanted)
+                    by_shape[row[1]] = pick
+                append(pick[1](pick[0](row)[1]))
+            else:
+                append(self.values(row, wanted))
+        return out
+
     def _tuple_picker(self, n: int, wanted: tuple[str, ...]) -> tuple[Any, Any]:
         """``(decode, values_of)`` as :meth:`_picker` makes them, ``values_of`` giving every one of
         ``wanted``, ``None`` for those shape ``n`` has not (a class attribute of the Struct)."""
         where = {name: i for i, name in enumerate(self._names[n])}
         positions = [where.get(f) for f in wanted]
         last = max((i for i in positions if i is not None), default=-1)
-        head = msgspec.defstruct(f"Values{n}", [(f"v{i}", Any) for i in range(last + 1)], array_like=True,
-                                 gc=False, namespace={"absent": None})
+        # a value not wanted is kept as its undecoded bytes (msgspec.Raw: a view of the row, no text or number
+        # built: a task event's keys, event id and detail type before its last wanted value)
+        taken = set(positions)
+        head = msgspec.defstruct(f"Values{n}", [(f"v{i}", Any if i in taken else msgspec.Raw) for i in range(last + 1)],
+                                 array_like=True, gc=False, namespace={"absent": None})
         getter = operator.attrgetter(*("absent" if i is None else f"v{i}" for i in positions))
         values_of = getter if len(wanted) > 1 else (lambda values: (getter(values),))
         pick = self._tuple_pickers[(n, wanted)] = (msgspec.msgpack.Decoder(tuple[int, head]).decode,  # type: ignore[valid-type]
@@ -389,10 +416,11 @@ class MemoryTable:
             if not cond.absent:
                 raise ConditionFailedError(None)
             return
-        # the condition reads only the attributes it names: those are decoded; the whole item only for the error
+        # the condition reads only the attributes it names: those are decoded; the whole item only when the
+        # error's ``old`` is read (the row is bytes: the item as it was now, whenever it is decoded)
         named = tuple(dict.fromkeys(k for conj in cond.any_of for k in conj))
         if not cond.holds(self._rows.load_some(stored, named)):
-            raise ConditionFailedError(self._rows.load(stored))
+            raise ConditionFailedError(functools.partial(self._rows.load, stored))
 
     def put(self, item: dict[str, Any] | Item, cond: Cond | None = None) -> None:
         calls = self.calls
@@ -553,12 +581,11 @@ class MemoryTable:
         dict: one Query, counted as one (a report reads a fleet-day's 100,000 task events so)."""
         self._count("Query")
         found = self._found(pk, lo, hi, prefix, descending, limit, index)
-        values = self._rows.values
+        got = self._rows.values_of_rows(found, fields)
         if index and not self._projected.issuperset(fields):  # what the index does not hold reads as absent
             shown = [f in self._projected for f in fields]
-            return [tuple(v if held else None for held, v in zip(shown, values(row, fields), strict=True))
-                    for row in found]
-        return [values(row, fields) for row in found]
+            return [tuple(v if held else None for held, v in zip(shown, values, strict=True)) for values in got]
+        return got
 
 
 def _check_members(members: list[str]) -> None:
