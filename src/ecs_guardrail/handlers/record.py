@@ -151,7 +151,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
             item, verdict = _task_item(event, text, store.events)
             new = store.events.record_task(item)
             last = event.detail.last_status
-            if new and (last == "STOPPED" or is_stopped(last)):  # ECS's own text first: no call
+            # ECS's own text first: no call; a status that reads as STOPPED made a stop event (verdict given)
+            if new and (last == "STOPPED" or (verdict is not None and is_stopped(last))):
                 stop_kind = item.kind
             elif new and verdict is not None and remembered_per_task(verdict):
                 notice_kind = item.kind
