@@ -93,6 +93,7 @@ _CAUSES = (
 )
 #: each of :data:`_CAUSES` with its lower case text and that text after a space, made once (issue 33 item 2)
 _CAUSES_LOWER = tuple((cause, cause.lower(), f" {cause.lower()}") for cause in _CAUSES)
+assert all(c.endswith(("Error", "Exception")) for c in _CAUSES)  # _cause_in's first test reads no other
 
 
 class StopVerdict(Struct, frozen=True):
@@ -114,21 +115,26 @@ class StopVerdict(Struct, frozen=True):
         return self.kind is StopKind.CRASH
 
 
-def _starts(text: str | None, prefixes: tuple[str, ...]) -> bool:
-    return bool(text) and text.strip().lower().startswith(prefixes)  # type: ignore[union-attr]
-
-
 def container_cause(detail: TaskDetail) -> str | None:
     """The first known error name in ``containers[].reason`` then ``stoppedReason`` (case-insensitive)."""
-    texts = [c.reason for c in detail.containers if c.reason] + [detail.stopped_reason or ""]
-    for text in texts:
-        low = text.strip().lower()
-        if not low:
-            continue  # no cause starts or is named in an empty text
-        head = low[:200]
-        for cause, lowered, spaced in _CAUSES_LOWER:
-            if low.startswith(lowered) or spaced in head:
+    for c in detail.containers:
+        if c.reason:
+            cause = _cause_in(c.reason)
+            if cause is not None:
                 return cause
+    return _cause_in(detail.stopped_reason) if detail.stopped_reason else None
+
+
+def _cause_in(text: str) -> str | None:
+    """The first of :data:`_CAUSES` that ``text`` (lower-cased, stripped) starts with or names after a space
+    in its first 200 characters, or ``None``."""
+    low = text.strip().lower()
+    head = low[:200]
+    if "error" not in head and "exception" not in head:  # each cause ends with one: none is in the text
+        return None
+    for cause, lowered, spaced in _CAUSES_LOWER:
+        if low.startswith(lowered) or spaced in head:
+            return cause
     return None
 
 
@@ -158,9 +164,10 @@ def is_stop_event(detail: TaskDetail) -> bool:
     return is_stopped(desired) or is_stopped(last)
 
 
-def _is_spot(detail: TaskDetail) -> bool:
+def _is_spot(detail: TaskDetail, reason: str) -> bool:
+    """``reason``: the stopped reason lower-cased and stripped (``""`` for none)."""
     code = (detail.stop_code or "").lower()
-    if code == "spotinterruption" or _starts(detail.stopped_reason, _SPOT_PREFIXES):
+    if code == "spotinterruption" or reason.startswith(_SPOT_PREFIXES):
         return True
     if code == "terminationnotice":
         # TerminationNotice was the name on Spot notices before SpotInterruption; off Spot it is the
@@ -204,17 +211,19 @@ def classify_stop(detail: TaskDetail) -> StopVerdict:
 
 
 def _classify(detail: TaskDetail) -> StopVerdict:
-    exit_codes = tuple((c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers))
+    exit_codes = tuple([(c.name or f"container-{i}", c.exit_code) for i, c in enumerate(detail.containers)])
     cause = container_cause(detail)
     # an ECS enum: a non-ASCII look-alike (or space: ascii_strip) is an unknown code
     code = ascii_lower(ascii_strip(detail.stop_code or ""))
-    stopped = is_stopped(detail.last_status)
+    # the reason's prefixes are matched case-insensitively: the reason lower-cased and stripped once
+    reason = detail.stopped_reason
+    low = reason.strip().lower() if reason else ""
 
-    if _is_spot(detail):
+    if _is_spot(detail, low):
         return StopVerdict(StopKind.SPOT, cause, exit_codes, True)
-    if _starts(detail.stopped_reason, _HEALTH_CHECK_PREFIXES):
+    if low.startswith(_HEALTH_CHECK_PREFIXES):
         return StopVerdict(StopKind.HEALTH_CHECK_KILL, cause, exit_codes, True)
-    if _starts(detail.stopped_reason, _PLATFORM_PREFIXES):
+    if low.startswith(_PLATFORM_PREFIXES):
         return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
     if code in ("essentialcontainerexited", "taskfailedtostart"):
         return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
@@ -225,9 +234,10 @@ def _classify(detail: TaskDetail) -> StopVerdict:
         # on SIGTERM; the task's later STOPPED event (EssentialContainerExited) keeps this verdict (settle)
         return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
     if code == "serviceschedulerinitiated":
-        if _starts(detail.stopped_reason, _INFRA_PREFIXES):
+        if low.startswith(_INFRA_PREFIXES):
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
+    stopped = is_stopped(detail.last_status)
     if not code and stopped and ascii_lower((detail.stopped_reason or "").strip()).startswith(_CRASH_PREFIXES):
         # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
         # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)

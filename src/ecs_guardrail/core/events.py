@@ -32,7 +32,7 @@ from msgspec import Meta, field
 
 from ecs_guardrail.core.errors import EventRejectedError
 from ecs_guardrail.core.links import parse_arn, task_definition_parts
-from ecs_guardrail.validation.fields import Invalid, Model, clip
+from ecs_guardrail.validation.fields import Invalid, Model, clip, remembering
 
 __all__ = [
     "canonical_json",
@@ -144,6 +144,8 @@ def _group(value: str | None) -> str | None:
 
 #: the task groups :func:`_group` accepted (at most 4,096 kept)
 _GROUPS: set[str] = set()
+remembering(_group, _GROUPS)  # TaskDetail's __post_init__ calls it only for a group not in the set
+remembering(_cluster_arn, _CLUSTER_NAMES)  # and _cluster_arn only for an ARN cluster_name has not matched
 
 
 # ECS writes a service deployment's id as "ecs-svc/" and 19 digits (the ECS events reference's samples,

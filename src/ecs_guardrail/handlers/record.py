@@ -104,23 +104,25 @@ def _task_item(event: TaskStateChange, text: str, log: EventLog) -> tuple[TaskEv
     account, region, cluster, group, service = place
     when, stamp = iso(t), t.timestamp()  # each once an event: the keys, the TTL, time and t read them
     pk, sk, index_pk, sort, expires_at = log.task_keys(d.task_arn, d.version, event.id, cluster, t, when, stamp)
-    verdict = classify_stop(d) if is_stop_event(d) else None
+    last, desired = d.last_status, d.desired_status
+    # is_stop_event(d), ECS's own text first: no call
+    verdict = classify_stop(d) if desired == "STOPPED" or last == "STOPPED" or is_stop_event(d) else None
+    if len(text) > 60_000:  # _cut's and _fit's work: at most 240 kB of text beside at most ~140 kB of others
+        text = _cut(text)
+    # TaskEventItem's fields in their order (an empty text is no attribute: None, as TaskEventItem promises)
     item = TaskEventItem(
-        pk=pk, sk=sk, gsi1pk=index_pk, gsi1sk=sort, expires_at=expires_at,
-        # an empty text is no attribute (DynamoDB stores none for us): None, as TaskEventItem promises
-        account=account or event.account or None, region=region or event.region or None,
-        event_id=event.id, detail_type=event.detail_type, time=when, t=int(stamp), cluster=cluster,
-        group=group, service=service, task_arn=d.task_arn, last_status=d.last_status,
-        desired_status=d.desired_status or None, version=d.version, az=d.availability_zone or None,
-        launch_type=d.launch_type or None, capacity_provider=d.capacity_provider_name or None,
-        task_definition=d.task_definition_arn or None, stop_code=d.stop_code or None,
-        stopped_reason=d.stopped_reason or None, raw=_cut(text))
+        pk, sk, index_pk, sort, expires_at, account or event.account or None, region or event.region or None,
+        "task", event.id, event.detail_type, when, int(stamp), cluster, group, service, d.task_arn, last,
+        desired or None, d.version, d.availability_zone or None, d.launch_type or None,
+        d.capacity_provider_name or None, d.task_definition_arn or None, d.stop_code or None,
+        d.stopped_reason or None, text)
     if verdict is not None:
         item.kind = verdict.kind.value
         item.cause = verdict.cause or None
         item.exit_codes = [{"name": n, "code": c} for n, c in verdict.exit_codes if c is not None] or None
         item.exit_unknown = [n for n, c in verdict.exit_codes if c is None] or None
-    _fit(item)
+    if len(text) > 60_000:
+        _fit(item)
     return item, verdict
 
 
@@ -149,7 +151,8 @@ def record_event(raw: Any, store: HistoryStore, received: datetime | None = None
             item, verdict = _task_item(event, text, store.events)
             new = store.events.record_task(item)
             last = event.detail.last_status
-            if new and (last == "STOPPED" or is_stopped(last)):  # ECS's own text first: no call
+            # ECS's own text first: no call; a status that reads as STOPPED made a stop event (verdict given)
+            if new and (last == "STOPPED" or (verdict is not None and is_stopped(last))):
                 stop_kind = item.kind
             elif new and verdict is not None and remembered_per_task(verdict):
                 notice_kind = item.kind

@@ -24,7 +24,7 @@ from typing import Annotated, Any, ClassVar, Self, TypeVar, Union, get_args, get
 
 import msgspec
 
-__all__ = ["Model", "Invalid", "Loc", "validate", "first_problem", "MISSING", "clip"]
+__all__ = ["Model", "Invalid", "Loc", "validate", "first_problem", "MISSING", "clip", "remembering"]
 
 #: a location in the input: keys and list indexes, outermost first (pydantic's ``loc``)
 Loc = tuple[str | int, ...]
@@ -66,8 +66,11 @@ class Model(msgspec.Struct):
 
     @classmethod
     def validate(cls, data: object, *, strict: bool = True) -> Self:
-        """``data`` (a mapping) as this class: :func:`validate`."""
-        return validate(cls, data, strict=strict)
+        """``data`` (a mapping) as this class: :func:`validate` (its conversion made here: one call less)."""
+        try:
+            return msgspec.convert(data, cls, strict=strict)
+        except msgspec.ValidationError:
+            return validate(cls, data, strict=strict)  # converted again: Invalid's first problem in field order
 
 
 def clip(max_chars: int) -> Any:
@@ -82,6 +85,15 @@ def clip(max_chars: int) -> Any:
         return value
 
     check.clip_chars = max_chars  # type: ignore[attr-defined]
+    return check
+
+
+def remembering(check: Any, accepted: Any) -> Any:
+    """``check`` (a :attr:`Model.CHECKS` check that returns the value it accepts unchanged) marked so that a
+    model's ``__post_init__`` skips it for a value in ``accepted`` (a set or dict the check itself fills with
+    the values it accepted: a fleet's few cluster ARNs and task groups, checked once each; issue 33 item 2).
+    Only for a field whose values are hashable (text or ``None``). Returns ``check``."""
+    check.accepted = accepted
     return check
 
 
@@ -105,6 +117,12 @@ def _post_init(cls: type[Model]) -> Any:
                       f"        _set(self, {name!r}, v[:{most}])"]
             continue
         scope[f"_check{i}"] = check
+        accepted = getattr(check, "accepted", None)
+        if accepted is not None:  # a value the check accepted before: no call (:func:`remembering`)
+            scope[f"_accepted{i}"] = accepted
+            lines += [f"    v = self.{name}", f"    if v not in _accepted{i}:", f"        w = _check{i}(v)",
+                      "        if w is not v:", f"            _set(self, {name!r}, w)"]
+            continue
         lines += [f"    v = self.{name}", f"    w = _check{i}(v)", "    if w is not v:",
                   f"        _set(self, {name!r}, w)"]
     if wide:

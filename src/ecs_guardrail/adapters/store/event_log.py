@@ -31,7 +31,7 @@ def epoch(t: datetime) -> int:
     return int(t.timestamp())
 
 
-class TaskEventItem(Item, kw_only=True):
+class TaskEventItem(Item):
     """The history item of one task state change, as the recorder writes it (one attribute a field, in
     this order; ``None``: the item has no such attribute). Keys: ``pk`` ``TASK#<taskArn>``, ``sk``
     ``V#<version:010d>`` (``E#<event id>`` without a version), the timeline index's ``gsi1pk``/``gsi1sk``
@@ -41,7 +41,9 @@ class TaskEventItem(Item, kw_only=True):
     (``[{"name", "code"}]``) and ``exit_unknown`` (container names) are its stop classification.
 
     Built from a parsed event's fields (``core.events.TaskStateChange``): an absent or empty value is
-    ``None`` (never ``""`` or ``[]``), so a table stores it without inspecting it (:class:`Item`).
+    ``None`` (never ``""`` or ``[]``), so a table stores it without inspecting it (:class:`Item`). Its
+    values are given in field order, not by keyword (``type`` is ``"task"``): msgspec matches 26 keywords
+    in about 1.1 microseconds, 26 positions in about 0.15 (issue 33 item 2).
     """
 
     pk: str
@@ -51,7 +53,7 @@ class TaskEventItem(Item, kw_only=True):
     expires_at: int
     account: str | None
     region: str | None
-    type: str = "task"
+    type: str  # "task"
     event_id: str
     detail_type: str
     time: str
@@ -111,17 +113,15 @@ class EventLog:
         ``when`` and ``stamp``: ``iso(time)`` and ``time.timestamp()`` when the caller has them already
         (the recorder computes each once an event, issue 33 item 2); ``None``: computed here.
         """
-        pk, sk = keys.task_event(task_arn, version, event_id)
-        if when is None:
-            when = iso(time)
-        sort = f"{when}#task#{resource_name(task_arn)}#{sk}"  # keys.timeline_sort's text
-        if time.tzinfo is UTC and time.year >= 1000:  # keys.timeline_partition's hour: iso's first 13 characters
-            n = keys.timeline_shard(sort)
-            index_pk = f"TL#{cluster}#{when[:13]}" if n == 0 else f"TL#{cluster}#{when[:13]}#{n}"
-        else:
-            index_pk = keys.timeline_partition(cluster, time, sort)
         if stamp is None:
             stamp = time.timestamp()
+        if time.tzinfo is UTC and time.year >= 1000:  # iso's text: its first 13 characters are the index's hour
+            pk, sk, index_pk, sort = keys.task_event_keys(task_arn, version, event_id, cluster,
+                                                          iso(time) if when is None else when)
+        else:
+            pk, sk = keys.task_event(task_arn, version, event_id)
+            sort = keys.timeline_sort(time, "task", resource_name(task_arn), sk)
+            index_pk = keys.timeline_partition(cluster, time, sort)
         # self.expires(time): the seconds of max(t, now) + ttl
         return pk, sk, index_pk, sort, int(max(stamp, _time.time()) + self._ttl_s)
 

@@ -40,7 +40,7 @@ __all__ = [
     "task_event", "service_event", "decision", "rejected", "summary", "summaries", "slot", "slots", "mass", "job",
     "sample", "service_counts", "timeline_partition", "timeline_partitions", "timeline_shard", "TIMELINE_SHARDS",
     "timeline_sort", "cluster_key", "fleet_minutes", "fleet_minute", "fleet_member", "fleet_member_prefix",
-    "fleet_member_sort", "deployment_alert",
+    "fleet_member_sort", "deployment_alert", "task_event_keys",
 ]
 
 
@@ -167,6 +167,28 @@ def timeline_partition(cluster: str, t: datetime, sort: str | None = None) -> st
     base = f"TL#{cluster}#{utc:%Y-%m-%dT%H}" if utc.year < 1000 else f"TL#{cluster}#{iso(utc)[:13]}"
     n = 0 if sort is None else timeline_shard(sort)
     return base if n == 0 else f"{base}#{n}"
+
+
+#: :func:`task_event`'s sort key of versions 0 to 63 (a task's versions are small: one a state change), made once
+_VERSION_KEYS = tuple(f"V#{version:010d}" for version in range(64))
+
+
+def task_event_keys(task_arn: str, version: int | None, event_id: str, cluster: str,
+                    when: str) -> tuple[str, str, str, str]:
+    """``(pk, sk, gsi1pk, gsi1sk)`` of a task event's item at the UTC time whose
+    :func:`~ecs_guardrail.core.records.iso` text is ``when`` (a year of four digits): :func:`task_event`'s
+    keys, ``timeline_sort(t, "task", <task id>, sk)`` (the task id: the ARN's last ``/`` segment) and
+    ``timeline_partition(cluster, t, sort)``, made from the texts at hand in one call (the recorder writes
+    one item a task event; issue 33 item 2: about a third of the calls' CPU).
+    """
+    if version is not None:
+        sk = _VERSION_KEYS[version] if 0 <= version < len(_VERSION_KEYS) else f"V#{version:010d}"
+    else:
+        sk = f"E#{event_id}"
+    sort = f"{when}#task#{task_arn.rpartition('/')[2]}#{sk}"
+    n = zlib.crc32(sort.encode("utf-8", "surrogatepass")) % TIMELINE_SHARDS  # timeline_shard(sort)
+    index_pk = f"TL#{cluster}#{when[:13]}" if n == 0 else f"TL#{cluster}#{when[:13]}#{n}"
+    return f"TASK#{task_arn}", sk, index_pk, sort
 
 
 def timeline_partitions(cluster: str, t: datetime) -> list[str]:
