@@ -159,7 +159,9 @@ def is_stop_event(detail: TaskDetail) -> bool:
 
 
 def _is_spot(detail: TaskDetail) -> bool:
-    code = (detail.stop_code or "").lower()
+    # the stop code read as _classify reads it (ASCII padding and case only: core.enum_text); an untrimmed
+    # " SpotInterruption" was no Spot marker while " EssentialContainerExited" was a crash (hostile10)
+    code = ascii_lower(ascii_strip(detail.stop_code or ""))
     if code == "spotinterruption" or _starts(detail.stopped_reason, _SPOT_PREFIXES):
         return True
     if code == "terminationnotice":
@@ -228,10 +230,11 @@ def _classify(detail: TaskDetail) -> StopVerdict:
         if _starts(detail.stopped_reason, _INFRA_PREFIXES):
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
-    if not code and stopped and ascii_lower((detail.stopped_reason or "").strip()).startswith(_CRASH_PREFIXES):
+    if not code and stopped and ascii_lower(ascii_strip(detail.stopped_reason or "")).startswith(_CRASH_PREFIXES):
         # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
         # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)
-        # ASCII case only (core.enum_text): a look-alike ("Tas\u212a failed to start", Kelvin sign) is no crash
+        # ASCII case only (core.enum_text): a look-alike ("Tas\u212a failed to start", Kelvin sign) is no crash,
+        # nor is a reason padded with Unicode space (ascii_strip; str.strip() dropped it: hostile10)
         return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)

@@ -1,0 +1,48 @@
+"""Round 10's hostile tester (hostile10): defects found in what round 10 changed (routing's exists on null,
+ASCII-only trimming of enums, the FM# fleet-minute layout, the lazy ``ConditionFailedError.old``, the CLI
+parser built per subcommand, the replay driver's quiet minutes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecs_guardrail.core.classify import StopKind, classify_stop
+from ecs_guardrail.core.events import TaskDetail
+
+_TASK = {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/dev",
+         "taskArn": "arn:aws:ecs:eu-west-1:111122223333:task/dev/0123456789abcdef0123456789abcdef",
+         "lastStatus": "STOPPED", "desiredStatus": "STOPPED", "group": "service:api"}
+
+
+# ------------------------------------------------------------------ 1. a Spot stop code padded with ASCII space
+@pytest.mark.parametrize("pad", [" ", "\t", "\r\n", " \x0b"])
+@pytest.mark.parametrize("status", ["STOPPED", "RUNNING"])
+def test_an_ascii_padded_spot_stop_code_is_spot_as_every_other_padded_code(pad: str, status: str) -> None:
+    """classify_stop trims a stop code of ASCII whitespace (``" EssentialContainerExited "`` is a crash), but
+    ``_is_spot`` read the code untrimmed: ``" SpotInterruption "`` was no Spot marker, the notice classified
+    UNKNOWN (not final, not remembered), so its task's later STOPPED event (EssentialContainerExited, exit
+    143 after SIGTERM) counted as a crash."""
+    detail = TaskDetail.validate({**_TASK, "lastStatus": status, "stopCode": f"{pad}SpotInterruption{pad}"})
+    assert classify_stop(detail).kind is StopKind.SPOT
+    spot_capacity = TaskDetail.validate({**_TASK, "lastStatus": status, "stopCode": f"{pad}TerminationNotice{pad}",
+                                         "capacityProviderName": "FARGATE_SPOT"})
+    assert classify_stop(spot_capacity).kind is StopKind.SPOT
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u3000"])
+def test_a_unicode_padded_spot_stop_code_stays_unknown(space: str) -> None:
+    detail = TaskDetail.validate({**_TASK, "stopCode": f"{space}SpotInterruption{space}"})
+    assert classify_stop(detail).kind is StopKind.UNKNOWN
+
+
+# ------------------------------------------------------------------ 2. a reason-only crash padded with Unicode space
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u3000", "\u2028"])
+def test_a_reason_only_crash_padded_with_unicode_space_is_no_crash(space: str) -> None:
+    """Without a stop code (events from before ECS set one) the reason decides, ASCII case only so that a
+    look-alike letter is no crash (core.enum_text); but the reason was trimmed by ``str.strip()``, which drops
+    Unicode spaces: ``"\\u2003Essential container in task exited"`` counted as a crash while
+    ``"Essential container in task e\\u0445ited"`` (Cyrillic x) did not. ASCII padding still reads as the text."""
+    padded = TaskDetail.validate({**_TASK, "stoppedReason": f"{space}Essential container in task exited"})
+    assert classify_stop(padded).kind is not StopKind.CRASH
+    ascii_padded = TaskDetail.validate({**_TASK, "stoppedReason": " \tEssential container in task exited"})
+    assert classify_stop(ascii_padded).kind is StopKind.CRASH
