@@ -4,10 +4,19 @@ parser built per subcommand, the replay driver's quiet minutes)."""
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import pytest
 
+from ecs_guardrail.adapters.history import HistoryStore
+from ecs_guardrail.adapters.store import keys
+from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.core.classify import StopKind, classify_stop
 from ecs_guardrail.core.events import TaskDetail
+from ecs_guardrail.core.fleet_minutes import minute_of, shard_of
+from ecs_guardrail.core.records import Failure
 
 _TASK = {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/dev",
          "taskArn": "arn:aws:ecs:eu-west-1:111122223333:task/dev/0123456789abcdef0123456789abcdef",
@@ -46,3 +55,33 @@ def test_a_reason_only_crash_padded_with_unicode_space_is_no_crash(space: str) -
     assert classify_stop(padded).kind is not StopKind.CRASH
     ascii_padded = TaskDetail.validate({**_TASK, "stoppedReason": " \tEssential container in task exited"})
     assert classify_stop(ascii_padded).kind is StopKind.CRASH
+
+
+# ------------------------------------------------------------------ 3. a hand-edited names item of a fleet minute
+_T0 = datetime(2030, 1, 2, 3, 0, tzinfo=UTC)
+_W = timedelta(minutes=30)
+
+
+def _crash(n: int, minutes: float, service: str) -> Failure:
+    return Failure(service, _T0 + timedelta(minutes=minutes), StopKind.CRASH, task_arn=f"arn:task/{n}")
+
+
+@pytest.mark.parametrize("edit", [{"n": "api"}, {"n": ["api"], "t": "api"}, {"n": 5}, {"n": ["api", 7]},
+                                  {"n": {"api": 1}}])
+def test_a_hand_edited_names_item_counts_no_phantom_service_and_raises_nothing(
+        edit: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
+    """The FM# names item's ``n`` and ``t`` are string sets (a list in the in-memory table). One edited in the
+    console into a String (``"api"``) was iterated as one: every character a failing "service" (``a``, ``p``,
+    ``i`` in rule 3's count, the real ``api`` not); a Number raised TypeError out of the decision's read.
+    Now such a value is logged and skipped (the member items still say who failed: a cut minute reads them)."""
+    table = MemoryTable()
+    state = HistoryStore.on(table, cache={}).state
+    at = _T0 + timedelta(minutes=10)
+    for n, minute in ((1, 1), (2, 3)):
+        state.count_failures("c", "api", [_crash(n, minute, "api")])
+        pk, sk = keys.fleet_minute("c", shard_of("api"), minute_of(_T0 + timedelta(minutes=minute)))
+        table.put({**(table.get(pk, f"{sk}#n") or {}), **edit})
+    with caplog.at_level(logging.ERROR):
+        got = state.fleet("c", at - _W, at, 2)
+    assert got.failing == {"api"}, got  # its member items of minutes 1 and 3
+    assert any("unreadable" in r.getMessage() for r in caplog.records), caplog.text
