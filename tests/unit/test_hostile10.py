@@ -5,7 +5,11 @@ parser built per subcommand, the replay driver's quiet minutes)."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,3 +89,35 @@ def test_a_hand_edited_names_item_counts_no_phantom_service_and_raises_nothing(
         got = state.fleet("c", at - _W, at, 2)
     assert got.failing == {"api"}, got  # its member items of minutes 1 and 3
     assert any("unreadable" in r.getMessage() for r in caplog.records), caplog.text
+
+
+# ------------------------------------------------------------------ 4. --help and --version to an unwritable stdout
+def _cli(args: list[str], stdout: Any, *, unbuffered: bool) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    return subprocess.run([sys.executable, "-m", "ecs_guardrail.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=env, timeout=60, check=False)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["replay", "--help"]])
+def test_help_and_version_to_a_full_disk_exit_74_with_one_line(args: list[str], unbuffered: bool) -> None:
+    """Every command's "74: an output could not be written: one line on stderr" (docs/cli.md) held for a
+    command's output but not for argparse's: ``--help > /dev/full`` exited 120 with the interpreter's
+    "Exception ignored ... OSError" (buffered stdout), or 0 with the help silently lost (PYTHONUNBUFFERED:
+    argparse's _print_message swallows OSError)."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _cli(args, full, unbuffered=unbuffered)
+    assert done.returncode == 74, (done.returncode, done.stderr)
+    assert done.stderr.strip().splitlines() == ["ecs-guardrail: cannot write stdout: No space left on device"]
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_help_to_a_closed_pipe_exits_141_quietly(unbuffered: bool) -> None:
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as closed:
+        done = _cli(["replay", "--help"], closed, unbuffered=unbuffered)
+    assert (done.returncode, done.stderr) == (141, "")
