@@ -19,7 +19,7 @@ from ecs_guardrail.adapters.store import keys
 from ecs_guardrail.adapters.store.memory import MemoryTable
 from ecs_guardrail.core.classify import StopKind, classify_stop
 from ecs_guardrail.core.events import TaskDetail
-from ecs_guardrail.core.fleet_minutes import minute_of, shard_of
+from ecs_guardrail.core.fleet_minutes import member, minute_of, shard_of
 from ecs_guardrail.core.records import Failure
 
 _TASK = {"clusterArn": "arn:aws:ecs:eu-west-1:111122223333:cluster/dev",
@@ -121,3 +121,28 @@ def test_help_to_a_closed_pipe_exits_141_quietly(unbuffered: bool) -> None:
     with os.fdopen(write, "w") as closed:
         done = _cli(["replay", "--help"], closed, unbuffered=unbuffered)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+# ------------------------------------------------------------------ 5. a member item emptied by a take-back
+def _count_as_the_release_before(table: MemoryTable, service: str, failure: Failure) -> None:
+    """What the release before's count_failures wrote: the member in the minute's own item (``f#<service>``)."""
+    pk, sk = keys.fleet_minute("c", shard_of(service), minute_of(failure.time))
+    table.add_to_set(pk, sk, f"f#{service}", [member(failure.time, failure.task_arn)], max_size=64, expires_at=1)
+
+
+def test_a_taken_back_member_in_a_minute_both_releases_wrote_is_no_failure() -> None:
+    """A minute both layouts wrote (a failure filed by the release before, redelivered to this one) has its
+    members read whole (_merged_members), and every service with a member item counted as failed in it. A
+    notice taking that failure back deletes the member from both: the member item stays, its set ``f`` gone
+    (DynamoDB removes an emptied set), and was read as the service failing in the minute with no member:
+    one more crash in another minute made the service "failing twice" in rule 3's fleet count."""
+    table = MemoryTable()
+    state = HistoryStore.on(table, cache={}).state
+    taken_back, other = _crash(1, 5.5, "e"), _crash(2, 3.5, "e")
+    _count_as_the_release_before(table, "e", taken_back)
+    state.count_failures("c", "e", [taken_back])  # the redelivery, filed by this release
+    state.uncount_failures("c", "e", [taken_back])
+    state.count_failures("c", "e", [other])
+    start, end = _T0, _T0 + timedelta(minutes=10)
+    assert state.fleet("c", start, end, 2).failing == frozenset()
+    assert state.fleet("c", start, end, 1).failing == {"e"}

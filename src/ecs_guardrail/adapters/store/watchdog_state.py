@@ -796,15 +796,18 @@ class WatchdogState:
         got = {k: set(v) for k, v in old.items()}
         for svc, members in self.minute_members(ck, shard, minute).items():
             got.setdefault(svc, set()).update(members)
-        return {k: tuple(sorted(v)) for k, v in got.items()}
+        # a service whose members were all taken back (uncount_failures: its member item stays, its emptied
+        # set gone) did not fail in the minute (hostile10: it was read as a name with no member)
+        return {k: tuple(sorted(v)) for k, v in got.items() if v}
 
     @permissions(history_table=["dynamodb:Query"])
     def minute_members(self, ck: str, shard: int, minute: datetime) -> dict[str, list[str]]:
         """Every service's members in one shard's minute (one Query of its member items), by service."""
         prefix = keys.fleet_member_prefix(minute)
         n = len(prefix)
-        return {item["sk"][n:]: item.get("f") or [] for item in
-                self.table.query(keys.fleet_minutes(ck, shard), prefix=prefix, fields=("sk", "f"))}
+        return {item["sk"][n:]: item["f"] for item in
+                self.table.query(keys.fleet_minutes(ck, shard), prefix=prefix, fields=("sk", "f"))
+                if item.get("f")}  # an item whose members were all taken back names no failure
 
     def fleet(self, ck: str, start: datetime, end: datetime, need: int) -> FleetSignals:
         """Rule 3's evidence for the window ``[start, end]``, by service name
