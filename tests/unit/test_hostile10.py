@@ -146,3 +146,19 @@ def test_a_taken_back_member_in_a_minute_both_releases_wrote_is_no_failure() -> 
     start, end = _T0, _T0 + timedelta(minutes=10)
     assert state.fleet("c", start, end, 2).failing == frozenset()
     assert state.fleet("c", start, end, 1).failing == {"e"}
+
+
+# ------------------------------------------------------------------ 6. a health-check reason with a look-alike letter
+@pytest.mark.parametrize("reason", ["Tas\u212a failed ELB health checks",  # Kelvin sign: str.lower() gives k
+                                    "Task failed ELB health chec\u212as",
+                                    "\u2003Task failed ELB health checks",
+                                    "\u00a0Task failed container health checks"])
+def test_a_health_check_reason_with_a_look_alike_or_unicode_space_is_no_kill(reason: str) -> None:
+    """A health-check kill is a failure (it counts toward the decision, as a crash does); its reason was read
+    with ``str.strip().lower()``, so a Kelvin sign or an em space turned a scheduler stop (no failure) into a
+    kill: the direction core.enum_text says free text may not take (a look-alike turning a non-crash into
+    a crash). ASCII case and ASCII padding still read as ECS's words."""
+    stop = {**_TASK, "stopCode": "ServiceSchedulerInitiated"}
+    assert classify_stop(TaskDetail.validate({**stop, "stoppedReason": reason})).kind is StopKind.SCHEDULER
+    padded = TaskDetail.validate({**stop, "stoppedReason": " \tTASK FAILED ELB HEALTH CHECKS in target-group x"})
+    assert classify_stop(padded).kind is StopKind.HEALTH_CHECK_KILL

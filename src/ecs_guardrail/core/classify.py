@@ -118,6 +118,13 @@ def _starts(text: str | None, prefixes: tuple[str, ...]) -> bool:
     return bool(text) and text.strip().lower().startswith(prefixes)  # type: ignore[union-attr]
 
 
+def _starts_ascii(text: str | None, prefixes: tuple[str, ...]) -> bool:
+    """:func:`_starts` for a reason that makes a stop a failure (a health-check kill): ASCII case and padding
+    only (core.enum_text), so a look-alike (Kelvin sign: ``str.lower()`` gives ``k``) or a Unicode space
+    never turns a scheduler stop into a failure (hostile10)."""
+    return bool(text) and ascii_lower(ascii_strip(text)).startswith(prefixes)  # type: ignore[arg-type]
+
+
 def container_cause(detail: TaskDetail) -> str | None:
     """The first known error name in ``containers[].reason`` then ``stoppedReason`` (case-insensitive)."""
     texts = [c.reason for c in detail.containers if c.reason] + [detail.stopped_reason or ""]
@@ -214,7 +221,7 @@ def _classify(detail: TaskDetail) -> StopVerdict:
 
     if _is_spot(detail):
         return StopVerdict(StopKind.SPOT, cause, exit_codes, True)
-    if _starts(detail.stopped_reason, _HEALTH_CHECK_PREFIXES):
+    if _starts_ascii(detail.stopped_reason, _HEALTH_CHECK_PREFIXES):
         return StopVerdict(StopKind.HEALTH_CHECK_KILL, cause, exit_codes, True)
     if _starts(detail.stopped_reason, _PLATFORM_PREFIXES):
         return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
