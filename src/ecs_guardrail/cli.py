@@ -197,7 +197,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ``--help`` and an invalid choice list them, but the others' arguments are not built (issue 33 item 2:
     about 3 ms of a small replay's CPU). ``None``: every subcommand's, as ``--help`` needs them.
     """
-    p = argparse.ArgumentParser(prog="ecs-guardrail", description=__doc__.splitlines()[0])
+    p = _Parser(prog="ecs-guardrail", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ecs-guardrail {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -205,6 +205,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         add(sub if command is None else _Listed(sub, command))
     _describe(sub, command)
     return p
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (each subcommand's too: ``add_subparsers`` makes its own class), but ``--help`` and
+    ``--version`` write stdout as any command's output does: argparse swallows an ``OSError`` of that write,
+    so a full disk lost the help with status 0 (or 120 from the interpreter's flush at exit) and a closed
+    pipe was not 141; :func:`_main` gives them the statuses every command has (74, 141)."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message and file is not None and file is sys.stdout:
+            file.write(message)
+            return
+        super()._print_message(message, file)
 
 
 class _Listed:
@@ -829,7 +842,12 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     """:func:`main`'s command and its exit status."""
     try:
-        args = _parse(build_parser(_command_named(argv)), argv)
+        try:
+            args = _parse(build_parser(_command_named(argv)), argv)
+        except SystemExit as done:
+            if not done.code:  # --help, --version: their text flushed inside the guard, as a command's output
+                sys.stdout.flush()
+            raise
         status = _dispatch(args)
         sys.stdout.flush()  # inside the guard: a reader gone away surfaces here, not at interpreter exit
         return status

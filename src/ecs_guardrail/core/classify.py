@@ -115,6 +115,14 @@ class StopVerdict(Struct, frozen=True):
         return self.kind is StopKind.CRASH
 
 
+def _starts_ascii(text: str | None, prefixes: tuple[str, ...]) -> bool:
+    """Whether ``text`` starts with one of ``prefixes`` (lower-case ASCII) in ASCII case and padding only
+    (core.enum_text): for a reason that makes a stop a failure (a health-check kill), so a look-alike (Kelvin
+    sign: ``str.lower()`` gives ``k``) or a Unicode space never turns a scheduler stop into a failure
+    (hostile10)."""
+    return bool(text) and ascii_lower(ascii_strip(text)).startswith(prefixes)  # type: ignore[arg-type]
+
+
 def container_cause(detail: TaskDetail) -> str | None:
     """The first known error name in ``containers[].reason`` then ``stoppedReason`` (case-insensitive)."""
     for c in detail.containers:
@@ -166,7 +174,9 @@ def is_stop_event(detail: TaskDetail) -> bool:
 
 def _is_spot(detail: TaskDetail, reason: str) -> bool:
     """``reason``: the stopped reason lower-cased and stripped (``""`` for none)."""
-    code = (detail.stop_code or "").lower()
+    # the stop code read as _classify reads it (ASCII padding and case only: core.enum_text); an untrimmed
+    # " SpotInterruption" was no Spot marker while " EssentialContainerExited" was a crash (hostile10)
+    code = ascii_lower(ascii_strip(detail.stop_code or ""))
     if code == "spotinterruption" or reason.startswith(_SPOT_PREFIXES):
         return True
     if code == "terminationnotice":
@@ -221,7 +231,8 @@ def _classify(detail: TaskDetail) -> StopVerdict:
 
     if _is_spot(detail, low):
         return StopVerdict(StopKind.SPOT, cause, exit_codes, True)
-    if low.startswith(_HEALTH_CHECK_PREFIXES):
+    # an ASCII match implies the lower-cased one (``low``): the cheap test first, the ASCII-only one decides
+    if low.startswith(_HEALTH_CHECK_PREFIXES) and _starts_ascii(detail.stopped_reason, _HEALTH_CHECK_PREFIXES):
         return StopVerdict(StopKind.HEALTH_CHECK_KILL, cause, exit_codes, True)
     if low.startswith(_PLATFORM_PREFIXES):
         return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
@@ -238,10 +249,11 @@ def _classify(detail: TaskDetail) -> StopVerdict:
             return StopVerdict(StopKind.INFRASTRUCTURE, cause, exit_codes, True)
         return StopVerdict(StopKind.SCHEDULER, cause, exit_codes, True)
     stopped = is_stopped(detail.last_status)
-    if not code and stopped and ascii_lower((detail.stopped_reason or "").strip()).startswith(_CRASH_PREFIXES):
+    if not code and stopped and ascii_lower(ascii_strip(detail.stopped_reason or "")).startswith(_CRASH_PREFIXES):
         # events from before ECS set stopCode (older agents and platform versions, 2018) carry the reason
         # only: "Essential container in task exited", "Task failed to start" (ARCHITECTURE.md's crash row)
-        # ASCII case only (core.enum_text): a look-alike ("Tas\u212a failed to start", Kelvin sign) is no crash
+        # ASCII case only (core.enum_text): a look-alike ("Tas\u212a failed to start", Kelvin sign) is no crash,
+        # nor is a reason padded with Unicode space (ascii_strip; str.strip() dropped it: hostile10)
         return StopVerdict(StopKind.CRASH, cause, exit_codes, True)
     # no stop code (old events, notices) or one this version does not know: recorded, surfaced
     return StopVerdict(StopKind.UNKNOWN, cause, exit_codes, stopped)

@@ -421,6 +421,13 @@ def _with_seq(s: ServiceSummary, seq: int) -> ServiceSummary:
 
 #: attributes of a fleet minute item that name no service
 _RESERVED = ("pk", "expires_at")
+_TEXT = frozenset((str,))
+
+
+def _name_set(value: Any) -> bool:
+    """True when ``value`` (a fleet minute's ``n`` or ``t``) reads as the string set this code writes (or is
+    absent): a list of texts (C-speed check; a storm's minute names 1,000s of services)."""
+    return value is None or (type(value) in (list, tuple, set, frozenset) and _TEXT.issuperset(map(type, value)))
 
 
 def _seq_of(item: dict[str, Any]) -> int:
@@ -755,6 +762,17 @@ class WatchdogState:
                 overflow = {k[2:] for k in o if k.startswith("o#")} if o else set()
                 scaled = ({k[2:]: tuple(parse_time(t) for t in v) for k, v in z.items() if k.startswith("z#")}
                           if z else {})
+                if n and not (_name_set(n.get("n")) and _name_set(n.get("t"))):
+                    # hand-edited (a String, a Number, a map...): iterated as it is, "api" named the failing
+                    # services a, p, i (hostile10); its minute is read from the member items instead
+                    _log.error("%s %s#n: unreadable names of a fleet minute (n %.200r, t %.200r): its members read "
+                               "instead", keys.fleet_minutes(ck, shard), minute, n.get("n"), n.get("t"))
+                    old = {k[2:]: v for k, v in got.get("", {}).items() if k.startswith("f#")}
+                    read = self._merged_members(ck, shard, at, old)
+                    twice = {k for k, v in read.items() if len(v) >= 2} | overflow
+                    twice |= {k[2:] for k in got.get("2", {}) if k.startswith("f#")}
+                    out.append(FleetMinute(at, read, twice, overflow, scaled, read.keys() | twice, shard))
+                    continue
                 names: Any = n.get("n", ()) if n else ()  # a string set: each service once
                 twice = set(n.get("t", ())) if n else set()
                 if overflow:
@@ -778,15 +796,18 @@ class WatchdogState:
         got = {k: set(v) for k, v in old.items()}
         for svc, members in self.minute_members(ck, shard, minute).items():
             got.setdefault(svc, set()).update(members)
-        return {k: tuple(sorted(v)) for k, v in got.items()}
+        # a service whose members were all taken back (uncount_failures: its member item stays, its emptied
+        # set gone) did not fail in the minute (hostile10: it was read as a name with no member)
+        return {k: tuple(sorted(v)) for k, v in got.items() if v}
 
     @permissions(history_table=["dynamodb:Query"])
     def minute_members(self, ck: str, shard: int, minute: datetime) -> dict[str, list[str]]:
         """Every service's members in one shard's minute (one Query of its member items), by service."""
         prefix = keys.fleet_member_prefix(minute)
         n = len(prefix)
-        return {item["sk"][n:]: item.get("f") or [] for item in
-                self.table.query(keys.fleet_minutes(ck, shard), prefix=prefix, fields=("sk", "f"))}
+        return {item["sk"][n:]: item["f"] for item in
+                self.table.query(keys.fleet_minutes(ck, shard), prefix=prefix, fields=("sk", "f"))
+                if item.get("f")}  # an item whose members were all taken back names no failure
 
     def fleet(self, ck: str, start: datetime, end: datetime, need: int) -> FleetSignals:
         """Rule 3's evidence for the window ``[start, end]``, by service name
