@@ -82,7 +82,7 @@ def _detail(code: str | None, reason: str | None, *, capacity: str | None = None
 
 @pytest.mark.parametrize(("code", "reason", "capacity", "kind"), [
     ("SpotInterruption", None, None, StopKind.SPOT),
-    (" SpotInterruption ", None, None, StopKind.UNKNOWN),  # the Spot test never stripped the code
+    (" SpotInterruption ", None, None, StopKind.SPOT),  # ASCII padding trimmed, as _classify trims the code (hostile10)
     ("TerminationNotice", None, "FARGATE_SPOT", StopKind.SPOT),
     ("TerminationNotice", None, "FARGATE", StopKind.INFRASTRUCTURE),
     ("UserInitiated", "  Your Spot Task was interrupted.", None, StopKind.SPOT),
