@@ -35,18 +35,29 @@ __all__ = ["MinuteClock", "event_time"]
 MINUTE = timedelta(minutes=1)
 
 
+#: the last ``(text, time)`` :func:`event_time` read: a line read twice (a failure's, by the driver and its
+#: summary) and the events of one second are parsed once (a tuple, replaced whole: no thread sees half of it)
+_LAST: tuple[str, datetime | None] = ("", None)
+
+
 def event_time(raw: Any) -> datetime | None:
     """The EventBridge envelope's ``time`` in UTC, or None when absent or unreadable."""
+    global _LAST
     text = raw.get("time") if isinstance(raw, dict) else None
     if not isinstance(text, str):
         return None
+    last = _LAST
+    if text == last[0] and type(text) is str:
+        return last[1]
+    t: datetime | None
     try:
         t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        if t.tzinfo is UTC:  # "...Z" and "+00:00" (fromisoformat gives the UTC singleton): nothing to move
-            return t
-        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+        if t.tzinfo is not UTC:  # "...Z" and "+00:00" give the UTC singleton: nothing to move
+            t = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved to UTC ("0001-01-01T00:00:00+01:00")
-        return None
+        t = None
+    _LAST = (text, t)
+    return t
 
 
 class MinuteClock:
