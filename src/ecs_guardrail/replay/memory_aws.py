@@ -377,6 +377,7 @@ class _Ecs(MemoryClient):
                 "rolloutStateReason": f"ECS deployment {did} {'completed' if state == 'COMPLETED' else 'in progress'}.",
             }]
         c["services"][serviceName] = service
+        self._aws.service_arns.pop(c["clusterName"], None)
         return {"service": self._public(service, tags=True)}
 
     def settle_service(self, cluster: str, service: str) -> None:
@@ -433,7 +434,11 @@ class _Ecs(MemoryClient):
     def list_services(self, cluster: str = "default", **_: Any) -> dict[str, Any]:
         self._call("list_services")
         c = self._cluster("ListServices", cluster)
-        return {"serviceArns": sorted(s["serviceArn"] for s in c["services"].values())}
+        services = c["services"]
+        arns = self._aws.service_arns.get(c["clusterName"])
+        if arns is None or len(arns) != len(services):  # built once per change of the fleet, not per call
+            arns = self._aws.service_arns[c["clusterName"]] = sorted(s["serviceArn"] for s in services.values())
+        return {"serviceArns": list(arns)}
 
     def list_service_deployments(self, service: str, cluster: str = "default", status: list[str] | None = None,
                                  createdAt: dict[str, datetime] | None = None, **_: Any) -> dict[str, Any]:
@@ -776,6 +781,8 @@ class MemoryAws:
             else "aws"
         self.ids = itertools.count(1)
         self.ecs_clusters: dict[str, dict[str, Any]] = {}
+        #: cluster name -> its services' ARNs, sorted (ListServices' one page, built once per fleet change)
+        self.service_arns: dict[str, list[str]] = {}
         self.task_definitions: dict[str, list[dict[str, Any]]] = {}
         self.load_balancers: dict[str, dict[str, Any]] = {}
         self.elb_target_groups: dict[str, dict[str, Any]] = {}
