@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from msgspec.structs import replace
 
+from ecs_guardrail.app.capture import capture
 from ecs_guardrail.core.alert import job_failure_alert, job_summary_alert
+from ecs_guardrail.core.errors import ScenarioError
 from tests.unit.test_alerts import T0, failure
 
 START = T0 + timedelta(seconds=30)  # a job's first failure at 03:00:30, as alerts-tour's at 10:00:30
@@ -35,3 +39,22 @@ def test_job_summary_window_contains_its_last_failure_as_printed() -> None:
                               last_time=START + timedelta(minutes=30),
                               next_failure=replace(failure(0), time=START + timedelta(minutes=35)))
     assert "a new window runs to 04:05:30Z" in again.text
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux sysfs")
+def test_capture_refuses_a_folder_root_cannot_create_before_any_aws_call(tmp_path: Path) -> None:
+    """Run as root (a container), ``capture ... /sys/cap`` passed the "checked before any AWS call" test
+    (os.access says yes to root) and went on to AWS: the folder could only fail after a whole capture's
+    reads. Now the creation itself is tried first, exit 2, and no client is ever asked for."""
+
+    def no_aws(service: str) -> object:
+        raise AssertionError(f"an AWS client ({service}) was made before the folder was checked")
+
+    since = datetime(2025, 8, 21, 14, tzinfo=UTC)
+    with pytest.raises(ScenarioError, match="cannot be created"):
+        capture(no_aws, ["dev"], since, since + timedelta(hours=1), Path("/sys/ecs-guardrail-capture"),
+                log_group="/aws/events/ecs-guardrail/ecs")
+    with pytest.raises(AssertionError, match="AWS client"):  # a writable folder passes the check, then reads AWS
+        capture(no_aws, ["dev"], since, since + timedelta(hours=1), tmp_path / "out",
+                log_group="/aws/events/ecs-guardrail/ecs")
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
