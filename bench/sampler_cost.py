@@ -19,10 +19,10 @@ wrote; its restart reads are those of the handler before issue 33 (every service
 List prices (us-east-1, on-demand): GetMetricData $0.01 per 1,000 metrics requested (CloudWatch pricing: per
 metric requested, with or without data); DynamoDB $0.625 per million write request units and $0.25 per
 GB-month stored (items live HISTORY_TTL_DAYS, 90); CloudWatch custom metrics (EMF) $0.30 per metric a month;
-EventBridge PutEvents $1.00 per million entries; Lambda $0.20 per million requests and $0.0000166667 per
-GB-second (x86). Not measurable here, so stated: the Lambda's duration (``LAMBDA_S``, docs/deploy.md's figure,
-at the template's 256 MB) and its log bytes per invocation (``LOG_BYTES``, at $0.50 per GB ingested). ECS and
-ELB reads are free.
+EventBridge PutEvents $1.00 per million entries; Lambda $0.20 per million requests and $0.0000133334 per
+GB-second (arm64, as the functions run). Not measurable here, so stated: the Lambda's duration (``LAMBDA_S``,
+docs/deploy.md's figure, at the template's 256 MB) and its log bytes per invocation (``LOG_BYTES``, at $0.50 per
+GB ingested). ECS and ELB reads are free.
 
 Usage: ``python bench/sampler_cost.py [--target-groups 200] [--restart-policies 20] [--engine fast]
 [--hours 24]``.
@@ -51,7 +51,7 @@ STORAGE_GB_MONTH = 0.25
 CUSTOM_METRIC_MONTH = 0.30
 PUT_EVENTS_PER_ENTRY = 1.00 / 1_000_000
 LAMBDA_REQUEST = 0.20 / 1_000_000
-LAMBDA_GB_S = 0.0000166667
+LAMBDA_GB_S = 0.0000133334  # arm64, the architecture of template.yaml and terraform/main.tf
 LAMBDA_GB = 0.25
 #: stated, not measured: seconds per sampler invocation (docs/deploy.md) and log bytes per invocation
 #: (START, END, REPORT and the one ``sampled`` line)

@@ -18,12 +18,14 @@ sorted order: no build path, time or mtime gets into the zip. ``--no-bytecode`` 
 Dependencies come from ``deploy/lambda-requirements.txt`` (exact pins, installed with ``--no-deps``)
 when it exists; ``--update-lock`` resolves ``pyproject.toml``'s dependencies afresh and rewrites it.
 
-Prints the path, the size in bytes and the sha256 of the zip. Exit status 0 on success.
+Prints the path, the size in bytes and the sha256 of the zip (hex, and base64 as Lambda's CodeSha256
+shows it). Exit status 0 on success.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -245,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"path: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     print(f"size_bytes: {len(data)}")
     print(f"sha256: {hashlib.sha256(data).hexdigest()}")
+    # what Lambda shows for the same bytes (base64, not hex): compare it with the deployed function's
+    print(f"lambda_code_sha256: {base64.b64encode(hashlib.sha256(data).digest()).decode()} "
+          "(aws lambda get-function --function-name NAME --query Configuration.CodeSha256)")
     return 0
 
 

@@ -255,7 +255,7 @@ def test_a_job_that_stops_failing_still_gets_its_last_window_summary(tmp_path: P
     assert [a["kind"] for a in sns] == ["job_failure", "job_summary"]
     summary = json.loads(sns[1]["message"])
     assert "failed 3 times in 30 min, last exit 1" in summary["content"]["title"]
-    assert "No failure since: the window closed at 00:30Z" in summary["content"]["description"]
+    assert "No failure since: the window closed at 00:30:30Z" in summary["content"]["description"]
 
 
 def test_a_single_failure_then_clean_runs_sends_only_its_alert(tmp_path: Path) -> None:

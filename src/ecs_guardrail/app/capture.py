@@ -652,6 +652,7 @@ def _check_creatable(out_dir: Path) -> None:
     write in. The folder is created only once everything is read (an AWS error leaves nothing half
     written), so a path under a file or a read-only folder failed only after a whole capture's reads."""
     import os
+    import tempfile
 
     here = out_dir.absolute()
     while not here.exists() and here != here.parent:
@@ -660,6 +661,12 @@ def _check_creatable(out_dir: Path) -> None:
         raise ScenarioError(f"{out_dir}: cannot be created ({here} is not a folder)")
     if not os.access(here, os.W_OK | os.X_OK):
         raise ScenarioError(f"{out_dir}: cannot be created ({here}: permission denied)")
+    # os.access answers yes to root for any folder (a container's operator runs as root), where /proc, /sys or
+    # an NFS export squashing root still refuse: try the folder's creation itself, and take it back at once
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".ecs-guardrail-capture-", dir=here))
+    except OSError as exc:
+        raise ScenarioError(f"{out_dir}: cannot be created ({here}: {exc.strerror})") from None
 
 
 def _number(v: float) -> float | int:

@@ -416,8 +416,8 @@ def job_failure_alert(cluster: str, family: str, failure: Failure, *, where: Whe
     header = f":x: JOB FAILED: {cluster}/{family}"
     summary = "A standalone task failed. The watchdog never acts on standalone tasks."
     if window_minutes is not None and window_end is not None:
-        summary += (f" Further failures of this family until {window_end:%H:%M}Z ({window_minutes} min) are counted, "
-                    "not alerted; one summary follows with the first failure after that.")
+        summary += (f" Further failures of this family until {window_end:%H:%M:%S}Z ({window_minutes} min) are "
+                    "counted, not alerted; their summary follows when that window closes.")
     fields = {"Cluster": cluster, "Family": family, "Task": resource_name(failure.task_arn),
               "Event time": f"{failure.time:%Y-%m-%d %H:%M:%S}Z"}
     return _make("job_failure", title, header, summary, fields, _stops((failure,)), links, w,
@@ -443,18 +443,18 @@ def job_summary_alert(cluster: str, family: str, *, failures: int, window_minute
     headline = f"failed {failures} times in {window_minutes} min, last exit {last_exit}"
     title = f"job {headline}: {cluster}/{family}"
     header = f":x: JOB SUMMARY: {cluster}/{family} {headline}"
-    summary = (f"Standalone job {family} {headline} (window {window_start:%H:%M}Z to "
-               f"{window_start + timedelta(minutes=window_minutes):%H:%M}Z; last failure {last_time:%H:%M:%S}Z).")
+    summary = (f"Standalone job {family} {headline} (window {window_start:%H:%M:%S}Z to "
+               f"{window_start + timedelta(minutes=window_minutes):%H:%M:%S}Z; last failure {last_time:%H:%M:%S}Z).")
     if next_failure is not None:
         end = next_failure.time + timedelta(minutes=window_minutes)
-        summary += (f" It failed again at {next_failure.time:%H:%M:%S}Z: a new window runs to {end:%H:%M}Z; its "
+        summary += (f" It failed again at {next_failure.time:%H:%M:%S}Z: a new window runs to {end:%H:%M:%S}Z; its "
                     "failures are counted and summarised the same way.")
     elif ok_run_at is not None:
         summary += f" A run finished normally at {ok_run_at:%H:%M:%S}Z: no window is open."
     elif closed_at is not None:
-        summary += f" No failure since: the window closed at {closed_at:%H:%M}Z and no window is open."
+        summary += f" No failure since: the window closed at {closed_at:%H:%M:%S}Z and no window is open."
     fields = {"Cluster": cluster, "Family": family, "Failures in window": str(failures),
-              "Window": f"{window_start:%Y-%m-%d %H:%M}Z + {window_minutes} min", "Last exit": last_exit,
+              "Window": f"{window_start:%Y-%m-%d %H:%M:%S}Z + {window_minutes} min", "Last exit": last_exit,
               "Last failure": f"{last_time:%Y-%m-%d %H:%M:%S}Z"}
     stops = _stops((next_failure,)) if next_failure is not None else []
     at = next_failure.time if next_failure is not None else ok_run_at or closed_at or last_time
