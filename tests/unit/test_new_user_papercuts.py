@@ -182,3 +182,19 @@ def test_a_sweep_without_service_minutes_says_why_and_still_names_what_never_act
     assert trade_lines(rows) == [  # type: ignore[arg-type]
         "service-minutes n/a: the scenario has no healthy_hosts.csv, so no trade is named; scale nothing: "
         "CRASH_THRESHOLD=8"]
+
+
+def test_never_act_by_a_mass_hold_is_not_called_a_loop_left_running():
+    """shared-cache-brownout's sweep: every setting held all 12 services (a shared dependency down), and the
+    summary said their "crash loops run on ... not a saving": blame for the decision the policy asks for when
+    everything looks broken (a new user, round 10). A held row says it held; a row that neither acted nor
+    held keeps the loop wording."""
+    from ecs_guardrail.replay.settings_sweep import SweepRow, trade_lines
+
+    held = [SweepRow(settings={"CRASH_THRESHOLD": v}, services_held=12, watchdog_service_minutes=0) for v in "35"]
+    line = trade_lines(held)[-1]
+    assert line.startswith("never act: CRASH_THRESHOLD=3, CRASH_THRESHOLD=5: 0 watchdog minutes; held the failing")
+    assert "not a saving" not in line and "mass hold" in line
+    mixed = [*held, SweepRow(settings={"CRASH_THRESHOLD": "9"}, watchdog_service_minutes=0)]
+    line = trade_lines(mixed)[-1]
+    assert "2 of them held the failing services" in line and "the others' crash loops run on" in line

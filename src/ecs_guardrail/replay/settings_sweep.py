@@ -226,7 +226,8 @@ def render_rows(rows: list[SweepRow], console: Any) -> None:
 
 def trade_lines(rows: list[SweepRow]) -> list[str]:
     """The trade under the table, in words (:func:`summary`): the cheapest settings that act, and the
-    ones that never act, whose 0 minutes are loops left running. Empty without watchdog minutes."""
+    ones that never act, whose 0 minutes are loops left running unless they held the services (a mass hold,
+    said as such). Empty without watchdog minutes."""
     s = summary(rows)
 
     def name(settings: dict[str, str]) -> str:
@@ -240,8 +241,16 @@ def trade_lines(rows: list[SweepRow]) -> list[str]:
     never = s["never_act"]
     if never and any(r.watchdog_service_minutes is not None for r in rows):
         more = f" and {len(never) - 3} more" if len(never) > 3 else ""
-        out.append(f"never act: {', '.join(name(x) for x in never[:3])}{more}: 0 watchdog minutes because their "
-                   "crash loops run on (each crashed task is replaced and pulls its image again): not a saving")
+        # a setting that held services (a mass hold: ARCHITECTURE.md's rule 3) did what the policy asks when
+        # everything looks broken; only one that left crash loops running without a hold bought nothing
+        held = sum(1 for r in rows if r.settings in never and r.services_held)
+        loops = ("crash loops run on (each crashed task is replaced and pulls its image again): not a saving")
+        hold = ("held the failing services instead (a mass hold: so many failed at once that a shared dependency "
+                "or the health checker is the likelier fault, so nobody was stopped)")
+        why = (f"their {loops}" if not held else hold if held == len(never) else
+               f"{held} of them {hold}; the others' {loops}")
+        out.append(f"never act: {', '.join(name(x) for x in never[:3])}{more}: 0 watchdog minutes"
+                   + (f"; {why}" if held else f" because {why}"))
     if rows and all(r.watchdog_service_minutes is None for r in rows):  # said, not left to a column of n/a
         more = f" and {len(never) - 3} more" if len(never) > 3 else ""
         out.append("service-minutes n/a: the scenario has no healthy_hosts.csv, so no trade is named"
